@@ -1,0 +1,1 @@
+"""The ``contrastcat`` command line (installed as the ``contrastcat_cli`` package)."""

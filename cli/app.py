@@ -1,0 +1,58 @@
+"""The Typer app: one command per module, no math here."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from contrastcat import __version__
+
+from . import build_refs, evaluate, explain, render
+
+HELP = """\
+Explain transformer text classifiers with Contrast-CAT (Han, Lee & Lee, UAI 2025)
+and measure how faithful the explanations are.
+
+Pipeline: build-refs (reference library, HDF5) -> explain (JSONL records)
+-> evaluate (AOPC / log-odds / Kendall-τ) and render (coloured tokens).
+"""
+
+app = typer.Typer(
+    name="contrastcat",
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"contrastcat {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", is_eager=True, callback=_version, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Explain transformer text classifiers with Contrast-CAT."""
+
+
+for module, name in (
+    (build_refs, "build-refs"),
+    (explain, "explain"),
+    (evaluate, "evaluate"),
+    (render, "render"),
+):
+    command = getattr(module, name.replace("-", "_"))
+    app.command(name, epilog=module.EPILOG)(command)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,124 @@
+"""contrastcat build-refs: the per-class reference library."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from contrastcat.data import load_labelled
+from contrastcat.errors import BadInput
+from contrastcat.files import check_output_path
+from contrastcat.library import BuildOptions, SelectionSettings, build_library
+from contrastcat.models import load_classifier
+
+from .common import BatchOption, DeviceOption, QuietOption, info, phased_progress, reports_errors, stderr_console
+
+EPILOG = """\
+Examples:
+
+\b
+  contrastcat build-refs --model bert-sst2 -o refs.h5
+  contrastcat build-refs --model ./my-model --data train.jsonl --label-field y -o refs.h5
+  contrastcat build-refs --model bert-imdb --max-scan 5000 --gamma 1e-2 -o imdb-refs.h5 --json
+"""
+
+
+@reports_errors
+def build_refs(
+    output: Annotated[str, typer.Option("--output", "-o", help="Library file to write (HDF5).")],
+    model: Annotated[str, typer.Option("--model", "-m", help="Alias, hub id or local model directory.")],
+    data: Annotated[
+        Optional[str],
+        typer.Option(help="Labelled data: a .jsonl/.csv file or a hub data set NAME[:CONFIG]. Default: the alias's."),
+    ] = None,
+    split: Annotated[Optional[str], typer.Option(help="Split of a hub data set. Default: the alias's (train).")] = None,
+    text_field: Annotated[Optional[str], typer.Option(help="Text column. Default: the alias's, else 'text'.")] = None,
+    label_field: Annotated[Optional[str], typer.Option(help="Label column. Default: the alias's, else 'label'.")] = None,
+    keep: Annotated[int, typer.Option(min=1, help="References stored per class when enough pass gamma.")] = 50,
+    gamma: Annotated[float, typer.Option(min=0.0, help="A reference for class c needs f_c(r) < gamma.")] = 1e-3,
+    min_refs: Annotated[
+        int, typer.Option(min=1, help="K: fill each class up to this many (next-lowest f_c) when too few pass gamma.")
+    ] = 30,
+    strict_gamma: Annotated[bool, typer.Option(help="Refuse (exit 1) instead of filling up below gamma.")] = False,
+    min_tokens: Annotated[int, typer.Option(min=1, help="Skip shorter references (special tokens count).")] = 10,
+    max_scan: Annotated[Optional[int], typer.Option(min=1, help="Scan at most the first N rows.")] = None,
+    max_length: Annotated[Optional[int], typer.Option(min=2, help="Truncate inputs to N tokens. Default: model limit.")] = None,
+    dtype: Annotated[str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")] = "float32",
+    batch_size: BatchOption = 32,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    device: DeviceOption = "auto",
+    quiet: QuietOption = False,
+) -> None:
+    """Build the reference library: for each class, training rows the model is sure are NOT that class."""
+    if dtype not in ("float32", "float16"):
+        raise BadInput(f"--dtype must be float32 or float16, got {dtype!r}")
+    if keep < min_refs:
+        raise BadInput(f"--keep ({keep}) must be at least --min-refs ({min_refs})")
+    check_output_path(output)
+    if output == "-":
+        raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
+    classifier = load_classifier(model, device)
+    if max_length is not None:
+        classifier.max_length = min(max_length, classifier.max_length)
+    alias_data = classifier.alias.data if classifier.alias and data is None else None
+    if data is None and alias_data is None:
+        raise BadInput(f"--data is required: model {model!r} has no default data set")
+    labelled = load_labelled(
+        data or alias_data.spec,
+        classifier.label_names,
+        split=split or (alias_data.split if alias_data else "train"),
+        text_field=text_field or (alias_data.text_field if alias_data else "text"),
+        label_field=label_field or (alias_data.label_field if alias_data else "label"),
+        max_scan=max_scan,
+    )
+    options = BuildOptions(
+        selection=SelectionSettings(gamma=gamma, k=min_refs, keep=keep, min_tokens=min_tokens),
+        batch_size=batch_size,
+        dtype=dtype,
+        strict_gamma=strict_gamma,
+    )
+    with phased_progress(quiet) as report:
+        result = build_library(
+            classifier,
+            labelled.texts,
+            labelled.labels,
+            output,
+            options,
+            data=labelled.description,
+            split=split or (alias_data.split if alias_data else ""),
+            progress=report,
+        )
+    for warning in result.selection.warnings:
+        info(f"[yellow]warning:[/] {warning}", quiet)
+    summary = {
+        "output": str(Path(output)),
+        "fingerprint": result.fingerprint,
+        "scanned": result.scanned,
+        "gamma": gamma,
+        "classes": [
+            {
+                "class": c.target,
+                "name": classifier.label_names[c.target],
+                "stored": int(len(c.rows)),
+                "below_gamma": c.passing,
+                "candidates": c.candidates,
+                "max_f_c": float(c.f_c.max()) if len(c.f_c) else None,
+            }
+            for c in result.selection.classes
+        ],
+    }
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        table = Table(title=f"{output}: {result.scanned} rows scanned, gamma = {gamma:g}")
+        for column in ("class", "stored", f"f_c < {gamma:g}", "candidates", "largest f_c"):
+            table.add_column(column, justify="left" if column == "class" else "right")
+        for row in summary["classes"]:
+            table.add_row(
+                row["name"], str(row["stored"]), str(row["below_gamma"]), str(row["candidates"]), f"{row['max_f_c']:.2e}"
+            )
+        stderr_console().print(table)

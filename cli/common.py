@@ -1,0 +1,88 @@
+"""What every command shares: error reporting, progress bars, common options."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from contrastcat.errors import ContrastCatError
+
+DeviceOption = Annotated[
+    str, typer.Option("--device", help="auto (CUDA when available), cpu, cuda or cuda:N.", show_default=True)
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summaries on stderr.")]
+BatchOption = Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per forward pass.")]
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    stderr_console().print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def reports_errors(command: Callable) -> Callable:
+    """Turn domain errors into one red line and an exit code; never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except ContrastCatError as error:
+            raise fail(_escape(str(error)), error.exit_code) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted; no output was written", 130) from None
+        except (typer.Exit, typer.Abort, SystemExit):
+            raise
+        except Exception as error:  # a bug, or an environment problem we did not foresee
+            if os.environ.get("CONTRASTCAT_DEBUG"):
+                raise
+            raise fail(
+                _escape(f"{type(error).__name__}: {error} (set CONTRASTCAT_DEBUG=1 for a traceback)"), 1
+            ) from None
+
+    return wrapper
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", r"\[")
+
+
+@contextlib.contextmanager
+def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A callback ``(phase, done, total)`` that shows one bar per phase."""
+    if quiet or not sys.stderr.isatty():
+        yield lambda phase, done, total: None
+        return
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=stderr_console(),
+        transient=True,
+    )
+    tasks: dict[str, int] = {}
+    with progress:
+
+        def report(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = progress.add_task(phase, total=total)
+            progress.update(tasks[phase], completed=done, total=total)
+
+        yield report
+
+
+def info(message: str, quiet: bool) -> None:
+    if not quiet:
+        stderr_console().print(message, highlight=False, soft_wrap=True)

@@ -1,0 +1,164 @@
+"""contrastcat evaluate: faithfulness of attribution records."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from contrastcat.errors import BadInput
+from contrastcat.evaluate import (
+    METRICS,
+    ORDERS,
+    STEP_GRIDS,
+    TARGETS,
+    EvalSettings,
+    kendall_for_records,
+    perturbation_curves,
+    step_labels,
+)
+from contrastcat.explain import ExplainOptions, reattribute
+from contrastcat.files import atomic_text_output, check_output_path
+from contrastcat.library import RefLibrary
+from contrastcat.methods import build_method
+from contrastcat.models import load_classifier
+from contrastcat.perturb import DELETE, MASK, mask_id_of
+from contrastcat.records import read_records
+from contrastcat.tokens import make_predictor, pad_id_of
+
+from .common import BatchOption, DeviceOption, QuietOption, info, reports_errors
+
+EPILOG = """\
+Examples:
+
+\b
+  contrastcat evaluate attr.jsonl
+  contrastcat evaluate attr.jsonl --order morf --steps reference --perturb mask -o report.json
+  contrastcat evaluate attr.jsonl --kendall --refs refs.h5 --json
+"""
+
+
+def _orders(value: str) -> tuple[str, ...]:
+    orders = tuple(part.strip().lower() for part in value.split(",") if part.strip())
+    unknown = [o for o in orders if o not in ORDERS]
+    if not orders or unknown:
+        raise BadInput(f"--order must be a comma list of {', '.join(ORDERS)}, got {value!r}")
+    return orders
+
+
+@reports_errors
+def evaluate(
+    attributions: Annotated[str, typer.Argument(metavar="ATTR", help="Records from explain (JSONL); - for stdin.")],
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Default: the model named in the records.")] = None,
+    order: Annotated[str, typer.Option(help="Comma list of morf, lerf.")] = "morf,lerf",
+    steps: Annotated[str, typer.Option(help="Step grid: paper (10..90 % of non-special tokens) or reference.")] = "paper",
+    perturb: Annotated[str, typer.Option(help="delete (remove tokens) or mask (mask token).")] = DELETE,
+    target: Annotated[str, typer.Option(help="Class whose probability drops: pred, gold or record.")] = "pred",
+    min_tokens: Annotated[int, typer.Option(min=1, help="Skip inputs with fewer tokens (special included).")] = 10,
+    kendall: Annotated[bool, typer.Option(help="Also the Kendall-τ test against the alternative class (c+1) mod C.")] = False,
+    refs: Annotated[Optional[str], typer.Option(help="Reference library for --kendall with contrastcat records.")] = None,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the JSON report here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout instead of tables.")] = False,
+    batch_size: BatchOption = 64,
+    device: DeviceOption = "auto",
+    quiet: QuietOption = False,
+) -> None:
+    """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
+    settings = EvalSettings(orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
+    if steps not in STEP_GRIDS:
+        raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
+    if perturb not in (DELETE, MASK):
+        raise BadInput(f"--perturb must be delete or mask, got {perturb!r}")
+    if target not in TARGETS:
+        raise BadInput(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
+    if output is not None:
+        check_output_path(output)
+    records = read_records(attributions)
+    source = "<stdin>" if attributions == "-" else attributions
+    for record in records:
+        if not record.token_ids:
+            raise BadInput(f"{source}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
+    classifier = load_classifier(model or records[0].model, device)
+    mismatched = [r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint]
+    if mismatched:
+        raise BadInput(
+            f"{source}: record id {mismatched[0].id!r} was explained with another model "
+            f"({mismatched[0].model!r}); pass that model with --model"
+        )
+    library = RefLibrary(refs) if refs is not None else None
+    predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
+    mask_id = mask_id_of(classifier.tokenizer) if perturb == MASK else None
+
+    by_method = defaultdict(list)
+    for record in records:
+        by_method[record.method].append(record)
+    reports = {}
+    for name, group in by_method.items():
+        report = perturbation_curves(group, predict, settings, classifier.label_names, mask_id, source)
+        if kendall:
+            method = build_method(name, **group[0].settings)
+            if method.uses_library and library is None:
+                raise BadInput(f"--kendall for {name} records needs the reference library: pass --refs")
+            report.kendall = kendall_for_records(
+                group,
+                classifier.num_classes,
+                lambda recs, targets: reattribute(
+                    classifier, recs, targets, method, library if method.uses_library else None,
+                    ExplainOptions(batch_size=max(1, batch_size // 4)),
+                ),
+            )
+        reports[name] = report
+    document = {
+        "input": source,
+        "model": classifier.name,
+        "model_fingerprint": classifier.fingerprint,
+        "records": len(records),
+        "steps": steps,
+        "step_labels": step_labels(steps),
+        "perturb": perturb,
+        "target": target,
+        "min_tokens": min_tokens,
+        "methods": {name: report.as_dict() for name, report in reports.items()},
+    }
+    if output is not None:
+        with atomic_text_output(output) as stream:
+            json.dump(document, stream, indent=2)
+            stream.write("\n")
+        info(f"wrote report to {output}", quiet)
+    if as_json:
+        typer.echo(json.dumps(document, indent=2))
+        return
+    console = Console(highlight=False)
+    for name, report in reports.items():
+        console.print(_curve_table(name, report, step_labels(steps)))
+        if report.kendall is not None:
+            k = report.kendall
+            verdict = "passes" if k.passes else "does not pass"
+            console.print(
+                f"Kendall-τ (c vs (c+1) mod {classifier.num_classes}, {k.inputs} inputs): "
+                f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
+            )
+
+
+def _curve_table(name: str, report, labels: list[str]) -> Table:
+    """Steps as rows, metrics as columns: fits an 80-column terminal."""
+    table = Table(
+        title=f"{name}: {report.evaluated} inputs evaluated, {report.skipped_short} skipped (too short)",
+        title_justify="left",
+    )
+    table.add_column("step", justify="right")
+    columns = []
+    for order, curve in report.curves.items():
+        for key in ("aopc", "lodds"):
+            metric = METRICS[(order, key)]
+            table.add_column(f"{metric.name} {'↑' if metric.higher_is_better else '↓'}", justify="right")
+            columns.append(getattr(curve, key))
+    for step, label in enumerate(labels):
+        table.add_row(label, *[f"{values[step]:.4f}" for values in columns])
+    table.add_section()
+    table.add_row("mean", *[f"{sum(values) / len(values):.4f}" for values in columns], style="bold")
+    return table

@@ -1,0 +1,116 @@
+"""contrastcat explain: token attributions for each input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from contrastcat.errors import BadInput
+from contrastcat.explain import ExplainOptions, explain as run_explain, parse_target
+from contrastcat.files import check_output_path
+from contrastcat.library import RefLibrary
+from contrastcat.methods import RHO_CHOICES, build_method, list_methods, method_class
+from contrastcat.models import load_classifier
+from contrastcat.records import read_inputs, write_records
+
+from .common import BatchOption, DeviceOption, QuietOption, info, phased_progress, reports_errors
+
+EPILOG = """\
+Examples:
+
+\b
+  contrastcat explain reviews.jsonl --refs refs.h5 -o attr.jsonl
+  contrastcat explain reviews.csv --text-field review --refs refs.h5 -o - | contrastcat render -
+  contrastcat explain reviews.jsonl --method attcat --model bert-sst2 -o attcat.jsonl
+  contrastcat explain --list-methods
+"""
+
+
+def _list_methods(value: bool) -> None:
+    if not value:
+        return
+    table = Table(show_header=True, box=None)
+    for column in ("method", "needs --refs", "description"):
+        table.add_column(column)
+    for method in list_methods():
+        table.add_row(method.name, "yes" if method.uses_library else "no", method.summary)
+    from rich.console import Console
+
+    Console().print(table)
+    raise typer.Exit(0)
+
+
+def _model_of(library: RefLibrary) -> str:
+    source = library.info.model_source
+    return source if Path(source).is_dir() else library.info.model
+
+
+@reports_errors
+def explain(
+    input_path: Annotated[
+        Optional[str], typer.Argument(metavar="INPUT", help="JSONL or CSV with a text field; - for stdin.")
+    ] = None,
+    output: Annotated[str, typer.Option("--output", "-o", help="Records (JSONL); - for stdout.")] = "-",
+    refs: Annotated[Optional[str], typer.Option(help="Reference library from build-refs (needed by contrastcat).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Default: the library's model.")] = None,
+    method: Annotated[str, typer.Option(help="Attribution method (see --list-methods).")] = "contrastcat",
+    refs_used: Annotated[int, typer.Option(min=1, help="Contrast-CAT: references per input (K).")] = 30,
+    refine: Annotated[bool, typer.Option(help="Contrast-CAT: keep maps by deletion test (--no-refine: average all).")] = True,
+    rho: Annotated[str, typer.Option(help=f"Contrast-CAT deletion threshold: {', '.join(RHO_CHOICES)}.")] = "mean+std",
+    target: Annotated[str, typer.Option(help="Class to explain: pred, gold (the input's label) or an index.")] = "pred",
+    text_field: Annotated[str, typer.Option(help="Name of the text field/column.")] = "text",
+    id_field: Annotated[str, typer.Option(help="Name of the id field/column (default: line number).")] = "id",
+    label_field: Annotated[str, typer.Option(help="Name of the label field/column.")] = "label",
+    mask_special: Annotated[
+        bool, typer.Option(help="Reference-code quirk: zero special tokens in the attribution pass's mask.")
+    ] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the random method.")] = 0,
+    batch_size: BatchOption = 16,
+    device: DeviceOption = "auto",
+    quiet: QuietOption = False,
+    list_methods_: Annotated[
+        bool,
+        typer.Option("--list-methods", is_eager=True, callback=_list_methods, help="List methods and exit."),
+    ] = False,
+) -> None:
+    """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input."""
+    if input_path is None:
+        raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
+    check_output_path(output)
+    method_class(method)  # unknown names fail before any loading
+    rows = read_inputs(input_path, text_field=text_field, id_field=id_field, label_field=label_field)
+    library = RefLibrary(refs) if refs is not None else None
+    if model is None:
+        if library is None:
+            raise BadInput("--model is required when no --refs library is given")
+        model = _model_of(library)
+    attribution = build_method(method, refs_used=refs_used, refine=refine, rho=rho, seed=seed)
+    if attribution.uses_library and library is None:
+        raise BadInput(f"method {method} needs a reference library: pass --refs (build one with build-refs)")
+    classifier = load_classifier(model, device)
+    chosen_target = parse_target(target, classifier.num_classes)
+    source = "<stdin>" if input_path == "-" else input_path
+    with phased_progress(quiet) as report:
+        done = 0
+
+        def advance(count: int) -> None:
+            nonlocal done
+            done += count
+            report("explaining", done, len(rows))
+
+        records = run_explain(
+            classifier,
+            rows,
+            attribution,
+            library if attribution.uses_library else None,
+            target=chosen_target,
+            options=ExplainOptions(batch_size=batch_size, mask_special=mask_special),
+            source=source,
+            progress=advance,
+        )
+        written = write_records(output, records)
+    if output != "-":
+        info(f"wrote {written} record(s) to {output}", quiet)

@@ -1,0 +1,135 @@
+"""One forward and one backward pass: everything an attribution method reads.
+
+``capture`` records, for a padded batch, the activations entering each layer
+(A^l, SPEC §1), the gradients of the target *logit* with respect to them, the
+attention probabilities, and the logits. Methods declare which of these they
+need, so a method that needs no gradient costs no backward pass.
+
+Hooks live only for the duration of one call and are removed in ``finally``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from .models.adapters import layer_input
+from .models.loading import Classifier
+from .tokens import pad, pad_id_of
+
+ACTIVATIONS = "activations"
+GRADIENTS = "gradients"
+ATTENTIONS = "attentions"
+NEEDS = frozenset({ACTIVATIONS, GRADIENTS, ATTENTIONS})
+
+
+@dataclass
+class Captured:
+    """Tensors of one batch, detached, padded to T on the right.
+
+    ``activations``/``gradients``: [B, L, T, n]; ``attentions``: [B, L, H, T, T];
+    ``attention_received``: [B, L, T], the head- and query-averaged attention
+    each token receives (alpha-hat), averaged over real (non-pad) queries only.
+    Fields a method did not ask for are ``None``.
+    """
+
+    token_ids: list[tuple[int, ...]]
+    lengths: list[int]
+    special: torch.Tensor  # bool [B, T]
+    logits: torch.Tensor  # [B, C]
+    targets: torch.Tensor  # long [B]
+    activations: torch.Tensor | None = None
+    gradients: torch.Tensor | None = None
+    attentions: torch.Tensor | None = None
+    attention_received: torch.Tensor | None = None
+
+    @property
+    def probs(self) -> torch.Tensor:
+        return torch.softmax(self.logits.double(), dim=-1)
+
+    def real(self, row: int) -> slice:
+        return slice(0, self.lengths[row])
+
+
+def _received_attention(attentions: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """[B, L, H, T, T] attention, [B, T] real-token mask -> [B, L, T] mean attention received."""
+    head_mean = attentions.mean(dim=2)  # [B, L, Tq, Tk]
+    query_weight = real.to(head_mean.dtype)[:, None, :, None]
+    return (head_mean * query_weight).sum(dim=2) / real.sum(dim=1).to(head_mean.dtype)[:, None, None]
+
+
+def capture(
+    classifier: Classifier,
+    sequences: Sequence[Sequence[int]],
+    special: Sequence[Sequence[bool]],
+    targets: Sequence[int | None],
+    needs: frozenset[str] = NEEDS,
+    mask_special: bool = False,
+) -> Captured:
+    """Run the batch once forward (and once backward when gradients are needed).
+
+    ``targets[b] is None`` means the predicted class. ``mask_special`` reproduces
+    the reference code, which zeroes special tokens in the attention mask of the
+    attribution pass (SPEC §1).
+    """
+    model, device = classifier.model, classifier.device
+    ids, real = pad(sequences, pad_id_of(classifier.tokenizer), device)
+    special_mask = torch.zeros_like(real, dtype=torch.bool)
+    for row, flags in enumerate(special):
+        special_mask[row, : len(flags)] = torch.as_tensor(list(flags), dtype=torch.bool)
+    forward_mask = real.masked_fill(special_mask, 0) if mask_special else real
+
+    want_grad = GRADIENTS in needs
+    want_acts = ACTIVATIONS in needs or want_grad
+    inputs: list[torch.Tensor | None] = [None] * classifier.num_layers
+
+    def recorder(index: int):
+        def hook(_module, args, kwargs):
+            inputs[index] = layer_input(args, kwargs)
+
+        return hook
+
+    handles = []
+    try:
+        if want_acts:
+            handles = [
+                layer.register_forward_pre_hook(recorder(i), with_kwargs=True)
+                for i, layer in enumerate(classifier.adapter.layers)
+            ]
+        with torch.set_grad_enabled(want_grad):
+            output = model(
+                input_ids=ids,
+                attention_mask=forward_mask,
+                output_attentions=ATTENTIONS in needs,
+            )
+            logits = output.logits
+            chosen = torch.as_tensor(
+                [int(logits[b].argmax()) if t is None else int(t) for b, t in enumerate(targets)],
+                device=device,
+            )
+            gradients = None
+            if want_grad:
+                target_logits = logits.gather(1, chosen[:, None]).sum()
+                gradients = torch.autograd.grad(target_logits, inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+
+    captured = Captured(
+        token_ids=[tuple(s) for s in sequences],
+        lengths=[len(s) for s in sequences],
+        special=special_mask,
+        logits=logits.detach().float(),
+        targets=chosen,
+    )
+    if ACTIVATIONS in needs:
+        captured.activations = torch.stack([a.detach().float() for a in inputs], dim=1)
+    if gradients is not None:
+        captured.gradients = torch.stack([g.detach().float() for g in gradients], dim=1)
+    if ATTENTIONS in needs:
+        attentions = torch.stack([a.detach().float() for a in output.attentions], dim=1)
+        captured.attentions = attentions
+        captured.attention_received = _received_attention(attentions, real.bool())
+    return captured

@@ -1,0 +1,39 @@
+"""One family of domain exceptions.
+
+The CLI catches :class:`ContrastCatError`, prints its message as one line and
+exits with :attr:`exit_code`; the library never prints.
+"""
+
+from __future__ import annotations
+
+
+class ContrastCatError(Exception):
+    """Base class; ``exit_code`` follows the CLI convention (1 run failed, 2 bad input)."""
+
+    exit_code = 1
+
+
+class BadInput(ContrastCatError):
+    """A file, option or value given by the user cannot be used."""
+
+    exit_code = 2
+
+
+class RunFailed(ContrastCatError):
+    """The input was fine but the run could not complete."""
+
+    exit_code = 1
+
+
+class ModelUnavailable(RunFailed):
+    """A model or data set could not be loaded (offline, not cached, ...)."""
+
+
+class LibraryMismatch(BadInput):
+    """A reference library was built for a different model."""
+
+
+def located(path: str, line: int | None, problem: str) -> str:
+    """Format ``file:line: problem`` the way compilers do, so editors can jump to it."""
+    where = path if line is None else f"{path}:{line}"
+    return f"{where}: {problem}"

@@ -1,0 +1,216 @@
+"""Faithfulness of attributions (SPEC §5): perturbation curves and Kendall-τ.
+
+Metrics carry their name and which direction is better, so reports can mark
+the best value without knowing the metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import BadInput
+from .perturb import DELETE, LERF, MORF, perturb, ranked_positions
+from .records import AttributionRecord, resolve_label
+from .tokens import ProbabilityFn
+
+PAPER = "paper"
+REFERENCE = "reference"
+STEP_GRIDS = (PAPER, REFERENCE)
+ORDERS = (MORF, LERF)
+TARGETS = ("pred", "gold", "record")
+CLIP = 1e-12
+KENDALL_PASS = 0.05
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    higher_is_better: bool
+
+
+# Better: MoRF AOPC higher, MoRF LOdds lower, LeRF AOPC lower, LeRF LOdds higher.
+METRICS = {
+    (MORF, "aopc"): Metric("MoRF AOPC", True),
+    (MORF, "lodds"): Metric("MoRF LOdds", False),
+    (LERF, "aopc"): Metric("LeRF AOPC", False),
+    (LERF, "lodds"): Metric("LeRF LOdds", True),
+}
+
+
+def step_labels(steps: str) -> list[str]:
+    if steps == PAPER:
+        return [f"{k}%" for k in range(10, 100, 10)]
+    return [f"{g * 100:.0f}%" for g in np.linspace(0, 1, 10)[1:]]
+
+
+def step_counts(length: int, nonspecial: int, steps: str) -> list[int]:
+    """How many tokens to perturb at each of the 9 steps (SPEC §5).
+
+    paper: round(k/100 * non-special tokens), k = 10..90, halves to even;
+    reference: round(g * all tokens), g = linspace(0, 1, 10)[1:].
+    """
+    if steps == PAPER:
+        return [int(c) for c in np.round(np.arange(10, 100, 10) / 100 * nonspecial)]
+    if steps == REFERENCE:
+        return [int(c) for c in np.round(np.linspace(0, 1, 10)[1:] * length)]
+    raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    orders: tuple[str, ...] = ORDERS
+    steps: str = PAPER
+    perturb: str = DELETE
+    min_tokens: int = 10
+    target: str = "pred"
+
+
+@dataclass
+class Curve:
+    aopc: list[float]
+    lodds: list[float]
+
+    @property
+    def aopc_mean(self) -> float:
+        return float(np.mean(self.aopc))
+
+    @property
+    def lodds_mean(self) -> float:
+        return float(np.mean(self.lodds))
+
+    def as_dict(self) -> dict:
+        return {"aopc": self.aopc, "lodds": self.lodds, "aopc_mean": self.aopc_mean, "lodds_mean": self.lodds_mean}
+
+
+@dataclass
+class Kendall:
+    tau_index: float  # τ between the descending-score index arrays P^c and P^ĉ
+    tau_scores: float  # τ-b between the raw score vectors
+    inputs: int
+
+    @property
+    def passes(self) -> bool:
+        return self.tau_index < KENDALL_PASS
+
+    def as_dict(self) -> dict:
+        return {"tau_index": self.tau_index, "tau_scores": self.tau_scores, "inputs": self.inputs, "passes": self.passes}
+
+
+@dataclass
+class MethodReport:
+    method: str
+    evaluated: int
+    skipped_short: int
+    curves: dict[str, Curve] = field(default_factory=dict)
+    kendall: Kendall | None = None
+
+    def as_dict(self) -> dict:
+        out = {
+            "evaluated": self.evaluated,
+            "skipped_short": self.skipped_short,
+            **{order: curve.as_dict() for order, curve in self.curves.items()},
+        }
+        if self.kendall is not None:
+            out["kendall"] = self.kendall.as_dict()
+        return out
+
+
+def _target(record: AttributionRecord, probs: np.ndarray, target: str, label_names: Sequence[str], where: str) -> int:
+    if target == "pred":
+        return int(np.argmax(probs))
+    if target == "record":
+        return int(record.target)
+    if record.label is None:
+        raise BadInput(f"{where}: --target gold needs a label in every record")
+    return resolve_label(record.label, label_names, where)
+
+
+def perturbation_curves(
+    records: Sequence[AttributionRecord],
+    predict: ProbabilityFn,
+    settings: EvalSettings,
+    label_names: Sequence[str],
+    mask_id: int | None = None,
+    source: str = "<records>",
+) -> MethodReport:
+    """AOPC(k) = mean (p - p_k) and LOdds(k) = mean log(p_k / p) per step and order."""
+    usable = [r for r in records if len(r.token_ids) >= settings.min_tokens]
+    report = MethodReport(
+        method=records[0].method if records else "", evaluated=len(usable), skipped_short=len(records) - len(usable)
+    )
+    if not usable:
+        return report
+    originals = [tuple(r.token_ids) for r in usable]
+    base_probs = predict(originals)
+    targets = [
+        _target(r, p, settings.target, label_names, f"{source}: record id {r.id!r}") for r, p in zip(usable, base_probs)
+    ]
+    plans: dict[str, list[list[tuple[int, ...]]]] = {}
+    unique: dict[tuple[int, ...], int] = {}
+    for order in settings.orders:
+        plans[order] = []
+        for record in usable:
+            ranking = ranked_positions(record.scores, record.special, order)
+            counts = step_counts(len(record.token_ids), int(len(ranking)), settings.steps)
+            inputs = [perturb(record.token_ids, ranking[:count], settings.perturb, mask_id) for count in counts]
+            for sequence in inputs:
+                unique.setdefault(sequence, len(unique))
+            plans[order].append(inputs)
+    sequences = list(unique)
+    probs = predict(sequences)
+    rows = np.arange(len(usable))
+    p = np.clip(base_probs[rows, targets], CLIP, 1.0)
+    for order, per_record in plans.items():
+        index = np.array([[unique[s] for s in inputs] for inputs in per_record])  # [N, 9]
+        p_k = np.clip(probs[index, np.asarray(targets)[:, None]], CLIP, 1.0)
+        report.curves[order] = Curve(
+            aopc=[float(v) for v in (p[:, None] - p_k).mean(axis=0)],
+            lodds=[float(v) for v in np.log(p_k / p[:, None]).mean(axis=0)],
+        )
+    return report
+
+
+def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:
+    """Kendall's τ-b (ties accounted for), as scipy.stats.kendalltau computes it; O(T²)."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    upper = np.triu_indices(len(x), k=1)
+    dx = np.sign(x[:, None] - x[None, :])[upper]
+    dy = np.sign(y[:, None] - y[None, :])[upper]
+    concordance = float((dx * dy).sum())
+    denominator = np.sqrt(float((dx != 0).sum()) * float((dy != 0).sum()))
+    return concordance / denominator if denominator > 0 else float("nan")
+
+
+def descending_order(scores: Sequence[float]) -> np.ndarray:
+    """Token indices by descending score, ties by position."""
+    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+
+
+def kendall_confidence(scores_c: Sequence[Sequence[float]], scores_alt: Sequence[Sequence[float]]) -> Kendall:
+    """Mean τ over inputs between the attributions for c and for the alternative class."""
+    index_taus, score_taus = [], []
+    for first, second in zip(scores_c, scores_alt):
+        index_taus.append(kendall_tau_b(descending_order(first), descending_order(second)))
+        score_taus.append(kendall_tau_b(first, second))
+    return Kendall(
+        tau_index=float(np.nanmean(index_taus)) if index_taus else float("nan"),
+        tau_scores=float(np.nanmean(score_taus)) if score_taus else float("nan"),
+        inputs=len(index_taus),
+    )
+
+
+def alternative_class(target: int, num_classes: int) -> int:
+    return (target + 1) % num_classes
+
+
+Explainer = Callable[[Sequence[AttributionRecord], Sequence[int]], list[list[float]]]
+
+
+def kendall_for_records(records: Sequence[AttributionRecord], num_classes: int, explain_for: Explainer) -> Kendall:
+    """Attribute every record again for ĉ = (c + 1) mod C and compare with its scores."""
+    alternatives = [alternative_class(int(r.target), num_classes) for r in records]
+    return kendall_confidence([r.scores for r in records], explain_for(records, alternatives))

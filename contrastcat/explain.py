@@ -1,0 +1,183 @@
+"""The explain pipeline: tokens -> capture -> method -> refine -> records.
+
+``explain`` is what the CLI runs and what a notebook calls. Inputs are
+processed in windows sorted by length (less padding); records come back in
+input order, and a batched result equals the one-at-a-time result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .capture import capture
+from .errors import BadInput
+from .methods import AttributionMethod
+from .models import Classifier
+from .records import AttributionRecord, InputRow, resolve_label
+from .refine import RefineItem, Refined, average, refine
+from .tokens import TokenizedText, length_batches, make_predictor, pad_id_of, tokenize
+
+PRED = "pred"
+GOLD = "gold"
+
+
+def parse_target(spec: str | int, num_classes: int) -> str | int:
+    """``pred``, ``gold`` or a class index."""
+    if isinstance(spec, int) or (isinstance(spec, str) and spec.isdigit()):
+        index = int(spec)
+        if not 0 <= index < num_classes:
+            raise BadInput(f"--target {index}: the model has {num_classes} classes (0..{num_classes - 1})")
+        return index
+    if spec in (PRED, GOLD):
+        return spec
+    raise BadInput(f"--target must be pred, gold or a class index, got {spec!r}")
+
+
+def resolve_targets(
+    rows: Sequence[InputRow], target: str | int, label_names: Sequence[str], source: str
+) -> list[int | None]:
+    """Per row: a class index, or None for the predicted class."""
+    if target == PRED:
+        return [None] * len(rows)
+    if target == GOLD:
+        resolved = []
+        for row in rows:
+            if row.label is None:
+                raise BadInput(f"{source}:{row.line}: --target gold needs a label on every input")
+            resolved.append(resolve_label(row.label, label_names, f"{source}:{row.line}"))
+        return resolved
+    return [int(target)] * len(rows)
+
+
+@dataclass(frozen=True)
+class ExplainOptions:
+    batch_size: int = 16
+    mask_special: bool = False  # reference-code quirk, SPEC §1
+    window: int = 8  # batches per length-sorted window
+
+
+def attribute(
+    classifier: Classifier,
+    texts: Sequence[TokenizedText],
+    targets: Sequence[int | None],
+    method: AttributionMethod,
+    library=None,
+    options: ExplainOptions = ExplainOptions(),
+) -> tuple[list[Refined], "np.ndarray", list[int]]:
+    """Final maps for one batch: (refined maps, probs [B, C], resolved targets)."""
+    captured = capture(
+        classifier,
+        [t.ids for t in texts],
+        [t.special for t in texts],
+        targets,
+        needs=method.needs,
+        mask_special=options.mask_special,
+    )
+    candidates = [m.double().cpu().numpy() for m in method.candidate_maps(captured, library)]
+    resolved = [int(t) for t in captured.targets]
+    if method.refines:
+        predict = make_predictor(
+            classifier.model, pad_id_of(classifier.tokenizer), classifier.device, options.batch_size * 4
+        )
+        items = [RefineItem(t.ids, t.special, c, maps) for t, c, maps in zip(texts, resolved, candidates)]
+        refined = refine(items, predict, getattr(method, "rho", "mean+std"))
+    else:
+        refined = [average(maps) for maps in candidates]
+    return refined, captured.probs.cpu().numpy(), resolved
+
+
+def explain(
+    classifier: Classifier,
+    rows: Sequence[InputRow],
+    method: AttributionMethod,
+    library=None,
+    target: str | int = PRED,
+    options: ExplainOptions = ExplainOptions(),
+    source: str = "<input>",
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[AttributionRecord]:
+    """Attribution records for ``rows``, in input order."""
+    if method.uses_library and library is None:
+        raise BadInput(f"method {method.name} needs a reference library (--refs)")
+    if library is not None:
+        library.check_model(classifier.fingerprint, classifier.name)
+    targets = resolve_targets(rows, target, classifier.label_names, source)
+    texts = tokenize(classifier.tokenizer, [row.text for row in rows], classifier.max_length)
+    window = options.batch_size * options.window
+    for start in range(0, len(rows), window):
+        stop = min(start + window, len(rows))
+        results: dict[int, AttributionRecord] = {}
+        for batch in length_batches([len(texts[i]) for i in range(start, stop)], options.batch_size):
+            indices = [start + i for i in batch]
+            refined, probs, resolved = attribute(
+                classifier,
+                [texts[i] for i in indices],
+                [targets[i] for i in indices],
+                method,
+                library,
+                options,
+            )
+            for position, index in enumerate(indices):
+                results[index] = _record(
+                    classifier, rows[index], texts[index], refined[position],
+                    probs[position], resolved[position], method, library,
+                )
+            if progress is not None:
+                progress(len(indices))
+        for index in range(start, stop):
+            yield results[index]
+
+
+def _record(classifier, row, text, refined, probs, target, method, library) -> AttributionRecord:
+    return AttributionRecord(
+        id=row.id,
+        text=row.text,
+        tokens=list(text.tokens),
+        token_ids=list(text.ids),
+        offsets=[list(span) for span in text.offsets],
+        special=list(text.special),
+        scores=[round(float(s), 6) for s in refined.scores],
+        target=target,
+        target_name=classifier.label_names[target],
+        probs=[float(f"{p:.6g}") for p in probs],
+        predicted=int(np.argmax(probs)),
+        label=row.label,
+        method=method.name,
+        model=classifier.name,
+        model_fingerprint=classifier.fingerprint,
+        library=library.fingerprint if library is not None else None,
+        refs_kept=int(refined.kept.sum()) if method.uses_library else None,
+        refs_total=len(refined.kept) if method.uses_library else None,
+        settings=method.settings(),
+    )
+
+
+def reattribute(
+    classifier: Classifier,
+    records: Sequence[AttributionRecord],
+    targets: Sequence[int],
+    method: AttributionMethod,
+    library=None,
+    options: ExplainOptions = ExplainOptions(),
+) -> list[list[float]]:
+    """Scores for the tokens of existing records, for other target classes (Kendall-τ)."""
+    texts = [
+        TokenizedText(
+            ids=tuple(r.token_ids),
+            tokens=tuple(r.tokens),
+            offsets=tuple(tuple(o) for o in r.offsets),
+            special=tuple(r.special),
+        )
+        for r in records
+    ]
+    scores: list[list[float]] = [[] for _ in records]
+    for batch in length_batches([len(t) for t in texts], options.batch_size):
+        refined, _, _ = attribute(
+            classifier, [texts[i] for i in batch], [targets[i] for i in batch], method, library, options
+        )
+        for position, index in enumerate(batch):
+            scores[index] = [float(s) for s in refined[position].scores]
+    return scores

@@ -1,0 +1,20 @@
+"""The reference library: selection (SPEC §2), building, and the HDF5 file."""
+
+from .build import BuildOptions, BuildReport, build_library
+from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, RefLibrary, ReferenceEntry
+from .select import ClassSelection, Selection, SelectionSettings, select_references
+
+__all__ = [
+    "FORMAT",
+    "SCHEMA_VERSION",
+    "BuildOptions",
+    "BuildReport",
+    "ClassSelection",
+    "LibraryInfo",
+    "RefLibrary",
+    "ReferenceEntry",
+    "Selection",
+    "SelectionSettings",
+    "build_library",
+    "select_references",
+]

@@ -1,0 +1,141 @@
+"""Build a reference library (SPEC §2): scan a labelled pool, select, store activations."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+
+from .. import __version__
+from ..capture import ACTIVATIONS, capture
+from ..errors import RunFailed
+from ..models import Classifier
+from ..tokens import length_batches, make_predictor, pad_id_of, tokenize
+from .schema import LibraryInfo, LibraryWriter, ReferenceEntry
+from .select import Selection, SelectionSettings, select_references
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    selection: SelectionSettings = SelectionSettings()
+    batch_size: int = 32
+    dtype: str = "float32"
+    strict_gamma: bool = False
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    fingerprint: str
+    selection: Selection
+    scanned: int
+
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+def build_library(
+    classifier: Classifier,
+    texts: Sequence[str],
+    labels: Sequence[int],
+    output: str | os.PathLike,
+    options: BuildOptions = BuildOptions(),
+    data: str = "",
+    split: str = "",
+    progress: Progress | None = None,
+) -> BuildReport:
+    """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
+    tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length)
+    sequences = [t.ids for t in tokenized]
+    predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, options.batch_size)
+    probs = np.zeros((len(sequences), classifier.num_classes))
+    done = 0
+    for batch in length_batches([len(s) for s in sequences], options.batch_size * 8):
+        probs[batch] = predict([sequences[i] for i in batch])
+        done += len(batch)
+        if progress:
+            progress("scan", done, len(sequences))
+
+    selection = select_references(
+        probs, np.asarray(labels), np.array([len(s) for s in sequences]), options.selection, classifier.label_names
+    )
+    for chosen in selection.classes:
+        name = classifier.label_names[chosen.target]
+        if len(chosen.rows) == 0:
+            raise RunFailed(
+                f"class {name!r}: no correctly classified example of another class with at least "
+                f"{options.selection.min_tokens} tokens in the scanned data; cannot build references"
+            )
+        if options.strict_gamma and chosen.passing < options.selection.k:
+            raise RunFailed(
+                f"class {name!r}: only {chosen.passing} reference(s) pass f_c < {options.selection.gamma:g} "
+                f"(need {options.selection.k}); --strict-gamma refuses to fill up"
+            )
+
+    info = LibraryInfo(
+        model=classifier.name,
+        model_source=classifier.source,
+        model_fingerprint=classifier.fingerprint,
+        tokenizer=str(getattr(classifier.tokenizer, "name_or_path", "")),
+        num_layers=classifier.num_layers,
+        hidden_size=classifier.hidden_size,
+        label_names=classifier.label_names,
+        gamma=options.selection.gamma,
+        k=options.selection.k,
+        keep=options.selection.keep,
+        min_tokens=options.selection.min_tokens,
+        max_length=classifier.max_length,
+        dtype=options.dtype,
+        data=data,
+        split=split,
+        scanned=len(sequences),
+        tool_version=__version__,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    writer = LibraryWriter(output, info)
+    try:
+        _store(classifier, writer, selection, labels, tokenized, texts, options, progress)
+        fingerprint = writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
+    return BuildReport(fingerprint=fingerprint, selection=selection, scanned=len(sequences))
+
+
+def _store(classifier, writer, selection, labels, tokenized, texts, options, progress) -> None:
+    total = sum(len(c.rows) for c in selection.classes)
+    done = 0
+    for chosen in selection.classes:
+        entries = [
+            ReferenceEntry(
+                f_c=float(f),
+                below_gamma=bool(b),
+                label=int(labels[row]),
+                source_row=int(row),
+                length=len(tokenized[row]),
+                text=texts[row],
+                token_ids=tokenized[row].ids,
+            )
+            for row, f, b in zip(chosen.rows, chosen.f_c, chosen.below_gamma)
+        ]
+        writer.add_class(chosen.target, classifier.label_names[chosen.target], entries, chosen.candidates)
+        rows = [int(r) for r in chosen.rows]
+        for batch in length_batches([len(tokenized[r]) for r in rows], options.batch_size):
+            members = [tokenized[rows[i]] for i in batch]
+            captured = capture(
+                classifier,
+                [m.ids for m in members],
+                [m.special for m in members],
+                [None] * len(members),
+                needs=frozenset({ACTIVATIONS}),
+            )
+            for position, index in enumerate(batch):
+                length = len(members[position])
+                writer.add_activations(
+                    chosen.target, index, captured.activations[position, :, :length].cpu().numpy()
+                )
+            done += len(batch)
+            if progress:
+                progress("store", done, total)

@@ -1,0 +1,81 @@
+"""Which training rows become references (SPEC §2). Pure: probabilities in, rows out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SelectionSettings:
+    gamma: float = 1e-3
+    k: int = 30  # references Contrast-CAT uses; the library is filled up to this many
+    keep: int = 50  # references stored per class when enough pass gamma
+    min_tokens: int = 10  # special tokens included, as in the reference code
+
+
+@dataclass(frozen=True)
+class ClassSelection:
+    """References for one target class, lowest f_c first."""
+
+    target: int
+    rows: np.ndarray  # indices into the scanned pool
+    f_c: np.ndarray
+    below_gamma: np.ndarray
+    candidates: int  # correctly classified rows of other classes, long enough
+
+    @property
+    def passing(self) -> int:
+        return int(self.below_gamma.sum())
+
+
+@dataclass
+class Selection:
+    classes: list[ClassSelection]
+    warnings: list[str] = field(default_factory=list)
+
+
+def select_references(
+    probs: np.ndarray,
+    labels: np.ndarray,
+    lengths: np.ndarray,
+    settings: SelectionSettings,
+    label_names: tuple[str, ...] | None = None,
+) -> Selection:
+    """Pick up to ``keep`` rows per class with f_c < gamma, ascending f_c over the whole pool.
+
+    A row qualifies for target c when the model classifies it correctly as a
+    class other than c and it has at least ``min_tokens`` tokens. When fewer
+    than ``k`` rows pass gamma, the next-lowest candidates fill the class up
+    to ``k`` and a warning says so.
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    labels = np.asarray(labels)
+    lengths = np.asarray(lengths)
+    num_classes = probs.shape[1]
+    names = label_names or tuple(str(c) for c in range(num_classes))
+    usable = (probs.argmax(axis=1) == labels) & (lengths >= settings.min_tokens)
+    selection = Selection(classes=[])
+    for target in range(num_classes):
+        pool = np.flatnonzero(usable & (labels != target))
+        pool = pool[np.argsort(probs[pool, target], kind="stable")]
+        f_c = probs[pool, target]
+        passing = int((f_c < settings.gamma).sum())
+        count = min(settings.keep, passing) if passing >= settings.k else min(settings.k, len(pool))
+        chosen = pool[:count]
+        selection.classes.append(
+            ClassSelection(
+                target=target,
+                rows=chosen,
+                f_c=f_c[:count],
+                below_gamma=f_c[:count] < settings.gamma,
+                candidates=len(pool),
+            )
+        )
+        if passing < settings.k and count:
+            selection.warnings.append(
+                f"class {names[target]!r}: only {passing} reference(s) pass f_c < {settings.gamma:g}; "
+                f"filled up to {count} with the next-lowest (largest f_c used: {f_c[count - 1]:.3g})"
+            )
+    return selection

@@ -1,0 +1,19 @@
+"""Resolve model names, load classifiers, per-architecture adapters."""
+
+from .adapters import Adapter, adapter_for
+from .aliases import ALIASES, DataSource, ModelAlias, lookup_alias
+from .loading import Classifier, load_classifier, resolve_source, weights_fingerprint, wrap_classifier
+
+__all__ = [
+    "ALIASES",
+    "Adapter",
+    "Classifier",
+    "DataSource",
+    "ModelAlias",
+    "adapter_for",
+    "load_classifier",
+    "lookup_alias",
+    "resolve_source",
+    "weights_fingerprint",
+    "wrap_classifier",
+]

@@ -1,0 +1,76 @@
+"""Short model names with the data they were fine-tuned on.
+
+An alias resolves to a hub id, the labelled split ``build-refs`` scans by
+default, and human label names where the model's config only says LABEL_0/1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A labelled hub data set: ``load_dataset(name, config, split=split)``."""
+
+    name: str
+    config: str | None = None
+    split: str = "train"
+    text_field: str = "text"
+    label_field: str = "label"
+
+    @property
+    def spec(self) -> str:
+        """The ``--data`` spelling of this source (``name[:config]``)."""
+        return self.name if self.config is None else f"{self.name}:{self.config}"
+
+
+@dataclass(frozen=True)
+class ModelAlias:
+    name: str
+    model_id: str
+    data: DataSource
+    label_names: tuple[str, ...] | None = None
+
+
+_BINARY = ("negative", "positive")
+
+ALIASES: dict[str, ModelAlias] = {
+    alias.name: alias
+    for alias in (
+        ModelAlias(
+            "bert-sst2",
+            "textattack/bert-base-uncased-SST-2",
+            DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
+            _BINARY,
+        ),
+        ModelAlias(
+            "bert-imdb",
+            "fabriceyhc/bert-base-uncased-imdb",
+            DataSource("stanfordnlp/imdb"),
+            _BINARY,
+        ),
+        ModelAlias(
+            "bert-yelp",
+            "fabriceyhc/bert-base-uncased-yelp_polarity",
+            DataSource("fancyzhx/yelp_polarity"),
+            _BINARY,
+        ),
+        ModelAlias(
+            "bert-amazon",
+            "fabriceyhc/bert-base-uncased-amazon_polarity",
+            DataSource("fancyzhx/amazon_polarity", text_field="content"),
+            _BINARY,
+        ),
+        ModelAlias(
+            "distilbert-sst2",
+            "distilbert-base-uncased-finetuned-sst-2-english",
+            DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
+            None,  # its config already names NEGATIVE/POSITIVE
+        ),
+    )
+}
+
+
+def lookup_alias(name: str) -> ModelAlias | None:
+    return ALIASES.get(name)

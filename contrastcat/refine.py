@@ -1,0 +1,102 @@
+"""Refinement by deletion test (SPEC §4).
+
+Each candidate map is scored by how much deleting its top tokens lowers the
+target probability; maps scoring below rho are discarded and the rest are
+averaged. All deletion inputs of a batch run through the model together, and
+identical truncated inputs run once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .perturb import MORF, perturb, ranked_positions
+from .tokens import ProbabilityFn
+
+RHO_RULES = {
+    "mean+std": lambda s: s.mean() + s.std(),
+    "mean": lambda s: s.mean(),
+    "mean-std": lambda s: s.mean() - s.std(),
+}
+
+
+def deletion_counts(length: int) -> list[int]:
+    """round(g * T) for g = linspace(0, 1, 10)[1:], duplicates dropped, order kept."""
+    counts = np.round(np.linspace(0.0, 1.0, 10)[1:] * length).astype(int)
+    return list(dict.fromkeys(int(c) for c in counts))
+
+
+@dataclass(frozen=True)
+class RefineItem:
+    """One input's candidate maps [K, T] and what the deletion test needs to know."""
+
+    ids: tuple[int, ...]
+    special: tuple[bool, ...]
+    target: int
+    maps: np.ndarray
+
+
+@dataclass(frozen=True)
+class Refined:
+    scores: np.ndarray  # [T], min–max scaled
+    kept: np.ndarray  # bool [K]
+    drop_scores: np.ndarray  # [K]
+
+
+def drop_scores(items: Sequence[RefineItem], predict: ProbabilityFn) -> list[np.ndarray]:
+    """S(I_R) for every map of every item: mean MoRF probability drop over the steps."""
+    unique: dict[tuple[int, ...], int] = {}
+    plans: list[tuple[tuple[int, ...], list[list[tuple[int, ...]]]]] = []
+    for item in items:
+        unique.setdefault(item.ids, len(unique))
+        counts = deletion_counts(len(item.ids))
+        per_map = []
+        for scores in item.maps:
+            ranking = ranked_positions(scores, item.special, MORF)
+            inputs = [perturb(item.ids, ranking[:count]) for count in counts]
+            for sequence in inputs:
+                unique.setdefault(sequence, len(unique))
+            per_map.append(inputs)
+        plans.append((item.ids, per_map))
+    sequences = list(unique)
+    probs = predict(sequences)
+    result = []
+    for item, (ids, per_map) in zip(items, plans):
+        base = probs[unique[ids], item.target]
+        result.append(
+            np.array(
+                [np.mean([base - probs[unique[s], item.target] for s in inputs]) for inputs in per_map]
+            )
+        )
+    return result
+
+
+def select_maps(scores: np.ndarray, rho: str = "mean+std") -> np.ndarray:
+    """Keep maps with S >= rho (population std); if none pass, keep all."""
+    threshold = RHO_RULES[rho](scores)
+    kept = scores >= threshold
+    return kept if kept.any() else np.ones_like(kept)
+
+
+def combine(maps: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """Mean of the kept maps, min–max scaled (a constant map becomes zeros)."""
+    mean = maps[kept].mean(axis=0)
+    span = mean.max() - mean.min()
+    return (mean - mean.min()) / (span if span != 0 else 1e-6)
+
+
+def refine(items: Sequence[RefineItem], predict: ProbabilityFn, rho: str = "mean+std") -> list[Refined]:
+    results = []
+    for item, scores in zip(items, drop_scores(items, predict)):
+        kept = select_maps(scores, rho)
+        results.append(Refined(scores=combine(item.maps, kept), kept=kept, drop_scores=scores))
+    return results
+
+
+def average(maps: np.ndarray) -> Refined:
+    """No refinement: every map is kept (``--no-refine``, and single-map methods)."""
+    kept = np.ones(len(maps), dtype=bool)
+    return Refined(scores=combine(maps, kept), kept=kept, drop_scores=np.full(len(maps), np.nan))

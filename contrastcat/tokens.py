@@ -1,0 +1,92 @@
+"""Tokenized inputs, padding, and batched probabilities of token sequences.
+
+Every model call in the package goes through :func:`pad` so that padding is
+done one way: right padding with the attention mask at 0, which leaves the
+real tokens' positions (and so their values) unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class TokenizedText:
+    ids: tuple[int, ...]
+    tokens: tuple[str, ...]
+    offsets: tuple[tuple[int, int], ...]
+    special: tuple[bool, ...]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
+    encoded = tokenizer(
+        list(texts),
+        truncation=True,
+        max_length=max_length,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+    )
+    result = []
+    for ids, offsets, special in zip(
+        encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"]
+    ):
+        result.append(
+            TokenizedText(
+                ids=tuple(int(i) for i in ids),
+                tokens=tuple(tokenizer.convert_ids_to_tokens(list(ids))),
+                offsets=tuple((int(a), int(b)) for a, b in offsets),
+                special=tuple(bool(s) for s in special),
+            )
+        )
+    return result
+
+
+def pad_id_of(tokenizer) -> int:
+    pad = tokenizer.pad_token_id
+    return int(pad) if pad is not None else 0
+
+
+def pad(
+    sequences: Sequence[Sequence[int]], pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad to the longest sequence: (input_ids, attention_mask), both [B, T]."""
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        ids[row, : len(sequence)] = torch.as_tensor(list(sequence), dtype=torch.long)
+        mask[row, : len(sequence)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length, so little compute goes to padding."""
+    order = sorted(range(len(lengths)), key=lambda i: (lengths[i], i))
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+ProbabilityFn = Callable[[Sequence[Sequence[int]]], np.ndarray]
+
+
+def make_predictor(model: torch.nn.Module, pad_id: int, device: torch.device, batch_size: int) -> ProbabilityFn:
+    """Softmax probabilities [N, C] (float64) of N token-id sequences of any lengths."""
+
+    @torch.no_grad()
+    def predict(sequences: Sequence[Sequence[int]]) -> np.ndarray:
+        if not sequences:
+            return np.zeros((0, int(model.config.num_labels)))
+        out = np.zeros((len(sequences), int(model.config.num_labels)))
+        for batch in length_batches([len(s) for s in sequences], batch_size):
+            ids, mask = pad([sequences[i] for i in batch], pad_id, device)
+            logits = model(input_ids=ids, attention_mask=mask).logits
+            out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
+        return out
+
+    return predict

@@ -1,0 +1,48 @@
+"""Padding never changes a result: batched explanations equal one-at-a-time ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contrastcat.explain import ExplainOptions, explain
+from contrastcat.methods import METHODS, build_method
+from contrastcat.records import InputRow
+
+TEXTS = [
+    "good",
+    "the film was great and the music was lovely too and the actor was superb",
+    "a boring night",
+    "we saw the city at night and it was a long road home with a friend",
+    "the dog was awful",
+    "it is a new story about an old man",
+]
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_batched_equals_unbatched(toy_classifier, toy_library, name):
+    rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
+    method = build_method(name, refs_used=10)
+    library = toy_library if method.uses_library else None
+    together = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=len(rows))))
+    alone = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=1)))
+    assert [r.id for r in together] == [r.id for r in alone] == list(range(len(TEXTS)))
+    for batched, single in zip(together, alone):
+        assert batched.tokens == single.tokens
+        assert np.allclose(batched.scores, single.scores, atol=1e-5)
+        assert np.allclose(batched.probs, single.probs, atol=1e-5)
+        assert batched.refs_kept == single.refs_kept
+
+
+def test_padding_does_not_change_captured_tensors(toy_classifier):
+    from contrastcat.capture import capture
+    from contrastcat.tokens import tokenize
+
+    texts = tokenize(toy_classifier.tokenizer, TEXTS[:2], 64)
+    both = capture(toy_classifier, [t.ids for t in texts], [t.special for t in texts], [None, None])
+    short = capture(toy_classifier, [texts[0].ids], [texts[0].special], [None])
+    length = len(texts[0])
+    for field in ("activations", "gradients"):
+        batched = getattr(both, field)[0, :, :length]
+        assert np.allclose(batched.numpy(), getattr(short, field)[0].numpy(), atol=1e-5)
+    assert np.allclose(both.attention_received[0, :, :length].numpy(), short.attention_received[0].numpy(), atol=1e-6)

@@ -1,0 +1,139 @@
+"""Evaluation (SPEC §5) on a hand-made case whose numbers are worked out by hand.
+
+Stub classifier, two classes: p1(x) = 0.1 + the weights of the tokens present
+(t1..t5 weigh 0.4, 0.2, 0.1, 0.05, 0.05; t6..t10 nothing; a [MASK] 0.01), so
+the full input has p1 = 0.9. The attribution ranks t1 > t2 > ... > t10.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from contrastcat.evaluate import (
+    EvalSettings,
+    kendall_confidence,
+    kendall_for_records,
+    kendall_tau_b,
+    perturbation_curves,
+    step_counts,
+)
+from contrastcat.records import AttributionRecord
+
+CLS, SEP, MASK = 2, 3, 4
+WEIGHTS = {10: 0.4, 11: 0.2, 12: 0.1, 13: 0.05, 14: 0.05}  # t1..t5; t6..t10 are ids 15..19
+IDS = [CLS] + list(range(10, 20)) + [SEP]
+
+
+def stub_predict(sequences):
+    out = []
+    for ids in sequences:
+        assert ids[0] == CLS and ids[-1] == SEP  # special tokens are never perturbed
+        p1 = 0.1 + sum(WEIGHTS.get(t, 0.0) for t in ids) + 0.01 * sum(t == MASK for t in ids)
+        out.append([1 - p1, p1])
+    return np.array(out)
+
+
+def record(scores=None, **overrides):
+    scores = scores or [0.5] + [1 - i / 10 for i in range(10)] + [0.5]
+    values = dict(
+        id=1, text="", tokens=[str(i) for i in IDS], token_ids=IDS, offsets=[[0, 0]] * 12,
+        special=[True] + [False] * 10 + [True], scores=scores, target=1, target_name="pos",
+        probs=[0.1, 0.9], predicted=1, label=1, method="m", model="stub", model_fingerprint="", library=None,
+    )
+    values.update(overrides)
+    return AttributionRecord(**values)
+
+
+def curves(steps="paper", perturb="delete", records=None, **settings):
+    return perturbation_curves(
+        records or [record()], stub_predict,
+        EvalSettings(steps=steps, perturb=perturb, **settings), ("neg", "pos"), mask_id=MASK,
+    ).curves
+
+
+def test_step_counts_by_hand():
+    assert step_counts(12, 10, "paper") == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert step_counts(7, 5, "paper") == [0, 1, 2, 2, 2, 3, 4, 4, 4]  # halves to even: 0.5, 1.5, 2.5, 3.5, 4.5
+    assert step_counts(12, 10, "reference") == [1, 3, 4, 5, 7, 8, 9, 11, 12]
+
+
+def test_morf_delete_paper_steps():
+    morf = curves()["morf"]
+    # Removing t1, t1-t2, ... leaves p1 = 0.5, 0.3, 0.2, 0.15, 0.1, then 0.1.
+    assert morf.aopc == pytest.approx([0.4, 0.6, 0.7, 0.75, 0.8, 0.8, 0.8, 0.8, 0.8])
+    assert morf.aopc_mean == pytest.approx(6.45 / 9)
+    expected = [math.log(p / 0.9) for p in (0.5, 0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1)]
+    assert morf.lodds == pytest.approx(expected)
+
+
+def test_lerf_delete_paper_steps():
+    lerf = curves()["lerf"]
+    # Removing t10, t9, ... first: nothing changes until t5 goes at step 6.
+    assert lerf.aopc == pytest.approx([0, 0, 0, 0, 0, 0.05, 0.1, 0.2, 0.4])
+    assert lerf.lodds == pytest.approx([0, 0, 0, 0, 0] + [math.log(p / 0.9) for p in (0.85, 0.8, 0.7, 0.5)])
+
+
+def test_reference_steps_count_special_tokens_and_meet_at_the_end():
+    found = curves(steps="reference")
+    # counts 1, 3, 4, 5, 7, 8, 9, 11, 12 of T = 12; at most the 10 non-special tokens go.
+    assert found["morf"].aopc == pytest.approx([0.4, 0.7, 0.75, 0.8, 0.8, 0.8, 0.8, 0.8, 0.8])
+    assert found["lerf"].aopc == pytest.approx([0, 0, 0, 0, 0.1, 0.2, 0.4, 0.8, 0.8])
+
+
+def test_mask_perturbation():
+    morf = curves(perturb="mask")["morf"]
+    # Each [MASK] adds 0.01: after k masks p1 = (delete value) + 0.01 k.
+    assert morf.aopc == pytest.approx([0.39, 0.58, 0.67, 0.71, 0.75, 0.74, 0.73, 0.72, 0.71])
+
+
+def test_ties_broken_by_position():
+    flat = [0.0] + [1.0] * 10 + [0.0]  # all tied: MoRF removes t1, t2, ... in position order
+    assert curves(records=[record(flat)])["morf"].aopc == pytest.approx([0.4, 0.6, 0.7, 0.75, 0.8, 0.8, 0.8, 0.8, 0.8])
+    # LeRF on the same ties also goes by position, so it equals MoRF here.
+    assert curves(records=[record(flat)])["lerf"].aopc == pytest.approx([0.4, 0.6, 0.7, 0.75, 0.8, 0.8, 0.8, 0.8, 0.8])
+
+
+def test_mean_over_inputs_and_short_inputs_skipped():
+    reversed_scores = [0.5] + [i / 10 for i in range(10)] + [0.5]  # ranks t10 first: MoRF = the LeRF curve
+    short = record(token_ids=[CLS, 10, SEP], tokens=["a"] * 3, scores=[0, 1, 0], special=[True, False, True], offsets=[[0, 0]] * 3)
+    report = perturbation_curves(
+        [record(), record(reversed_scores), short], stub_predict, EvalSettings(), ("neg", "pos"), MASK
+    )
+    assert report.evaluated == 2 and report.skipped_short == 1
+    best = [0.4, 0.6, 0.7, 0.75, 0.8, 0.8, 0.8, 0.8, 0.8]
+    worst = [0, 0, 0, 0, 0, 0.05, 0.1, 0.2, 0.4]
+    assert report.curves["morf"].aopc == pytest.approx([(a + b) / 2 for a, b in zip(best, worst)])
+
+
+def test_target_gold_uses_the_label():
+    morf = curves(target="gold", records=[record(label=0)])["morf"]
+    # p0 = 1 - p1 rises as tokens go: AOPC for class 0 is the negative of class 1's.
+    assert morf.aopc == pytest.approx([-0.4, -0.6, -0.7, -0.75, -0.8, -0.8, -0.8, -0.8, -0.8])
+
+
+def test_kendall_tau_by_hand():
+    # P^c = [1, 2, 3, 0], P^ĉ = [0, 2, 3, 1]: 5 concordant, 1 discordant pair.
+    found = kendall_confidence([[0.1, 0.9, 0.5, 0.3]], [[0.9, 0.1, 0.5, 0.3]])
+    assert found.tau_index == pytest.approx(4 / 6)
+    assert found.tau_scores == pytest.approx(-4 / 6)  # 1 concordant, 5 discordant
+    assert not found.passes
+    assert kendall_tau_b([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / math.sqrt(6))  # τ-b with a tie
+
+
+def test_kendall_uses_alternative_class():
+    asked = []
+
+    def explain_for(records, targets):
+        asked.extend(targets)
+        return [list(reversed(r.scores)) for r in records]
+
+    distinct = [i / 11 for i in range(12)]
+    result = kendall_for_records([record(distinct, target=1), record(distinct, target=2)], 3, explain_for)
+    assert asked == [2, 0]  # (c + 1) mod C
+    # Reversed scores reverse the ranking: P^ĉ is P^c backwards, τ = -1 on both.
+    assert result.tau_index == pytest.approx(-1.0)
+    assert result.tau_scores == pytest.approx(-1.0)
+    assert result.inputs == 2 and result.passes
