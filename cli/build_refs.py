@@ -9,11 +9,8 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from contrastcat.data import load_labelled
 from contrastcat.errors import BadInput
 from contrastcat.files import check_output_path
-from contrastcat.library import BuildOptions, SelectionSettings, build_library
-from contrastcat.models import load_classifier
 
 from .common import BatchOption, DeviceOption, QuietOption, info, phased_progress, reports_errors, stderr_console
 
@@ -54,6 +51,11 @@ def build_refs(
     quiet: QuietOption = False,
 ) -> None:
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
+    # Imported here, not at the top: torch and transformers would make every --help slow.
+    from contrastcat.data import load_labelled
+    from contrastcat.library import BuildOptions, SelectionSettings, build_library
+    from contrastcat.models import load_classifier
+
     if dtype not in ("float32", "float16"):
         raise BadInput(f"--dtype must be float32 or float16, got {dtype!r}")
     if keep < min_refs:

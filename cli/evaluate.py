@@ -21,14 +21,9 @@ from contrastcat.evaluate import (
     perturbation_curves,
     step_labels,
 )
-from contrastcat.explain import ExplainOptions, reattribute
 from contrastcat.files import atomic_text_output, check_output_path
-from contrastcat.library import RefLibrary
-from contrastcat.methods import build_method
-from contrastcat.models import load_classifier
 from contrastcat.perturb import DELETE, MASK, mask_id_of
 from contrastcat.records import read_records
-from contrastcat.tokens import make_predictor, pad_id_of
 
 from .common import BatchOption, DeviceOption, QuietOption, info, reports_errors
 
@@ -68,6 +63,13 @@ def evaluate(
     quiet: QuietOption = False,
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
+    # Imported here, not at the top: torch and transformers would make every --help slow.
+    from contrastcat.explain import ExplainOptions, reattribute
+    from contrastcat.library import RefLibrary
+    from contrastcat.methods import build_method
+    from contrastcat.models import load_classifier
+    from contrastcat.tokens import make_predictor, pad_id_of
+
     settings = EvalSettings(orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
     if steps not in STEP_GRIDS:
         raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
@@ -132,7 +134,7 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps(document, indent=2))
         return
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     for name, report in reports.items():
         console.print(_curve_table(name, report, step_labels(steps)))
         if report.kendall is not None:

@@ -9,12 +9,9 @@ import typer
 from rich.table import Table
 
 from contrastcat.errors import BadInput
-from contrastcat.explain import ExplainOptions, explain as run_explain, parse_target
 from contrastcat.files import check_output_path
-from contrastcat.library import RefLibrary
-from contrastcat.methods import RHO_CHOICES, build_method, list_methods, method_class
-from contrastcat.models import load_classifier
 from contrastcat.records import read_inputs, write_records
+from contrastcat.refine import RHO_RULES
 
 from .common import BatchOption, DeviceOption, QuietOption, info, phased_progress, reports_errors
 
@@ -32,18 +29,20 @@ Examples:
 def _list_methods(value: bool) -> None:
     if not value:
         return
+    from rich.console import Console
+
+    from contrastcat.methods import list_methods
+
     table = Table(show_header=True, box=None)
     for column in ("method", "needs --refs", "description"):
         table.add_column(column)
     for method in list_methods():
         table.add_row(method.name, "yes" if method.uses_library else "no", method.summary)
-    from rich.console import Console
-
     Console().print(table)
     raise typer.Exit(0)
 
 
-def _model_of(library: RefLibrary) -> str:
+def _model_of(library) -> str:
     source = library.info.model_source
     return source if Path(source).is_dir() else library.info.model
 
@@ -59,7 +58,7 @@ def explain(
     method: Annotated[str, typer.Option(help="Attribution method (see --list-methods).")] = "contrastcat",
     refs_used: Annotated[int, typer.Option(min=1, help="Contrast-CAT: references per input (K).")] = 30,
     refine: Annotated[bool, typer.Option(help="Contrast-CAT: keep maps by deletion test (--no-refine: average all).")] = True,
-    rho: Annotated[str, typer.Option(help=f"Contrast-CAT deletion threshold: {', '.join(RHO_CHOICES)}.")] = "mean+std",
+    rho: Annotated[str, typer.Option(help=f"Contrast-CAT deletion threshold: {', '.join(RHO_RULES)}.")] = "mean+std",
     target: Annotated[str, typer.Option(help="Class to explain: pred, gold (the input's label) or an index.")] = "pred",
     text_field: Annotated[str, typer.Option(help="Name of the text field/column.")] = "text",
     id_field: Annotated[str, typer.Option(help="Name of the id field/column (default: line number).")] = "id",
@@ -77,6 +76,12 @@ def explain(
     ] = False,
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input."""
+    # Imported here, not at the top: torch and transformers would make every --help slow.
+    from contrastcat.explain import ExplainOptions, explain as run_explain, parse_target
+    from contrastcat.library import RefLibrary
+    from contrastcat.methods import build_method, method_class
+    from contrastcat.models import load_classifier
+
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
     check_output_path(output)

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import BadInput
 from .perturb import DELETE, LERF, MORF, perturb, ranked_positions
 from .records import AttributionRecord, resolve_label
-from .tokens import ProbabilityFn
+
+if TYPE_CHECKING:  # only a type: importing tokens would pull in torch
+    from .tokens import ProbabilityFn
 
 PAPER = "paper"
 REFERENCE = "reference"

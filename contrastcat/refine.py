@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .perturb import MORF, perturb, ranked_positions
-from .tokens import ProbabilityFn
+
+if TYPE_CHECKING:  # only a type: importing tokens would pull in torch
+    from .tokens import ProbabilityFn
 
 RHO_RULES = {
     "mean+std": lambda s: s.mean() + s.std(),
