@@ -94,8 +94,8 @@ def build_refs(
             split=split or (alias_data.split if alias_data else ""),
             progress=report,
         )
-    for warning in result.selection.warnings:
-        info(f"[yellow]warning:[/] {warning}", quiet)
+    for warning in result.selection.warnings:  # shown even with --quiet: SPEC §2 requires it
+        stderr_console().print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     summary = {
         "output": str(Path(output)),
         "fingerprint": result.fingerprint,

@@ -18,6 +18,7 @@ from contrastcat.evaluate import (
     TARGETS,
     EvalSettings,
     kendall_for_records,
+    long_enough,
     perturbation_curves,
     step_labels,
 )
@@ -64,9 +65,8 @@ def evaluate(
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
-    from contrastcat.explain import ExplainOptions, reattribute
+    from contrastcat.explain import reattribute_records
     from contrastcat.library import RefLibrary
-    from contrastcat.methods import build_method
     from contrastcat.models import load_classifier
     from contrastcat.tokens import make_predictor, pad_id_of
 
@@ -91,6 +91,9 @@ def evaluate(
             f"{source}: record id {mismatched[0].id!r} was explained with another model "
             f"({mismatched[0].model!r}); pass that model with --model"
         )
+    special_ids = set(classifier.tokenizer.all_special_ids)
+    for record in records:  # records from other tools may not flag every special token
+        record.special = [flag or token in special_ids for flag, token in zip(record.special, record.token_ids)]
     library = RefLibrary(refs) if refs is not None else None
     predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
     mask_id = mask_id_of(classifier.tokenizer) if perturb == MASK else None
@@ -102,16 +105,10 @@ def evaluate(
     for name, group in by_method.items():
         report = perturbation_curves(group, predict, settings, classifier.label_names, mask_id, source)
         if kendall:
-            method = build_method(name, **group[0].settings)
-            if method.uses_library and library is None:
-                raise BadInput(f"--kendall for {name} records needs the reference library: pass --refs")
             report.kendall = kendall_for_records(
-                group,
+                long_enough(group, min_tokens),
                 classifier.num_classes,
-                lambda recs, targets: reattribute(
-                    classifier, recs, targets, method, library if method.uses_library else None,
-                    ExplainOptions(batch_size=max(1, batch_size // 4)),
-                ),
+                lambda recs, targets: reattribute_records(classifier, recs, targets, library, max(1, batch_size // 4)),
             )
         reports[name] = report
     document = {

@@ -59,6 +59,9 @@ def explain(
     refs_used: Annotated[int, typer.Option(min=1, help="Contrast-CAT: references per input (K).")] = 30,
     refine: Annotated[bool, typer.Option(help="Contrast-CAT: keep maps by deletion test (--no-refine: average all).")] = True,
     rho: Annotated[str, typer.Option(help=f"Contrast-CAT deletion threshold: {', '.join(RHO_RULES)}.")] = "mean+std",
+    deletion_grid: Annotated[
+        int, typer.Option(min=2, help="Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].")
+    ] = 10,
     target: Annotated[str, typer.Option(help="Class to explain: pred, gold (the input's label) or an index.")] = "pred",
     text_field: Annotated[str, typer.Option(help="Name of the text field/column.")] = "text",
     id_field: Annotated[str, typer.Option(help="Name of the id field/column (default: line number).")] = "id",
@@ -92,9 +95,9 @@ def explain(
         if library is None:
             raise BadInput("--model is required when no --refs library is given")
         model = _model_of(library)
-    attribution = build_method(method, refs_used=refs_used, refine=refine, rho=rho, seed=seed)
-    if attribution.uses_library and library is None:
-        raise BadInput(f"method {method} needs a reference library: pass --refs (build one with build-refs)")
+    attribution = build_method(
+        method, refs_used=refs_used, refine=refine, rho=rho, deletion_grid=deletion_grid, seed=seed
+    )
     classifier = load_classifier(model, device)
     chosen_target = parse_target(target, classifier.num_classes)
     source = "<stdin>" if input_path == "-" else input_path

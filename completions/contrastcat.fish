@@ -49,6 +49,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l refs-used -x
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l refine -d 'Contrast-CAT: keep maps by deletion test (--no-refine: average all)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l no-refine -d 'Contrast-CAT: keep maps by deletion test (--no-refine: average all)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l rho -x -a 'mean+std mean mean-std' -d 'Contrast-CAT deletion threshold: mean+std, mean, mean-std'
+complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l deletion-grid -x -d 'Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)(1:)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l target -x -d 'Class to explain: pred, gold (the input’s label) or an index'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l text-field -x -d 'Name of the text field/column'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l id-field -x -d 'Name of the id field/column (default: line number)'

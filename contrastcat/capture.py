@@ -21,8 +21,9 @@ from .tokens import pad, pad_id_of
 
 ACTIVATIONS = "activations"
 GRADIENTS = "gradients"
-ATTENTIONS = "attentions"
-NEEDS = frozenset({ACTIVATIONS, GRADIENTS, ATTENTIONS})
+ATTENTION_RECEIVED = "attention_received"  # alpha-hat only: [B, L, T]
+ATTENTIONS = "attentions"  # full probabilities: [B, L, H, T, T], memory-hungry
+NEEDS = frozenset({ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED, ATTENTIONS})
 
 
 @dataclass
@@ -48,9 +49,6 @@ class Captured:
     @property
     def probs(self) -> torch.Tensor:
         return torch.softmax(self.logits.double(), dim=-1)
-
-    def real(self, row: int) -> slice:
-        return slice(0, self.lengths[row])
 
 
 def _received_attention(attentions: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
@@ -79,15 +77,26 @@ def capture(
     special_mask = torch.zeros_like(real, dtype=torch.bool)
     for row, flags in enumerate(special):
         special_mask[row, : len(flags)] = torch.as_tensor(list(flags), dtype=torch.bool)
+
+    plain_logits = None
+    if mask_special:
+        # The prediction (and so the target) comes from the plain mask; only
+        # the attribution pass sees the special tokens masked.
+        with torch.no_grad():
+            plain_logits = model(input_ids=ids, attention_mask=real).logits
     forward_mask = real.masked_fill(special_mask, 0) if mask_special else real
 
     want_grad = GRADIENTS in needs
     want_acts = ACTIVATIONS in needs or want_grad
+    want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED} & needs)
     inputs: list[torch.Tensor | None] = [None] * classifier.num_layers
 
     def recorder(index: int):
         def hook(_module, args, kwargs):
-            inputs[index] = layer_input(args, kwargs)
+            hidden = layer_input(args, kwargs)
+            if want_grad and not hidden.requires_grad:
+                hidden.requires_grad_()  # frozen weights: the graph must still reach A^l
+            inputs[index] = hidden
 
         return hook
 
@@ -99,19 +108,14 @@ def capture(
                 for i, layer in enumerate(classifier.adapter.layers)
             ]
         with torch.set_grad_enabled(want_grad):
-            output = model(
-                input_ids=ids,
-                attention_mask=forward_mask,
-                output_attentions=ATTENTIONS in needs,
-            )
-            logits = output.logits
+            output = model(input_ids=ids, attention_mask=forward_mask, output_attentions=want_attention)
+            predicted = (plain_logits if plain_logits is not None else output.logits).argmax(dim=-1)
             chosen = torch.as_tensor(
-                [int(logits[b].argmax()) if t is None else int(t) for b, t in enumerate(targets)],
-                device=device,
+                [int(predicted[b]) if t is None else int(t) for b, t in enumerate(targets)], device=device
             )
             gradients = None
             if want_grad:
-                target_logits = logits.gather(1, chosen[:, None]).sum()
+                target_logits = output.logits.gather(1, chosen[:, None]).sum()
                 gradients = torch.autograd.grad(target_logits, inputs)
     finally:
         for handle in handles:
@@ -121,15 +125,16 @@ def capture(
         token_ids=[tuple(s) for s in sequences],
         lengths=[len(s) for s in sequences],
         special=special_mask,
-        logits=logits.detach().float(),
+        logits=(plain_logits if plain_logits is not None else output.logits).detach().float(),
         targets=chosen,
     )
     if ACTIVATIONS in needs:
         captured.activations = torch.stack([a.detach().float() for a in inputs], dim=1)
     if gradients is not None:
         captured.gradients = torch.stack([g.detach().float() for g in gradients], dim=1)
-    if ATTENTIONS in needs:
+    if want_attention:
         attentions = torch.stack([a.detach().float() for a in output.attentions], dim=1)
-        captured.attentions = attentions
         captured.attention_received = _received_attention(attentions, real.bool())
+        if ATTENTIONS in needs:
+            captured.attentions = attentions
     return captured

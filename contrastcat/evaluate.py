@@ -56,7 +56,8 @@ def step_counts(length: int, nonspecial: int, steps: str) -> list[int]:
     reference: round(g * all tokens), g = linspace(0, 1, 10)[1:].
     """
     if steps == PAPER:
-        return [int(c) for c in np.round(np.arange(10, 100, 10) / 100 * nonspecial)]
+        # k * n / 100, not k / 100 * n: 0.7 * 45 would give 31.4999... and lose the half.
+        return [int(c) for c in np.round(np.arange(10, 100, 10) * nonspecial / 100)]
     if steps == REFERENCE:
         return [int(c) for c in np.round(np.linspace(0, 1, 10)[1:] * length)]
     raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
@@ -140,7 +141,7 @@ def perturbation_curves(
     source: str = "<records>",
 ) -> MethodReport:
     """AOPC(k) = mean (p - p_k) and LOdds(k) = mean log(p_k / p) per step and order."""
-    usable = [r for r in records if len(r.token_ids) >= settings.min_tokens]
+    usable = long_enough(records, settings.min_tokens)
     report = MethodReport(
         method=records[0].method if records else "", evaluated=len(usable), skipped_short=len(records) - len(usable)
     )
@@ -174,6 +175,11 @@ def perturbation_curves(
             lodds=[float(v) for v in np.log(p_k / p[:, None]).mean(axis=0)],
         )
     return report
+
+
+def long_enough(records: Sequence[AttributionRecord], min_tokens: int) -> list[AttributionRecord]:
+    """Records with at least ``min_tokens`` tokens (special tokens included); the rest are skipped."""
+    return [r for r in records if len(r.token_ids) >= min_tokens]
 
 
 def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:

@@ -7,6 +7,7 @@ input order, and a batched result equals the one-at-a-time result.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -14,9 +15,9 @@ import numpy as np
 
 from .capture import capture
 from .errors import BadInput
-from .methods import AttributionMethod
+from .methods import AttributionMethod, build_method
 from .models import Classifier
-from .records import AttributionRecord, InputRow, resolve_label
+from .records import AttributionRecord, InputRow, resolve_label, rounded
 from .refine import RefineItem, Refined, average, refine
 from .tokens import TokenizedText, length_batches, make_predictor, pad_id_of, tokenize
 
@@ -66,7 +67,7 @@ def attribute(
     method: AttributionMethod,
     library=None,
     options: ExplainOptions = ExplainOptions(),
-) -> tuple[list[Refined], "np.ndarray", list[int]]:
+) -> tuple[list[Refined], np.ndarray, list[int]]:
     """Final maps for one batch: (refined maps, probs [B, C], resolved targets)."""
     captured = capture(
         classifier,
@@ -78,14 +79,15 @@ def attribute(
     )
     candidates = [m.double().cpu().numpy() for m in method.candidate_maps(captured, library)]
     resolved = [int(t) for t in captured.targets]
-    if method.refines:
+    refined = [average(maps) for maps in candidates]
+    several = [b for b, maps in enumerate(candidates) if len(maps) > 1]
+    if method.refinement is not None and several:
         predict = make_predictor(
             classifier.model, pad_id_of(classifier.tokenizer), classifier.device, options.batch_size * 4
         )
-        items = [RefineItem(t.ids, t.special, c, maps) for t, c, maps in zip(texts, resolved, candidates)]
-        refined = refine(items, predict, getattr(method, "rho", "mean+std"))
-    else:
-        refined = [average(maps) for maps in candidates]
+        items = [RefineItem(texts[b].ids, texts[b].special, resolved[b], candidates[b]) for b in several]
+        for b, result in zip(several, refine(items, predict, method.refinement)):
+            refined[b] = result
     return refined, captured.probs.cpu().numpy(), resolved
 
 
@@ -101,7 +103,7 @@ def explain(
 ) -> Iterator[AttributionRecord]:
     """Attribution records for ``rows``, in input order."""
     if method.uses_library and library is None:
-        raise BadInput(f"method {method.name} needs a reference library (--refs)")
+        raise BadInput(f"method {method.name} needs a reference library: pass --refs (build one with build-refs)")
     if library is not None:
         library.check_model(classifier.fingerprint, classifier.name)
     targets = resolve_targets(rows, target, classifier.label_names, source)
@@ -123,7 +125,7 @@ def explain(
             for position, index in enumerate(indices):
                 results[index] = _record(
                     classifier, rows[index], texts[index], refined[position],
-                    probs[position], resolved[position], method, library,
+                    probs[position], resolved[position], method, library, options,
                 )
             if progress is not None:
                 progress(len(indices))
@@ -131,7 +133,7 @@ def explain(
             yield results[index]
 
 
-def _record(classifier, row, text, refined, probs, target, method, library) -> AttributionRecord:
+def _record(classifier, row, text, refined, probs, target, method, library, options) -> AttributionRecord:
     return AttributionRecord(
         id=row.id,
         text=row.text,
@@ -139,7 +141,7 @@ def _record(classifier, row, text, refined, probs, target, method, library) -> A
         token_ids=list(text.ids),
         offsets=[list(span) for span in text.offsets],
         special=list(text.special),
-        scores=[round(float(s), 6) for s in refined.scores],
+        scores=rounded(refined.scores),
         target=target,
         target_name=classifier.label_names[target],
         probs=[float(f"{p:.6g}") for p in probs],
@@ -151,7 +153,7 @@ def _record(classifier, row, text, refined, probs, target, method, library) -> A
         library=library.fingerprint if library is not None else None,
         refs_kept=int(refined.kept.sum()) if method.uses_library else None,
         refs_total=len(refined.kept) if method.uses_library else None,
-        settings=method.settings(),
+        settings={**method.settings(), "mask_special": options.mask_special},
     )
 
 
@@ -179,5 +181,39 @@ def reattribute(
             classifier, [texts[i] for i in batch], [targets[i] for i in batch], method, library, options
         )
         for position, index in enumerate(batch):
-            scores[index] = [float(s) for s in refined[position].scores]
+            scores[index] = rounded(refined[position].scores)
+    return scores
+
+
+def reattribute_records(
+    classifier: Classifier,
+    records: Sequence[AttributionRecord],
+    targets: Sequence[int],
+    library=None,
+    batch_size: int = 16,
+) -> list[list[float]]:
+    """Each record explained again, by its own method and settings, for ``targets`` (Kendall-τ)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, record in enumerate(records):
+        groups.setdefault((record.method, json.dumps(record.settings, sort_keys=True)), []).append(index)
+    scores: list[list[float]] = [[] for _ in records]
+    for (name, settings_json), indices in groups.items():
+        settings = json.loads(settings_json)
+        method = build_method(name, **settings)
+        if method.uses_library:
+            if library is None:
+                raise BadInput(f"records of method {name} need their reference library to be explained again: pass --refs")
+            library.check_model(classifier.fingerprint, classifier.name)
+            used = {records[i].library for i in indices} - {None, library.fingerprint}
+            if used:
+                raise BadInput(
+                    f"{library.path}: records were explained with another library ({used.pop()}); pass that one"
+                )
+        options = ExplainOptions(batch_size=batch_size, mask_special=bool(settings.get("mask_special", False)))
+        again = reattribute(
+            classifier, [records[i] for i in indices], [targets[i] for i in indices], method,
+            library if method.uses_library else None, options,
+        )
+        for index, values in zip(indices, again):
+            scores[index] = values
     return scores

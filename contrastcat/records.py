@@ -136,6 +136,14 @@ def resolve_label(value: Any, label_names: Sequence[str], where: str) -> int:
     raise BadInput(f"{where}: label {value!r} is not one of {', '.join(label_names)} or an index")
 
 
+SCORE_DECIMALS = 6
+
+
+def rounded(scores) -> list[float]:
+    """Scores as records store them; re-attributions are rounded the same way before comparing."""
+    return [round(float(s), SCORE_DECIMALS) for s in scores]
+
+
 def write_records(path: str, records: Iterable[AttributionRecord]) -> int:
     """Write records atomically (``-``: standard output); returns how many."""
     count = 0
@@ -160,11 +168,17 @@ def _check_record(obj: dict, where: str) -> AttributionRecord:
         value = obj.get(key)
         if value is not None and (not isinstance(value, list) or len(value) != length):
             raise BadInput(f"{where}: {key!r} must be a list with one entry per token")
+    offsets = obj.get("offsets")
+    if offsets is not None and not all(
+        isinstance(o, list) and len(o) == 2 and all(isinstance(v, int) for v in o) for o in offsets
+    ):
+        raise BadInput(f"{where}: 'offsets' must be [start, end] pairs of integers")
     known = {f.name for f in fields(AttributionRecord)}
     values = {key: value for key, value in obj.items() if key in known}
     values.setdefault("token_ids", [])
+    # Without flags, a token with an empty character span is a special token ([CLS], [SEP]).
+    values.setdefault("special", [start == end for start, end in offsets] if offsets else [False] * length)
     values.setdefault("offsets", [[0, 0]] * length)
-    values.setdefault("special", [False] * length)
     values.setdefault("target_name", str(obj["target"]))
     values.setdefault("probs", [])
     values.setdefault("predicted", obj["target"])

@@ -26,9 +26,15 @@ RHO_RULES = {
 }
 
 
-def deletion_counts(length: int) -> list[int]:
-    """round(g * T) for g = linspace(0, 1, 10)[1:], duplicates dropped, order kept."""
-    counts = np.round(np.linspace(0.0, 1.0, 10)[1:] * length).astype(int)
+@dataclass(frozen=True)
+class RefineSettings:
+    rho: str = "mean+std"  # threshold rule, see RHO_RULES
+    grid: int = 10  # deletion counts round(g * T) for g = linspace(0, 1, grid)[1:]
+
+
+def deletion_counts(length: int, grid: int = 10) -> list[int]:
+    """round(g * T) for g = linspace(0, 1, grid)[1:], duplicates dropped, order kept."""
+    counts = np.round(np.linspace(0.0, 1.0, grid)[1:] * length).astype(int)
     return list(dict.fromkeys(int(c) for c in counts))
 
 
@@ -49,13 +55,13 @@ class Refined:
     drop_scores: np.ndarray  # [K]
 
 
-def drop_scores(items: Sequence[RefineItem], predict: ProbabilityFn) -> list[np.ndarray]:
+def drop_scores(items: Sequence[RefineItem], predict: ProbabilityFn, grid: int = 10) -> list[np.ndarray]:
     """S(I_R) for every map of every item: mean MoRF probability drop over the steps."""
     unique: dict[tuple[int, ...], int] = {}
     plans: list[tuple[tuple[int, ...], list[list[tuple[int, ...]]]]] = []
     for item in items:
         unique.setdefault(item.ids, len(unique))
-        counts = deletion_counts(len(item.ids))
+        counts = deletion_counts(len(item.ids), grid)
         per_map = []
         for scores in item.maps:
             ranking = ranked_positions(scores, item.special, MORF)
@@ -91,10 +97,12 @@ def combine(maps: np.ndarray, kept: np.ndarray) -> np.ndarray:
     return (mean - mean.min()) / (span if span != 0 else 1e-6)
 
 
-def refine(items: Sequence[RefineItem], predict: ProbabilityFn, rho: str = "mean+std") -> list[Refined]:
+def refine(
+    items: Sequence[RefineItem], predict: ProbabilityFn, settings: RefineSettings = RefineSettings()
+) -> list[Refined]:
     results = []
-    for item, scores in zip(items, drop_scores(items, predict)):
-        kept = select_maps(scores, rho)
+    for item, scores in zip(items, drop_scores(items, predict, settings.grid)):
+        kept = select_maps(scores, settings.rho)
         results.append(Refined(scores=combine(item.maps, kept), kept=kept, drop_scores=scores))
     return results
 

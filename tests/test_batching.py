@@ -46,3 +46,16 @@ def test_padding_does_not_change_captured_tensors(toy_classifier):
         batched = getattr(both, field)[0, :, :length]
         assert np.allclose(batched.numpy(), getattr(short, field)[0].numpy(), atol=1e-5)
     assert np.allclose(both.attention_received[0, :, :length].numpy(), short.attention_received[0].numpy(), atol=1e-6)
+
+
+def test_mask_special_changes_attribution_not_prediction(toy_classifier, toy_library):
+    rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
+    method = build_method("contrastcat", refs_used=10)
+    plain = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=4)))
+    masked = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=4, mask_special=True)))
+    alone = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=1, mask_special=True)))
+    for a, b, c in zip(plain, masked, alone):
+        assert a.probs == b.probs and a.predicted == b.predicted == b.target  # SPEC §1: prediction uses the plain mask
+        assert np.allclose(b.scores, c.scores, atol=1e-5)
+        assert b.settings["mask_special"] is True and a.settings["mask_special"] is False
+    assert any(not np.allclose(a.scores, b.scores, atol=1e-3) for a, b in zip(plain, masked))

@@ -153,3 +153,20 @@ def test_hub_data_offline_is_one_line(toy_dir, tmp_path):
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "nyu-mll/glue:sst2" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_explain_reads_stdin(pipeline):
+    _, refs, _, _ = pipeline
+    result = run("explain", "-", "--refs", refs, "--method", "cat", stdin='{"id": "s", "text": "a superb film"}\n')
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["id"] == "s" and record["tokens"] == ["[CLS]", "a", "superb", "film", "[SEP]"]
+
+
+def test_kendall_refuses_a_different_library(pipeline, toy_dir, tmp_path):
+    work, refs, attr, _ = pipeline
+    other = tmp_path / "other.h5"
+    built = run("build-refs", "--model", toy_dir / "model", "--data", toy_dir / "train.jsonl", "--gamma", "0.5", "-o", other, "-q")
+    assert built.returncode == 0, built.stderr
+    result = run("evaluate", attr, "--kendall", "--refs", other)
+    assert result.returncode == 2 and "explained with another library" in result.stderr

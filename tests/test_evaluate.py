@@ -137,3 +137,8 @@ def test_kendall_uses_alternative_class():
     assert result.tau_index == pytest.approx(-1.0)
     assert result.tau_scores == pytest.approx(-1.0)
     assert result.inputs == 2 and result.passes
+
+
+def test_paper_steps_keep_exact_halves():
+    # 0.7 * 45 in floating point is 31.4999...; the exact 31.5 rounds to even, 32.
+    assert step_counts(47, 45, "paper") == [4, 9, 14, 18, 22, 27, 32, 36, 40]

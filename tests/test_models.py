@@ -90,3 +90,12 @@ def test_hooks_are_removed_after_an_error(toy_classifier, monkeypatch):
     with pytest.raises(RuntimeError, match="boom"):
         capture(toy_classifier, [[2, 10, 3]], [[True, False, True]], [None])
     assert all(not layer._forward_pre_hooks for layer in layers)
+
+
+def test_capture_works_with_frozen_weights(toy_classifier):
+    from contrastcat import toy as toy_module
+
+    model = toy_module.make_model(seed=4).requires_grad_(False)
+    classifier = wrap_classifier(model, toy_module.make_tokenizer(), name="frozen")
+    captured = capture(classifier, [[2, 10, 11, 3]], [[True, False, False, True]], [0])
+    assert captured.gradients.abs().sum() > 0

@@ -84,3 +84,17 @@ def test_render_rich_shades_by_score():
     styles = {text.plain[span.start : span.end]: str(span.style) for span in text.spans}
     assert styles["dull"] == "white on #ff0000"  # score 1: strongest red
     assert styles["unbelievably"] == "white on #ff1919"  # 0.9: green and blue at 255 * (1 - 0.9) = 25
+
+
+def test_csv_with_byte_order_mark(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufefftext,label\nfine film,1\n".encode("utf-8"))
+    assert [r.text for r in read_inputs(str(path))] == ["fine film"]
+
+
+def test_records_without_special_flags_use_empty_spans(tmp_path):
+    path = tmp_path / "other-tool.jsonl"
+    path.write_text(json.dumps({"id": 1, "text": "ok", "tokens": ["[CLS]", "ok", "[SEP]"], "scores": [1, 0.5, 0],
+                                "target": 0, "offsets": [[0, 0], [0, 2], [0, 0]]}) + "\n")
+    (record,) = read_records(str(path))
+    assert record.special == [True, False, True]

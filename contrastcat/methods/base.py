@@ -15,6 +15,7 @@ from typing import ClassVar, Protocol
 import torch
 
 from ..capture import Captured
+from ..refine import RefineSettings
 
 class ReferenceSource(Protocol):
     """What a method needs from a reference library."""
@@ -45,9 +46,9 @@ class AttributionMethod(ABC):
     uses_library: ClassVar[bool] = False
 
     @property
-    def refines(self) -> bool:
-        """True when several candidate maps go through the deletion-test refinement."""
-        return False
+    def refinement(self) -> RefineSettings | None:
+        """How several candidate maps are refined by deletion test; None: they are averaged."""
+        return None
 
     def settings(self) -> dict:
         """The options that change this method's output, recorded with every record."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import torch
 
-from ..capture import ACTIVATIONS, ATTENTIONS, GRADIENTS, Captured
+from ..capture import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
 from ..errors import BadInput
-from ..refine import RHO_RULES
+from ..refine import RHO_RULES, RefineSettings
 from .base import AttributionMethod, ReferenceSource, minmax
 
 RHO_CHOICES = tuple(RHO_RULES)
@@ -37,11 +37,13 @@ def contrast_maps(
     if references is None:
         per_layer = own[None]
     else:
-        length = activations.shape[1]
-        overlap = min(length, references.shape[2])
-        aligned = references.new_zeros(references.shape[0], *activations.shape)
-        aligned[:, :, :overlap] = references[:, :, :overlap]
-        per_layer = own[None] - torch.einsum("ltn,kltn->klt", gradients, aligned)
+        # Positions past the reference's end contrast with R = 0: their G.R term is 0.
+        overlap = min(activations.shape[1], references.shape[2])
+        against = own.new_zeros(references.shape[0], *own.shape)  # [K, L, T]
+        against[:, :, :overlap] = torch.einsum(
+            "ltn,kltn->klt", gradients[:, :overlap], references[:, :, :overlap]
+        )
+        per_layer = own[None] - against
     if weights is not None:
         per_layer = per_layer * weights[None]
     return per_layer.sum(dim=1)
@@ -67,31 +69,41 @@ class CAT(AttributionMethod):
 class AttCAT(CAT):
     name = "attcat"
     summary = "CAT weighted by the attention each token receives (Qiang et al. 2022)"
-    needs = frozenset({ACTIVATIONS, GRADIENTS, ATTENTIONS})
+    needs = frozenset({ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED})
     attention_weighted = True
 
 
 class ContrastCAT(AttributionMethod):
     name = "contrastcat"
     summary = "AttCAT contrasted with low-f_c references, refined by a deletion test (Han et al. 2025)"
-    needs = frozenset({ACTIVATIONS, GRADIENTS, ATTENTIONS})
+    needs = frozenset({ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED})
     uses_library = True
 
-    def __init__(self, refs_used: int = 30, refine: bool = True, rho: str = "mean+std") -> None:
+    def __init__(
+        self, refs_used: int = 30, refine: bool = True, rho: str = "mean+std", deletion_grid: int = 10
+    ) -> None:
         if refs_used < 1:
             raise BadInput("--refs-used must be at least 1 for contrastcat (0 is --method attcat)")
         if rho not in RHO_CHOICES:
             raise BadInput(f"--rho must be one of {', '.join(RHO_CHOICES)}, got {rho!r}")
+        if deletion_grid < 2:
+            raise BadInput("--deletion-grid must be at least 2")
         self.refs_used = refs_used
         self.refine = refine
         self.rho = rho
+        self.deletion_grid = deletion_grid
 
     @property
-    def refines(self) -> bool:
-        return self.refine
+    def refinement(self) -> RefineSettings | None:
+        return RefineSettings(self.rho, self.deletion_grid) if self.refine else None
 
     def settings(self) -> dict:
-        return {"refs_used": self.refs_used, "refine": self.refine, "rho": self.rho}
+        return {
+            "refs_used": self.refs_used,
+            "refine": self.refine,
+            "rho": self.rho,
+            "deletion_grid": self.deletion_grid,
+        }
 
     def candidate_maps(self, captured: Captured, library: ReferenceSource | None) -> list[torch.Tensor]:
         if library is None:

@@ -119,7 +119,7 @@ def load_classifier(name: str, device: str | torch.device = "auto") -> Classifie
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
             model = AutoModelForSequenceClassification.from_pretrained(
-                source, trust_remote_code=False, attn_implementation="eager"
+                source, trust_remote_code=False, attn_implementation="eager", dtype=torch.float32
             )
     except (OSError, ValueError, EnvironmentError) as error:
         if is_local:
