@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Annotated
 
 import typer
@@ -54,5 +55,12 @@ for module, name in (
     app.command(name, epilog=module.EPILOG)(command)
 
 
+def _terminate(signum, frame) -> None:
+    # SIGTERM unwinds like Ctrl-C, so temporary output files are removed on the way out.
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     app()

@@ -23,11 +23,8 @@ def atomic_text_output(path: str) -> Iterator[TextIO]:
         yield sys.stdout
         sys.stdout.flush()
         return
+    check_output_path(path)
     target = Path(path)
-    if target.is_dir():
-        raise BadInput(f"{path}: is a directory, expected an output file")
-    if not target.parent.exists():
-        raise BadInput(f"{path}: directory {target.parent} does not exist")
     handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:

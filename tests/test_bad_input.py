@@ -170,7 +170,8 @@ def test_output_directory_missing(tmp_path, toy_dir, refs):
     assert_one_line_error(result, "does not exist")
 
 
-def test_interrupting_explain_leaves_no_partial_output(tmp_path, toy_dir, refs):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_explain_leaves_no_partial_output(tmp_path, toy_dir, refs, signum):
     from contrastcat import toy
 
     source = tmp_path / "many.jsonl"
@@ -181,6 +182,9 @@ def test_interrupting_explain_leaves_no_partial_output(tmp_path, toy_dir, refs):
     process = subprocess.Popen(
         [EXE, "explain", str(source), "--refs", str(refs), "-o", str(out), "--batch-size", "4"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        # A shell without job control starts background jobs with SIGINT ignored, and CI may
+        # run us that way; a user's Ctrl-C arrives with the default disposition.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 120
     while not [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl")]:
@@ -188,7 +192,7 @@ def test_interrupting_explain_leaves_no_partial_output(tmp_path, toy_dir, refs):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     time.sleep(1.0)  # well inside the run: the temporary output is open and being written
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     _, stderr = process.communicate(timeout=180)  # generous: CI machines can be heavily loaded
     assert process.returncode == 130
     assert "interrupted" in stderr and "Traceback" not in stderr
