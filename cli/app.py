@@ -9,7 +9,7 @@ import typer
 
 from contrastcat import __version__
 
-from . import build_refs, evaluate, explain, render
+from . import build_refs, evaluate, explain, models, render
 
 HELP = """\
 Explain transformer text classifiers with Contrast-CAT (Han, Lee & Lee, UAI 2025)
@@ -53,6 +53,7 @@ for module, name in (
 ):
     command = getattr(module, name.replace("-", "_"))
     app.command(name, epilog=module.EPILOG)(command)
+app.add_typer(models.app, name="models")
 
 
 def _terminate(signum, frame) -> None:

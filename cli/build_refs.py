@@ -12,7 +12,7 @@ from rich.table import Table
 from contrastcat.errors import BadInput
 from contrastcat.files import check_output_path
 
-from .common import BatchOption, DeviceOption, QuietOption, info, phased_progress, reports_errors, stderr_console
+from .common import BatchOption, DeviceOption, QuietOption, load_model, phased_progress, reports_errors, stderr_console
 
 EPILOG = """\
 Examples:
@@ -54,7 +54,6 @@ def build_refs(
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.data import load_labelled
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
-    from contrastcat.models import load_classifier
 
     if dtype not in ("float32", "float16"):
         raise BadInput(f"--dtype must be float32 or float16, got {dtype!r}")
@@ -63,7 +62,7 @@ def build_refs(
     check_output_path(output)
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
-    classifier = load_classifier(model, device)
+    classifier = load_model(model, device, quiet)
     if max_length is not None:
         classifier.max_length = min(max_length, classifier.max_length)
     alias_data = classifier.alias.data if classifier.alias and data is None else None

@@ -86,3 +86,11 @@ def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
 def info(message: str, quiet: bool) -> None:
     if not quiet:
         stderr_console().print(message, highlight=False, soft_wrap=True)
+
+
+def load_model(name: str, device: str, quiet: bool):
+    """Load a classifier; an embedded model trains on first use with a progress bar."""
+    from contrastcat.models import load_classifier
+
+    with phased_progress(quiet) as report:
+        return load_classifier(name, device, progress=report, notify=lambda message: info(message, quiet))

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import typer
 
-from contrastcat.evaluate import STEP_GRIDS, TARGETS
+from contrastcat.evaluate import STEP_GRIDS
 from contrastcat.methods import METHODS, RHO_CHOICES
 from contrastcat.perturb import DELETE, MASK
+from contrastcat.zoo.registry import EMBEDDED
 
 from .app import app
 from .render import COLOR_CHOICES
@@ -54,6 +55,7 @@ class Command:
     name: str
     help: str
     options: tuple[Option, ...]
+    words: tuple[str, ...] = ()  # subcommands and argument values completed without a dash
 
 
 def _clean(text: str | None) -> str:
@@ -67,15 +69,19 @@ def describe(application: typer.Typer = app) -> list[Command]:
     commands = []
     for name in sorted(group.commands):
         command = group.commands[name]
-        options = []
-        for param in command.params:
-            if getattr(param, "param_type_name", "") != "option":  # typer vendors its own click
-                continue
-            for names in (param.opts, param.secondary_opts):
-                if names:
-                    options.append(Option(tuple(names), _clean(param.help), not param.is_flag))
-        options.append(Option(("-h", "--help"), "Show help and exit", False))
-        commands.append(Command(name, _clean(command.help), tuple(options)))
+        # A command group (models) completes its subcommands, their options and model names.
+        members = [command.commands[n] for n in sorted(command.commands)] if hasattr(command, "commands") else [command]
+        words = tuple(sorted(command.commands)) + tuple(EMBEDDED) if hasattr(command, "commands") else ()
+        options: dict[tuple[str, ...], Option] = {}
+        for member in members:
+            for param in member.params:
+                if getattr(param, "param_type_name", "") != "option" or param.hidden:  # typer vendors its own click
+                    continue
+                for names in (param.opts, param.secondary_opts):
+                    if names:
+                        options.setdefault(tuple(names), Option(tuple(names), _clean(param.help), not param.is_flag))
+        options[("-h", "--help")] = Option(("-h", "--help"), "Show help and exit", False)
+        commands.append(Command(name, _clean(command.help), tuple(options.values()), words))
     return commands
 
 
@@ -84,7 +90,7 @@ def bash(commands: list[Command]) -> str:
     lines = [
         f"# {HEADER}",
         "_contrastcat() {",
-        '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" sub="" opts="" word',
+        '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" sub="" opts="" words="" word',
         '    for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do',
         f'        case "$word" in {"|".join(c.name for c in commands)}) sub="$word"; break ;; esac',
         "    done",
@@ -93,7 +99,10 @@ def bash(commands: list[Command]) -> str:
     ]
     for command in commands:
         flat = " ".join(n for o in command.options for n in o.names)
-        lines.append(f'        {command.name}) opts="{flat}" ;;')
+        if command.words:
+            lines.append(f'        {command.name}) opts="{flat}"; words="{" ".join(command.words)}" ;;')
+        else:
+            lines.append(f'        {command.name}) opts="{flat}" ;;')
     lines += ["    esac", '    case "$prev" in']
     for option, values in CHOICES.items():
         lines.append(f'        {option}) COMPREPLY=($(compgen -W "{" ".join(values)}" -- "$cur")); return ;;')
@@ -102,6 +111,8 @@ def bash(commands: list[Command]) -> str:
         "    esac",
         '    if [[ "$cur" == -* ]]; then',
         '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
+        '    elif [[ -n "$words" ]]; then',
+        '        COMPREPLY=($(compgen -W "$words" -- "$cur"))',
         "    else",
         '        COMPREPLY=($(compgen -f -- "$cur"))',
         "    fi",
@@ -142,7 +153,8 @@ def zsh(commands: list[Command]) -> str:
         lines.append("            _arguments \\")
         for spec in specs:
             lines.append(f"                {spec} \\")
-        lines.append("                '*:file:_files'")
+        rest = f"'*:word:({' '.join(command.words)})'" if command.words else "'*:file:_files'"
+        lines.append(f"                {rest}")
         lines.append("            ;;")
     lines += ["    esac", "}", "", '_contrastcat "$@"', ""]
     return "\n".join(lines)
@@ -163,7 +175,10 @@ def fish(commands: list[Command]) -> str:
             else:
                 value = " -x" if option.takes_value else ""
             lines.append(f"complete -c contrastcat {condition} {flags}{value} -d '{option.help}'")
-        lines.append(f"complete -c contrastcat {condition} -F")
+        if command.words:
+            lines.append(f"complete -c contrastcat {condition} -a '{' '.join(command.words)}'")
+        else:
+            lines.append(f"complete -c contrastcat {condition} -F")
     return "\n".join(lines) + "\n"
 
 

@@ -26,7 +26,7 @@ from contrastcat.files import atomic_text_output, check_output_path
 from contrastcat.perturb import DELETE, MASK, mask_id_of
 from contrastcat.records import read_records
 
-from .common import BatchOption, DeviceOption, QuietOption, info, reports_errors
+from .common import BatchOption, DeviceOption, QuietOption, info, load_model, reports_errors
 
 EPILOG = """\
 Examples:
@@ -67,7 +67,6 @@ def evaluate(
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.explain import reattribute_records
     from contrastcat.library import RefLibrary
-    from contrastcat.models import load_classifier
     from contrastcat.tokens import make_predictor, pad_id_of
 
     settings = EvalSettings(orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
@@ -84,7 +83,7 @@ def evaluate(
     for record in records:
         if not record.token_ids:
             raise BadInput(f"{source}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
-    classifier = load_classifier(model or records[0].model, device)
+    classifier = load_model(model or records[0].model, device, quiet)
     mismatched = [r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint]
     if mismatched:
         raise BadInput(

@@ -13,7 +13,7 @@ from contrastcat.files import check_output_path
 from contrastcat.records import read_inputs, write_records
 from contrastcat.refine import RHO_RULES
 
-from .common import BatchOption, DeviceOption, QuietOption, info, phased_progress, reports_errors
+from .common import BatchOption, DeviceOption, QuietOption, info, load_model, phased_progress, reports_errors
 
 EPILOG = """\
 Examples:
@@ -43,6 +43,11 @@ def _list_methods(value: bool) -> None:
 
 
 def _model_of(library) -> str:
+    """The model a library was built with: its alias, else the directory it loaded, else its hub id."""
+    from contrastcat.models import lookup_alias
+
+    if lookup_alias(library.info.model) is not None:
+        return library.info.model
     source = library.info.model_source
     return source if Path(source).is_dir() else library.info.model
 
@@ -83,7 +88,6 @@ def explain(
     from contrastcat.explain import ExplainOptions, explain as run_explain, parse_target
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_method, method_class
-    from contrastcat.models import load_classifier
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
@@ -98,7 +102,7 @@ def explain(
     attribution = build_method(
         method, refs_used=refs_used, refine=refine, rho=rho, deletion_grid=deletion_grid, seed=seed
     )
-    classifier = load_classifier(model, device)
+    classifier = load_model(model, device, quiet)
     chosen_target = parse_target(target, classifier.num_classes)
     source = "<stdin>" if input_path == "-" else input_path
     with phased_progress(quiet) as report:

