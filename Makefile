@@ -32,6 +32,8 @@ demo: install
 	$(OFFLINE) $(BIN)/contrastcat explain examples/minilm-rt/inputs.jsonl --refs $(DEMO)/refs.h5 -o $(DEMO)/attr.jsonl
 	$(OFFLINE) $(BIN)/contrastcat evaluate $(DEMO)/attr.jsonl --kendall --refs $(DEMO)/refs.h5 -o $(DEMO)/report.json
 	$(OFFLINE) $(BIN)/contrastcat render $(DEMO)/attr.jsonl --words --limit 6
+	$(OFFLINE) $(BIN)/contrastcat models prepare minilm-bbc
+	$(OFFLINE) $(BIN)/contrastcat models list
 
 # The same on a tiny planted-keyword classifier that trains in seconds.
 toy-demo: install

@@ -74,17 +74,14 @@ def prepare_model(
     quiet: QuietOption = False,
 ) -> None:
     """Fine-tune an embedded model now and cache it (otherwise it happens on first use)."""
-    from contrastcat.zoo import EMBEDDED, prepare
-    from contrastcat.zoo.cache import read_metadata
+    from contrastcat.zoo import EMBEDDED, entry_status, prepare
+    from contrastcat.zoo.cache import entry_dir, read_metadata
+    from contrastcat.zoo.registry import describe_entry
 
     if name not in EMBEDDED:
         raise BadInput(f"unknown embedded model {name!r} (available: {', '.join(EMBEDDED)})")
+    if entry_status(name, quick)[0] and not force:
+        info(describe_entry(name, read_metadata(entry_dir(name))), quiet)
+        return
     with phased_progress(quiet) as report:
-        directory = prepare(name, report, lambda message: info(message, quiet), force=force, quick=quick)
-    metadata = read_metadata(directory) or {}
-    info(
-        f"{name}: held-out accuracy {metadata.get('held_out_accuracy', float('nan')):.3f} "
-        f"on {metadata.get('held_out_rows')} rows; references below gamma per class: "
-        f"{metadata.get('confident_references')}; cached in {directory}",
-        quiet,
-    )
+        prepare(name, report, lambda message: info(message, quiet), force=force, quick=quick)

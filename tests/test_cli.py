@@ -182,7 +182,9 @@ def test_models_list_and_quick_prepare(tmp_path):
     ]
     prepared = run("models", "prepare", "minilm-bbc", "--quick", env=env)
     assert prepared.returncode == 0, prepared.stderr
-    assert "minilm-bbc: held-out accuracy" in prepared.stderr
+    assert "minilm-bbc ready: held-out accuracy" in prepared.stderr
+    again = run("models", "prepare", "minilm-bbc", "--quick", env=env)  # cached: no training, same line
+    assert again.returncode == 0 and "minilm-bbc ready: held-out accuracy" in again.stderr
     metadata = json.loads((tmp_path / "cache" / "models" / "minilm-bbc" / "contrastcat-model.json").read_text())
     assert metadata["label_names"] == ["business", "entertainment", "politics", "sports", "tech"]
     listed = json.loads(run("models", "list", "--json", env=env).stdout)

@@ -52,7 +52,7 @@ def test_quick_prepare_writes_a_complete_entry(quick_rt, monkeypatch):
     metadata = json.loads((directory / cache.METADATA).read_text())
     assert metadata["name"] == "minilm-rt" and metadata["quick"] is True
     assert metadata["train_rows"] == 240 and metadata["held_out_rows"] == 60
-    assert 0.0 <= metadata["held_out_accuracy"] <= 1.0
+    assert 0.0 <= metadata["held_out_accuracy"] <= 1.0 and 0.0 <= metadata["held_out_accuracy_before_sharpening"] <= 1.0
     assert metadata["recipe"]["seed"] == 0 and metadata["versions"]["torch"] == torch.__version__
     assert set(metadata["confident_references"]) == {"negative", "positive"}
     assert entry_status("minilm-rt", quick=True) == (True, "")

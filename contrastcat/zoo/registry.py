@@ -119,10 +119,23 @@ def prepare(
     staging = cache.staging_dir(name)
     try:
         metadata = _train(spec, staging, progress, quick)
-        return cache.install(staging, name, metadata)
+        directory = cache.install(staging, name, metadata)
     except BaseException:
         cache.discard(staging)
         raise
+    if notify:
+        notify(describe_entry(name, metadata))
+    return directory
+
+
+def describe_entry(name: str, metadata: dict) -> str:
+    """One line: what a prepared model scored and where it lives."""
+    references = ", ".join(f"{label} {count}" for label, count in metadata["confident_references"].items())
+    return (
+        f"{name} ready: held-out accuracy {metadata['held_out_accuracy']:.3f} on {metadata['held_out_rows']} rows; "
+        f"training rows usable as references (f_c < {metadata['recipe']['gamma']:g}) per class: {references}; "
+        f"cached in {cache.entry_dir(name)}"
+    )
 
 
 def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick: bool) -> dict:
@@ -149,11 +162,16 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
     targets = [e.label for e in train]
     fine_tune(model, tokenizer, texts, targets, recipe, progress)
     features = cls_features(model, tokenizer, texts, recipe.max_length, progress=progress, phase="scoring training rows")
-    sharpened = sharpen_head(model, features, targets, recipe, progress)
     held_features = cls_features(model, tokenizer, [e.text for e in held_out], recipe.max_length)
-    with torch.no_grad():
-        predicted = head_logits(model, held_features).argmax(dim=-1).numpy()
-    accuracy = float((predicted == np.array([e.label for e in held_out])).mean())
+    held_labels = np.array([e.label for e in held_out])
+
+    def held_out_accuracy() -> float:
+        with torch.no_grad():
+            return float((head_logits(model, held_features).argmax(dim=-1).numpy() == held_labels).mean())
+
+    accuracy_before = held_out_accuracy()  # the encoder is frozen while sharpening: features stay valid
+    sharpened = sharpen_head(model, features, targets, recipe, progress)
+    accuracy = held_out_accuracy()
     if not quick and accuracy < spec.min_accuracy:
         raise RunFailed(f"{spec.name}: held-out accuracy {accuracy:.3f} is below {spec.min_accuracy}; not cached")
     tokenizer.model_max_length = recipe.max_length  # explain truncates as training did
@@ -171,6 +189,7 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
         "train_rows": len(train),
         "held_out_rows": len(held_out),
         "held_out_accuracy": accuracy,
+        "held_out_accuracy_before_sharpening": accuracy_before,
         "min_accuracy": spec.min_accuracy,
         "recipe": recipe.as_dict(),
         "sharpen_steps_run": sharpened.steps,
