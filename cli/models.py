@@ -11,7 +11,7 @@ from rich.table import Table
 
 from contrastcat.errors import BadInput
 
-from .common import QuietOption, info, phased_progress, reports_errors
+from .common import DeviceOption, QuietOption, info, phased_progress, reports_errors
 
 EPILOG = """\
 Examples:
@@ -71,9 +71,11 @@ def prepare_model(
     name: Annotated[str, typer.Argument(help="An embedded model (see models list).")],
     force: Annotated[bool, typer.Option(help="Train again even if a usable cache entry exists.")] = False,
     quick: Annotated[bool, typer.Option(hidden=True, help="A few steps on a few hundred rows (tests only).")] = False,
+    device: DeviceOption = "auto",
     quiet: QuietOption = False,
 ) -> None:
     """Fine-tune an embedded model now and cache it (otherwise it happens on first use)."""
+    from contrastcat.devices import resolve_device
     from contrastcat.zoo import EMBEDDED, entry_status, prepare
     from contrastcat.zoo.cache import entry_dir, read_metadata
     from contrastcat.zoo.registry import describe_entry
@@ -84,4 +86,6 @@ def prepare_model(
         info(describe_entry(name, read_metadata(entry_dir(name))), quiet)
         return
     with phased_progress(quiet) as report:
-        prepare(name, report, lambda message: info(message, quiet), force=force, quick=quick)
+        prepare(
+            name, report, lambda message: info(message, quiet), force=force, quick=quick, device=resolve_device(device)
+        )

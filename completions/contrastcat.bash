@@ -9,7 +9,7 @@ _contrastcat() {
         build-refs) opts="--output -o --model -m --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --dtype --batch-size --json --device --quiet -q -h --help" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --batch-size --device --quiet -q -h --help" ;;
         explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --target --text-field --id-field --label-field --mask-special --no-mask-special --seed --batch-size --device --quiet -q --list-methods -h --help" ;;
-        models) opts="--json --force --no-force --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
+        models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color -h --help" ;;
     esac
     case "$prev" in

@@ -67,6 +67,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from explain' -F
 complete -c contrastcat -n '__fish_seen_subcommand_from models' -l json -d 'Print JSON instead of a table'
 complete -c contrastcat -n '__fish_seen_subcommand_from models' -l force -d 'Train again even if a usable cache entry exists'
 complete -c contrastcat -n '__fish_seen_subcommand_from models' -l no-force -d 'Train again even if a usable cache entry exists'
+complete -c contrastcat -n '__fish_seen_subcommand_from models' -l device -x -a 'auto cpu cuda' -d 'auto (CUDA when available), cpu, cuda or cuda:N'
 complete -c contrastcat -n '__fish_seen_subcommand_from models' -l quiet -s q -d 'No progress bars or summaries on stderr'
 complete -c contrastcat -n '__fish_seen_subcommand_from models' -s h -l help -d 'Show help and exit'
 complete -c contrastcat -n '__fish_seen_subcommand_from models' -a 'list prepare minilm-rt minilm-bbc'

@@ -106,6 +106,7 @@ def prepare(
     notify: Notify | None = None,
     force: bool = False,
     quick: bool = False,
+    device: torch.device | None = None,
 ) -> Path:
     """The cache folder of ``name``, training the model first if it is missing or incomplete."""
     spec = EMBEDDED[name]
@@ -118,7 +119,7 @@ def prepare(
         notify(f"preparing {name}: fine-tuning all-MiniLM-L6-v2 on its corpus (once; cached in {cache.entry_dir(name)})")
     staging = cache.staging_dir(name)
     try:
-        metadata = _train(spec, staging, progress, quick)
+        metadata = _train(spec, staging, progress, quick, device or torch.device("cpu"))
         directory = cache.install(staging, name, metadata)
     except BaseException:
         cache.discard(staging)
@@ -138,7 +139,7 @@ def describe_entry(name: str, metadata: dict) -> str:
     )
 
 
-def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick: bool) -> dict:
+def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick: bool, device: torch.device) -> dict:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from ..models.loading import quiet_transformers, weights_fingerprint
@@ -157,7 +158,7 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
         model = AutoModelForSequenceClassification.from_pretrained(
             encoder, num_labels=len(labels), id2label=labels, label2id={v: k for k, v in labels.items()},
             dtype=torch.float32,
-        )
+        ).to(device)
     texts = [e.text for e in train]
     targets = [e.label for e in train]
     fine_tune(model, tokenizer, texts, targets, recipe, progress)
@@ -167,7 +168,7 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
 
     def held_out_accuracy() -> float:
         with torch.no_grad():
-            return float((head_logits(model, held_features).argmax(dim=-1).numpy() == held_labels).mean())
+            return float((head_logits(model, held_features).argmax(dim=-1).cpu().numpy() == held_labels).mean())
 
     accuracy_before = held_out_accuracy()  # the encoder is frozen while sharpening: features stay valid
     sharpened = sharpen_head(model, features, targets, recipe, progress)
@@ -175,6 +176,7 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
     if not quick and accuracy < spec.min_accuracy:
         raise RunFailed(f"{spec.name}: held-out accuracy {accuracy:.3f} is below {spec.min_accuracy}; not cached")
     tokenizer.model_max_length = recipe.max_length  # explain truncates as training did
+    model.to("cpu")
     with quiet_transformers():
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
@@ -206,7 +208,7 @@ def load_embedded(name: str, device, progress: Progress | None = None, notify: N
     from ..models.loading import load_pretrained
 
     for _ in range(2):
-        directory = prepare(name, progress, notify, quick=quick)
+        directory = prepare(name, progress, notify, quick=quick, device=device)
         classifier = load_pretrained(directory, name=name, device=device, alias=lookup_alias(name))
         recorded = (cache.read_metadata(directory) or {}).get("weights_fingerprint")
         if classifier.fingerprint == recorded:

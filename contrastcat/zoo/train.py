@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from ..tokens import length_batches, pad, pad_id_of
+
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
@@ -55,16 +57,28 @@ def _batches(lengths: Sequence[int], batch_size: int, rng: random.Random) -> lis
 
 
 def _head_parameters(model) -> list[torch.nn.Parameter]:
-    head = [p for name, p in model.named_parameters() if "pooler" in name or "classifier" in name]
-    return head
+    return [p for name, p in model.named_parameters() if "pooler" in name or "classifier" in name]
 
 
-def fine_tune(model, tokenizer, texts: Sequence[str], labels: Sequence[int], recipe: Recipe, progress: Progress | None = None):
+def _device_of(model) -> torch.device:
+    return next(model.parameters()).device
+
+
+def fine_tune(
+    model,
+    tokenizer,
+    texts: Sequence[str],
+    labels: Sequence[int],
+    recipe: Recipe,
+    progress: Progress | None = None,
+):
+    """Train the whole model in place, on the device it is on."""
     torch.manual_seed(recipe.seed)
+    device = _device_of(model)
     rng = random.Random(recipe.seed)
     encoded = tokenizer(list(texts), truncation=True, max_length=recipe.max_length)["input_ids"]
     lengths = [len(ids) for ids in encoded]
-    target = torch.as_tensor(list(labels))
+    target = torch.as_tensor(list(labels), device=device)
     head = _head_parameters(model)
     head_ids = {id(p) for p in head}
     body = [p for p in model.parameters() if id(p) not in head_ids]
@@ -73,18 +87,13 @@ def fine_tune(model, tokenizer, texts: Sequence[str], labels: Sequence[int], rec
     )
     steps = recipe.epochs * -(-len(encoded) // recipe.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1 - step / steps))
-    pad = tokenizer.pad_token_id or 0
+    pad_id = pad_id_of(tokenizer)
     model.train()
     done = 0
     for _ in range(recipe.epochs):
         for batch in _batches(lengths, recipe.batch_size, rng):
-            width = max(lengths[i] for i in batch)
-            ids = torch.full((len(batch), width), pad)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, i in enumerate(batch):
-                ids[row, : lengths[i]] = torch.as_tensor(encoded[i])
-                mask[row, : lengths[i]] = 1
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=recipe.bf16):
+            ids, mask = pad([encoded[i] for i in batch], pad_id, device)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=recipe.bf16):
                 loss = model(input_ids=ids, attention_mask=mask, labels=target[batch]).loss
             optimizer.zero_grad()
             loss.backward()
@@ -98,26 +107,28 @@ def fine_tune(model, tokenizer, texts: Sequence[str], labels: Sequence[int], rec
 
 
 @torch.no_grad()
-def cls_features(model, tokenizer, texts: Sequence[str], max_length: int, batch_size: int = 64, progress: Progress | None = None, phase: str = "features") -> torch.Tensor:
+def cls_features(
+    model,
+    tokenizer,
+    texts: Sequence[str],
+    max_length: int,
+    batch_size: int = 64,
+    progress: Progress | None = None,
+    phase: str = "features",
+) -> torch.Tensor:
     """The encoder's last hidden state at [CLS], fp32, eval mode: what the head sees at inference."""
     model.eval()
+    device = _device_of(model)
     encoded = tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
-    lengths = [len(ids) for ids in encoded]
-    order = sorted(range(len(encoded)), key=lambda i: lengths[i])
-    out = torch.zeros(len(encoded), model.config.hidden_size)
-    pad = tokenizer.pad_token_id or 0
+    out = torch.zeros(len(encoded), model.config.hidden_size, device=device)
     base = getattr(model, model.base_model_prefix)
-    for start in range(0, len(order), batch_size):
-        batch = order[start : start + batch_size]
-        width = max(lengths[i] for i in batch)
-        ids = torch.full((len(batch), width), pad)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, i in enumerate(batch):
-            ids[row, : lengths[i]] = torch.as_tensor(encoded[i])
-            mask[row, : lengths[i]] = 1
+    done = 0
+    for batch in length_batches([len(ids) for ids in encoded], batch_size):
+        ids, mask = pad([encoded[i] for i in batch], pad_id_of(tokenizer), device)
         out[batch] = base(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0].float()
+        done += len(batch)
         if progress:
-            progress(phase, min(start + batch_size, len(order)), len(order))
+            progress(phase, done, len(encoded))
     return out
 
 
@@ -149,7 +160,7 @@ def sharpen_head(
     f_c < ``gamma``, or after ``sharpen_steps``.
     """
     torch.manual_seed(recipe.seed)
-    target = torch.as_tensor(list(labels))
+    target = torch.as_tensor(list(labels), device=features.device)
     counts = torch.bincount(target, minlength=model.config.num_labels).clamp(min=1).float()
     weight = len(target) / (len(counts) * counts)
     optimizer = torch.optim.Adam(_head_parameters(model), lr=recipe.sharpen_lr)
@@ -170,8 +181,8 @@ def sharpen_head(
 
 @torch.no_grad()
 def _confident(model, features: torch.Tensor, target: torch.Tensor, gamma: float) -> list[int]:
-    probs = torch.softmax(head_logits(model, features).double(), dim=-1).numpy()
-    return confident_counts(probs, target.numpy(), gamma)
+    probs = torch.softmax(head_logits(model, features).double(), dim=-1).cpu().numpy()
+    return confident_counts(probs, target.cpu().numpy(), gamma)
 
 
 def confident_counts(probs: np.ndarray, labels: np.ndarray, gamma: float) -> list[int]:
