@@ -36,7 +36,6 @@ class ModelAlias:
     embedded: bool = False  # trained here on first use (contrastcat.zoo), no hub
 
 
-_BINARY = ("negative", "positive")
 
 ALIASES: dict[str, ModelAlias] = {
     alias.name: alias
@@ -45,25 +44,25 @@ ALIASES: dict[str, ModelAlias] = {
             "bert-sst2",
             "textattack/bert-base-uncased-SST-2",
             DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
-            _BINARY,
+            SENTIMENT,
         ),
         ModelAlias(
             "bert-imdb",
             "fabriceyhc/bert-base-uncased-imdb",
             DataSource("stanfordnlp/imdb"),
-            _BINARY,
+            SENTIMENT,
         ),
         ModelAlias(
             "bert-yelp",
             "fabriceyhc/bert-base-uncased-yelp_polarity",
             DataSource("fancyzhx/yelp_polarity"),
-            _BINARY,
+            SENTIMENT,
         ),
         ModelAlias(
             "bert-amazon",
             "fabriceyhc/bert-base-uncased-amazon_polarity",
             DataSource("fancyzhx/amazon_polarity", text_field="content"),
-            _BINARY,
+            SENTIMENT,
         ),
         ModelAlias(
             "distilbert-sst2",
