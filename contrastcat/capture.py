@@ -2,8 +2,10 @@
 
 ``capture`` records, for a padded batch, the activations entering each layer
 (A^l, SPEC §1), the gradients of the target *logit* with respect to them, the
-attention probabilities, and the logits. Methods declare which of these they
-need, so a method that needs no gradient costs no backward pass.
+attention probabilities and their gradients, the word embeddings and their
+gradients, and the logits. Methods declare which of these they need, so a
+method that needs no gradient costs no backward pass, and several methods
+explaining the same batch share one capture.
 
 Hooks live only for the duration of one call and are removed in ``finally``.
 """
@@ -23,17 +25,25 @@ ACTIVATIONS = "activations"
 GRADIENTS = "gradients"
 ATTENTION_RECEIVED = "attention_received"  # alpha-hat only: [B, L, T]
 ATTENTIONS = "attentions"  # full probabilities: [B, L, H, T, T], memory-hungry
-NEEDS = frozenset({ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED, ATTENTIONS})
+ATTENTION_GRADIENTS = "attention_gradients"  # d z_c / d attention probabilities: [B, L, H, T, T]
+EMBEDDINGS = "embeddings"  # word embeddings of the input ids: [B, T, d]
+EMBEDDING_GRADIENTS = "embedding_gradients"  # d z_c / d word embeddings: [B, T, d]
+NEEDS = frozenset(
+    {ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED, ATTENTIONS, ATTENTION_GRADIENTS, EMBEDDINGS, EMBEDDING_GRADIENTS}
+)
+BACKWARD_NEEDS = frozenset({GRADIENTS, ATTENTION_GRADIENTS, EMBEDDING_GRADIENTS})
 
 
 @dataclass
 class Captured:
     """Tensors of one batch, detached, padded to T on the right.
 
-    ``activations``/``gradients``: [B, L, T, n]; ``attentions``: [B, L, H, T, T];
+    ``activations``/``gradients``: [B, L, T, n]; ``attentions`` and
+    ``attention_gradients``: [B, L, H, T, T] (queries, then keys);
     ``attention_received``: [B, L, T], the head- and query-averaged attention
-    each token receives (alpha-hat), averaged over real (non-pad) queries only.
-    Fields a method did not ask for are ``None``.
+    each token receives (alpha-hat), averaged over real (non-pad) queries only;
+    ``embeddings``/``embedding_gradients``: [B, T, d], the word embeddings
+    (before position embeddings are added). Fields nobody asked for are ``None``.
     """
 
     token_ids: list[tuple[int, ...]]
@@ -45,6 +55,9 @@ class Captured:
     gradients: torch.Tensor | None = None
     attentions: torch.Tensor | None = None
     attention_received: torch.Tensor | None = None
+    attention_gradients: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+    embedding_gradients: torch.Tensor | None = None
 
     @property
     def probs(self) -> torch.Tensor:
@@ -86,37 +99,50 @@ def capture(
             plain_logits = model(input_ids=ids, attention_mask=real).logits
     forward_mask = real.masked_fill(special_mask, 0) if mask_special else real
 
-    want_grad = GRADIENTS in needs
-    want_acts = ACTIVATIONS in needs or want_grad
-    want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED} & needs)
+    want_backward = bool(BACKWARD_NEEDS & needs)
+    want_layer_inputs = bool({ACTIVATIONS, GRADIENTS} & needs)
+    want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs)
+    want_embeddings = bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs) or want_backward
     inputs: list[torch.Tensor | None] = [None] * classifier.num_layers
+    embedded: list[torch.Tensor] = []
 
-    def recorder(index: int):
+    def record_layer_input(index: int):
         def hook(_module, args, kwargs):
-            hidden = layer_input(args, kwargs)
-            if want_grad and not hidden.requires_grad:
-                hidden.requires_grad_()  # frozen weights: the graph must still reach A^l
-            inputs[index] = hidden
+            inputs[index] = layer_input(args, kwargs)
 
         return hook
 
+    def record_embeddings(_module, _args, output):
+        if want_backward and not output.requires_grad:
+            output.requires_grad_()  # frozen weights: the graph must still reach everything after it
+        embedded.append(output)
+
     handles = []
     try:
-        if want_acts:
-            handles = [
-                layer.register_forward_pre_hook(recorder(i), with_kwargs=True)
+        if want_embeddings:
+            handles.append(model.get_input_embeddings().register_forward_hook(record_embeddings))
+        if want_layer_inputs:
+            handles += [
+                layer.register_forward_pre_hook(record_layer_input(i), with_kwargs=True)
                 for i, layer in enumerate(classifier.adapter.layers)
             ]
-        with torch.set_grad_enabled(want_grad):
+        with torch.set_grad_enabled(want_backward):
             output = model(input_ids=ids, attention_mask=forward_mask, output_attentions=want_attention)
             predicted = (plain_logits if plain_logits is not None else output.logits).argmax(dim=-1)
             chosen = torch.as_tensor(
                 [int(predicted[b]) if t is None else int(t) for b, t in enumerate(targets)], device=device
             )
-            gradients = None
-            if want_grad:
+            wrt: list[torch.Tensor] = []
+            if GRADIENTS in needs:
+                wrt += inputs
+            if ATTENTION_GRADIENTS in needs:
+                wrt += list(output.attentions)
+            if EMBEDDING_GRADIENTS in needs:
+                wrt.append(embedded[0])
+            gradients = []
+            if wrt:
                 target_logits = output.logits.gather(1, chosen[:, None]).sum()
-                gradients = torch.autograd.grad(target_logits, inputs)
+                gradients = [g.detach().float() for g in torch.autograd.grad(target_logits, wrt)]
     finally:
         for handle in handles:
             handle.remove()
@@ -130,11 +156,19 @@ def capture(
     )
     if ACTIVATIONS in needs:
         captured.activations = torch.stack([a.detach().float() for a in inputs], dim=1)
-    if gradients is not None:
-        captured.gradients = torch.stack([g.detach().float() for g in gradients], dim=1)
+    if GRADIENTS in needs:
+        captured.gradients = torch.stack(gradients[: len(inputs)], dim=1)
+        gradients = gradients[len(inputs) :]
     if want_attention:
         attentions = torch.stack([a.detach().float() for a in output.attentions], dim=1)
         captured.attention_received = _received_attention(attentions, real.bool())
-        if ATTENTIONS in needs:
+        if ATTENTIONS in needs or ATTENTION_GRADIENTS in needs:
             captured.attentions = attentions
+    if ATTENTION_GRADIENTS in needs:
+        captured.attention_gradients = torch.stack(gradients[: len(output.attentions)], dim=1)
+        gradients = gradients[len(output.attentions) :]
+    if EMBEDDINGS in needs or EMBEDDING_GRADIENTS in needs:
+        captured.embeddings = embedded[0].detach().float()
+    if EMBEDDING_GRADIENTS in needs:
+        captured.embedding_gradients = gradients[0]
     return captured

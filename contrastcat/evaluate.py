@@ -1,12 +1,14 @@
 """Faithfulness of attributions (SPEC §5): perturbation curves and Kendall-τ.
 
 Metrics carry their name and which direction is better, so reports can mark
-the best value without knowing the metric.
+the best value without knowing the metric (:func:`rank_marks`,
+:func:`compare_methods`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -41,6 +43,10 @@ METRICS = {
     (LERF, "aopc"): Metric("LeRF AOPC", False),
     (LERF, "lodds"): Metric("LeRF LOdds", True),
 }
+# Mean index τ over inputs (SPEC §5): lower means more class-distinct attributions.
+KENDALL_METRIC = Metric("Kendall τ", False)
+BEST = "best"
+SECOND = "second"
 
 
 def step_labels(steps: str) -> list[str]:
@@ -158,7 +164,7 @@ def perturbation_curves(
         plans[order] = []
         for record in usable:
             ranking = ranked_positions(record.scores, record.special, order)
-            counts = step_counts(len(record.token_ids), int(len(ranking)), settings.steps)
+            counts = step_counts(len(record.token_ids), len(ranking), settings.steps)
             inputs = [perturb(record.token_ids, ranking[:count], settings.perturb, mask_id) for count in counts]
             for sequence in inputs:
                 unique.setdefault(sequence, len(unique))
@@ -175,6 +181,24 @@ def perturbation_curves(
             lodds=[float(v) for v in np.log(p_k / p[:, None]).mean(axis=0)],
         )
     return report
+
+
+def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
+    """Records grouped by method and settings, in order of first appearance.
+
+    The first settings seen for a method label it by its name alone; other
+    variants of it (an ablation run) are labelled by the settings in which
+    they differ from the first, e.g. ``contrastcat[refs_used=5]``.
+    """
+    first: dict[str, dict] = {}
+    groups: dict[str, list[AttributionRecord]] = {}
+    for record in records:
+        base = first.setdefault(record.method, record.settings)
+        names = sorted(set(base) | set(record.settings))
+        differing = [f"{n}={record.settings.get(n)}" for n in names if record.settings.get(n) != base.get(n)]
+        label = f"{record.method}[{','.join(differing)}]" if differing else record.method
+        groups.setdefault(label, []).append(record)
+    return groups
 
 
 def long_enough(records: Sequence[AttributionRecord], min_tokens: int) -> list[AttributionRecord]:
@@ -223,3 +247,109 @@ def kendall_for_records(records: Sequence[AttributionRecord], num_classes: int, 
     """Attribute every record again for ĉ = (c + 1) mod C and compare with its scores."""
     alternatives = [alternative_class(int(r.target), num_classes) for r in records]
     return kendall_confidence([r.scores for r in records], explain_for(records, alternatives))
+
+
+def mark_special_tokens(records: Iterable[AttributionRecord], special_ids: Iterable[int]) -> None:
+    """Flag, in place, every token whose id is one of ``special_ids`` as special.
+
+    Records written by other tools may not flag every special token; evaluation
+    must never perturb them. Flags already set stay set.
+    """
+    special = set(special_ids)
+    for record in records:
+        record.special = [flag or token in special for flag, token in zip(record.special, record.token_ids)]
+
+
+def _comparable(value: float | None) -> bool:
+    return value is not None and not math.isnan(value)
+
+
+def rank_marks(
+    values: Sequence[float | None], higher_is_better: bool, decimals: int | None = None
+) -> list[str | None]:
+    """Mark the best and the second-best values of one column of a comparison.
+
+    Returns, for each value, :data:`BEST`, :data:`SECOND` or None. Ranking is
+    dense: every value tied for best is marked best, and every value equal to
+    the next distinct value is marked second (so ``[0.5, 0.5, 0.3]`` higher-is-
+    better gives best, best, second). With ``decimals``, values are compared
+    rounded to that many places, so values that print the same are tied. None
+    and NaN are never marked, and nothing is marked unless at least two values
+    are comparable: a lone value is not "best" of anything.
+    """
+    keyed = [round(v, decimals) if decimals is not None and _comparable(v) else v for v in values]
+    distinct = sorted({v for v in keyed if _comparable(v)}, reverse=higher_is_better)
+    if sum(_comparable(v) for v in keyed) < 2:
+        return [None] * len(values)
+    marks = {distinct[0]: BEST}
+    if len(distinct) > 1:
+        marks[distinct[1]] = SECOND
+    return [marks.get(v) if _comparable(v) else None for v in keyed]
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # stable name for scripts: morf_aopc, morf_lodds, lerf_aopc, lerf_lodds, kendall_tau_index
+    metric: Metric
+
+    def as_dict(self) -> dict:
+        return {"key": self.key, "name": self.metric.name, "higher_is_better": self.metric.higher_is_better}
+
+
+@dataclass
+class ComparisonRow:
+    method: str
+    evaluated: int
+    values: dict[str, float | None]  # column key -> mean over steps (None: not computed or NaN)
+    marks: dict[str, str | None]  # column key -> BEST, SECOND or None
+
+    def as_dict(self) -> dict:
+        return {"method": self.method, "evaluated": self.evaluated, "values": self.values, "marks": self.marks}
+
+
+@dataclass
+class Comparison:
+    """Methods as rows, the mean of each evaluated metric as columns, best and second marked."""
+
+    columns: list[Column]
+    rows: list[ComparisonRow]
+    decimals: int | None  # precision the marks were decided at (ties after rounding)
+
+    def as_dict(self) -> dict:
+        return {
+            "decimals": self.decimals,
+            "columns": [c.as_dict() for c in self.columns],
+            "rows": [r.as_dict() for r in self.rows],
+        }
+
+
+def compare_methods(
+    reports: Sequence[MethodReport],
+    orders: Sequence[str] = ORDERS,
+    kendall: bool = False,
+    decimals: int | None = None,
+) -> Comparison:
+    """One row per report (in the given order): the area of each curve (the mean
+    over the steps) for ``orders``, and the Kendall index τ when ``kendall``;
+    each column ranked by :func:`rank_marks` in the metric's direction."""
+    columns = [Column(f"{order}_{key}", METRICS[(order, key)]) for order in orders for key in ("aopc", "lodds")]
+    if kendall:
+        columns.append(Column("kendall_tau_index", KENDALL_METRIC))
+
+    def value(report: MethodReport, column: Column) -> float | None:
+        if column.key == "kendall_tau_index":
+            found = report.kendall.tau_index if report.kendall is not None else None
+        else:
+            order, key = column.key.split("_")
+            curve = report.curves.get(order)
+            found = getattr(curve, f"{key}_mean") if curve is not None else None
+        return float(found) if _comparable(found) else None
+
+    table = [{c.key: value(r, c) for c in columns} for r in reports]
+    marks: list[dict[str, str | None]] = [{} for _ in reports]
+    for column in columns:
+        ranked = rank_marks([row[column.key] for row in table], column.metric.higher_is_better, decimals)
+        for row_marks, mark in zip(marks, ranked):
+            row_marks[column.key] = mark
+    rows = [ComparisonRow(r.method, r.evaluated, values, m) for r, values, m in zip(reports, table, marks)]
+    return Comparison(columns, rows, decimals)

@@ -17,9 +17,10 @@ from .capture import capture
 from .errors import BadInput
 from .methods import AttributionMethod, build_method
 from .models import Classifier
+from .passes import ModelPasses
 from .records import AttributionRecord, InputRow, resolve_label, rounded
-from .refine import RefineItem, Refined, average, refine
-from .tokens import TokenizedText, length_batches, make_predictor, pad_id_of, tokenize
+from .refine import Refined, RefineItem, average, refine
+from .tokens import TokenizedText, length_batches, tokenize
 
 PRED = "pred"
 GOLD = "gold"
@@ -60,6 +61,42 @@ class ExplainOptions:
     window: int = 8  # batches per length-sorted window
 
 
+def attribute_all(
+    classifier: Classifier,
+    texts: Sequence[TokenizedText],
+    targets: Sequence[int | None],
+    methods: Sequence[AttributionMethod],
+    library=None,
+    options: ExplainOptions = ExplainOptions(),
+) -> tuple[list[list[Refined]], np.ndarray, list[int]]:
+    """Final maps of one batch for several methods sharing one capture.
+
+    Returns (per method, per input: refined map), probs [B, C], resolved targets.
+    """
+    captured = capture(
+        classifier,
+        [t.ids for t in texts],
+        [t.special for t in texts],
+        targets,
+        needs=frozenset().union(*(method.needs for method in methods)),
+        mask_special=options.mask_special,
+    )
+    passes = ModelPasses(classifier, options.batch_size * 4, options.mask_special)
+    resolved = [int(t) for t in captured.targets]
+    results = []
+    for method in methods:
+        maps = method.candidate_maps(captured, library if method.uses_library else None, passes)
+        candidates = [m.double().cpu().numpy() for m in maps]
+        refined = [average(candidate) for candidate in candidates]
+        several = [b for b, candidate in enumerate(candidates) if len(candidate) > 1]
+        if method.refinement is not None and several:
+            items = [RefineItem(texts[b].ids, texts[b].special, resolved[b], candidates[b]) for b in several]
+            for b, result in zip(several, refine(items, passes.probabilities, method.refinement)):
+                refined[b] = result
+        results.append(refined)
+    return results, captured.probs.cpu().numpy(), resolved
+
+
 def attribute(
     classifier: Classifier,
     texts: Sequence[TokenizedText],
@@ -68,69 +105,64 @@ def attribute(
     library=None,
     options: ExplainOptions = ExplainOptions(),
 ) -> tuple[list[Refined], np.ndarray, list[int]]:
-    """Final maps for one batch: (refined maps, probs [B, C], resolved targets)."""
-    captured = capture(
-        classifier,
-        [t.ids for t in texts],
-        [t.special for t in texts],
-        targets,
-        needs=method.needs,
-        mask_special=options.mask_special,
-    )
-    candidates = [m.double().cpu().numpy() for m in method.candidate_maps(captured, library)]
-    resolved = [int(t) for t in captured.targets]
-    refined = [average(maps) for maps in candidates]
-    several = [b for b, maps in enumerate(candidates) if len(maps) > 1]
-    if method.refinement is not None and several:
-        predict = make_predictor(
-            classifier.model, pad_id_of(classifier.tokenizer), classifier.device, options.batch_size * 4
-        )
-        items = [RefineItem(texts[b].ids, texts[b].special, resolved[b], candidates[b]) for b in several]
-        for b, result in zip(several, refine(items, predict, method.refinement)):
-            refined[b] = result
-    return refined, captured.probs.cpu().numpy(), resolved
+    """Final maps of one batch for one method: (refined maps, probs [B, C], resolved targets)."""
+    (refined,), probs, resolved = attribute_all(classifier, texts, targets, [method], library, options)
+    return refined, probs, resolved
 
 
 def explain(
     classifier: Classifier,
     rows: Sequence[InputRow],
-    method: AttributionMethod,
+    method: AttributionMethod | Sequence[AttributionMethod],
     library=None,
     target: str | int = PRED,
     options: ExplainOptions = ExplainOptions(),
     source: str = "<input>",
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[AttributionRecord]:
-    """Attribution records for ``rows``, in input order."""
-    if method.uses_library and library is None:
-        raise BadInput(f"method {method.name} needs a reference library: pass --refs (build one with build-refs)")
-    if library is not None:
+    """Attribution records for ``rows``, in input order.
+
+    With several methods, each input gets one record per method, in the
+    order the methods are given (input-major); all methods share each
+    batch's forward and backward pass.
+    """
+    methods = [method] if isinstance(method, AttributionMethod) else list(method)
+    for each in methods:
+        if each.uses_library and library is None:
+            raise BadInput(f"method {each.name} needs a reference library: pass --refs (build one with build-refs)")
+    if library is not None and any(each.uses_library for each in methods):
         library.check_model(classifier.fingerprint, classifier.name)
+        for each in methods:
+            if each.uses_library:
+                library.require_pool(each.reference_pool)
     targets = resolve_targets(rows, target, classifier.label_names, source)
     texts = tokenize(classifier.tokenizer, [row.text for row in rows], classifier.max_length)
     window = options.batch_size * options.window
     for start in range(0, len(rows), window):
         stop = min(start + window, len(rows))
-        results: dict[int, AttributionRecord] = {}
+        results: dict[int, list[AttributionRecord]] = {}
         for batch in length_batches([len(texts[i]) for i in range(start, stop)], options.batch_size):
             indices = [start + i for i in batch]
-            refined, probs, resolved = attribute(
+            per_method, probs, resolved = attribute_all(
                 classifier,
                 [texts[i] for i in indices],
                 [targets[i] for i in indices],
-                method,
+                methods,
                 library,
                 options,
             )
             for position, index in enumerate(indices):
-                results[index] = _record(
-                    classifier, rows[index], texts[index], refined[position],
-                    probs[position], resolved[position], method, library, options,
-                )
+                results[index] = [
+                    _record(
+                        classifier, rows[index], texts[index], refined[position],
+                        probs[position], resolved[position], each, library, options,
+                    )
+                    for each, refined in zip(methods, per_method)
+                ]
             if progress is not None:
                 progress(len(indices))
         for index in range(start, stop):
-            yield results[index]
+            yield from results[index]
 
 
 def _record(classifier, row, text, refined, probs, target, method, library, options) -> AttributionRecord:
@@ -150,7 +182,7 @@ def _record(classifier, row, text, refined, probs, target, method, library, opti
         method=method.name,
         model=classifier.name,
         model_fingerprint=classifier.fingerprint,
-        library=library.fingerprint if library is not None else None,
+        library=library.fingerprint if library is not None and method.uses_library else None,
         refs_kept=int(refined.kept.sum()) if method.uses_library else None,
         refs_total=len(refined.kept) if method.uses_library else None,
         settings={**method.settings(), "mask_special": options.mask_special},

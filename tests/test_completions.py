@@ -21,7 +21,8 @@ def test_committed_completions_are_current():
 
 def test_completions_know_every_command_option_and_method():
     scripts = generate()
-    for fragment in ("build-refs", "refs-used", "kendall", "words", "strict-gamma", "contrastcat attcat cat random"):
+    for fragment in ("build-refs", "refs-used", "kendall", "words", "strict-gamma", "reference-select", "ig-steps",
+                     "contrastcat attcat cat tis rawatt rollout"):
         for name, text in scripts.items():
             assert fragment in text, (name, fragment)
 
@@ -39,7 +40,8 @@ def test_bash_completes_subcommands_and_choices():
     probe = (
         f'source "{script}"; '
         'COMP_WORDS=(contrastcat ex); COMP_CWORD=1; _contrastcat; echo "${COMPREPLY[@]}"; '
-        'COMP_WORDS=(contrastcat explain --method a); COMP_CWORD=3; _contrastcat; echo "${COMPREPLY[@]}"'
+        'COMP_WORDS=(contrastcat explain --method a); COMP_CWORD=3; _contrastcat; echo "${COMPREPLY[@]}"; '
+        'COMP_WORDS=(contrastcat explain --reference-select s); COMP_CWORD=3; _contrastcat; echo "${COMPREPLY[@]}"'
     )
     result = subprocess.run(["bash", "-c", probe], capture_output=True, text=True)
-    assert result.stdout.splitlines() == ["explain", "attcat"]
+    assert result.stdout.splitlines() == ["explain", "attcat att-grads att-x-att-grads all", "same"]

@@ -38,11 +38,12 @@ def stub_predict(sequences):
 
 def record(scores=None, **overrides):
     scores = scores or [0.5] + [1 - i / 10 for i in range(10)] + [0.5]
-    values = dict(
-        id=1, text="", tokens=[str(i) for i in IDS], token_ids=IDS, offsets=[[0, 0]] * 12,
-        special=[True] + [False] * 10 + [True], scores=scores, target=1, target_name="pos",
-        probs=[0.1, 0.9], predicted=1, label=1, method="m", model="stub", model_fingerprint="", library=None,
-    )
+    values = {
+        "id": 1, "text": "", "tokens": [str(i) for i in IDS], "token_ids": IDS, "offsets": [[0, 0]] * 12,
+        "special": [True] + [False] * 10 + [True], "scores": scores, "target": 1, "target_name": "pos",
+        "probs": [0.1, 0.9], "predicted": 1, "label": 1, "method": "m", "model": "stub", "model_fingerprint": "",
+        "library": None,
+    }
     values.update(overrides)
     return AttributionRecord(**values)
 

@@ -11,11 +11,20 @@ import numpy as np
 
 from .. import __version__
 from ..capture import ACTIVATIONS, capture
-from ..errors import RunFailed
+from ..errors import BadInput, RunFailed
 from ..models import Classifier
 from ..tokens import length_batches, make_predictor, pad_id_of, tokenize
-from .schema import LibraryInfo, LibraryWriter, ReferenceEntry
-from .select import Selection, SelectionSettings, select_references
+from .schema import LibraryInfo, LibraryWriter, ReferenceEntry, group_path
+from .select import (
+    ClassSelection,
+    Selection,
+    SelectionSettings,
+    select_random,
+    select_references,
+    select_same_class,
+)
+
+ABLATION_POOLS = ("same", "random")
 
 
 @dataclass(frozen=True)
@@ -24,6 +33,8 @@ class BuildOptions:
     batch_size: int = 32
     dtype: str = "float32"
     strict_gamma: bool = False
+    pools: tuple[str, ...] = ()  # ablation pools to store as well: "same", "random"
+    seed: int = 0  # draws the random pool
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,9 @@ def build_library(
     progress: Progress | None = None,
 ) -> BuildReport:
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
+    unknown = [pool for pool in options.pools if pool not in ABLATION_POOLS]
+    if unknown:
+        raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from {', '.join(ABLATION_POOLS)})")
     tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length)
     sequences = [t.ids for t in tokenized]
     predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, options.batch_size)
@@ -74,6 +88,15 @@ def build_library(
                 f"(need {options.selection.k}); --strict-gamma refuses to fill up"
             )
 
+    groups = [(group_path("contrast", c.target), classifier.label_names[c.target], c) for c in selection.classes]
+    lengths = np.array([len(s) for s in sequences])
+    if "same" in options.pools:
+        for chosen in select_same_class(probs, np.asarray(labels), lengths, options.selection):
+            groups.append((group_path("same", chosen.target), classifier.label_names[chosen.target], chosen))
+    if "random" in options.pools:
+        chosen = select_random(probs, np.asarray(labels), lengths, options.selection, options.seed)
+        groups.append((group_path("random", 0), "random", chosen))
+
     info = LibraryInfo(
         model=classifier.name,
         model_source=classifier.source,
@@ -93,10 +116,13 @@ def build_library(
         scanned=len(sequences),
         tool_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        pools=tuple(pool for pool in ABLATION_POOLS if pool in options.pools),
     )
     writer = LibraryWriter(output, info)
     try:
-        _store(classifier, writer, selection, labels, tokenized, texts, options, progress)
+        _store(classifier, writer, groups, labels, tokenized, texts, options, progress)
+        if "random" in options.pools:
+            writer.file[group_path("random", 0)].attrs["seed"] = options.seed
         fingerprint = writer.commit()
     except BaseException:
         writer.discard()
@@ -104,10 +130,19 @@ def build_library(
     return BuildReport(fingerprint=fingerprint, selection=selection, scanned=len(sequences))
 
 
-def _store(classifier, writer, selection, labels, tokenized, texts, options, progress) -> None:
-    total = sum(len(c.rows) for c in selection.classes)
+def _store(
+    classifier,
+    writer: LibraryWriter,
+    groups: list[tuple[str, str, ClassSelection]],
+    labels,
+    tokenized,
+    texts,
+    options: BuildOptions,
+    progress,
+) -> None:
+    total = sum(len(chosen.rows) for _, _, chosen in groups)
     done = 0
-    for chosen in selection.classes:
+    for path, name, chosen in groups:
         entries = [
             ReferenceEntry(
                 f_c=float(f),
@@ -120,7 +155,7 @@ def _store(classifier, writer, selection, labels, tokenized, texts, options, pro
             )
             for row, f, b in zip(chosen.rows, chosen.f_c, chosen.below_gamma)
         ]
-        writer.add_class(chosen.target, classifier.label_names[chosen.target], entries, chosen.candidates)
+        writer.add_group(path, name, entries, chosen.candidates)
         rows = [int(r) for r in chosen.rows]
         for batch in length_batches([len(tokenized[r]) for r in rows], options.batch_size):
             members = [tokenized[rows[i]] for i in batch]
@@ -133,9 +168,7 @@ def _store(classifier, writer, selection, labels, tokenized, texts, options, pro
             )
             for position, index in enumerate(batch):
                 length = len(members[position])
-                writer.add_activations(
-                    chosen.target, index, captured.activations[position, :, :length].cpu().numpy()
-                )
+                writer.add_activations(path, index, captured.activations[position, :, :length].cpu().numpy())
             done += len(batch)
             if progress:
                 progress("store", done, total)

@@ -32,6 +32,16 @@ Layout (schema version 1), readable with plain h5py::
         token_ids           int32 vlen [N]
         activations/<i>     [L, length_i, n]  activations entering each layer,
                             at the reference's own length (no padding on disk)
+    /pools/same/<c>/        optional (build-refs --pools same): for the paper's
+                            Table 3 ablation, rows OF class c classified
+                            correctly, highest f_c first; same datasets as above
+    /pools/random/          optional (build-refs --pools random): rows drawn at
+                            random (attribute seed) from the whole scanned data,
+                            any class; f_c holds each row's probability of its
+                            own label; same datasets as above
+    root attribute pools    JSON list of the optional pools present
+
+Old readers ignore /pools, so adding it keeps schema version 1.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -74,6 +85,7 @@ class LibraryInfo:
     tool_version: str
     created: str
     fingerprint: str = ""
+    pools: tuple[str, ...] = ()  # optional ablation pools: "same", "random"
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,11 @@ class LibraryWriter:
         self._np_dtype = np.float16 if info.dtype == "float16" else np.float32
 
     def add_class(self, target: int, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
-        group = self.file.create_group(f"classes/{target}")
+        return self.add_group(group_path("contrast", target), name, entries, candidates)
+
+    def add_group(self, path: str, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
+        """One group of references (a class of the contrast pool, or of an ablation pool)."""
+        group = self.file.create_group(path)
         group.attrs["name"] = name
         group.attrs["passing"] = int(sum(e.below_gamma for e in entries))
         group.attrs["candidates"] = int(candidates)
@@ -117,18 +133,19 @@ class LibraryWriter:
         for i, entry in enumerate(entries):
             ids[i] = np.asarray(entry.token_ids, dtype=np.int32)
         group.create_group("activations")
-        self._digest.update(json.dumps([target, [(e.source_row, e.f_c) for e in entries]]).encode())
+        # Contrast classes hash as [target, ...] (as before pools existed), pools by their path.
+        key = int(path.split("/")[1]) if path.startswith("classes/") else path
+        self._digest.update(json.dumps([key, [(e.source_row, e.f_c) for e in entries]]).encode())
         return group
 
-    def add_activations(self, target: int, index: int, activations: np.ndarray) -> None:
-        self.file[f"classes/{target}/activations"].create_dataset(
-            str(index), data=activations.astype(self._np_dtype)
-        )
+    def add_activations(self, path: str, index: int, activations: np.ndarray) -> None:
+        self.file[f"{path}/activations"].create_dataset(str(index), data=activations.astype(self._np_dtype))
 
     def commit(self) -> str:
         """Write the root attributes, close, and move the file into place. Returns the fingerprint."""
         info = asdict(self.info)
         info["label_names"] = json.dumps(list(self.info.label_names))
+        info["pools"] = json.dumps(list(self.info.pools))
         settings = {key: info[key] for key in ("gamma", "k", "keep", "min_tokens", "max_length", "dtype", "data", "split")}
         self._digest.update(json.dumps(settings, sort_keys=True).encode())
         info["fingerprint"] = "sha256:" + self._digest.hexdigest()[:32]
@@ -147,6 +164,20 @@ class LibraryWriter:
             self.temp.unlink(missing_ok=True)
 
 
+POOLS = ("contrast", "same", "random")
+
+
+def group_path(pool: str, target: int) -> str:
+    """Where the references of ``pool`` for ``target`` live in the file."""
+    if pool == "contrast":
+        return f"classes/{target}"
+    if pool == "same":
+        return f"pools/same/{target}"
+    if pool == "random":
+        return "pools/random"
+    raise BadInput(f"unknown reference pool {pool!r} (available: {', '.join(POOLS)})")
+
+
 def _decode(value):
     return value.decode() if isinstance(value, bytes) else value
 
@@ -158,7 +189,7 @@ class RefLibrary:
         self.path = str(path)
         if not Path(self.path).is_file():
             raise BadInput(f"{self.path}: no such reference library file")
-        self._cache: dict[tuple[int, int, str], torch.Tensor] = {}
+        self._cache: dict[tuple[str, str], torch.Tensor] = {}
         try:
             with h5py.File(self.path, "r") as file:
                 attrs = {key: _decode(value) for key, value in file.attrs.items()}
@@ -172,10 +203,17 @@ class RefLibrary:
                 fields = LibraryInfo.__dataclass_fields__
                 values = {key: attrs[key] for key in fields if key in attrs}
                 values["label_names"] = tuple(json.loads(values["label_names"]))
+                values["pools"] = tuple(json.loads(values.get("pools", "[]")))
                 self.info = LibraryInfo(**values)
                 self._entries = {
-                    int(name): self._read_entries(group) for name, group in file["classes"].items()
+                    group_path("contrast", int(name)): self._read_entries(group)
+                    for name, group in file["classes"].items()
                 }
+                if "same" in self.info.pools:
+                    for name, group in file["pools/same"].items():
+                        self._entries[group_path("same", int(name))] = self._read_entries(group)
+                if "random" in self.info.pools:
+                    self._entries[group_path("random", 0)] = self._read_entries(file["pools/random"])
         except BadInput:
             raise
         except (OSError, KeyError, TypeError, ValueError) as error:
@@ -209,8 +247,20 @@ class RefLibrary:
     def fingerprint(self) -> str:
         return self.info.fingerprint
 
-    def entries(self, target: int) -> list[ReferenceEntry]:
-        return self._entries.get(target, [])
+    def entries(self, target: int, pool: str = "contrast") -> list[ReferenceEntry]:
+        if pool != "contrast" and pool not in self.info.pools:
+            raise BadInput(
+                f"{self.path}: this library has no {pool!r} reference pool; "
+                f"rebuild it with build-refs --pools {pool}"
+            )
+        return self._entries.get(group_path(pool, target), [])
+
+    def require_pool(self, pool: str) -> None:
+        """Fail early, before any model pass, when ``pool`` is not in this library."""
+        self.entries(0, pool)
+
+    def pool_size(self, pool: str, target: int) -> int:
+        return len(self.entries(target, pool))
 
     def check_model(self, model_fingerprint: str, model_name: str) -> None:
         if model_fingerprint != self.info.model_fingerprint:
@@ -220,26 +270,43 @@ class RefLibrary:
                 "rebuild it with build-refs for this model"
             )
 
-    def references(self, target: int, count: int, device: torch.device) -> torch.Tensor:
-        """[K, L, T_max, n] float32 activations of the first ``count`` references, zero-padded."""
-        key = (target, count, str(device))
-        if key not in self._cache:
-            available = self.entries(target)[:count]
-            if not available:
-                raise BadInput(f"{self.path}: no references for class {target}")
-            length = max(e.length for e in available)
-            stacked = np.zeros(
-                (len(available), self.info.num_layers, length, self.info.hidden_size), dtype=np.float32
-            )
-            try:
-                with h5py.File(self.path, "r") as file:
-                    group = file[f"classes/{target}/activations"]
-                    for i, entry in enumerate(available):
-                        stacked[i, :, : entry.length] = group[str(i)][()]
-            except (OSError, KeyError, ValueError) as error:
-                raise BadInput(f"{self.path}: activations of class {target} unreadable ({_first_line(error)})") from None
-            self._cache[key] = torch.from_numpy(stacked).to(device)
-        return self._cache[key]
+    def references(
+        self,
+        target: int,
+        count: int,
+        device: torch.device,
+        pool: str = "contrast",
+        rows: Sequence[int] | None = None,
+    ) -> torch.Tensor:
+        """[K, L, T_max, n] float32 activations, zero-padded: the first ``count`` references
+        of ``pool`` for ``target``, or the references at ``rows`` of that pool."""
+        stacked = self._pool(pool, target, count if rows is None else None, device)
+        if rows is None:
+            return stacked[:count]
+        return stacked[torch.as_tensor(list(rows), dtype=torch.long, device=stacked.device)]
+
+    def _pool(self, pool: str, target: int, count: int | None, device: torch.device) -> torch.Tensor:
+        """The first ``count`` (None: all) references of a pool, loaded once per device."""
+        path = group_path(pool, target)
+        entries = self.entries(target, pool)
+        if not entries:
+            raise BadInput(f"{self.path}: no references for class {target} in the {pool!r} pool")
+        wanted = len(entries) if count is None else min(count, len(entries))
+        cached = self._cache.get((path, str(device)))
+        if cached is not None and len(cached) >= wanted:
+            return cached
+        available = entries[:wanted]
+        length = max(e.length for e in available)
+        stacked = np.zeros((len(available), self.info.num_layers, length, self.info.hidden_size), dtype=np.float32)
+        try:
+            with h5py.File(self.path, "r") as file:
+                group = file[f"{path}/activations"]
+                for i, entry in enumerate(available):
+                    stacked[i, :, : entry.length] = group[str(i)][()]
+        except (OSError, KeyError, ValueError) as error:
+            raise BadInput(f"{self.path}: activations of {path} unreadable ({_first_line(error)})") from None
+        self._cache[(path, str(device))] = torch.from_numpy(stacked).to(device)
+        return self._cache[(path, str(device))]
 
 
 def _first_line(error: BaseException) -> str:

@@ -79,3 +79,38 @@ def select_references(
                 f"filled up to {count} with the next-lowest (largest f_c used: {f_c[count - 1]:.3g})"
             )
     return selection
+
+
+def select_same_class(
+    probs: np.ndarray, labels: np.ndarray, lengths: np.ndarray, settings: SelectionSettings
+) -> list[ClassSelection]:
+    """The ``same`` ablation pool (paper Table 3): per class c, correctly classified rows OF class c,
+    the most confident (highest f_c) first, up to ``keep``."""
+    probs = np.asarray(probs, dtype=np.float64)
+    labels = np.asarray(labels)
+    usable = (probs.argmax(axis=1) == labels) & (np.asarray(lengths) >= settings.min_tokens)
+    result = []
+    for target in range(probs.shape[1]):
+        pool = np.flatnonzero(usable & (labels == target))
+        pool = pool[np.argsort(-probs[pool, target], kind="stable")][: settings.keep]
+        f_c = probs[pool, target]
+        result.append(
+            ClassSelection(target=target, rows=pool, f_c=f_c, below_gamma=f_c < settings.gamma, candidates=len(pool))
+        )
+    return result
+
+
+def select_random(
+    probs: np.ndarray, labels: np.ndarray, lengths: np.ndarray, settings: SelectionSettings, seed: int
+) -> ClassSelection:
+    """The ``random`` ablation pool (paper Table 3): ``keep`` rows drawn uniformly (seeded) from
+    every row with at least ``min_tokens`` tokens, whatever its class or prediction.
+
+    ``f_c`` holds each row's probability of its own label; ``target`` is -1 (any class).
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    labels = np.asarray(labels)
+    eligible = np.flatnonzero(np.asarray(lengths) >= settings.min_tokens)
+    rows = np.sort(np.random.default_rng(seed).permutation(eligible)[: settings.keep])
+    f_c = probs[rows, labels[rows]] if len(rows) else np.zeros(0)
+    return ClassSelection(target=-1, rows=rows, f_c=f_c, below_gamma=np.zeros(len(rows), dtype=bool), candidates=len(eligible))

@@ -9,12 +9,45 @@ from __future__ import annotations
 import inspect
 
 from ..errors import BadInput
-from .base import AttributionMethod, ReferenceSource, minmax
-from .cat import CAT, RHO_CHOICES, AttCAT, ContrastCAT, contrast_maps
+from .attention import (
+    AttentionGradients,
+    AttentionTimesGradients,
+    GenericAttention,
+    GradSAM,
+    RawAttention,
+    Rollout,
+)
+from .base import AttributionMethod, ReferenceSource, input_seed, minmax
+from .cat import (
+    CAT,
+    REFERENCE_SELECTIONS,
+    RHO_CHOICES,
+    AttCAT,
+    ContrastCAT,
+    contrast_maps,
+)
+from .gradients import IG_BASELINES, InputXGradient, IntegratedGradients
 from .random import RandomScores
+from .tis import TIS
 
+# The paper's Table 1 order: attention-based, then activation-based, then the rest.
 METHODS: dict[str, type[AttributionMethod]] = {
-    method.name: method for method in (ContrastCAT, AttCAT, CAT, RandomScores)
+    method.name: method
+    for method in (
+        ContrastCAT,
+        AttCAT,
+        CAT,
+        TIS,
+        RawAttention,
+        Rollout,
+        AttentionGradients,
+        AttentionTimesGradients,
+        GradSAM,
+        GenericAttention,
+        IntegratedGradients,
+        InputXGradient,
+        RandomScores,
+    )
 }
 
 
@@ -29,25 +62,61 @@ def method_class(name: str) -> type[AttributionMethod]:
         raise BadInput(f"unknown method {name!r} (available: {', '.join(METHODS)})") from None
 
 
+def method_options(name: str) -> tuple[str, ...]:
+    """The option names ``name``'s constructor accepts (none for most baselines)."""
+    cls = method_class(name)
+    if cls.__init__ is object.__init__:
+        return ()
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    return tuple(p.name for p in parameters if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD)
+
+
 def build_method(name: str, **options) -> AttributionMethod:
     """Instantiate ``name`` with the options it accepts; others are ignored."""
-    cls = method_class(name)
-    accepted = inspect.signature(cls.__init__).parameters
-    return cls(**{key: value for key, value in options.items() if key in accepted})
+    accepted = method_options(name)
+    return method_class(name)(**{key: value for key, value in options.items() if key in accepted})
+
+
+ALL = "all"
+
+
+def parse_method_list(spec: str) -> list[str]:
+    """``a,b,c`` -> known method names, in order, without repeats; ``all`` is every method."""
+    parts = [part.strip() for part in spec.split(",") if part.strip()]
+    names = list(dict.fromkeys(name for part in parts for name in (METHODS if part == ALL else [part])))
+    if not names:
+        raise BadInput("--method needs at least one method name")
+    for name in names:
+        method_class(name)
+    return names
 
 
 __all__ = [
     "CAT",
+    "IG_BASELINES",
     "METHODS",
+    "REFERENCE_SELECTIONS",
     "RHO_CHOICES",
+    "TIS",
     "AttCAT",
+    "AttentionGradients",
+    "AttentionTimesGradients",
     "AttributionMethod",
     "ContrastCAT",
+    "GenericAttention",
+    "GradSAM",
+    "InputXGradient",
+    "IntegratedGradients",
     "RandomScores",
+    "RawAttention",
     "ReferenceSource",
+    "Rollout",
     "build_method",
     "contrast_maps",
+    "input_seed",
     "list_methods",
     "method_class",
+    "method_options",
     "minmax",
+    "parse_method_list",
 ]

@@ -4,24 +4,42 @@ A method is a pure function of captured tensors (and, for Contrast-CAT, of
 the reference library): it returns, per input, one or more candidate maps
 over the input's real tokens, each min–max scaled to [0, 1]. Whether several
 candidates are refined by a deletion test or averaged is decided by the
-pipeline (``contrastcat.refine``), not by the method.
+pipeline (``contrastcat.refine``), not by the method. The few methods that
+need more model passes than the captured one (integrated gradients, TIS) get
+them through ``ModelPasses``.
 """
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
-from typing import ClassVar, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import torch
 
 from ..capture import Captured
 from ..refine import RefineSettings
 
+if TYPE_CHECKING:
+    from ..passes import ModelPasses
+
 class ReferenceSource(Protocol):
     """What a method needs from a reference library."""
 
-    def references(self, target: int, count: int, device: torch.device) -> torch.Tensor:
-        """[K, L, T_max, n] activations of the first ``count`` references for ``target``, zero-padded."""
+    def references(
+        self, target: int, count: int, device: torch.device, pool: str = "contrast", rows: Sequence[int] | None = None
+    ) -> torch.Tensor:
+        """[K, L, T_max, n] activations, zero-padded: the first ``count`` references of ``pool`` for ``target``, or its ``rows``."""
+
+    def pool_size(self, pool: str, target: int) -> int:
+        """How many references ``pool`` holds for ``target``."""
+
+
+def input_seed(seed: int, ids: Sequence[int]) -> int:
+    """A seed for one input, derived from the input itself: batching and order change nothing."""
+    digest = hashlib.sha256(f"{seed}:{','.join(map(str, ids))}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
 
 
 def minmax(scores: torch.Tensor) -> torch.Tensor:
@@ -42,8 +60,9 @@ class AttributionMethod(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
-    needs: ClassVar[frozenset[str]]
-    uses_library: ClassVar[bool] = False
+    needs: frozenset[str]  # what capture must record (see contrastcat.capture)
+    uses_library: bool = False
+    reference_pool: str = "contrast"  # which pool of the library it reads, when it uses one
 
     @property
     def refinement(self) -> RefineSettings | None:
@@ -55,5 +74,7 @@ class AttributionMethod(ABC):
         return {}
 
     @abstractmethod
-    def candidate_maps(self, captured: Captured, library: ReferenceSource | None) -> list[torch.Tensor]:
+    def candidate_maps(
+        self, captured: Captured, library: ReferenceSource | None = None, passes: ModelPasses | None = None
+    ) -> list[torch.Tensor]:
         """Per input b, a [K_b, T_b] tensor of min–max scaled maps over its real tokens."""

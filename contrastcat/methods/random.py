@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import torch
 
 from ..capture import Captured
-from .base import AttributionMethod, ReferenceSource, minmax
+from .base import AttributionMethod, input_seed, minmax
 
 
 class RandomScores(AttributionMethod):
@@ -21,12 +19,10 @@ class RandomScores(AttributionMethod):
     def settings(self) -> dict:
         return {"seed": self.seed}
 
-    def candidate_maps(self, captured: Captured, library: ReferenceSource | None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
         maps = []
         for ids in captured.token_ids:
-            # Seeded from the input itself, so batching and order change nothing.
-            digest = hashlib.sha256(f"{self.seed}:{','.join(map(str, ids))}".encode()).digest()
-            generator = torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+            generator = torch.Generator().manual_seed(input_seed(self.seed, ids))
             scores = torch.rand(len(ids), generator=generator, dtype=torch.float64).float()
             maps.append(minmax(scores)[None].to(captured.logits.device))
         return maps

@@ -1,0 +1,105 @@
+"""Attention-based baselines (SPEC §6): attention maps, with or without their gradients.
+
+Every formula runs on one input's real tokens ([L, H, T, T] slices of the
+padded capture), so padding can never reach a result. Rows are queries,
+columns keys; dA is the gradient of the target logit with respect to the
+attention probabilities.
+
+The methods that read row 0 (the [CLS] query) set [CLS]'s own score to 0:
+its self-attention (and the identity added by rollout) would otherwise
+dominate the min–max scaling.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..capture import ATTENTION_GRADIENTS, ATTENTIONS, Captured
+from .base import AttributionMethod, minmax
+
+
+def _cls_row(matrix: torch.Tensor) -> torch.Tensor:
+    scores = matrix[0].clone()
+    scores[0] = 0.0
+    return scores
+
+
+class _PerInput(AttributionMethod):
+    """One unscaled score vector per input, from its [L, H, T, T] attention (and gradient) slices."""
+
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+        maps = []
+        for b, length in enumerate(captured.lengths):
+            attention = captured.attentions[b, :, :, :length, :length].double()
+            gradient = None
+            if captured.attention_gradients is not None:
+                gradient = captured.attention_gradients[b, :, :, :length, :length].double()
+            maps.append(minmax(self.scores(attention, gradient)).float()[None])
+        return maps
+
+    def scores(self, attention: torch.Tensor, gradient: torch.Tensor | None) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class RawAttention(_PerInput):
+    name = "rawatt"
+    summary = "last layer's attention from [CLS], head mean (class-blind)"
+    needs = frozenset({ATTENTIONS})
+
+    def scores(self, attention, gradient):
+        return _cls_row(attention[-1].mean(dim=0))
+
+
+class Rollout(_PerInput):
+    name = "rollout"
+    summary = "attention rollout through all layers, residual included (Abnar & Zuidema 2020; class-blind)"
+    needs = frozenset({ATTENTIONS})
+
+    def scores(self, attention, gradient):
+        length = attention.shape[-1]
+        rollout = torch.eye(length, dtype=attention.dtype)
+        for layer in attention:  # first layer first: R = Ā^L ··· Ā^1
+            mixed = layer.mean(dim=0) + torch.eye(length, dtype=attention.dtype)
+            rollout = (mixed / mixed.sum(dim=-1, keepdim=True)) @ rollout
+        return _cls_row(rollout)
+
+
+class AttentionGradients(_PerInput):
+    name = "att-grads"
+    summary = "gradient of the target logit w.r.t. attention, head and query mean, summed over layers"
+    needs = frozenset({ATTENTION_GRADIENTS})
+
+    def scores(self, attention, gradient):
+        return gradient.mean(dim=(1, 2)).sum(dim=0)
+
+
+class AttentionTimesGradients(_PerInput):
+    name = "att-x-att-grads"
+    summary = "attention x its gradient, head and query mean, summed over layers"
+    needs = frozenset({ATTENTIONS, ATTENTION_GRADIENTS})
+
+    def scores(self, attention, gradient):
+        return (gradient * attention).mean(dim=(1, 2)).sum(dim=0)
+
+
+class GradSAM(_PerInput):
+    name = "grad-sam"
+    summary = "ReLU(attention gradient) x attention, mean over layers, heads and queries (Barkan et al. 2021)"
+    needs = frozenset({ATTENTIONS, ATTENTION_GRADIENTS})
+
+    def scores(self, attention, gradient):
+        return (gradient.clamp(min=0) * attention).mean(dim=(0, 1, 2))
+
+
+class GenericAttention(_PerInput):
+    name = "generic-attention"
+    summary = "gradient-weighted attention rollout (Chefer et al. 2021)"
+    needs = frozenset({ATTENTIONS, ATTENTION_GRADIENTS})
+
+    def scores(self, attention, gradient):
+        length = attention.shape[-1]
+        relevance = torch.eye(length, dtype=attention.dtype)
+        for layer_attention, layer_gradient in zip(attention, gradient):
+            weighted = (layer_gradient * layer_attention).clamp(min=0).mean(dim=0)
+            relevance = relevance + weighted @ relevance
+        return _cls_row(relevance)

@@ -1,0 +1,70 @@
+"""Extra model passes that some methods need beyond the one captured pass.
+
+Integrated gradients runs the model at points between a baseline and the
+input; TIS scores masked copies of the input. Both go through this object,
+so a method stays a function of what it is given, and padding is done the
+one way ``tokens.pad`` does it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .models.loading import Classifier
+from .tokens import make_predictor, pad, pad_id_of
+
+
+class ModelPasses:
+    """Batched forward (and backward) passes of one classifier."""
+
+    def __init__(self, classifier: Classifier, batch_size: int = 64, mask_special: bool = False) -> None:
+        self.classifier = classifier
+        self.batch_size = batch_size
+        self.mask_special = mask_special
+        self._predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
+
+    def probabilities(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
+        """Softmax probabilities [N, C] (float64), plain attention mask, as for predictions."""
+        return self._predict(sequences)
+
+    @torch.no_grad()
+    def word_embeddings(self, ids: Sequence[int]) -> torch.Tensor:
+        """[T, d] word embeddings of ``ids`` (float32)."""
+        table = self.classifier.model.get_input_embeddings()
+        return table(torch.as_tensor(list(ids), device=self.classifier.device)).float()
+
+    def embedding_gradients(
+        self, embeddings: Sequence[torch.Tensor], special: Sequence[Sequence[bool]], targets: Sequence[int]
+    ) -> list[torch.Tensor]:
+        """d z_target / d inputs_embeds at each of N word-embedding sequences [T_i, d].
+
+        The attention mask follows ``mask_special`` like the captured pass, so
+        every gradient a method combines comes from the same forward function.
+        """
+        model, device = self.classifier.model, self.classifier.device
+        dtype = next(model.parameters()).dtype
+        result: list[torch.Tensor] = [torch.empty(0)] * len(embeddings)
+        order = sorted(range(len(embeddings)), key=lambda i: (len(embeddings[i]), i))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            width = max(len(embeddings[i]) for i in batch)
+            _, real = pad([[0] * len(embeddings[i]) for i in batch], 0, device)
+            stacked = torch.zeros(len(batch), width, embeddings[batch[0]].shape[-1], device=device, dtype=dtype)
+            for row, index in enumerate(batch):
+                stacked[row, : len(embeddings[index])] = embeddings[index].to(dtype)
+            mask = real
+            if self.mask_special:
+                for row, index in enumerate(batch):
+                    flags = torch.as_tensor(list(special[index]), dtype=torch.bool, device=device)
+                    mask[row, : len(flags)] = mask[row, : len(flags)].masked_fill(flags, 0)
+            stacked.requires_grad_()
+            with torch.enable_grad():
+                logits = model(inputs_embeds=stacked, attention_mask=mask).logits
+                chosen = torch.as_tensor([targets[i] for i in batch], device=device)
+                (gradient,) = torch.autograd.grad(logits.gather(1, chosen[:, None]).sum(), stacked)
+            for row, index in enumerate(batch):
+                result[index] = gradient[row, : len(embeddings[index])].detach().float()
+        return result

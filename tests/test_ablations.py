@@ -1,0 +1,166 @@
+"""Contrast-CAT's ablations (the paper's Table 3, Figure 5, Appendix) against independent loops.
+
+The oracle generalises the loop of test_method_exact: activations from
+``output_hidden_states``, attention from ``output_attentions``, one layer,
+position and hidden unit at a time, with the ablation switched in plain code.
+Reference pools are checked by hand on the stub classifier of test_library.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from contrastcat.errors import BadInput
+from contrastcat.explain import ExplainOptions, attribute, explain
+from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.methods import ContrastCAT, build_method, input_seed
+from contrastcat.records import InputRow
+from contrastcat.tokens import tokenize
+
+from .test_library import LABELS, stub_classifier, stub_texts
+from .test_method_exact import forward, minmax
+
+TEXTS = [
+    "the film was great and the music was lovely too",
+    "a boring night in the old house with the dog",
+]
+
+
+@pytest.fixture(scope="module")
+def pooled_library(toy_dir, toy_classifier, toy_examples):
+    path = toy_dir / "refs-pools.h5"
+    build_library(
+        toy_classifier,
+        [e.text for e in toy_examples],
+        [e.label for e in toy_examples],
+        path,
+        BuildOptions(selection=SelectionSettings(), pools=("same", "random"), seed=7),
+        data="toy",
+    )
+    return RefLibrary(path)
+
+
+def map_by_loop(model, ids, target, reference_ids, attention=True, last=None):
+    """One contrastive map; ``attention`` False drops alpha-hat, ``last`` keeps the last N layers."""
+    layers = model.config.num_hidden_layers
+    out = forward(model, ids)
+    hidden = out.hidden_states[:layers]
+    grads = torch.autograd.grad(out.logits[0, target], hidden)
+    with torch.no_grad():
+        reference = forward(model, reference_ids).hidden_states[:layers] if reference_ids else None
+    length = len(ids)
+    scores = [0.0] * length
+    for layer in range(layers):
+        if last is not None and layer < layers - last:
+            continue
+        A, G = hidden[layer][0].detach().double(), grads[layer][0].double()
+        R = reference[layer][0].double() if reference is not None else None
+        heads = out.attentions[layer][0].tolist()
+        for i in range(length):
+            alpha = 1.0
+            if attention:
+                alpha = sum(h[q][i] for h in heads for q in range(length)) / (len(heads) * length)
+            contrast = A[i] - R[i] if R is not None and i < len(R) else A[i]
+            scores[i] += alpha * float(torch.dot(G[i], contrast))
+    return minmax(scores)
+
+
+def unrefined(classifier, library, text, **options):
+    (tokens,) = tokenize(classifier.tokenizer, [text], classifier.max_length)
+    method = ContrastCAT(refine=False, **options)
+    (refined,), _, (target,) = attribute(classifier, [tokens], [None], method, library, ExplainOptions())
+    return list(tokens.ids), target, refined.scores
+
+
+def average_of(maps):
+    return minmax([sum(column) / len(maps) for column in zip(*maps)])
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_refs_used_zero_is_attcat(toy_classifier, text):
+    rows = [InputRow(line=1, id=0, text=text)]
+    (zero,) = explain(toy_classifier, rows, build_method("contrastcat", refs_used=0))
+    (attcat,) = explain(toy_classifier, rows, build_method("attcat"))
+    assert zero.scores == attcat.scores
+    assert zero.refs_kept is None and zero.library is None
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_no_attention_and_last_layers_match_loop(toy_classifier, toy_library, text):
+    model = toy_classifier.model
+    for options, loop in (
+        ({"attention": False}, {"attention": False}),
+        ({"layers": 1}, {"last": 1}),
+        ({"layers": "1", "attention": False}, {"last": 1, "attention": False}),
+    ):
+        ids, target, scores = unrefined(toy_classifier, toy_library, text, refs_used=3, **options)
+        references = toy_library.entries(target)[:3]
+        expected = average_of([map_by_loop(model, ids, target, list(r.token_ids), **loop) for r in references])
+        assert scores.tolist() == pytest.approx(expected, abs=1e-5), options
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_same_and_random_references_match_loop(toy_classifier, pooled_library, text):
+    model = toy_classifier.model
+    ids, target, same = unrefined(toy_classifier, pooled_library, text, refs_used=3, reference_select="same")
+    references = pooled_library.entries(target, "same")[:3]
+    assert all(r.label == target for r in references)
+    expected = average_of([map_by_loop(model, ids, target, list(r.token_ids)) for r in references])
+    assert same.tolist() == pytest.approx(expected, abs=1e-5)
+
+    ids, target, drawn = unrefined(toy_classifier, pooled_library, text, refs_used=3, reference_select="random", seed=4)
+    pool = pooled_library.entries(target, "random")
+    rows = np.random.default_rng(input_seed(4, ids)).permutation(len(pool))[:3]
+    expected = average_of([map_by_loop(model, ids, target, list(pool[r].token_ids)) for r in rows])
+    assert drawn.tolist() == pytest.approx(expected, abs=1e-5)
+    _, _, other_seed = unrefined(toy_classifier, pooled_library, text, refs_used=3, reference_select="random", seed=5)
+    assert not np.allclose(drawn, other_seed)
+
+
+def test_pools_selected_by_hand(tmp_path):
+    classifier = stub_classifier()
+    path = tmp_path / "pools.h5"
+    options = BuildOptions(selection=SelectionSettings(k=2, keep=3), batch_size=4, pools=("same", "random"), seed=3)
+    build_library(classifier, stub_texts(), LABELS, path, options, data="stub")
+    library = RefLibrary(path)
+    assert library.info.pools == ("same", "random")
+    # Rows of the class itself, classified correctly, long enough, most confident first (see test_library.PROBS).
+    assert [e.source_row for e in library.entries(0, "same")] == [8, 0, 1]
+    assert [e.source_row for e in library.entries(1, "same")] == [3, 5]
+    assert [e.source_row for e in library.entries(2, "same")] == [6, 7]
+    drawn = [e.source_row for e in library.entries(0, "random")]
+    assert len(drawn) == len(set(drawn)) == 3 and 4 not in drawn  # r4 is too short
+    assert [e.source_row for e in library.entries(2, "random")] == drawn  # one pool for every class
+    again = tmp_path / "again.h5"
+    build_library(classifier, stub_texts(), LABELS, again, options, data="stub")
+    assert [e.source_row for e in RefLibrary(again).entries(0, "random")] == drawn
+    stacked = library.references(1, 2, torch.device("cpu"), pool="same")
+    assert stacked.shape[0] == 2
+
+
+def test_library_without_pools_refuses_clearly(toy_library):
+    with pytest.raises(BadInput, match="--pools same"):
+        toy_library.require_pool("same")
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"refs_used": -1}, "--refs-used"),
+        ({"reference_select": "other"}, "--reference-select"),
+        ({"layers": "0"}, "--layers"),
+        ({"layers": "some"}, "--layers"),
+        ({"rho": "median"}, "--rho"),
+    ],
+)
+def test_bad_ablation_options(options, message):
+    with pytest.raises(BadInput, match=message):
+        ContrastCAT(**options)
+
+
+def test_more_layers_than_the_model_has(toy_classifier, toy_library):
+    (tokens,) = tokenize(toy_classifier.tokenizer, [TEXTS[0]], toy_classifier.max_length)
+    with pytest.raises(BadInput, match="layers"):
+        attribute(toy_classifier, [tokens], [None], ContrastCAT(layers=9), toy_library)
