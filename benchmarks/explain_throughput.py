@@ -1,11 +1,13 @@
-"""Explain throughput: batched vs one at a time, Contrast-CAT vs AttCAT.
+"""Explain throughput: batched vs one at a time, Contrast-CAT vs AttCAT, and every method.
 
-    python benchmarks/explain_throughput.py [--inputs 64] [--words 40]
+    python benchmarks/explain_throughput.py [--inputs 64] [--words 40] [--all-methods]
 
 Uses a randomly initialised BERT with all-MiniLM-L6-v2's shape (6 layers,
 hidden 384, 12 heads) so it needs no download; attribution cost does not
 depend on the weights. Prints inputs per second for each setting and the
-batched / unbatched ratio measured in the same run.
+batched / unbatched ratio measured in the same run; ``--all-methods`` adds
+every registered method at batch 16, each one alone and then all of them in
+one run (they share each batch's forward and backward pass).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import torch
 from contrastcat import toy
 from contrastcat.explain import ExplainOptions, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
-from contrastcat.methods import build_method
+from contrastcat.methods import METHODS, build_method
 from contrastcat.models import wrap_classifier
 from contrastcat.records import InputRow
 
@@ -41,6 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inputs", type=int, default=64)
     parser.add_argument("--words", type=int, default=40, help="filler words per input (about tokens)")
+    parser.add_argument("--all-methods", action="store_true", help="also time every method at batch 16")
     args = parser.parse_args()
 
     classifier = minilm_shaped()
@@ -71,6 +74,26 @@ def main() -> None:
         for name in ("attcat", "contrastcat"):
             print(f"{name:12s} batch 16 vs 1: {timings[name, 1] / timings[name, 16]:.2f}x faster")
         print(f"contrastcat / attcat cost at batch 16: {timings['contrastcat', 16] / timings['attcat', 16]:.1f}x")
+        if args.all_methods:
+            time_every_method(classifier, rows, library)
+
+
+def time_every_method(classifier, rows, library) -> None:
+    options = ExplainOptions(batch_size=16)
+    methods = [build_method(name) for name in METHODS]
+    separate = 0.0
+    for method in methods:
+        list(explain(classifier, rows[:2], method, library, options=options))  # warm-up
+        start = time.perf_counter()
+        list(explain(classifier, rows, method, library, options=options))
+        elapsed = time.perf_counter() - start
+        separate += elapsed
+        print(f"{method.name:22s} batch 16: {len(rows) / elapsed:7.1f} inputs/s")
+    start = time.perf_counter()
+    list(explain(classifier, rows, methods, library, options=options))
+    together = time.perf_counter() - start
+    print(f"all {len(methods)} methods, one run: {together:.1f} s; one run per method: {separate:.1f} s "
+          f"({separate / together:.2f}x)")
 
 
 if __name__ == "__main__":

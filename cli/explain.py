@@ -118,7 +118,7 @@ def explain(
     from contrastcat.explain import ExplainOptions, parse_target
     from contrastcat.explain import explain as run_explain
     from contrastcat.library import RefLibrary
-    from contrastcat.methods import build_method, parse_method_list
+    from contrastcat.methods import build_method, check_options, parse_method_list
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
@@ -138,6 +138,7 @@ def explain(
         clusters=clusters,
         seed=seed,
     )
+    check_options(**options)
     methods = [build_method(name, **options) for name in names]
     library = RefLibrary(refs) if refs is not None else None
     if library is None and any(m.uses_library for m in methods):

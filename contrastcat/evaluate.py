@@ -193,12 +193,19 @@ def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[Attr
     first: dict[str, dict] = {}
     groups: dict[str, list[AttributionRecord]] = {}
     for record in records:
-        base = first.setdefault(record.method, record.settings)
-        names = sorted(set(base) | set(record.settings))
-        differing = [f"{n}={record.settings.get(n)}" for n in names if record.settings.get(n) != base.get(n)]
+        own = {**record.settings, "library": record.library}  # a library ablation is a variant too
+        base = first.setdefault(record.method, own)
+        names = sorted(set(base) | set(own))
+        differing = [f"{n}={_short(own.get(n))}" for n in names if own.get(n) != base.get(n)]
         label = f"{record.method}[{','.join(differing)}]" if differing else record.method
         groups.setdefault(label, []).append(record)
     return groups
+
+
+def _short(value) -> str:
+    """Fingerprints are long; their first hex digits tell libraries apart in a label."""
+    text = str(value)
+    return text[:15] if text.startswith("sha256:") else text
 
 
 def long_enough(records: Sequence[AttributionRecord], min_tokens: int) -> list[AttributionRecord]:

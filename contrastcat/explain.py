@@ -81,7 +81,7 @@ def attribute_all(
         needs=frozenset().union(*(method.needs for method in methods)),
         mask_special=options.mask_special,
     )
-    passes = ModelPasses(classifier, options.batch_size * 4, options.mask_special)
+    passes = ModelPasses(classifier, options.batch_size * 4, options.mask_special, options.batch_size)
     resolved = [int(t) for t in captured.targets]
     results = []
     for method in methods:
@@ -231,7 +231,12 @@ def reattribute_records(
     scores: list[list[float]] = [[] for _ in records]
     for (name, settings_json), indices in groups.items():
         settings = json.loads(settings_json)
-        method = build_method(name, **settings)
+        try:
+            method = build_method(name, **settings)
+        except (TypeError, ValueError) as error:
+            raise BadInput(
+                f"record id {records[indices[0]].id!r}: its {name} settings cannot be used again ({error})"
+            ) from None
         if method.uses_library:
             if library is None:
                 raise BadInput(f"records of method {name} need their reference library to be explained again: pass --refs")

@@ -20,9 +20,16 @@ from .tokens import make_predictor, pad, pad_id_of
 class ModelPasses:
     """Batched forward (and backward) passes of one classifier."""
 
-    def __init__(self, classifier: Classifier, batch_size: int = 64, mask_special: bool = False) -> None:
+    def __init__(
+        self,
+        classifier: Classifier,
+        batch_size: int = 64,
+        mask_special: bool = False,
+        gradient_batch_size: int = 16,
+    ) -> None:
         self.classifier = classifier
-        self.batch_size = batch_size
+        self.batch_size = batch_size  # forward-only passes
+        self.gradient_batch_size = gradient_batch_size  # forward + backward: activations are kept
         self.mask_special = mask_special
         self._predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
 
@@ -48,8 +55,8 @@ class ModelPasses:
         dtype = next(model.parameters()).dtype
         result: list[torch.Tensor] = [torch.empty(0)] * len(embeddings)
         order = sorted(range(len(embeddings)), key=lambda i: (len(embeddings[i]), i))
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
+        for start in range(0, len(order), self.gradient_batch_size):
+            batch = order[start : start + self.gradient_batch_size]
             width = max(len(embeddings[i]) for i in batch)
             _, real = pad([[0] * len(embeddings[i]) for i in batch], 0, device)
             stacked = torch.zeros(len(batch), width, embeddings[batch[0]].shape[-1], device=device, dtype=dtype)

@@ -173,6 +173,12 @@ def _check_record(obj: dict, where: str) -> AttributionRecord:
         isinstance(o, list) and len(o) == 2 and all(isinstance(v, int) for v in o) for o in offsets
     ):
         raise BadInput(f"{where}: 'offsets' must be [start, end] pairs of integers")
+    settings = obj.get("settings")
+    if settings is not None and not (
+        isinstance(settings, dict)
+        and all(v is None or isinstance(v, (str, int, float, bool)) for v in settings.values())
+    ):
+        raise BadInput(f"{where}: 'settings' must be an object of plain values (strings, numbers, booleans)")
     known = {f.name for f in fields(AttributionRecord)}
     values = {key: value for key, value in obj.items() if key in known}
     values.setdefault("token_ids", [])

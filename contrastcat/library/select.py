@@ -92,10 +92,11 @@ def select_same_class(
     result = []
     for target in range(probs.shape[1]):
         pool = np.flatnonzero(usable & (labels == target))
+        candidates = len(pool)
         pool = pool[np.argsort(-probs[pool, target], kind="stable")][: settings.keep]
         f_c = probs[pool, target]
         result.append(
-            ClassSelection(target=target, rows=pool, f_c=f_c, below_gamma=f_c < settings.gamma, candidates=len(pool))
+            ClassSelection(target=target, rows=pool, f_c=f_c, below_gamma=f_c < settings.gamma, candidates=candidates)
         )
     return result
 

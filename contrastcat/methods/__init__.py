@@ -80,6 +80,16 @@ def build_method(name: str, **options) -> AttributionMethod:
 ALL = "all"
 
 
+def check_options(**options) -> None:
+    """Refuse a bad option value even when no chosen method takes that option.
+
+    Every constructor validates what it accepts, so building each method once
+    (cheap: constructors hold settings only) checks every value.
+    """
+    for name in METHODS:
+        build_method(name, **options)
+
+
 def parse_method_list(spec: str) -> list[str]:
     """``a,b,c`` -> known method names, in order, without repeats; ``all`` is every method."""
     parts = [part.strip() for part in spec.split(",") if part.strip()]
@@ -112,6 +122,7 @@ __all__ = [
     "ReferenceSource",
     "Rollout",
     "build_method",
+    "check_options",
     "contrast_maps",
     "input_seed",
     "list_methods",

@@ -75,20 +75,26 @@ class IntegratedGradients(AttributionMethod):
         if passes is None:
             raise BadInput("integrated-gradients needs model passes (call it through contrastcat.explain)")
         alphas, weights = gauss_legendre(self.ig_steps)
-        paths, specials, targets, differences = [], [], [], []
+        starts, differences, integrals = [], [], []
         for b, length in enumerate(captured.lengths):
             embeddings = captured.embeddings[b, :length]
-            special = captured.special[b, :length]
-            start = self.baseline(embeddings, special, passes)
+            start = self.baseline(embeddings, captured.special[b, :length], passes)
+            starts.append(start)
             differences.append(embeddings - start)
-            for alpha in alphas:
-                paths.append(start + float(alpha) * (embeddings - start))
-                specials.append(special.tolist())
-                targets.append(int(captured.targets[b]))
-        gradients = passes.embedding_gradients(paths, specials, targets)
-        maps = []
-        for b, difference in enumerate(differences):
-            nodes = gradients[b * len(alphas) : (b + 1) * len(alphas)]
-            average = sum(float(w) * g.double() for w, g in zip(weights, nodes))
-            maps.append(minmax((difference.double() * average).sum(-1)).float()[None])
-        return maps
+            integrals.append(torch.zeros_like(embeddings, dtype=torch.float64))
+        # (input, node) pairs in chunks: only one chunk of path points and gradients is alive at a time.
+        pairs = [(b, k) for b in range(len(starts)) for k in range(len(alphas))]
+        chunk = max(1, passes.gradient_batch_size)
+        for first in range(0, len(pairs), chunk):
+            part = pairs[first : first + chunk]
+            gradients = passes.embedding_gradients(
+                [starts[b] + float(alphas[k]) * differences[b] for b, k in part],
+                [captured.special[b, : captured.lengths[b]].tolist() for b, _ in part],
+                [int(captured.targets[b]) for b, _ in part],
+            )
+            for (b, k), gradient in zip(part, gradients):
+                integrals[b] += float(weights[k]) * gradient.double()
+        return [
+            minmax((difference.double() * integral).sum(-1)).float()[None]
+            for difference, integral in zip(differences, integrals)
+        ]

@@ -11,9 +11,9 @@ Per input:
 4. A token's score is the mean f_c of the masks that keep it (TIS's coverage
    correction); special tokens score 0.
 
-Scoring by f_c of the masked input, or by its change from f_c(x) as the
-paper words it, gives the same map once min–max scaled: the two differ by a
-constant. k-means is seeded per input, so batching changes nothing.
+Scoring by f_c of the masked input, or by its change f_c(masked) - f_c(x)
+as the paper words it, gives the same map once min–max scaled: the two
+differ by the constant f_c(x). k-means is seeded per input, so batching changes nothing.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ ITERATIONS = 100
 def kmeans(points: torch.Tensor, k: int, seed: int, iterations: int = ITERATIONS) -> tuple[torch.Tensor, torch.Tensor]:
     """Lloyd's k-means with k-means++ seeding: (centroids [k, D], assignment [N]).
 
-    Deterministic for a given seed. A cluster that empties keeps its centroid.
+    Deterministic for a given seed, on any device: it runs on the CPU in float64.
+    A cluster that empties keeps its centroid.
     """
-    points = points.double()
+    points = points.detach().double().cpu()
     count = points.shape[0]
     k = min(k, count)
     generator = torch.Generator().manual_seed(seed % (2**63))
