@@ -115,7 +115,7 @@ def explain(
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
-    from contrastcat.explain import ExplainOptions, parse_target
+    from contrastcat.explain import ExplainOptions, check_library, parse_target
     from contrastcat.explain import explain as run_explain
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_method, check_options, parse_method_list
@@ -141,12 +141,7 @@ def explain(
     check_options(**options)
     methods = [build_method(name, **options) for name in names]
     library = RefLibrary(refs) if refs is not None else None
-    if library is None and any(m.uses_library for m in methods):
-        needing = next(m.name for m in methods if m.uses_library)
-        raise BadInput(f"method {needing} needs a reference library: pass --refs (build one with build-refs)")
-    for each in methods:
-        if each.uses_library:
-            library.require_pool(each.reference_pool)
+    check_library(methods, library)  # before the model loads: a wrong call fails fast
     if model is None:
         if library is None:
             raise BadInput("--model is required when no --refs library is given")

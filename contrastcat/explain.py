@@ -110,6 +110,16 @@ def attribute(
     return refined, probs, resolved
 
 
+def check_library(methods: Sequence[AttributionMethod], library) -> None:
+    """Every method that reads a library has one, holding the pool it reads (no model needed)."""
+    for each in methods:
+        if not each.uses_library:
+            continue
+        if library is None:
+            raise BadInput(f"method {each.name} needs a reference library: pass --refs (build one with build-refs)")
+        library.require_pool(each.reference_pool)
+
+
 def explain(
     classifier: Classifier,
     rows: Sequence[InputRow],
@@ -127,14 +137,9 @@ def explain(
     batch's forward and backward pass.
     """
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
-    for each in methods:
-        if each.uses_library and library is None:
-            raise BadInput(f"method {each.name} needs a reference library: pass --refs (build one with build-refs)")
+    check_library(methods, library)
     if library is not None and any(each.uses_library for each in methods):
         library.check_model(classifier.fingerprint, classifier.name)
-        for each in methods:
-            if each.uses_library:
-                library.require_pool(each.reference_pool)
     targets = resolve_targets(rows, target, classifier.label_names, source)
     texts = tokenize(classifier.tokenizer, [row.text for row in rows], classifier.max_length)
     window = options.batch_size * options.window

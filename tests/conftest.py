@@ -54,18 +54,22 @@ def toy_classifier(toy_dir):
     return load_classifier(str(toy_dir / "model"), "cpu")
 
 
-@pytest.fixture(scope="session")
-def toy_library(toy_dir, toy_classifier, toy_examples):
-    path = toy_dir / "refs.h5"
+def build_toy_library(classifier, examples, path, **options) -> RefLibrary:
+    """A library over the toy training data; ``options`` go to BuildOptions."""
     build_library(
-        toy_classifier,
-        [e.text for e in toy_examples],
-        [e.label for e in toy_examples],
+        classifier,
+        [e.text for e in examples],
+        [e.label for e in examples],
         path,
-        BuildOptions(selection=SelectionSettings()),
+        BuildOptions(selection=SelectionSettings(), **options),
         data="toy",
     )
     return RefLibrary(path)
+
+
+@pytest.fixture(scope="session")
+def toy_library(toy_dir, toy_classifier, toy_examples):
+    return build_toy_library(toy_classifier, toy_examples, toy_dir / "refs.h5")
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ from contrastcat.methods import ContrastCAT, build_method, input_seed
 from contrastcat.records import InputRow
 from contrastcat.tokens import tokenize
 
+from .conftest import build_toy_library
 from .test_library import LABELS, stub_classifier, stub_texts
 from .test_method_exact import forward, minmax
 
@@ -30,16 +31,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def pooled_library(toy_dir, toy_classifier, toy_examples):
-    path = toy_dir / "refs-pools.h5"
-    build_library(
-        toy_classifier,
-        [e.text for e in toy_examples],
-        [e.label for e in toy_examples],
-        path,
-        BuildOptions(selection=SelectionSettings(), pools=("same", "random"), seed=7),
-        data="toy",
-    )
-    return RefLibrary(path)
+    return build_toy_library(toy_classifier, toy_examples, toy_dir / "refs-pools.h5", pools=("same", "random"), seed=7)
 
 
 def map_by_loop(model, ids, target, reference_ids, attention=True, last=None):

@@ -62,7 +62,11 @@ class AttributionMethod(ABC):
     summary: ClassVar[str]
     needs: frozenset[str]  # what capture must record (see contrastcat.capture)
     uses_library: bool = False
-    reference_pool: str = "contrast"  # which pool of the library it reads, when it uses one
+
+    @property
+    def reference_pool(self) -> str:
+        """Which pool of the library it reads, when it uses one."""
+        return "contrast"
 
     @property
     def refinement(self) -> RefineSettings | None:

@@ -144,7 +144,6 @@ class ContrastCAT(AttributionMethod):
         self.deletion_grid = deletion_grid
         self.attention = attention
         self.reference_select = reference_select
-        self.reference_pool = reference_select
         self.layer_count = parse_layers(layers)
         self.seed = seed
         self.uses_library = refs_used > 0
@@ -153,6 +152,10 @@ class ContrastCAT(AttributionMethod):
     @property
     def refinement(self) -> RefineSettings | None:
         return RefineSettings(self.rho, self.deletion_grid) if self.refine else None
+
+    @property
+    def reference_pool(self) -> str:
+        return self.reference_select
 
     def settings(self) -> dict:
         return {
