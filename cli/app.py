@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from typing import Annotated
 
 import typer
@@ -56,12 +55,8 @@ for module, name in (
 app.add_typer(models.app, name="models")
 
 
-def _terminate(signum, frame) -> None:
-    # SIGTERM unwinds like Ctrl-C, so temporary output files are removed on the way out.
-    raise KeyboardInterrupt
-
-
 def main() -> None:
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _terminate)
-    app()
+    """Run the CLI with its signal and pipe handling (see :mod:`contrastcat_cli.launch`)."""
+    from .launch import main as launch
+
+    launch()

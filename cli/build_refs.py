@@ -20,6 +20,7 @@ from .common import (
     phased_progress,
     reports_errors,
     stderr_console,
+    warn,
 )
 
 EPILOG = """\
@@ -52,7 +53,10 @@ def build_refs(
     strict_gamma: Annotated[bool, typer.Option(help="Refuse (exit 1) instead of filling up below gamma.")] = False,
     min_tokens: Annotated[int, typer.Option(min=1, help="Skip shorter references (special tokens count).")] = 10,
     max_scan: Annotated[int | None, typer.Option(min=1, help="Scan at most the first N rows.")] = None,
-    max_length: Annotated[int | None, typer.Option(min=2, help="Truncate inputs to N tokens. Default: model limit.")] = None,
+    max_length: Annotated[
+        int | None,
+        typer.Option(min=2, help="Tokens per row, up to the model's position limit. Default: the tokenizer's limit."),
+    ] = None,
     dtype: Annotated[str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")] = "float32",
     pools: Annotated[
         str | None,
@@ -70,6 +74,7 @@ def build_refs(
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.data import load_labelled
+    from contrastcat.explain import check_max_length
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
 
     if dtype not in ("float32", "float16"):
@@ -80,12 +85,11 @@ def build_refs(
         raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from same, random)")
     if keep < min_refs:
         raise BadInput(f"--keep ({keep}) must be at least --min-refs ({min_refs})")
-    check_output_path(output)
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
+    check_output_path(output, [data])
     classifier = load_model(model, device, quiet)
-    if max_length is not None:
-        classifier.max_length = min(max_length, classifier.max_length)
+    classifier.max_length = check_max_length(classifier, max_length)
     alias_data = classifier.alias.data if classifier.alias and data is None else None
     if data is None and alias_data is None:
         raise BadInput(f"--data is required: model {model!r} has no default data set")
@@ -117,11 +121,17 @@ def build_refs(
             progress=report,
         )
     for warning in result.selection.warnings:  # shown even with --quiet: SPEC §2 requires it
-        stderr_console().print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        warn(warning)
+    if result.truncated:
+        warn(
+            f"{result.truncated} of {result.scanned} scanned row(s) had more than {classifier.max_length} tokens "
+            f"and were cut to their first {classifier.max_length} (--max-length takes up to {classifier.position_limit})"
+        )
     summary = {
         "output": str(Path(output)),
         "fingerprint": result.fingerprint,
         "scanned": result.scanned,
+        "truncated": result.truncated,
         "gamma": gamma,
         "classes": [
             {

@@ -13,7 +13,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from contrastcat.errors import ContrastCatError
+from contrastcat.errors import ContrastCatError, Interrupted
+
+from .launch import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
 
 DeviceOption = Annotated[
     str, typer.Option("--device", help="auto (CUDA when available), cpu, cuda or cuda:N.", show_default=True)
@@ -32,7 +34,12 @@ def fail(message: str, code: int) -> typer.Exit:
 
 
 def reports_errors(command: Callable) -> Callable:
-    """Turn domain errors into one red line and an exit code; never a traceback."""
+    """Turn domain errors into one red line and an exit code; never a traceback.
+
+    Ctrl-C and SIGTERM (``KeyboardInterrupt``) exit 130 with one line, after
+    the command's own clean-up has run on the way out; a closed pipe on stdout
+    exits 141 without a word, as Unix tools do.
+    """
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -40,8 +47,14 @@ def reports_errors(command: Callable) -> Callable:
             return command(*args, **kwargs)
         except ContrastCatError as error:
             raise fail(_escape(str(error)), error.exit_code) from None
-        except KeyboardInterrupt:
-            raise fail("interrupted; no output was written", 130) from None
+        except KeyboardInterrupt as interrupt:
+            # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
+            message = str(interrupt) if isinstance(interrupt, Interrupted) else "interrupted; no output was written"
+            _quietly(lambda: stderr_console().print(f"[bold red]error:[/] {_escape(message)}", soft_wrap=True))
+            raise SystemExit(INTERRUPTED) from None
+        except BrokenPipeError:
+            silence_stdout()
+            raise SystemExit(BROKEN_PIPE) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as error:  # a bug, or an environment problem we did not foresee
@@ -58,11 +71,18 @@ def _escape(text: str) -> str:
     return text.replace("[", r"\[")
 
 
+def _quietly(action: Callable[[], None]) -> None:
+    try:
+        action()
+    except (OSError, ValueError):  # stderr itself is gone: nothing left to tell
+        pass
+
+
 @contextlib.contextmanager
 def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
     """A callback ``(phase, done, total)`` that shows one bar per phase."""
     if quiet or not sys.stderr.isatty():
-        yield lambda phase, done, total: None
+        yield lambda phase, done, total: stop_if_interrupted()
         return
     progress = Progress(
         TextColumn("{task.description}"),
@@ -76,11 +96,17 @@ def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
     with progress:
 
         def report(phase: str, done: int, total: int) -> None:
+            stop_if_interrupted()
             if phase not in tasks:
                 tasks[phase] = progress.add_task(phase, total=total)
             progress.update(tasks[phase], completed=done, total=total)
 
         yield report
+
+
+def warn(message: str) -> None:
+    """A warning on stderr, shown even with --quiet: it tells of something done to the user's data."""
+    stderr_console().print(f"[yellow]warning:[/] {_escape(message)}", highlight=False, soft_wrap=True)
 
 
 def info(message: str, quiet: bool) -> None:

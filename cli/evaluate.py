@@ -23,7 +23,8 @@ from contrastcat.evaluate import (
     compare_methods,
     group_by_method,
     kendall_for_records,
-    long_enough,
+    check_records,
+    evaluable,
     mark_special_tokens,
     perturbation_curves,
     step_labels,
@@ -39,6 +40,7 @@ from .common import (
     info,
     load_model,
     reports_errors,
+    warn,
 )
 
 EPILOG = """\
@@ -107,21 +109,24 @@ def evaluate(
     if as_json and markdown:
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
     if output is not None:
-        check_output_path(output)
+        check_output_path(output, [attributions, refs])
     records = read_records(attributions)
     source = "<stdin>" if attributions == "-" else attributions
     for record in records:
         if not record.token_ids:
-            raise BadInput(f"{source}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
-    classifier = load_model(model or records[0].model, device, quiet)
-    mismatched = [r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint]
-    if mismatched:
-        raise BadInput(
-            f"{source}: record id {mismatched[0].id!r} was explained with another model "
-            f"({mismatched[0].model!r}); pass that model with --model"
-        )
-    mark_special_tokens(records, classifier.tokenizer.all_special_ids)
+            raise BadInput(f"{source}:{record.line}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
     library = RefLibrary(refs) if refs is not None else None
+    classifier = load_model(model or records[0].model, device, quiet)
+    mismatched = next((r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint), None)
+    if mismatched is not None:
+        raise BadInput(
+            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "
+            f"{mismatched.model!r} whose weights are {mismatched.model_fingerprint}, but {classifier.name!r} "
+            f"loads weights {classifier.fingerprint} here; pass the model the records were made with (--model), "
+            "or explain them again"
+        )
+    check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+    mark_special_tokens(records, classifier.tokenizer.all_special_ids)
     predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
     mask_id = mask_id_of(classifier.tokenizer) if perturb == MASK else None
 
@@ -132,7 +137,7 @@ def evaluate(
         report.method = name  # variants of one method are told apart by their settings
         if kendall:
             report.kendall = kendall_for_records(
-                long_enough(group, min_tokens),
+                evaluable(group, min_tokens).records,
                 classifier.num_classes,
                 lambda recs, targets: reattribute_records(classifier, recs, targets, library, max(1, batch_size // 4)),
             )
@@ -147,16 +152,18 @@ def evaluate(
         "perturb": perturb,
         "target": target,
         "min_tokens": min_tokens,
+        "truncated": sum(r.truncated for r in records),
         "methods": {name: report.as_dict() for name, report in reports.items()},
         "comparison": compare_methods(list(reports.values()), settings.orders, kendall, TABLE_DECIMALS).as_dict(),
     }
+    report_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     if output is not None:
-        with atomic_text_output(output) as stream:
-            json.dump(document, stream, indent=2)
-            stream.write("\n")
+        with atomic_text_output(output, [attributions, refs]) as stream:
+            stream.write(report_text + "\n")
         info(f"wrote report to {output}", quiet)
+    _say_what_was_left_out(reports, document["truncated"], len(records), quiet)
     if as_json:
-        typer.echo(json.dumps(document, indent=2))
+        typer.echo(report_text)
         return
     if markdown:
         comparison = compare_methods(list(reports.values()), settings.orders, kendall, MARKDOWN_DECIMALS)
@@ -187,12 +194,26 @@ def evaluate(
             )
 
 
+def _say_what_was_left_out(reports: dict, truncated: int, total: int, quiet: bool) -> None:
+    """Records that were not evaluated, or that explain truncated inputs: one note each, on stderr."""
+    special = sum(r.skipped_special for r in reports.values())
+    duplicates = sum(r.skipped_duplicates for r in reports.values())
+    if special:
+        warn(f"{special} record(s) hold only special tokens (nothing to perturb): not evaluated")
+    if duplicates:
+        warn(f"{duplicates} duplicate record(s) (same id, input, target, method and settings): not counted again")
+    if truncated:
+        info(f"note: {truncated} of {total} record(s) explain a truncated input (their records say truncated: true)", quiet)
+
+
 def _curve_table(name: str, report, labels: list[str]) -> Table:
     """Steps as rows, metrics as columns: fits an 80-column terminal."""
-    table = Table(
-        title=f"{name}: {report.evaluated} inputs evaluated, {report.skipped_short} skipped (too short)",
-        title_justify="left",
-    )
+    left_out = f", {report.skipped_short} skipped (too short)"
+    if report.skipped_special:
+        left_out += f", {report.skipped_special} skipped (only special tokens)"
+    if report.skipped_duplicates:
+        left_out += f", {report.skipped_duplicates} duplicates skipped"
+    table = Table(title=f"{name}: {report.evaluated} inputs evaluated{left_out}", title_justify="left")
     table.add_column("step", justify="right")
     columns = []
     for order, curve in report.curves.items():

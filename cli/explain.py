@@ -21,6 +21,7 @@ from .common import (
     load_model,
     phased_progress,
     reports_errors,
+    warn,
 )
 
 EPILOG = """\
@@ -105,6 +106,21 @@ def explain(
         bool, typer.Option(help="Reference-code quirk: zero special tokens in the attribution pass's mask.")
     ] = False,
     seed: Annotated[int, typer.Option(help="Seed of random, tis and --reference-select random.")] = 0,
+    max_length: Annotated[
+        int | None,
+        typer.Option(help="Tokens per input, special ones included, up to the model's position limit. "
+                     "Default: the model's tokenizer limit. Longer texts are cut (records say so)."),
+    ] = None,
+    on_error: Annotated[
+        str,
+        typer.Option(help="A bad input line: stop (exit 2 before anything is written) or skip "
+                     "(leave it out, list it at the end, exit 0)."),
+    ] = "stop",
+    resume: Annotated[
+        bool,
+        typer.Option(help="Keep a checkpoint beside -o FILE, and continue one an interrupted run left "
+                     "(the result is the same as an uninterrupted run's, byte for byte)."),
+    ] = False,
     batch_size: BatchOption = 16,
     device: DeviceOption = "auto",
     quiet: QuietOption = False,
@@ -115,16 +131,26 @@ def explain(
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
-    from contrastcat.explain import ExplainOptions, check_library, parse_target
+    from contrastcat.checkpoint import checkpointed_output
+    from contrastcat.explain import ExplainOptions, check_library, check_max_length, parse_target, usable_rows
     from contrastcat.explain import explain as run_explain
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_method, check_options, parse_method_list
+    from contrastcat.resume import completed_inputs
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
-    check_output_path(output)
+    if on_error not in ON_ERROR:
+        raise BadInput(f"--on-error must be stop or skip, got {on_error!r}")
+    if max_length is not None and max_length < 2:
+        raise BadInput(f"--max-length {max_length}: an input needs at least 2 tokens")
+    inputs = [input_path, refs]
+    check_output_path(output, inputs)
+    if resume and output == "-":
+        raise BadInput("--resume needs -o FILE: standard output cannot be continued")
     names = parse_method_list(method)  # unknown names fail before any loading
-    rows = read_inputs(input_path, text_field=text_field, id_field=id_field, label_field=label_field)
+    skipped: list[str] | None = [] if on_error == "skip" else None
+    rows = read_inputs(input_path, text_field=text_field, id_field=id_field, label_field=label_field, skipped=skipped)
     options = dict(
         refs_used=refs_used,
         refine=refine,
@@ -148,25 +174,81 @@ def explain(
         model = _model_of(library)
     classifier = load_model(model, device, quiet)
     chosen_target = parse_target(target, classifier.num_classes)
+    settings = ExplainOptions(batch_size=batch_size, mask_special=mask_special, max_length=max_length)
+    limit = check_max_length(classifier, max_length)
     source = "<stdin>" if input_path == "-" else input_path
-    with phased_progress(quiet) as report:
-        done = 0
+    if skipped is not None:
+        rows = usable_rows(rows, chosen_target, classifier.label_names, source, skipped)
+    used_library = library if any(m.uses_library for m in methods) else None
+    summary = Summary(limit=limit, position_limit=classifier.position_limit, per_input=len(methods))
 
+    def run(remaining, report, done: int):
         def advance(count: int) -> None:
             nonlocal done
             done += count
             report("explaining", done, len(rows))
 
-        records = run_explain(
-            classifier,
-            rows,
-            methods,
-            library if any(m.uses_library for m in methods) else None,
-            target=chosen_target,
-            options=ExplainOptions(batch_size=batch_size, mask_special=mask_special),
-            source=source,
-            progress=advance,
-        )
-        written = write_records(output, records)
-    if output != "-":
-        info(f"wrote {written} record(s) to {output}", quiet)
+        for record in run_explain(
+            classifier, remaining, methods, used_library, target=chosen_target, options=settings,
+            source=source, progress=advance,
+        ):
+            summary.count(record)
+            yield record
+
+    with phased_progress(quiet) as report:
+        if resume:
+            with checkpointed_output(output, inputs) as checkpoint:
+                kept = completed_inputs(
+                    checkpoint.lines, rows, methods, classifier, used_library, chosen_target, settings,
+                    checkpoint.path, source,
+                )
+                checkpoint.keep(kept.inputs * len(methods))
+                summary.resumed(kept, checkpoint.origin)
+                for record in run(rows[kept.inputs :], report, kept.inputs):
+                    checkpoint.write(record.to_json())
+        else:
+            write_records(output, run(rows, report, 0), inputs)
+    summary.finish(output, skipped, quiet)
+
+
+ON_ERROR = ("stop", "skip")
+SHOWN_PROBLEMS = 20  # bad lines listed one by one; the rest are counted
+
+
+class Summary:
+    """What explain says at the end: records written, texts cut, lines skipped."""
+
+    def __init__(self, limit: int, position_limit: int, per_input: int) -> None:
+        self.limit = limit
+        self.position_limit = position_limit
+        self.per_input = per_input
+        self.records = 0
+        self.truncated = 0
+        self.kept = 0
+        self.origin = ""
+
+    def count(self, record) -> None:
+        if self.records % self.per_input == 0 and record.truncated:
+            self.truncated += 1
+        self.records += 1
+
+    def resumed(self, kept, origin: str) -> None:
+        self.kept = kept.inputs * self.per_input
+        self.truncated += kept.truncated
+        self.origin = origin
+
+    def finish(self, output: str, skipped: list[str] | None, quiet: bool) -> None:
+        inputs = (self.records + self.kept) // self.per_input
+        if self.truncated:
+            more = f"; --max-length takes up to {self.position_limit}" if self.limit < self.position_limit else ""
+            warn(
+                f"{self.truncated} of {inputs} input(s) had more than {self.limit} tokens and were cut to their "
+                f"first {self.limit} (their records say truncated: true and how many tokens were dropped){more}"
+            )
+        if skipped:
+            listed = "; ".join(skipped[:SHOWN_PROBLEMS])
+            rest = f"; and {len(skipped) - SHOWN_PROBLEMS} more" if len(skipped) > SHOWN_PROBLEMS else ""
+            warn(f"skipped {len(skipped)} bad input line(s) (--on-error skip): {listed}{rest}")
+        if output != "-":
+            resumed = f" ({self.kept} kept from the {self.origin}, {self.records} new)" if self.kept else ""
+            info(f"wrote {self.records + self.kept} record(s) to {output}{resumed}", quiet)

@@ -8,7 +8,7 @@ _contrastcat() {
         "") COMPREPLY=($(compgen -W "build-refs evaluate explain models render --version --help" -- "$cur")); return ;;
         build-refs) opts="--output -o --model -m --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --markdown --curves --batch-size --device --quiet -q -h --help" ;;
-        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --ig-steps --ig-baseline --clusters --target --text-field --id-field --label-field --mask-special --no-mask-special --seed --batch-size --device --quiet -q --list-methods -h --help" ;;
+        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --ig-steps --ig-baseline --clusters --target --text-field --id-field --label-field --mask-special --no-mask-special --seed --max-length --on-error --resume --no-resume --batch-size --device --quiet -q --list-methods -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color -h --help" ;;
     esac

@@ -7,4 +7,4 @@ captured tensors) -> ``refine`` (deletion test) -> ``records`` (JSONL) ;
 measures faithfulness; ``render`` turns records into coloured text.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -19,7 +19,7 @@ import torch
 
 from .models.adapters import layer_input
 from .models.loading import Classifier
-from .tokens import pad, pad_id_of
+from .tokens import check_finite, pad, pad_id_of
 
 ACTIVATIONS = "activations"
 GRADIENTS = "gradients"
@@ -128,6 +128,9 @@ def capture(
             ]
         with torch.set_grad_enabled(want_backward):
             output = model(input_ids=ids, attention_mask=forward_mask, output_attentions=want_attention)
+            check_finite(output.logits.detach(), range(len(sequences)))
+            if plain_logits is not None:
+                check_finite(plain_logits, range(len(sequences)))
             predicted = (plain_logits if plain_logits is not None else output.logits).argmax(dim=-1)
             chosen = torch.as_tensor(
                 [int(predicted[b]) if t is None else int(t) for b, t in enumerate(targets)], device=device

@@ -33,6 +33,18 @@ class LibraryMismatch(BadInput):
     """A reference library was built for a different model."""
 
 
+class NonFiniteOutput(RunFailed):
+    """The model produced NaN or infinite logits; ``rows`` are the offending batch positions."""
+
+    def __init__(self, message: str, rows: list[int]) -> None:
+        super().__init__(message)
+        self.rows = rows
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) with a word on what was kept, e.g. a checkpoint to resume from."""
+
+
 def located(path: str, line: int | None, problem: str) -> str:
     """Format ``file:line: problem`` the way compilers do, so editors can jump to it."""
     where = path if line is None else f"{path}:{line}"

@@ -7,6 +7,7 @@ the best value without knowing the metric (:func:`rank_marks`,
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,11 @@ class Curve:
         return {"aopc": self.aopc, "lodds": self.lodds, "aopc_mean": self.aopc_mean, "lodds_mean": self.lodds_mean}
 
 
+def _finite_or_none(value: float) -> float | None:
+    """NaN (no input to average over, or τ undefined) is written as null: reports are strict JSON."""
+    return None if value is None or math.isnan(value) else value
+
+
 @dataclass
 class Kendall:
     tau_index: float  # τ between the descending-score index arrays P^c and P^ĉ
@@ -106,7 +112,36 @@ class Kendall:
         return self.tau_index < KENDALL_PASS
 
     def as_dict(self) -> dict:
-        return {"tau_index": self.tau_index, "tau_scores": self.tau_scores, "inputs": self.inputs, "passes": self.passes}
+        return {
+            "tau_index": _finite_or_none(self.tau_index),
+            "tau_scores": _finite_or_none(self.tau_scores),
+            "inputs": self.inputs,
+            "passes": self.passes,
+        }
+
+
+@dataclass(frozen=True)
+class Evaluable:
+    """The records of one method that can be evaluated, and why the others cannot."""
+
+    records: list[AttributionRecord]
+    too_short: int  # fewer than min_tokens tokens
+    only_special: int  # nothing to perturb
+    duplicates: int  # the same input, target, method and settings seen before (first one kept)
+
+
+def evaluable(records: Sequence[AttributionRecord], min_tokens: int) -> Evaluable:
+    """Drop duplicates (keeping the first), inputs too short, and inputs of special tokens only."""
+    seen: set[tuple] = set()
+    unique = []
+    for record in records:
+        key = (json.dumps(record.id, sort_keys=True), tuple(record.token_ids), record.target)
+        if key not in seen:
+            seen.add(key)
+            unique.append(record)
+    long = long_enough(unique, min_tokens)
+    usable = [r for r in long if not all(r.special)]
+    return Evaluable(usable, len(unique) - len(long), len(long) - len(usable), len(records) - len(unique))
 
 
 @dataclass
@@ -116,11 +151,17 @@ class MethodReport:
     skipped_short: int
     curves: dict[str, Curve] = field(default_factory=dict)
     kendall: Kendall | None = None
+    skipped_special: int = 0  # only special tokens: nothing to perturb
+    skipped_duplicates: int = 0
+    truncated: int = 0  # evaluated records whose text was cut to the model's length limit
 
     def as_dict(self) -> dict:
         out = {
             "evaluated": self.evaluated,
             "skipped_short": self.skipped_short,
+            "skipped_special_only": self.skipped_special,
+            "skipped_duplicates": self.skipped_duplicates,
+            "truncated": self.truncated,
             **{order: curve.as_dict() for order, curve in self.curves.items()},
         }
         if self.kendall is not None:
@@ -146,18 +187,26 @@ def perturbation_curves(
     mask_id: int | None = None,
     source: str = "<records>",
 ) -> MethodReport:
-    """AOPC(k) = mean (p - p_k) and LOdds(k) = mean log(p_k / p) per step and order."""
-    usable = long_enough(records, settings.min_tokens)
+    """AOPC(k) = mean (p - p_k) and LOdds(k) = mean log(p_k / p) per step and order.
+
+    Duplicates, inputs shorter than ``min_tokens`` and inputs of special tokens
+    only are left out and counted (:func:`evaluable`).
+    """
+    chosen = evaluable(records, settings.min_tokens)
+    usable = chosen.records
     report = MethodReport(
-        method=records[0].method if records else "", evaluated=len(usable), skipped_short=len(records) - len(usable)
+        method=records[0].method if records else "",
+        evaluated=len(usable),
+        skipped_short=chosen.too_short,
+        skipped_special=chosen.only_special,
+        skipped_duplicates=chosen.duplicates,
+        truncated=sum(r.truncated for r in usable),
     )
     if not usable:
         return report
     originals = [tuple(r.token_ids) for r in usable]
     base_probs = predict(originals)
-    targets = [
-        _target(r, p, settings.target, label_names, f"{source}: record id {r.id!r}") for r, p in zip(usable, base_probs)
-    ]
+    targets = [_target(r, p, settings.target, label_names, _where(source, r)) for r, p in zip(usable, base_probs)]
     plans: dict[str, list[list[tuple[int, ...]]]] = {}
     unique: dict[tuple[int, ...], int] = {}
     for order in settings.orders:
@@ -181,6 +230,28 @@ def perturbation_curves(
             lodds=[float(v) for v in np.log(p_k / p[:, None]).mean(axis=0)],
         )
     return report
+
+
+def _where(source: str, record: AttributionRecord) -> str:
+    return f"{source}:{record.line}" if record.line is not None else f"{source}: record id {record.id!r}"
+
+
+def check_records(records: Sequence[AttributionRecord], vocab_size: int, num_classes: int, source: str) -> None:
+    """Every record can be evaluated on this model: token ids in its vocabulary, targets among its classes."""
+    for record in records:
+        where = _where(source, record)
+        if not record.token_ids:
+            raise BadInput(f"{where}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
+        outside = next((i for i in record.token_ids if i >= vocab_size), None)
+        if outside is not None:
+            raise BadInput(
+                f"{where}: token id {outside} is not in the model's vocabulary (ids 0..{vocab_size - 1}); "
+                "were these records made with another model?"
+            )
+        for name in ("target", "predicted"):
+            value = getattr(record, name)
+            if value >= num_classes:
+                raise BadInput(f"{where}: {name} {value} is not a class of the model (it has {num_classes}: 0..{num_classes - 1})")
 
 
 def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[AttributionRecord]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .capture import capture
-from .errors import BadInput
+from .errors import BadInput, NonFiniteOutput, RunFailed
 from .methods import AttributionMethod, build_method
 from .models import Classifier
 from .passes import ModelPasses
@@ -54,11 +54,52 @@ def resolve_targets(
     return [int(target)] * len(rows)
 
 
+def usable_rows(
+    rows: Sequence[InputRow], target: str | int, label_names: Sequence[str], source: str, skipped: list[str]
+) -> list[InputRow]:
+    """The rows whose target can be resolved; the others' messages go to ``skipped`` (--on-error skip)."""
+    if target != GOLD:
+        return list(rows)
+    usable = []
+    for row in rows:
+        try:
+            resolve_targets([row], target, label_names, source)
+        except BadInput as error:
+            skipped.append(str(error))
+            continue
+        usable.append(row)
+    if not usable:
+        raise BadInput(f"{source}: no input row has a usable label for --target gold ({len(skipped)} skipped)")
+    return usable
+
+
 @dataclass(frozen=True)
 class ExplainOptions:
     batch_size: int = 16
     mask_special: bool = False  # reference-code quirk, SPEC §1
     window: int = 8  # batches per length-sorted window
+    max_length: int | None = None  # tokens per input; None: the model's own limit
+
+    @property
+    def window_inputs(self) -> int:
+        """Inputs per window: a run resumed at a multiple of this batches exactly as an uninterrupted one."""
+        return self.batch_size * self.window
+
+
+def record_settings(method: AttributionMethod, options: ExplainOptions) -> dict:
+    """What a record's ``settings`` holds: the method's options and the pipeline's."""
+    return {**method.settings(), "mask_special": options.mask_special}
+
+
+def check_max_length(classifier: Classifier, max_length: int | None) -> int:
+    """The token limit to explain with: the model's own, or one the user chose up to its positions."""
+    if max_length is None:
+        return classifier.max_length
+    if not 2 <= max_length <= classifier.position_limit:
+        raise BadInput(
+            f"--max-length {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
+        )
+    return max_length
 
 
 def attribute_all(
@@ -117,7 +158,7 @@ def check_library(methods: Sequence[AttributionMethod], library) -> None:
             continue
         if library is None:
             raise BadInput(f"method {each.name} needs a reference library: pass --refs (build one with build-refs)")
-        library.require_pool(each.reference_pool)
+        library.require_pool(each.reference_pool, at_least=each.references_needed)
 
 
 def explain(
@@ -139,28 +180,33 @@ def explain(
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
     check_library(methods, library)
     if library is not None and any(each.uses_library for each in methods):
-        library.check_model(classifier.fingerprint, classifier.name)
+        library.check_model(classifier)
     targets = resolve_targets(rows, target, classifier.label_names, source)
-    texts = tokenize(classifier.tokenizer, [row.text for row in rows], classifier.max_length)
-    window = options.batch_size * options.window
+    max_length = check_max_length(classifier, options.max_length)
+    texts = tokenize(classifier.tokenizer, [row.text for row in rows], max_length)
+    window = options.window_inputs
     for start in range(0, len(rows), window):
         stop = min(start + window, len(rows))
         results: dict[int, list[AttributionRecord]] = {}
         for batch in length_batches([len(texts[i]) for i in range(start, stop)], options.batch_size):
             indices = [start + i for i in batch]
-            per_method, probs, resolved = attribute_all(
-                classifier,
-                [texts[i] for i in indices],
-                [targets[i] for i in indices],
-                methods,
-                library,
-                options,
-            )
+            try:
+                per_method, probs, resolved = attribute_all(
+                    classifier,
+                    [texts[i] for i in indices],
+                    [targets[i] for i in indices],
+                    methods,
+                    library,
+                    options,
+                )
+            except NonFiniteOutput as error:
+                row = rows[indices[error.rows[0]]] if error.rows else rows[indices[0]]
+                raise NonFiniteOutput(f"{source}:{row.line}: {error}", error.rows) from None
             for position, index in enumerate(indices):
                 results[index] = [
                     _record(
                         classifier, rows[index], texts[index], refined[position],
-                        probs[position], resolved[position], each, library, options,
+                        probs[position], resolved[position], each, library, options, source,
                     )
                     for each, refined in zip(methods, per_method)
                 ]
@@ -170,7 +216,9 @@ def explain(
             yield from results[index]
 
 
-def _record(classifier, row, text, refined, probs, target, method, library, options) -> AttributionRecord:
+def _record(classifier, row, text, refined, probs, target, method, library, options, source) -> AttributionRecord:
+    if not np.all(np.isfinite(refined.scores)):
+        raise RunFailed(f"{source}:{row.line}: method {method.name} produced non-finite scores for this input")
     return AttributionRecord(
         id=row.id,
         text=row.text,
@@ -190,7 +238,9 @@ def _record(classifier, row, text, refined, probs, target, method, library, opti
         library=library.fingerprint if library is not None and method.uses_library else None,
         refs_kept=int(refined.kept.sum()) if method.uses_library else None,
         refs_total=len(refined.kept) if method.uses_library else None,
-        settings={**method.settings(), "mask_special": options.mask_special},
+        truncated=text.truncated,
+        tokens_dropped=text.dropped,
+        settings=record_settings(method, options),
     )
 
 
@@ -245,7 +295,7 @@ def reattribute_records(
         if method.uses_library:
             if library is None:
                 raise BadInput(f"records of method {name} need their reference library to be explained again: pass --refs")
-            library.check_model(classifier.fingerprint, classifier.name)
+            library.check_model(classifier)
             used = {records[i].library for i in indices} - {None, library.fingerprint}
             if used:
                 raise BadInput(

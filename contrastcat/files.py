@@ -1,62 +1,284 @@
-"""Atomic output: a file appears complete or not at all; ``-`` is standard output."""
+"""Where output goes, and how it gets there without damaging anything.
+
+- ``-`` is standard output.
+- A regular file, a symlink to one (the link is followed and kept) or a path
+  that does not exist yet is written to a temporary file beside it and
+  renamed over it when complete: the path holds the old content or the new,
+  never half of either. The temporary name carries the writer's pid, so a
+  later run recognises one left by a killed run and removes it.
+- Anything else that exists (``/dev/null``, a FIFO, ``/dev/stdout``) is
+  written in place: a rename would replace it with a regular file.
+- An output that is one of the run's inputs is refused before any work.
+- A new file gets the mode the umask allows; a replaced file keeps its mode.
+
+Write failures (a full disk, a broken device) name the output path the user
+gave, never the temporary file.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
+import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .errors import BadInput
+from .errors import BadInput, RunFailed
 
 STDIO = "-"
+TEMP_SUFFIX = ".contrastcat-tmp"
+# Paths the kernel makes up (terminals, pipes, /proc/self/fd/N): never renamed over.
+IN_PLACE_ROOTS = ("/dev/", "/proc/")
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    given: str  # as the user wrote it: messages name this
+    path: Path | None  # the file written (symlinks followed); None for standard output
+    in_place: bool  # written directly, no temporary file and no rename
+
+    @property
+    def is_stdout(self) -> bool:
+        return self.path is None
+
+
+def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
+    """Check an output path before any work: a writable place that is none of ``inputs``."""
+    if path == STDIO:
+        return OutputTarget(path, None, True)
+    resolved = Path(os.path.realpath(path))  # follows symlinks, dangling ones too
+    if resolved.is_dir():
+        raise BadInput(f"{path}: is a directory, expected an output file")
+    if not resolved.parent.is_dir():
+        raise BadInput(f"{path}: directory {Path(path).parent} does not exist")
+    try:
+        existing = os.stat(resolved)
+    except OSError:
+        existing = None
+    in_place = (existing is not None and not stat.S_ISREG(existing.st_mode)) or any(
+        str(p).startswith(IN_PLACE_ROOTS) for p in (os.path.abspath(path), resolved)
+    )
+    target = OutputTarget(path, resolved, in_place)
+    if existing is not None and stat.S_ISREG(existing.st_mode):
+        for source in inputs:
+            if source is not None and _same_file(existing, source):
+                shown = "standard input" if source == STDIO else source
+                raise BadInput(f"{path}: is the input file {shown}; writing there would destroy it, choose another output")
+    if not in_place:
+        _probe(target)
+    return target
+
+
+def check_output_path(path: str, inputs: Sequence[str | None] = ()) -> None:
+    """Fail before any work when ``path`` cannot (or must not) be written."""
+    output_target(path, inputs)
+
+
+def _same_file(existing: os.stat_result, source: str) -> bool:
+    try:
+        other = os.fstat(sys.stdin.fileno()) if source == STDIO else os.stat(source)
+    except (OSError, ValueError, AttributeError):  # no real stdin (a test runner), or a missing input
+        return False
+    return (existing.st_dev, existing.st_ino) == (other.st_dev, other.st_ino)
+
+
+def _probe(target: OutputTarget) -> None:
+    """Create and remove a temporary file where the output will go: permissions,
+    read-only file systems and pseudo file systems all show up here, before any work."""
+    try:
+        handle, name = _mkstemp(target.path)
+    except OSError as error:
+        raise BadInput(f"{target.given}: cannot write there ({error.strerror})") from None
+    os.close(handle)
+    os.unlink(name)
+
+
+def _mkstemp(path: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's process: not ours to judge
+    return True
+
+
+def stale_temporaries(path: Path) -> list[Path]:
+    """Temporary files beside ``path`` left by contrastcat runs that no longer exist."""
+    prefix = f".{path.name}."
+    stale = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            stale.append(path.parent / name)
+    return sorted(stale)
+
+
+def remove_stale_temporaries(path: Path) -> int:
+    removed = 0
+    for each in stale_temporaries(path):
+        with contextlib.suppress(OSError):
+            each.unlink()
+            removed += 1
+    return removed
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def new_file_mode(path: Path) -> int:
+    """The mode ``path`` keeps if it is a regular file now, else what the umask allows."""
+    try:
+        existing = os.stat(path)
+        if stat.S_ISREG(existing.st_mode):
+            return stat.S_IMODE(existing.st_mode)
+    except OSError:
+        pass
+    return 0o666 & ~_umask()
+
+
+def write_failed(target: OutputTarget, error: OSError) -> Exception:
+    """One line naming the output the user gave (never the temporary file)."""
+    if error.errno == errno.EPIPE:
+        return error  # a closed pipe downstream: the CLI exits quietly
+    reason = error.strerror or type(error).__name__
+    return RunFailed(f"{target.given}: cannot write ({reason}); nothing was written there")
+
+
+class PendingFile:
+    """A temporary file that becomes ``target`` on :meth:`commit`, or vanishes on :meth:`discard`.
+
+    For an in-place target (a device, a FIFO) the temporary file lives in the
+    system's temporary directory and is copied into the target on commit; that
+    is how a seekable format (HDF5) reaches ``/dev/null`` or a pipe.
+    """
+
+    def __init__(self, target: OutputTarget) -> None:
+        if target.is_stdout:
+            raise BadInput("this output cannot go to standard output")
+        self.target = target
+        if target.in_place:
+            handle, name = tempfile.mkstemp(prefix=".contrastcat.", suffix=TEMP_SUFFIX)
+        else:
+            remove_stale_temporaries(target.path)
+            try:
+                handle, name = _mkstemp(target.path)
+            except OSError as error:
+                raise BadInput(f"{target.given}: cannot write there ({error.strerror})") from None
+            os.fchmod(handle, new_file_mode(target.path))
+        os.close(handle)
+        self.temp = Path(name)
+
+    def commit(self) -> None:
+        try:
+            with open(self.temp, "rb+") as stream:
+                os.fsync(stream.fileno())  # the data is on disk before the name points at it
+            if self.target.in_place:
+                with open(self.temp, "rb") as source, open(self.target.given, "wb") as sink:
+                    shutil.copyfileobj(source, sink)
+                self.temp.unlink()
+            else:
+                os.replace(self.temp, self.target.path)
+        except OSError as error:
+            self.discard()
+            raise write_failed(self.target, error) from None
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            self.temp.unlink()
+
+
+class _Sink:
+    """A text stream whose write errors name the output, not the temporary file."""
+
+    def __init__(self, stream: TextIO, target: OutputTarget) -> None:
+        self._stream = stream
+        self._target = target
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as error:
+            raise write_failed(self._target, error) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as error:
+            raise write_failed(self._target, error) from None
 
 
 @contextlib.contextmanager
-def atomic_text_output(path: str) -> Iterator[TextIO]:
-    """Yield a handle; on success the temp file is renamed to ``path``, on any error
-    (KeyboardInterrupt included) it is removed and ``path`` is left untouched."""
-    if path == STDIO:
-        yield sys.stdout
-        sys.stdout.flush()
+def atomic_text_output(path: str, inputs: Sequence[str | None] = ()) -> Iterator[TextIO]:
+    """Yield a text stream for ``path``: on success the output appears whole; on any
+    error (KeyboardInterrupt included) a regular file is left as it was."""
+    target = output_target(path, inputs)
+    if target.is_stdout:
+        sink = _Sink(sys.stdout, target)
+        yield sink
+        sink.flush()
         return
-    check_output_path(path)
-    target = Path(path)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    if target.in_place:
+        try:
+            stream = open(target.given, "w", encoding="utf-8", newline="\n")
+        except OSError as error:
+            raise BadInput(f"{target.given}: cannot write there ({error.strerror})") from None
+        with stream:
+            sink = _Sink(stream, target)
+            yield sink
+            sink.flush()
+        return
+    pending = PendingFile(target)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            yield stream
-        os.replace(temp, target)
+        with open(pending.temp, "w", encoding="utf-8", newline="\n") as stream:
+            sink = _Sink(stream, target)
+            yield sink
+            sink.flush()
+        pending.commit()
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        pending.discard()
         raise
 
 
-def check_output_path(path: str) -> None:
-    """Fail before any work when an output file cannot be written where asked."""
-    if path == STDIO:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise BadInput(f"{path}: is a directory, expected an output file")
-    if not target.parent.exists():
-        raise BadInput(f"{path}: directory {target.parent} does not exist")
-
-
-def read_text(path: str) -> str:
+def read_bytes(path: str) -> bytes:
     """The whole input, from a file or standard input, with a one-line error if unreadable."""
-    if path == STDIO:
-        return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8-sig")  # a BOM would hide the first CSV column
+        if path == STDIO:
+            return sys.stdin.buffer.read()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a directory, expected a file") from None
-    except UnicodeDecodeError as error:
-        raise BadInput(f"{path}: not UTF-8 text (byte {error.start})") from None
     except OSError as error:
-        raise BadInput(f"{path}: cannot read ({error.strerror})") from None
+        raise BadInput(f"{'<stdin>' if path == STDIO else path}: cannot read ({error.strerror})") from None
+
+
+def read_text(path: str) -> str:
+    """The whole input as UTF-8 text (a leading BOM dropped: it would hide the first CSV column)."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        name = "<stdin>" if path == STDIO else path
+        line = data.count(b"\n", 0, error.start) + 1
+        raise BadInput(f"{name}:{line}: not UTF-8 text (byte {error.start})") from None

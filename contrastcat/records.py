@@ -1,31 +1,33 @@
 """The files ``explain`` reads and writes: input rows and attribution records.
 
 Inputs are JSONL (one object a line) or CSV with a header. Fields:
-``text`` (required, name set by ``text_field``), ``id`` (optional; defaults
-to the line number), ``label`` (optional: class index or class name).
+``text`` (required, name set by ``text_field``), ``id`` (optional string or
+number; defaults to the line number), ``label`` (optional: class index or
+class name).
 
 An attribution record is one JSON object a line, fields as in
 :class:`AttributionRecord`. Readers validate everything up front, so a bad
-line is reported (file and line) before any work or output starts.
+line is reported (file and line) before any work or output starts; with a
+``skipped`` list, bad input lines are collected there instead and left out.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from . import jsonl
 from .errors import BadInput, located
 from .files import STDIO, atomic_text_output, read_text
 
 
 @dataclass(frozen=True)
 class InputRow:
-    line: int  # 1-based line in the source file (CSV: the physical line of the row)
+    line: int  # 1-based line in the source file (CSV: the line where the row starts)
     id: Any
     text: str
     label: Any = None  # int, class name, or None
@@ -53,10 +55,19 @@ class AttributionRecord:
     library: str | None  # fingerprint of the reference library, or null
     refs_kept: int | None = None  # Contrast-CAT: maps kept by the deletion test
     refs_total: int | None = None  # Contrast-CAT: maps computed
+    truncated: bool = False  # the text had more tokens than the model's length limit
+    tokens_dropped: int = 0  # how many tokens were cut off its end
     settings: dict = field(default_factory=dict)
+    line: int | None = field(default=None, compare=False, repr=False)  # where it was read; never written
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
+        values = asdict(self)
+        del values["line"]
+        return jsonl.dumps(values)
+
+
+class _RowProblem(Exception):
+    """One input row that cannot be used; the message has no location yet."""
 
 
 def _input_format(path: str, text: str) -> str:
@@ -69,15 +80,27 @@ def _input_format(path: str, text: str) -> str:
     return "jsonl" if first in ("{", "") else "csv"
 
 
-def _row(path: str, line: int, obj: dict, text_field: str, id_field: str, label_field: str) -> InputRow:
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str) -> InputRow:
     if text_field not in obj:
-        raise BadInput(located(path, line, f"missing text field {text_field!r}"))
+        raise _RowProblem(f"missing text field {text_field!r}")
     text = obj[text_field]
     if not isinstance(text, str):
-        raise BadInput(located(path, line, f"field {text_field!r} is not a string"))
+        raise _RowProblem(f"field {text_field!r} is not a string")
     if not text.strip():
-        raise BadInput(located(path, line, f"field {text_field!r} is empty"))
-    return InputRow(line=line, id=obj.get(id_field, line), text=text, label=obj.get(label_field))
+        raise _RowProblem(f"field {text_field!r} is empty")
+    identifier = obj.get(id_field)
+    if identifier is None or identifier == "":
+        identifier = line
+    elif isinstance(identifier, bool) or not isinstance(identifier, (str, int, float)):
+        raise _RowProblem(f"field {id_field!r} must be a string or a number")
+    label = obj.get(label_field)
+    if label is not None and not (isinstance(label, str) or _is_int(label)):
+        raise _RowProblem(f"field {label_field!r} must be a class index or a class name")
+    return InputRow(line=line, id=identifier, text=text, label=label)
 
 
 def read_inputs(
@@ -85,39 +108,94 @@ def read_inputs(
     text_field: str = "text",
     id_field: str = "id",
     label_field: str = "label",
+    skipped: list[str] | None = None,
 ) -> list[InputRow]:
-    """All rows of a JSONL or CSV file (``-``: standard input), validated."""
+    """All rows of a JSONL or CSV file (``-``: standard input), validated.
+
+    A bad line raises :class:`BadInput` naming file and line, unless
+    ``skipped`` is given: then each bad line's message is appended there and
+    the line is left out.
+    """
     content = read_text(path)
     name = "<stdin>" if path == STDIO else path
     rows: list[InputRow] = []
+
+    def bad(line: int | None, problem: str) -> None:
+        message = located(name, line, problem)
+        if skipped is None:
+            raise BadInput(message)
+        skipped.append(message)
+
+    def add(line: int, obj: dict) -> None:
+        try:
+            rows.append(_row(line, obj, text_field, id_field, label_field))
+        except _RowProblem as problem:
+            bad(line, str(problem))
+
     if _input_format(path, content) == "jsonl":
-        for number, raw in enumerate(content.splitlines(), start=1):
-            if not raw.strip():
-                continue
+        for number, raw in jsonl.lines(content):
             try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as error:
-                raise BadInput(located(name, number, f"malformed JSON ({error.msg}, column {error.colno})")) from None
+                obj = jsonl.parse(raw)
+            except jsonl.NotStrictJSON as error:
+                bad(number, str(error))
+                continue
             if not isinstance(obj, dict):
-                raise BadInput(located(name, number, "expected a JSON object"))
-            rows.append(_row(name, number, obj, text_field, id_field, label_field))
+                bad(number, "expected a JSON object")
+                continue
+            add(number, obj)
     else:
-        reader = csv.DictReader(io.StringIO(content, newline=""))
-        if reader.fieldnames is None:
-            raise BadInput(located(name, None, "empty CSV file (no header)"))
-        if text_field not in reader.fieldnames:
-            raise BadInput(
-                located(name, 1, f"no column {text_field!r} (columns: {', '.join(reader.fieldnames)})")
-            )
-        for record in reader:
-            number = reader.line_num
-            obj = {key: value for key, value in record.items() if key is not None}
-            if obj.get(label_field) == "":
-                obj[label_field] = None
-            rows.append(_row(name, number, obj, text_field, id_field, label_field))
+        _read_csv(name, content, text_field, label_field, add, bad)
     if not rows:
-        raise BadInput(located(name, None, "no input rows"))
+        more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
+        raise BadInput(located(name, None, f"no input rows{more}"))
     return rows
+
+
+def _read_csv(
+    name: str,
+    content: str,
+    text_field: str,
+    label_field: str,
+    add: Callable[[int, dict], None],
+    bad: Callable[[int | None, str], None],
+) -> None:
+    # strict: a stray quote is an error, not a field that silently swallows the lines after it.
+    reader = csv.reader(io.StringIO(content, newline=""), strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise BadInput(located(name, None, "empty CSV file (no header)")) from None
+    except csv.Error as error:
+        raise BadInput(located(name, 1, f"unreadable CSV header ({error})")) from None
+    if text_field not in header:
+        raise BadInput(located(name, 1, f"no column {text_field!r} (columns: {', '.join(header)})"))
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    if repeated:
+        raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
+    end = reader.line_num
+    while True:
+        start = end + 1  # a quoted field may span lines: report the line where the row starts
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            end = reader.line_num
+            if "unexpected end of data" in str(error):
+                bad(start, "a quoted field is never closed (it would swallow the rest of the file)")
+            else:
+                bad(start, f"malformed CSV ({error})")
+            continue
+        end = reader.line_num
+        if not values or (len(values) == 1 and not values[0].strip() and len(header) > 1):
+            continue  # a blank line
+        if len(values) != len(header):
+            bad(start, f"{len(values)} field(s), but the header has {len(header)}")
+            continue
+        obj: dict[str, Any] = dict(zip(header, values))
+        if obj.get(label_field) == "":
+            obj[label_field] = None
+        add(start, obj)
 
 
 def resolve_label(value: Any, label_names: Sequence[str], where: str) -> int:
@@ -133,7 +211,12 @@ def resolve_label(value: Any, label_names: Sequence[str], where: str) -> int:
         lowered = [name.lower() for name in label_names]
         if value.strip().lower() in lowered:
             return lowered.index(value.strip().lower())
-    raise BadInput(f"{where}: label {value!r} is not one of {', '.join(label_names)} or an index")
+    raise BadInput(f"{where}: label {_short_repr(value)} is not one of {', '.join(label_names)} or an index")
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 SCORE_DECIMALS = 6
@@ -144,43 +227,88 @@ def rounded(scores) -> list[float]:
     return [round(float(s), SCORE_DECIMALS) for s in scores]
 
 
-def write_records(path: str, records: Iterable[AttributionRecord]) -> int:
+def write_records(path: str, records: Iterable[AttributionRecord], inputs: Sequence[str | None] = ()) -> int:
     """Write records atomically (``-``: standard output); returns how many."""
     count = 0
-    with atomic_text_output(path) as stream:
+    with atomic_text_output(path, inputs) as stream:
         for record in records:
             stream.write(record.to_json() + "\n")
             count += 1
     return count
 
 
+# --- reading records -------------------------------------------------------------
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(check(v) for v in value)
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+def _plain_settings(value: Any) -> bool:
+    return isinstance(value, dict) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value.values())
+
+
+def _index(value: Any) -> bool:
+    return _is_int(value) and value >= 0
+
+
+# What each field of a record must hold, and how to say so.
+RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "id": (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool), "a string or a number"),
+    "text": (lambda v: isinstance(v, str), "a string"),
+    "tokens": (_list_of(lambda v: isinstance(v, str)), "a list of strings"),
+    "scores": (_list_of(_number), "a list of finite numbers"),
+    "target": (_index, "a class index (an integer, 0 or more)"),
+    "token_ids": (_list_of(_index), "a list of token ids (integers, 0 or more)"),
+    "special": (_list_of(lambda v: isinstance(v, bool)), "a list of booleans"),
+    "offsets": (_list_of(lambda o: isinstance(o, list) and len(o) == 2 and all(_index(v) for v in o)),
+                "a list of [start, end] pairs of integers"),
+    "target_name": (lambda v: isinstance(v, str), "a string"),
+    "probs": (_list_of(_number), "a list of finite numbers"),
+    "predicted": (_index, "a class index (an integer, 0 or more)"),
+    "method": (lambda v: isinstance(v, str), "a string"),
+    "model": (lambda v: isinstance(v, str), "a string"),
+    "model_fingerprint": (lambda v: isinstance(v, str), "a string"),
+    "library": (_optional(lambda v: isinstance(v, str)), "a string or null"),
+    "refs_kept": (_optional(_index), "an integer or null"),
+    "refs_total": (_optional(_index), "an integer or null"),
+    "truncated": (lambda v: isinstance(v, bool), "true or false"),
+    "tokens_dropped": (_index, "an integer, 0 or more"),
+    "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
+}
+REQUIRED = ("id", "text", "tokens", "scores", "target")
+PER_TOKEN = ("token_ids", "offsets", "special")
+
+
 def _check_record(obj: dict, where: str) -> AttributionRecord:
-    missing = sorted(key for key in ("id", "text", "tokens", "scores", "target") if key not in obj)
+    missing = [key for key in REQUIRED if key not in obj]
     if missing:
-        raise BadInput(f"{where}: not an attribution record (missing {', '.join(missing)})")
-    tokens, scores = obj["tokens"], obj["scores"]
-    if not isinstance(tokens, list) or not isinstance(scores, list) or len(tokens) != len(scores):
+        raise BadInput(f"{where}: not an attribution record (missing {', '.join(sorted(missing))})")
+    for key, (valid, expected) in RECORD_FIELDS.items():
+        if key in obj and not (valid(obj[key]) or (key in PER_TOKEN and obj[key] is None)):
+            raise BadInput(f"{where}: {key!r} must be {expected}")
+    length = len(obj["tokens"])
+    if len(obj["scores"]) != length:
         raise BadInput(f"{where}: 'tokens' and 'scores' must be lists of the same length")
-    if not all(isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) for s in scores):
-        raise BadInput(f"{where}: 'scores' must be finite numbers")
-    length = len(tokens)
-    for key in ("token_ids", "offsets", "special"):
-        value = obj.get(key)
-        if value is not None and (not isinstance(value, list) or len(value) != length):
+    for key in PER_TOKEN:
+        if obj.get(key) is not None and len(obj[key]) != length:
             raise BadInput(f"{where}: {key!r} must be a list with one entry per token")
     offsets = obj.get("offsets")
-    if offsets is not None and not all(
-        isinstance(o, list) and len(o) == 2 and all(isinstance(v, int) for v in o) for o in offsets
-    ):
-        raise BadInput(f"{where}: 'offsets' must be [start, end] pairs of integers")
-    settings = obj.get("settings")
-    if settings is not None and not (
-        isinstance(settings, dict)
-        and all(v is None or isinstance(v, (str, int, float, bool)) for v in settings.values())
-    ):
-        raise BadInput(f"{where}: 'settings' must be an object of plain values (strings, numbers, booleans)")
-    known = {f.name for f in fields(AttributionRecord)}
+    if offsets is not None and any(not start <= end <= len(obj["text"]) for start, end in offsets):
+        raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside 'text'")
+    known = {f.name for f in fields(AttributionRecord)} - {"line"}
     values = {key: value for key, value in obj.items() if key in known}
+    for key in PER_TOKEN:
+        if values.get(key) is None:
+            values.pop(key, None)  # null: as if absent, filled in below
     values.setdefault("token_ids", [])
     # Without flags, a token with an empty character span is a special token ([CLS], [SEP]).
     values.setdefault("special", [start == end for start, end in offsets] if offsets else [False] * length)
@@ -201,17 +329,17 @@ def read_records(path: str) -> list[AttributionRecord]:
     content = read_text(path)
     name = "<stdin>" if path == STDIO else path
     records = []
-    for number, raw in enumerate(content.splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for number, raw in jsonl.lines(content):
         where = f"{name}:{number}"
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise BadInput(f"{where}: malformed JSON ({error.msg}, column {error.colno})") from None
+            obj = jsonl.parse(raw)
+        except jsonl.NotStrictJSON as error:
+            raise BadInput(f"{where}: {error}") from None
         if not isinstance(obj, dict):
             raise BadInput(f"{where}: expected a JSON object")
-        records.append(_check_record(obj, where))
+        record = _check_record(obj, where)
+        record.line = number
+        records.append(record)
     if not records:
         raise BadInput(f"{name}: no attribution records")
     return records

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .errors import NonFiniteOutput
+
 
 @dataclass(frozen=True)
 class TokenizedText:
@@ -20,12 +22,19 @@ class TokenizedText:
     tokens: tuple[str, ...]
     offsets: tuple[tuple[int, int], ...]
     special: tuple[bool, ...]
+    dropped: int = 0  # tokens cut off the end to fit the length limit
 
     def __len__(self) -> int:
         return len(self.ids)
 
+    @property
+    def truncated(self) -> bool:
+        return self.dropped > 0
+
 
 def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
+    """Tokens, character offsets and special-token flags, cut to ``max_length``;
+    each result says how many tokens the cut dropped."""
     encoded = tokenizer(
         list(texts),
         truncation=True,
@@ -33,9 +42,16 @@ def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[Tokenized
         return_offsets_mapping=True,
         return_special_tokens_mask=True,
     )
+    # Only a text that fills the limit can have been cut: count its full length.
+    full = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) >= max_length]
+    dropped = dict.fromkeys(range(len(texts)), 0)
+    if full:
+        untruncated = tokenizer([texts[i] for i in full], truncation=False, verbose=False)["input_ids"]
+        for index, ids in zip(full, untruncated):
+            dropped[index] = max(0, len(ids) - len(encoded["input_ids"][index]))
     result = []
-    for ids, offsets, special in zip(
-        encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"]
+    for index, (ids, offsets, special) in enumerate(
+        zip(encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"])
     ):
         result.append(
             TokenizedText(
@@ -43,6 +59,7 @@ def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[Tokenized
                 tokens=tuple(tokenizer.convert_ids_to_tokens(list(ids))),
                 offsets=tuple((int(a), int(b)) for a, b in offsets),
                 special=tuple(bool(s) for s in special),
+                dropped=dropped[index],
             )
         )
     return result
@@ -72,6 +89,18 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def check_finite(logits: torch.Tensor, rows: Sequence[int]) -> None:
+    """NaN or infinite logits would turn every score into NaN downstream: stop here."""
+    bad = ~torch.isfinite(logits).all(dim=-1)
+    if bool(bad.any()):
+        positions = [int(rows[i]) for i in torch.nonzero(bad).flatten().tolist()]
+        raise NonFiniteOutput(
+            f"the model's logits are not finite (NaN or infinite) for {len(positions)} input(s); "
+            "its weights or its numeric precision are broken",
+            positions,
+        )
+
+
 ProbabilityFn = Callable[[Sequence[Sequence[int]]], np.ndarray]
 
 
@@ -86,6 +115,7 @@ def make_predictor(model: torch.nn.Module, pad_id: int, device: torch.device, ba
         for batch in length_batches([len(s) for s in sequences], batch_size):
             ids, mask = pad([sequences[i] for i in batch], pad_id, device)
             logits = model(input_ids=ids, attention_mask=mask).logits
+            check_finite(logits, [batch[i] for i in range(len(batch))])
             out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
         return out
 

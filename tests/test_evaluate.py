@@ -101,7 +101,7 @@ def test_mean_over_inputs_and_short_inputs_skipped():
     reversed_scores = [0.5] + [i / 10 for i in range(10)] + [0.5]  # ranks t10 first: MoRF = the LeRF curve
     short = record(token_ids=[CLS, 10, SEP], tokens=["a"] * 3, scores=[0, 1, 0], special=[True, False, True], offsets=[[0, 0]] * 3)
     report = perturbation_curves(
-        [record(), record(reversed_scores), short], stub_predict, EvalSettings(), ("neg", "pos"), MASK
+        [record(), record(reversed_scores, id=2), short], stub_predict, EvalSettings(), ("neg", "pos"), MASK
     )
     assert report.evaluated == 2 and report.skipped_short == 1
     best = [0.4, 0.6, 0.7, 0.75, 0.8, 0.8, 0.8, 0.8, 0.8]

@@ -101,7 +101,7 @@ def test_round_trip_with_plain_h5py(tmp_path):
     classifier, library, _ = build(tmp_path, gamma=0.01, k=2, keep=3)
     with h5py.File(tmp_path / "stub.h5", "r") as file:
         assert file.attrs["format"] == "contrastcat-reference-library"
-        assert file.attrs["schema_version"] == 1
+        assert file.attrs["schema_version"] == 2
         assert json.loads(file.attrs["label_names"]) == list(NAMES)
         assert file.attrs["model_fingerprint"] == classifier.fingerprint
         assert file.attrs["num_layers"] == 2 and file.attrs["hidden_size"] == 16
@@ -124,7 +124,7 @@ def test_round_trip_with_plain_h5py(tmp_path):
 def test_library_for_another_model_is_refused(tmp_path, random_bert):
     _, library, _ = build(tmp_path, gamma=0.01, k=2, keep=3)
     with pytest.raises(LibraryMismatch, match="built for model 'stub'"):
-        library.check_model(random_bert.fingerprint, random_bert.name)
+        library.check_model(random_bert)
 
 
 @pytest.mark.parametrize("content", [b"", b"not an hdf5 file at all\n" * 10])

@@ -40,7 +40,7 @@ def test_inputs_jsonl_and_csv(tmp_path):
     csv = tmp_path / "b.csv"
     csv.write_text('id,text,label\n7,"multi\nline",neg\n8,plain,\n')
     rows = read_inputs(str(csv))
-    assert [(r.line, r.id, r.text, r.label) for r in rows] == [(3, "7", "multi\nline", "neg"), (4, "8", "plain", None)]
+    assert [(r.line, r.id, r.text, r.label) for r in rows] == [(2, "7", "multi\nline", "neg"), (4, "8", "plain", None)]
 
 
 def test_empty_input_file(tmp_path):

@@ -42,6 +42,7 @@ class BuildReport:
     fingerprint: str
     selection: Selection
     scanned: int
+    truncated: int = 0  # scanned rows longer than the length limit (cut to it)
 
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -127,7 +128,12 @@ def build_library(
     except BaseException:
         writer.discard()
         raise
-    return BuildReport(fingerprint=fingerprint, selection=selection, scanned=len(sequences))
+    return BuildReport(
+        fingerprint=fingerprint,
+        selection=selection,
+        scanned=len(sequences),
+        truncated=sum(t.truncated for t in tokenized),
+    )
 
 
 def _store(

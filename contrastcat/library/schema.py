@@ -1,13 +1,13 @@
 """The reference library file (HDF5): the one place that reads and writes it.
 
-Layout (schema version 1), readable with plain h5py::
+Layout (schema version 2), readable with plain h5py::
 
     /                       attributes:
         format              "contrastcat-reference-library"
-        schema_version      1
+        schema_version      2
         tool_version        contrastcat version that wrote it
         created             ISO 8601 UTC time
-        fingerprint         content hash of this library (records cite it)
+        fingerprint         sha256 of the whole content (records cite it; see below)
         model               model name as given (alias, hub id or path)
         model_source        hub id or absolute path that was loaded
         model_fingerprint   sha256 of the model weights (explain checks it)
@@ -21,6 +21,7 @@ Layout (schema version 1), readable with plain h5py::
         dtype               "float32" or "float16" (activations on disk)
         data, split         where the references came from
         scanned             rows scanned
+        pools               JSON list of the optional pools present
     /classes/<c>/           one group per target class c (decimal index)
         attributes:         name, passing (how many have f_c < gamma), candidates
         f_c                 float64 [N]   target-class probability, ascending
@@ -31,7 +32,8 @@ Layout (schema version 1), readable with plain h5py::
         text                str     [N]
         token_ids           int32 vlen [N]
         activations/<i>     [L, length_i, n]  activations entering each layer,
-                            at the reference's own length (no padding on disk)
+                            at the reference's own length (no padding on disk);
+                            attribute sha256: checksum of its dtype, shape and bytes
     /pools/same/<c>/        optional (build-refs --pools same): for the paper's
                             Table 3 ablation, rows OF class c classified
                             correctly, highest f_c first; same datasets as above
@@ -39,9 +41,13 @@ Layout (schema version 1), readable with plain h5py::
                             random (attribute seed) from the whole scanned data,
                             any class; f_c holds each row's probability of its
                             own label; same datasets as above
-    root attribute pools    JSON list of the optional pools present
 
-Old readers ignore /pools, so adding it keeps schema version 1.
+Integrity: ``fingerprint`` is a sha256 over every attribute (but itself) and
+every dataset, taking each activations dataset by its ``sha256`` attribute.
+Opening a library recomputes it (cheap: activations are not read) and each
+activations dataset is checked against its own checksum, and for finite
+values, when it is first read. A damaged file is refused with one line.
+Version 1 (contrastcat 0.1) had no checksums and is refused: rebuild it.
 """
 
 from __future__ import annotations
@@ -49,19 +55,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import h5py
 import numpy as np
 import torch
 
-from ..errors import BadInput, LibraryMismatch
+from ..errors import BadInput, LibraryMismatch, RunFailed
+from ..files import PendingFile, output_target
 
 FORMAT = "contrastcat-reference-library"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+CHECKSUM = "sha256"  # attribute of every activations dataset
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,9 @@ class LibraryInfo:
     pools: tuple[str, ...] = ()  # optional ablation pools: "same", "random"
 
 
+REQUIRED_ATTRIBUTES = tuple(f.name for f in fields(LibraryInfo) if f.name not in ("fingerprint", "pools"))
+
+
 @dataclass(frozen=True)
 class ReferenceEntry:
     """One stored reference, without its activations."""
@@ -101,17 +111,74 @@ class ReferenceEntry:
     token_ids: tuple[int, ...]
 
 
-class LibraryWriter:
-    """Writes a library to a temporary file next to ``path``; ``commit`` renames it into place."""
+def array_checksum(array: np.ndarray) -> str:
+    """sha256 of an array's dtype, shape and bytes, as stored."""
+    digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())
+    digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
 
-    def __init__(self, path: str | os.PathLike, info: LibraryInfo) -> None:
+
+def _canonical(value) -> str:
+    """An attribute value as text that is the same however HDF5 hands it back."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "surrogateescape")
+    elif isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _dataset_bytes(dataset: h5py.Dataset) -> bytes:
+    values = dataset[()]
+    if not isinstance(values, np.ndarray) or values.dtype != object:
+        return f"{np.asarray(values).dtype.str}{np.shape(values)}".encode() + np.asarray(values).tobytes()
+    parts = []  # strings and variable-length rows: each length-prefixed
+    for item in values.ravel():
+        data = item if isinstance(item, bytes) else item.encode() if isinstance(item, str) else np.asarray(item).tobytes()
+        parts.append(len(data).to_bytes(8, "little") + data)
+    return b"".join(parts)
+
+
+def content_fingerprint(file: h5py.File) -> str:
+    """sha256 over every attribute but ``fingerprint`` and every dataset, in name order;
+    an activations dataset counts by its checksum attribute (verified when read)."""
+    digest = hashlib.sha256()
+
+    def add(label: str, data: bytes) -> None:
+        digest.update(len(label).to_bytes(4, "little") + label.encode() + len(data).to_bytes(8, "little") + data)
+
+    for key in sorted(file.attrs):
+        if key != "fingerprint":
+            add(f"/@{key}", _canonical(file.attrs[key]).encode())
+    names: list[str] = []
+    file.visit(names.append)
+    for name in sorted(names):
+        node = file[name]
+        for key in sorted(node.attrs):
+            add(f"{name}@{key}", _canonical(node.attrs[key]).encode())
+        if isinstance(node, h5py.Dataset):
+            if "/activations/" in name:
+                add(name, f"{node.dtype.str}{node.shape}".encode())
+            else:
+                add(name, _dataset_bytes(node))
+        else:
+            add(name, b"group")
+    return "sha256:" + digest.hexdigest()[:32]
+
+
+class LibraryWriter:
+    """Writes a library to a temporary file; ``commit`` moves it to ``path`` complete, or not at all.
+
+    ``inputs`` are files the run reads (its data): ``path`` may not be one of them.
+    """
+
+    def __init__(self, path: str | os.PathLike, info: LibraryInfo, inputs: Sequence[str | None] = ()) -> None:
         self.path = Path(path)
         self.info = info
-        handle, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent or ".")
-        os.close(handle)
-        self.temp = Path(temp)
+        self._pending = PendingFile(output_target(str(path), inputs))
+        self.temp = self._pending.temp
         self.file = h5py.File(self.temp, "w")
-        self._digest = hashlib.sha256(info.model_fingerprint.encode())
         self._np_dtype = np.float16 if info.dtype == "float16" else np.float32
 
     def add_class(self, target: int, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
@@ -133,35 +200,39 @@ class LibraryWriter:
         for i, entry in enumerate(entries):
             ids[i] = np.asarray(entry.token_ids, dtype=np.int32)
         group.create_group("activations")
-        # Contrast classes hash as [target, ...] (as before pools existed), pools by their path.
-        key = int(path.split("/")[1]) if path.startswith("classes/") else path
-        self._digest.update(json.dumps([key, [(e.source_row, e.f_c) for e in entries]]).encode())
         return group
 
     def add_activations(self, path: str, index: int, activations: np.ndarray) -> None:
-        self.file[f"{path}/activations"].create_dataset(str(index), data=activations.astype(self._np_dtype))
+        stored = activations.astype(self._np_dtype)
+        if not np.all(np.isfinite(stored)):
+            # float16 overflows past 65504: say so rather than store infinities.
+            hint = " (too large for --dtype float16)" if np.all(np.isfinite(activations)) else ""
+            raise RunFailed(f"{self.path}: activations of reference {index} in {path} are not finite{hint}")
+        dataset = self.file[f"{path}/activations"].create_dataset(str(index), data=stored)
+        dataset.attrs[CHECKSUM] = array_checksum(stored)
 
     def commit(self) -> str:
-        """Write the root attributes, close, and move the file into place. Returns the fingerprint."""
+        """Write the root attributes and the fingerprint, close, and move the file into place."""
         info = asdict(self.info)
         info["label_names"] = json.dumps(list(self.info.label_names))
         info["pools"] = json.dumps(list(self.info.pools))
-        settings = {key: info[key] for key in ("gamma", "k", "keep", "min_tokens", "max_length", "dtype", "data", "split")}
-        self._digest.update(json.dumps(settings, sort_keys=True).encode())
-        info["fingerprint"] = "sha256:" + self._digest.hexdigest()[:32]
+        del info["fingerprint"]
         self.file.attrs["format"] = FORMAT
         self.file.attrs["schema_version"] = SCHEMA_VERSION
         for key, value in info.items():
             self.file.attrs[key] = value
+        self.file.flush()
+        fingerprint = content_fingerprint(self.file)
+        self.file.attrs["fingerprint"] = fingerprint
         self.file.close()
-        os.replace(self.temp, self.path)
-        return info["fingerprint"]
+        self._pending.commit()
+        return fingerprint
 
     def discard(self) -> None:
         try:
             self.file.close()
         finally:
-            self.temp.unlink(missing_ok=True)
+            self._pending.discard()
 
 
 POOLS = ("contrast", "same", "random")
@@ -183,7 +254,7 @@ def _decode(value):
 
 
 class RefLibrary:
-    """A reference library opened for reading; activations load lazily per class."""
+    """A reference library opened for reading and verified; activations load lazily per class."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
@@ -192,19 +263,7 @@ class RefLibrary:
         self._cache: dict[tuple[str, str], torch.Tensor] = {}
         try:
             with h5py.File(self.path, "r") as file:
-                attrs = {key: _decode(value) for key, value in file.attrs.items()}
-                if attrs.get("format") != FORMAT:
-                    raise BadInput(f"{self.path}: not a contrastcat reference library (no format marker)")
-                if int(attrs.get("schema_version", -1)) != SCHEMA_VERSION:
-                    raise BadInput(
-                        f"{self.path}: library schema version {attrs.get('schema_version')} "
-                        f"is not supported (expected {SCHEMA_VERSION}); rebuild it with build-refs"
-                    )
-                fields = LibraryInfo.__dataclass_fields__
-                values = {key: attrs[key] for key in fields if key in attrs}
-                values["label_names"] = tuple(json.loads(values["label_names"]))
-                values["pools"] = tuple(json.loads(values.get("pools", "[]")))
-                self.info = LibraryInfo(**values)
+                self.info = self._read_info(file)
                 self._entries = {
                     group_path("contrast", int(name)): self._read_entries(group)
                     for name, group in file["classes"].items()
@@ -216,8 +275,47 @@ class RefLibrary:
                     self._entries[group_path("random", 0)] = self._read_entries(file["pools/random"])
         except BadInput:
             raise
-        except (OSError, KeyError, TypeError, ValueError) as error:
+        except (OSError, KeyError, TypeError, ValueError, RuntimeError) as error:
             raise BadInput(f"{self.path}: not a readable reference library ({_first_line(error)})") from None
+        classes = len(self.info.label_names)
+        stray = [key for key in self._entries if key.startswith("classes/") and not 0 <= int(key.split("/")[1]) < classes]
+        if stray:
+            raise self._damaged(f"it holds {stray[0]} but names only {classes} classes")
+
+    def _read_info(self, file: h5py.File) -> LibraryInfo:
+        attrs = {key: _decode(value) for key, value in file.attrs.items()}
+        if attrs.get("format") != FORMAT:
+            raise BadInput(f"{self.path}: not a contrastcat reference library (no format marker)")
+        version = attrs.get("schema_version")
+        if version == 1:
+            raise BadInput(
+                f"{self.path}: library schema version 1 (contrastcat 0.1) has no checksums, so it cannot be "
+                "verified; rebuild it with build-refs"
+            )
+        if version != SCHEMA_VERSION:
+            raise BadInput(
+                f"{self.path}: library schema version {version} is not supported "
+                f"(expected {SCHEMA_VERSION}); rebuild it with build-refs"
+            )
+        if not attrs.get("fingerprint"):
+            raise BadInput(f"{self.path}: library has no fingerprint, so it cannot be verified; rebuild it with build-refs")
+        missing = [key for key in REQUIRED_ATTRIBUTES if key not in attrs]
+        if missing:
+            raise BadInput(
+                f"{self.path}: not a complete reference library (no root attribute {missing[0]!r}); "
+                "rebuild it with build-refs"
+            )
+        if content_fingerprint(file) != attrs["fingerprint"]:
+            raise self._damaged(f"its content does not match its fingerprint {attrs['fingerprint']}")
+        values = {key: attrs[key] for key in (f.name for f in fields(LibraryInfo)) if key in attrs}
+        values["label_names"] = tuple(json.loads(values["label_names"]))
+        values["pools"] = tuple(json.loads(values.get("pools", "[]")))
+        if not values["label_names"] or not all(isinstance(name, str) for name in values["label_names"]):
+            raise BadInput(f"{self.path}: 'label_names' must be a JSON list of class names")
+        return LibraryInfo(**values)
+
+    def _damaged(self, why: str) -> BadInput:
+        return BadInput(f"{self.path}: the library is damaged ({why}); rebuild it with build-refs")
 
     @staticmethod
     def _read_entries(group: h5py.Group) -> list[ReferenceEntry]:
@@ -255,20 +353,44 @@ class RefLibrary:
             )
         return self._entries.get(group_path(pool, target), [])
 
-    def require_pool(self, pool: str) -> None:
-        """Fail early, before any model pass, when ``pool`` is not in this library."""
+    def require_pool(self, pool: str, at_least: int = 0) -> None:
+        """Fail early, before any model pass, when ``pool`` is not in this library or
+        holds fewer than ``at_least`` references for some class."""
         self.entries(0, pool)
+        if at_least <= 0:
+            return
+        targets = [0] if pool == "random" else range(len(self.info.label_names))
+        sizes = {target: self.pool_size(pool, target) for target in targets}
+        smallest = min(sizes, key=sizes.get)
+        if sizes[smallest] < at_least:
+            which = "in its random pool" if pool == "random" else f"for class {self.info.label_names[smallest]!r}"
+            raise BadInput(
+                f"--refs-used {at_least}: {self.path} holds only {sizes[smallest]} references {which}; "
+                f"use --refs-used {sizes[smallest]} or fewer, or rebuild the library with build-refs --keep {at_least}"
+            )
 
     def pool_size(self, pool: str, target: int) -> int:
         return len(self.entries(target, pool))
 
-    def check_model(self, model_fingerprint: str, model_name: str) -> None:
-        if model_fingerprint != self.info.model_fingerprint:
+    def check_model(self, classifier) -> None:
+        """Refuse a library built for other weights, or whose shapes do not fit the model."""
+        if classifier.fingerprint != self.info.model_fingerprint:
             raise LibraryMismatch(
                 f"{self.path}: library was built for model {self.info.model!r} "
-                f"({self.info.model_fingerprint}), not for {model_name!r} ({model_fingerprint}); "
+                f"({self.info.model_fingerprint}), not for {classifier.name!r} ({classifier.fingerprint}); "
                 "rebuild it with build-refs for this model"
             )
+        facts = (
+            ("classes", len(self.info.label_names), classifier.num_classes),
+            ("layers", self.info.num_layers, classifier.num_layers),
+            ("hidden size", self.info.hidden_size, classifier.hidden_size),
+        )
+        for what, stored, actual in facts:
+            if stored != actual:
+                raise LibraryMismatch(
+                    f"{self.path}: the library has {stored} {what} but the model {classifier.name!r} has {actual}; "
+                    "rebuild it with build-refs for this model"
+                )
 
     def references(
         self,
@@ -302,11 +424,26 @@ class RefLibrary:
             with h5py.File(self.path, "r") as file:
                 group = file[f"{path}/activations"]
                 for i, entry in enumerate(available):
-                    stacked[i, :, : entry.length] = group[str(i)][()]
-        except (OSError, KeyError, ValueError) as error:
+                    stacked[i, :, : entry.length] = self._verified(group[str(i)], entry.length)
+        except BadInput:
+            raise
+        except (OSError, KeyError, ValueError, TypeError, RuntimeError) as error:
             raise BadInput(f"{self.path}: activations of {path} unreadable ({_first_line(error)})") from None
         self._cache[(path, str(device))] = torch.from_numpy(stacked).to(device)
         return self._cache[(path, str(device))]
+
+
+    def _verified(self, dataset: h5py.Dataset, length: int) -> np.ndarray:
+        """One reference's activations, checked against their checksum, shape and for NaN/inf."""
+        values = dataset[()]
+        if dataset.attrs.get(CHECKSUM) != array_checksum(values):
+            raise self._damaged(f"{dataset.name} does not match its checksum")
+        expected = (self.info.num_layers, length, self.info.hidden_size)
+        if values.shape != expected:
+            raise self._damaged(f"{dataset.name} has shape {values.shape}, expected {expected}")
+        if not np.all(np.isfinite(values)):
+            raise BadInput(f"{self.path}: {dataset.name} holds NaN or infinite values; rebuild it with build-refs")
+        return values
 
 
 def _first_line(error: BaseException) -> str:

@@ -69,6 +69,11 @@ class AttributionMethod(ABC):
         return "contrast"
 
     @property
+    def references_needed(self) -> int:
+        """How many references per class it reads from the library (checked before any work)."""
+        return 0
+
+    @property
     def refinement(self) -> RefineSettings | None:
         """How several candidate maps are refined by deletion test; None: they are averaged."""
         return None

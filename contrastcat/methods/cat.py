@@ -157,6 +157,10 @@ class ContrastCAT(AttributionMethod):
     def reference_pool(self) -> str:
         return self.reference_select
 
+    @property
+    def references_needed(self) -> int:
+        return self.refs_used
+
     def settings(self) -> dict:
         return {
             "refs_used": self.refs_used,

@@ -26,6 +26,19 @@ LAYER_PATHS: dict[str, str] = {
 
 SUPPORTED_FAMILIES = ("bert", "distilbert")
 
+# Families whose position ids start after the padding index: that many
+# positions of ``max_position_embeddings`` can never hold a token.
+POSITION_OFFSETS: dict[str, int] = {
+    "roberta": 2,
+    "xlm-roberta": 2,
+}
+
+
+def position_limit(config) -> int:
+    """The most tokens (special ones included) the model's position embeddings take."""
+    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
+    return int(positions) - POSITION_OFFSETS.get(getattr(config, "model_type", ""), 0)
+
 
 @dataclass(frozen=True)
 class Adapter:

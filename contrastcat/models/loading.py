@@ -19,7 +19,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from ..devices import resolve_device
 from ..errors import BadInput, ModelUnavailable
-from .adapters import Adapter, adapter_for
+from .adapters import Adapter, adapter_for, position_limit
 from .aliases import ModelAlias, lookup_alias
 
 
@@ -35,7 +35,8 @@ class Classifier:
     fingerprint: str
     adapter: Adapter
     device: torch.device
-    max_length: int
+    max_length: int  # tokens explained per input by default (the tokenizer's limit)
+    position_limit: int  # the most tokens the model's position embeddings take (--max-length's ceiling)
     alias: ModelAlias | None = None
 
     @property
@@ -170,7 +171,7 @@ def wrap_classifier(
     adapter = adapter_for(model)
     fingerprint = weights_fingerprint(model)
     model.to(target_device)
-    positions = getattr(model.config, "max_position_embeddings", 512)
+    positions = position_limit(model.config)
     tokenizer_limit = getattr(tokenizer, "model_max_length", positions) or positions
     return Classifier(
         model=model,
@@ -182,5 +183,6 @@ def wrap_classifier(
         adapter=adapter,
         device=target_device,
         max_length=int(min(positions, tokenizer_limit)),
+        position_limit=positions,
         alias=alias,
     )

@@ -1,0 +1,101 @@
+"""The console script's entry point: signals first, then the app.
+
+Everything here runs before Typer, Rich or torch are imported, so a Ctrl-C or
+SIGTERM at any moment after the interpreter has started (even during those
+imports, which take a good part of a second) ends in one line and exit 130,
+never a traceback. A closed pipe downstream (``| head``) ends quietly with
+141, as it does for other Unix tools.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+INTERRUPTED = 130
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool killed by a closed pipe
+
+
+_received: list[int] = []  # signals that asked us to stop; process-wide by nature
+
+
+def _stop(signum, frame) -> None:
+    # SIGTERM unwinds like Ctrl-C, so temporary output files are removed on the way out.
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def _unraisable(hook):
+    """A KeyboardInterrupt raised while Python runs a finaliser (``__del__``, a weakref
+    callback) is printed as "Exception ignored" and lost; it is remembered in
+    ``_received`` instead, and :func:`stop_if_interrupted` acts on it."""
+
+    def handle(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+
+    return handle
+
+
+def stop_if_interrupted() -> None:
+    """Raise the interrupt a finaliser swallowed; long work calls this between steps."""
+    if _received:
+        _received.clear()
+        raise KeyboardInterrupt
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail on a closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _say_interrupted() -> None:
+    try:
+        sys.stderr.write("error: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def main() -> None:
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _stop)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the shell made us ignore it
+        signal.signal(signal.SIGINT, _stop)
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
+    try:
+        code = _run()
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        _say_interrupted()
+        code = INTERRUPTED
+    except BrokenPipeError:
+        silence_stdout()
+        code = BROKEN_PIPE
+    sys.exit(code)
+
+
+def _run() -> int:
+    import click
+
+    from .app import app
+
+    try:
+        code = app(standalone_mode=False)
+    except click.exceptions.Abort:  # Typer's word for an interrupted prompt or EOF
+        _say_interrupted()
+        return INTERRUPTED
+    except click.exceptions.ClickException as error:  # a usage error: Click's own one-line message
+        error.show()
+        return error.exit_code
+    if code == INTERRUPTED:
+        # Typer turns a Ctrl-C outside a command (while parsing) into a silent 130;
+        # inside a command, reports_errors has already said so and exited itself.
+        _say_interrupted()
+    return code if isinstance(code, int) else 0

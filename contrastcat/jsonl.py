@@ -1,0 +1,87 @@
+"""Strict JSON Lines: what every reader and writer of the package shares.
+
+Reading: lines end at ``\\n`` only (``str.splitlines`` would also split at
+U+2028, U+0085 and friends, which are legal inside JSON strings); NaN,
+Infinity and numbers that overflow a double are refused, as are numbers and
+nestings too large to read; so is text that is not valid Unicode (an escaped
+lone surrogate). Writing: strict JSON (``allow_nan=False``), UTF-8, with the
+three characters that line-splitting readers mistake for line ends escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+# Legal in JSON strings, but str.splitlines() and some editors end a line there.
+LINE_BREAKING = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+class NotStrictJSON(ValueError):
+    """A line that is not strict JSON; the message says why, without a location."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotStrictJSON(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotStrictJSON(f"number {text[:20]}{'…' if len(text) > 20 else ''} is too large for a double")
+    return value
+
+
+def parse(raw: str) -> Any:
+    """One JSON value, strictly; raises :class:`NotStrictJSON` with the reason."""
+    try:
+        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except NotStrictJSON:
+        raise
+    except json.JSONDecodeError as error:
+        raise NotStrictJSON(f"malformed JSON ({error.msg}, column {error.colno})") from None
+    except RecursionError:
+        raise NotStrictJSON("malformed JSON (nested too deeply to read)") from None
+    except ValueError as error:  # an integer with more digits than Python converts
+        raise NotStrictJSON(f"malformed JSON (a number too long to read: {str(error).split(';')[0]})") from None
+    bad = first_invalid_string(value)
+    if bad is not None:
+        raise NotStrictJSON(f"not valid Unicode: {bad} holds an unpaired surrogate")
+    return value
+
+
+def first_invalid_string(value: Any, where: str = "a string") -> str | None:
+    """Where ``value`` holds a string that cannot be written as UTF-8 (a lone surrogate), or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = first_invalid_string(key, "a key") or first_invalid_string(item, f"field {key!r}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            found = first_invalid_string(item, where)
+            if found:
+                return found
+    return None
+
+
+def lines(content: str) -> Iterator[tuple[int, str]]:
+    """(1-based line number, line) for every non-blank line; a CRLF's CR is dropped."""
+    for number, raw in enumerate(content.split("\n"), start=1):
+        if raw.endswith("\r"):
+            raw = raw[:-1]
+        if raw.strip(" \t"):  # JSON's own whitespace only: other blanks are content
+            yield number, raw
+
+
+def dumps(value: Any) -> str:
+    """One line of strict JSON that any JSON Lines reader accepts."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(LINE_BREAKING)
