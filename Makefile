@@ -27,14 +27,17 @@ test: install
 
 # The main job on minilm-rt, a real sentiment model fine-tuned here on first
 # use (cached afterwards): build-refs -> explain -> evaluate -> render.
-# The library is rebuilt only when the cached model is newer than it.
+# The library is rebuilt only when the cached model (or the file format) is newer than it.
 CACHE := $(or $(CONTRASTCAT_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/contrastcat)
 RT_MODEL := $(CACHE)/models/minilm-rt/contrastcat-model.json
 
 $(RT_MODEL): FORCE | install
 	$(OFFLINE) $(BIN)/contrastcat models prepare minilm-rt
 
-$(DEMO)/refs.h5: $(RT_MODEL)
+# A library is rebuilt when the model is newer, or when the file format changed.
+LIBRARY_FORMAT := contrastcat/library/schema.py
+
+$(DEMO)/refs.h5: $(RT_MODEL) $(LIBRARY_FORMAT)
 	mkdir -p $(DEMO)
 	$(OFFLINE) $(BIN)/contrastcat build-refs --model minilm-rt -o $@
 
@@ -52,7 +55,7 @@ COMPARE := build/compare
 ABLATIONS := default: refs0:--refs-used=0 refs5:--refs-used=5 norefine:--no-refine noattention:--no-attention \
 	same:--reference-select=same random:--reference-select=random last1:--layers=1 last3:--layers=3 rhomean:--rho=mean
 
-$(COMPARE)/refs.h5: $(RT_MODEL)
+$(COMPARE)/refs.h5: $(RT_MODEL) $(LIBRARY_FORMAT)
 	mkdir -p $(COMPARE)
 	$(OFFLINE) $(BIN)/contrastcat build-refs --model minilm-rt --pools same,random -o $@
 

@@ -35,6 +35,8 @@ class TokenizedText:
 def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
     """Tokens, character offsets and special-token flags, cut to ``max_length``;
     each result says how many tokens the cut dropped."""
+    if not texts:
+        return []  # tokenizers fail on an empty batch
     encoded = tokenizer(
         list(texts),
         truncation=True,

@@ -9,26 +9,8 @@ import subprocess
 import time
 
 import pytest
-from typer.testing import CliRunner
 
-from contrastcat_cli.app import app
-
-from .test_cli import EXE
-
-runner = CliRunner()
-
-
-def invoke(*args, stdin=None):
-    return runner.invoke(app, [str(a) for a in args], input=stdin)
-
-
-def assert_one_line_error(result, *fragments, code=2):
-    assert result.exit_code == code, result.output
-    assert result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("error: ")
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in result.stderr
+from .cli_helpers import EXE, assert_one_line_error, invoke
 
 
 @pytest.fixture()

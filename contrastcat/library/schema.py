@@ -281,6 +281,9 @@ class RefLibrary:
         stray = [key for key in self._entries if key.startswith("classes/") and not 0 <= int(key.split("/")[1]) < classes]
         if stray:
             raise self._damaged(f"it holds {stray[0]} but names only {classes} classes")
+        absent = [c for c in range(classes) if group_path("contrast", c) not in self._entries]
+        if absent:
+            raise self._damaged(f"it names {classes} classes but holds no references for class {absent[0]}")
 
     def _read_info(self, file: h5py.File) -> LibraryInfo:
         attrs = {key: _decode(value) for key, value in file.attrs.items()}

@@ -1,0 +1,140 @@
+"""The installed command as a process: signals, closed pipes, write failures, kill -9 and --resume.
+
+Issue 8, items 13, 14 and 20, and --resume.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import resource
+import signal
+import subprocess
+import time
+
+import pytest
+
+from contrastcat import toy
+
+from .cli_helpers import EXE, OFFLINE, assert_one_line_error, handles_signal, invoke, lines_in, start, wait_for
+
+
+@pytest.fixture()
+def refs(toy_library):
+    return toy_library.path
+
+
+def write_inputs(path, count: int, seed: int) -> None:
+    with open(path, "w") as stream:
+        for index, example in enumerate(toy.make_examples(count, seed=seed)):
+            stream.write(json.dumps({"id": f"x{index}", "text": example.text}) + "\n")
+
+
+def leftovers(directory, name: str) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith(f".{name}"))
+
+
+@pytest.mark.parametrize(
+    "signum, delay",
+    [(signal.SIGINT, 0.0), (signal.SIGTERM, 0.0), (signal.SIGINT, 0.15), (signal.SIGTERM, 0.4), (signal.SIGINT, 1.5)],
+)
+def test_interrupt_at_any_moment_is_one_line_and_130(tmp_path, toy_dir, refs, signum, delay):
+    """From the moment contrastcat's code runs (its SIGTERM handler shows in /proc), through
+    the imports of Typer and torch, loading and explaining: always one line, exit 130."""
+    out = tmp_path / "out.jsonl"
+    process = start("explain", toy_dir / "inputs.jsonl", "--refs", refs, "-o", out, "--method", "contrastcat")
+    wait_for(lambda: handles_signal(process.pid, signal.SIGTERM), process, poll=0.002)
+    time.sleep(delay)
+    process.send_signal(signum)
+    _, stderr = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.fail(f"the run finished before the signal at {delay} s; lengthen the input")
+    assert process.returncode == 130, stderr
+    assert stderr.count("\n") == 1 and stderr.startswith("error: interrupted"), stderr
+    assert not out.exists() and leftovers(tmp_path, "out.jsonl") == []
+
+
+def test_closed_pipe_downstream_ends_quietly(tmp_path, refs):
+    source = tmp_path / "in.jsonl"
+    write_inputs(source, 400, seed=31)  # far more output than a pipe holds
+    records = tmp_path / "all.jsonl"
+    assert invoke("explain", source, "--refs", refs, "--method", "random", "-o", records).exit_code == 0
+    for command in (["explain", source, "--refs", refs, "--method", "random", "-o", "-"], ["render", records]):
+        process = start(*command)
+        assert process.stdout.readline()
+        process.stdout.close()  # what `| head -1` does
+        stderr = process.stderr.read()
+        process.wait(timeout=120)
+        assert (process.returncode, stderr) == (141, ""), command[0]
+
+
+def test_write_failure_names_the_output_and_leaves_it_alone(tmp_path, toy_dir, refs):
+    out = tmp_path / "out.jsonl"
+    out.write_text("the previous result\n")
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() then fails with EFBIG instead of a kill
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    process = start("explain", toy_dir / "inputs.jsonl", "--refs", refs, "-o", out, "-q", preexec_fn=small_files)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stderr
+    assert stderr.count("\n") == 1 and stderr.startswith(f"error: {out}: cannot write (File too large)"), stderr
+    assert out.read_text() == "the previous result\n"
+    assert leftovers(tmp_path, "out.jsonl") == []
+
+
+def test_resume_after_kill_minus_9_is_byte_identical(tmp_path, refs):
+    source = tmp_path / "in.jsonl"
+    write_inputs(source, 160, seed=41)
+    options = ["--refs", refs, "--batch-size", "4", "-q"]  # windows of 32 inputs
+    reference = tmp_path / "reference.jsonl"
+    assert invoke("explain", source, *options, "-o", reference).exit_code == 0
+    out = tmp_path / "out.jsonl"
+
+    # 1. A plain run, killed: its temporary file carries its pid, so it can be recognised.
+    first = start("explain", source, *options, "-o", out)
+    temporary = lambda: [p for p in tmp_path.iterdir() if p.name.startswith(f".out.jsonl.{first.pid}.")]  # noqa: E731
+    wait_for(lambda: temporary() and lines_in(temporary()[0]) >= 40, first)
+    first.kill()
+    first.wait()
+    assert not out.exists()
+    (stale,) = temporary()
+    adopted = lines_in(stale)
+
+    # 2. --resume takes that over as its checkpoint, and is killed in turn.
+    second = start("explain", source, *options, "-o", out, "--resume")
+    partial = tmp_path / ".out.jsonl.contrastcat-partial"
+    wait_for(lambda: lines_in(partial) >= adopted - adopted % 32 + 40, second)
+    second.kill()
+    second.wait()
+    assert not out.exists() and not stale.exists()
+    assert leftovers(tmp_path, "out.jsonl") == [".out.jsonl.contrastcat-partial"]
+    saved = partial.read_bytes()
+
+    # A checkpoint made with other options is refused, and left as it was.
+    other = invoke("explain", source, *options, "-o", out, "--resume", "--refs-used", "10")
+    assert_one_line_error(other, f"{partial}:1: this record was not made by this run (its settings differs")
+    assert partial.read_bytes() == saved
+
+    # 3. --resume finishes it: the same bytes as one uninterrupted run.
+    third = subprocess.run([EXE, "explain", str(source), *map(str, options), "-o", str(out), "--resume"],
+                           capture_output=True, text=True, env={**OFFLINE}, timeout=300)
+    assert third.returncode == 0, third.stderr
+    assert out.read_bytes() == reference.read_bytes()
+    assert leftovers(tmp_path, "out.jsonl") == []
+
+    # Resuming a finished job recomputes nothing and changes nothing.
+    again = invoke("explain", source, *options, "-o", out, "--resume")
+    assert again.exit_code == 0 and out.read_bytes() == reference.read_bytes()
+
+
+def test_two_runs_on_one_checkpoint(tmp_path, toy_dir, refs):
+    out = tmp_path / "out.jsonl"
+    partial = tmp_path / ".out.jsonl.contrastcat-partial"
+    with open(partial, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another run is writing it
+        result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "-o", out, "--resume")
+    assert_one_line_error(result, f"{out}: another contrastcat run is writing it")
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "-o", "-", "--resume").exit_code == 2
