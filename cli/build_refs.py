@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from contrastcat.errors import BadInput
 from contrastcat.files import check_output_path
@@ -75,6 +76,7 @@ def build_refs(
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.data import load_labelled
     from contrastcat.explain import check_max_length
+    from contrastcat.models import model_location
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
 
     if dtype not in ("float32", "float16"):
@@ -87,7 +89,7 @@ def build_refs(
         raise BadInput(f"--keep ({keep}) must be at least --min-refs ({min_refs})")
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
-    check_output_path(output, [data])
+    check_output_path(output, [data, model_location(model)])
     classifier = load_model(model, device, quiet)
     classifier.max_length = check_max_length(classifier, max_length)
     alias_data = classifier.alias.data if classifier.alias and data is None else None
@@ -148,11 +150,11 @@ def build_refs(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     elif not quiet:
-        table = Table(title=f"{output}: {result.scanned} rows scanned, gamma = {gamma:g}")
+        table = Table(title=Text(f"{output}: {result.scanned} rows scanned, gamma = {gamma:g}"))
         for column in ("class", "stored", f"f_c < {gamma:g}", "candidates", "largest f_c"):
             table.add_column(column, justify="left" if column == "class" else "right")
         for row in summary["classes"]:
             table.add_row(
-                row["name"], str(row["stored"]), str(row["below_gamma"]), str(row["candidates"]), f"{row['max_f_c']:.2e}"
+                Text(row["name"]), str(row["stored"]), str(row["below_gamma"]), str(row["candidates"]), f"{row['max_f_c']:.2e}"
             )
         stderr_console().print(table)

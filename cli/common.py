@@ -24,8 +24,19 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress ba
 BatchOption = Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per forward pass.")]
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich would exit 1 on its own; a closed pipe downstream is 141, as for any Unix tool.
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def stdout_console(**options) -> Console:
+    return _Console(highlight=False, **options)
+
+
 def stderr_console() -> Console:
-    return Console(stderr=True, highlight=False)
+    return _Console(stderr=True, highlight=False)
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -68,7 +79,10 @@ def reports_errors(command: Callable) -> Callable:
 
 
 def _escape(text: str) -> str:
-    return text.replace("[", r"\[")
+    """Data quoted in a message, made safe to print: one line (control characters and line
+    separators shown as escapes, so an error stays one line) and no Rich markup."""
+    visible = "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+    return visible.replace("[", r"\[")
 
 
 def _quietly(action: Callable[[], None]) -> None:
@@ -111,7 +125,7 @@ def warn(message: str) -> None:
 
 def info(message: str, quiet: bool) -> None:
     if not quiet:
-        stderr_console().print(message, highlight=False, soft_wrap=True)
+        stderr_console().print(_escape(message), highlight=False, soft_wrap=True)
 
 
 def load_model(name: str, device: str, quiet: bool):

@@ -6,7 +6,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -40,6 +39,7 @@ from .common import (
     info,
     load_model,
     reports_errors,
+    stdout_console,
     warn,
 )
 
@@ -97,6 +97,7 @@ def evaluate(
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.explain import reattribute_records
     from contrastcat.library import RefLibrary
+    from contrastcat.models import model_location
     from contrastcat.tokens import make_predictor, pad_id_of
 
     settings = EvalSettings(orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
@@ -116,7 +117,10 @@ def evaluate(
         if not record.token_ids:
             raise BadInput(f"{source}:{record.line}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
     library = RefLibrary(refs) if refs is not None else None
-    classifier = load_model(model or records[0].model, device, quiet)
+    model = model or records[0].model
+    if output is not None:
+        check_output_path(output, [model_location(model)])
+    classifier = load_model(model, device, quiet)
     mismatched = next((r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint), None)
     if mismatched is not None:
         raise BadInput(
@@ -139,7 +143,9 @@ def evaluate(
             report.kendall = kendall_for_records(
                 evaluable(group, min_tokens).records,
                 classifier.num_classes,
-                lambda recs, targets: reattribute_records(classifier, recs, targets, library, max(1, batch_size // 4)),
+                lambda recs, targets: reattribute_records(
+                    classifier, recs, targets, library, max(1, batch_size // 4), source
+                ),
             )
         reports[name] = report
     document = {
@@ -169,7 +175,7 @@ def evaluate(
         comparison = compare_methods(list(reports.values()), settings.orders, kendall, MARKDOWN_DECIMALS)
         typer.echo(markdown_table(comparison))
         return
-    console = Console(highlight=False, soft_wrap=True)
+    console = stdout_console(soft_wrap=True)
     if len(reports) == 1 or curves:
         for name, report in reports.items():
             console.print(_curve_table(name, report, step_labels(steps)))
@@ -213,7 +219,7 @@ def _curve_table(name: str, report, labels: list[str]) -> Table:
         left_out += f", {report.skipped_special} skipped (only special tokens)"
     if report.skipped_duplicates:
         left_out += f", {report.skipped_duplicates} duplicates skipped"
-    table = Table(title=f"{name}: {report.evaluated} inputs evaluated{left_out}", title_justify="left")
+    table = Table(title=Text(f"{name}: {report.evaluated} inputs evaluated{left_out}"), title_justify="left")
     table.add_column("step", justify="right")
     columns = []
     for order, curve in report.curves.items():

@@ -136,7 +136,11 @@ def explain(
     from contrastcat.explain import explain as run_explain
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_method, check_options, parse_method_list
-    from contrastcat.resume import completed_inputs
+    from contrastcat.models import model_location
+    import torch
+
+    from contrastcat import __version__
+    from contrastcat.resume import completed_inputs, finished_output
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
@@ -172,6 +176,7 @@ def explain(
         if library is None:
             raise BadInput("--model is required when no --refs library is given")
         model = _model_of(library)
+    check_output_path(output, [model_location(model)])
     classifier = load_model(model, device, quiet)
     chosen_target = parse_target(target, classifier.num_classes)
     settings = ExplainOptions(batch_size=batch_size, mask_special=mask_special, max_length=max_length)
@@ -195,15 +200,28 @@ def explain(
             summary.count(record)
             yield record
 
+    if resume:
+        finished = finished_output(output, rows, methods, classifier, used_library, chosen_target, settings, source)
+        if finished is not None:
+            summary.resumed(finished, "output")
+            summary.finish(output, skipped, quiet)
+            return
     with phased_progress(quiet) as report:
         if resume:
-            with checkpointed_output(output, inputs) as checkpoint:
+            run_settings = {  # what records do not show but what changes their last digits
+                "batch_size": batch_size,
+                "window": settings.window,
+                "contrastcat": __version__,
+                "torch": torch.__version__,
+                "device": classifier.device.type,
+            }
+            with checkpointed_output(output, run_settings, inputs) as checkpoint:
                 kept = completed_inputs(
                     checkpoint.lines, rows, methods, classifier, used_library, chosen_target, settings,
                     checkpoint.path, source,
                 )
                 checkpoint.keep(kept.inputs * len(methods))
-                summary.resumed(kept, checkpoint.origin)
+                summary.resumed(kept, "checkpoint")
                 for record in run(rows[kept.inputs :], report, kept.inputs):
                     checkpoint.write(record.to_json())
         else:
@@ -235,7 +253,7 @@ class Summary:
     def resumed(self, kept, origin: str) -> None:
         self.kept = kept.inputs * self.per_input
         self.truncated += kept.truncated
-        self.origin = origin
+        self.origin = origin  # "checkpoint", or "output" (already complete)
 
     def finish(self, output: str, skipped: list[str] | None, quiet: bool) -> None:
         inputs = (self.records + self.kept) // self.per_input
@@ -249,6 +267,8 @@ class Summary:
             listed = "; ".join(skipped[:SHOWN_PROBLEMS])
             rest = f"; and {len(skipped) - SHOWN_PROBLEMS} more" if len(skipped) > SHOWN_PROBLEMS else ""
             warn(f"skipped {len(skipped)} bad input line(s) (--on-error skip): {listed}{rest}")
-        if output != "-":
-            resumed = f" ({self.kept} kept from the {self.origin}, {self.records} new)" if self.kept else ""
+        if self.origin == "output":
+            info(f"{output} already holds the {self.kept} record(s) of this run: nothing to do", quiet)
+        elif output != "-":
+            resumed = f" ({self.kept} kept from the checkpoint, {self.records} new)" if self.kept else ""
             info(f"wrote {self.records + self.kept} record(s) to {output}{resumed}", quiet)

@@ -9,6 +9,7 @@ never a traceback. A closed pipe downstream (``| head``) ends quietly with
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -55,12 +56,65 @@ def silence_stdout() -> None:
         pass
 
 
-def _say_interrupted() -> None:
+def _say(line: str) -> None:
     try:
-        sys.stderr.write("error: interrupted\n")
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
+
+
+def _say_interrupted() -> None:
+    _say("error: interrupted")
+
+
+class _Closed:
+    """Standard output when the shell closed it (``>&-``): writing there is an error, as for any
+    tool; a run that writes elsewhere is not hurt by it."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it was closed by the caller")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, "it was closed by the caller")
+
+
+class _BestEffort:
+    """Standard error that never fails the run: a closed or full stderr (``2>&-``,
+    ``2>/dev/full``) loses the messages, never the exit code."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text) if self._stream is not None else len(text)
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            if self._stream is not None:
+                self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def main() -> None:
@@ -69,6 +123,9 @@ def main() -> None:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the shell made us ignore it
         signal.signal(signal.SIGINT, _stop)
     sys.unraisablehook = _unraisable(sys.unraisablehook)
+    sys.stderr = _BestEffort(sys.stderr)
+    if sys.stdout is None:
+        sys.stdout = _Closed()
     try:
         code = _run()
         sys.stdout.flush()
@@ -78,6 +135,12 @@ def main() -> None:
     except BrokenPipeError:
         silence_stdout()
         code = BROKEN_PIPE
+    except OSError as error:  # standard output closed (>&-) under --help, --version or a table
+        _say(f"error: cannot write to standard output ({error.strerror})")
+        code = 1
+    # The work is over and its exit code decided: a late Ctrl-C must not turn it into a kill.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     sys.exit(code)
 
 

@@ -7,13 +7,13 @@ import sys
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
 from contrastcat.errors import BadInput
 from contrastcat.records import read_records
 from contrastcat.render import header, render_plain, render_rich
 
-from .common import reports_errors
+from .common import reports_errors, stdout_console
 
 EPILOG = """\
 Examples:
@@ -52,12 +52,12 @@ def render(
     """Print each record's text with relevant tokens highlighted (stronger red = more relevant)."""
     colored = use_color(color)
     records = read_records(attributions)[:limit]
-    console = Console(force_terminal=colored, no_color=not colored, highlight=False, soft_wrap=True)
+    console = stdout_console(force_terminal=colored, no_color=not colored, soft_wrap=True)
     for index, record in enumerate(records):
         if index:
             console.print()
         if colored:
-            console.print(header(record), style="bold")
+            console.print(Text(header(record), style="bold"))  # Text: an id like "a[/]" is not markup
             console.print(render_rich(record, threshold, words, rescale))
         else:
             typer.echo(header(record))

@@ -28,7 +28,7 @@ GOLD = "gold"
 
 def parse_target(spec: str | int, num_classes: int) -> str | int:
     """``pred``, ``gold`` or a class index."""
-    if isinstance(spec, int) or (isinstance(spec, str) and spec.isdigit()):
+    if isinstance(spec, int) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
         index = int(spec)
         if not 0 <= index < num_classes:
             raise BadInput(f"--target {index}: the model has {num_classes} classes (0..{num_classes - 1})")
@@ -278,6 +278,7 @@ def reattribute_records(
     targets: Sequence[int],
     library=None,
     batch_size: int = 16,
+    source: str = "<records>",
 ) -> list[list[float]]:
     """Each record explained again, by its own method and settings, for ``targets`` (Kendall-τ)."""
     groups: dict[tuple[str, str], list[int]] = {}
@@ -288,10 +289,10 @@ def reattribute_records(
         settings = json.loads(settings_json)
         try:
             method = build_method(name, **settings)
-        except (TypeError, ValueError) as error:
-            raise BadInput(
-                f"record id {records[indices[0]].id!r}: its {name} settings cannot be used again ({error})"
-            ) from None
+        except (TypeError, ValueError, BadInput) as error:
+            first = records[indices[0]]
+            where = f"{source}:{first.line}" if first.line is not None else f"{source}: record id {first.id!r}"
+            raise BadInput(f"{where}: its {name} settings cannot be used again ({error})") from None
         if method.uses_library:
             if library is None:
                 raise BadInput(f"records of method {name} need their reference library to be explained again: pass --refs")

@@ -8,7 +8,8 @@
   later run recognises one left by a killed run and removes it.
 - Anything else that exists (``/dev/null``, a FIFO, ``/dev/stdout``) is
   written in place: a rename would replace it with a regular file.
-- An output that is one of the run's inputs is refused before any work.
+- An output that is one of the run's inputs, or an existing file in its
+  model directory, is refused before any work.
 - A new file gets the mode the umask allows; a replaced file keeps its mode.
 
 Write failures (a full disk, a broken device) name the output path the user
@@ -33,8 +34,10 @@ from .errors import BadInput, RunFailed
 
 STDIO = "-"
 TEMP_SUFFIX = ".contrastcat-tmp"
-# Paths the kernel makes up (terminals, pipes, /proc/self/fd/N): never renamed over.
-IN_PLACE_ROOTS = ("/dev/", "/proc/")
+# The shell's own file descriptors: written through, never renamed over (an `>> log`
+# would lose what it held). Any other path is judged by what it is, not by where.
+STDOUT_ALIASES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+DESCRIPTOR_DIRECTORIES = ("/dev/fd/", "/proc/self/fd/", "/dev/stderr", "/dev/stdin")
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class OutputTarget:
 
 def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
     """Check an output path before any work: a writable place that is none of ``inputs``."""
-    if path == STDIO:
+    if path == STDIO or os.path.abspath(path) in STDOUT_ALIASES:
         return OutputTarget(path, None, True)
     resolved = Path(os.path.realpath(path))  # follows symlinks, dangling ones too
     if resolved.is_dir():
@@ -61,15 +64,18 @@ def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
         existing = os.stat(resolved)
     except OSError:
         existing = None
-    in_place = (existing is not None and not stat.S_ISREG(existing.st_mode)) or any(
-        str(p).startswith(IN_PLACE_ROOTS) for p in (os.path.abspath(path), resolved)
+    in_place = (existing is not None and not stat.S_ISREG(existing.st_mode)) or os.path.abspath(path).startswith(
+        DESCRIPTOR_DIRECTORIES
     )
     target = OutputTarget(path, resolved, in_place)
-    if existing is not None and stat.S_ISREG(existing.st_mode):
-        for source in inputs:
-            if source is not None and _same_file(existing, source):
-                shown = "standard input" if source == STDIO else source
-                raise BadInput(f"{path}: is the input file {shown}; writing there would destroy it, choose another output")
+    for source in inputs:
+        if source is None:
+            continue
+        if existing is not None and os.path.isdir(source) and resolved.is_relative_to(os.path.realpath(source)):
+            raise BadInput(f"{path}: is a file of {source}, which this run reads (the model); choose another output")
+        if existing is not None and stat.S_ISREG(existing.st_mode) and _same_file(existing, source):
+            shown = "standard input" if source == STDIO else source
+            raise BadInput(f"{path}: is the input file {shown}; writing there would destroy it, choose another output")
     if not in_place:
         _probe(target)
     return target
@@ -161,7 +167,8 @@ def write_failed(target: OutputTarget, error: OSError) -> Exception:
     if error.errno == errno.EPIPE:
         return error  # a closed pipe downstream: the CLI exits quietly
     reason = error.strerror or type(error).__name__
-    return RunFailed(f"{target.given}: cannot write ({reason}); nothing was written there")
+    where = "standard output" if target.is_stdout else target.given
+    return RunFailed(f"{where}: cannot write ({reason}); nothing was written there")
 
 
 class PendingFile:

@@ -3,7 +3,8 @@
 Reading: lines end at ``\\n`` only (``str.splitlines`` would also split at
 U+2028, U+0085 and friends, which are legal inside JSON strings); NaN,
 Infinity and numbers that overflow a double are refused, as are numbers and
-nestings too large to read; so is text that is not valid Unicode (an escaped
+nestings too large to read; so are a key given twice in one object (JSON
+leaves open which one counts) and text that is not valid Unicode (an escaped
 lone surrogate). Writing: strict JSON (``allow_nan=False``), UTF-8, with the
 three characters that line-splitting readers mistake for line ends escaped.
 """
@@ -34,10 +35,21 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise NotStrictJSON(f"key {repeated!r} appears more than once in one object (which one counts?)")
+    return value
+
+
 def parse(raw: str) -> Any:
     """One JSON value, strictly; raises :class:`NotStrictJSON` with the reason."""
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+        value = json.loads(
+            raw, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
+        )
     except NotStrictJSON:
         raise
     except json.JSONDecodeError as error:

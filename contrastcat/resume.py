@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import jsonl
+from .checkpoint import partial_path
 from .errors import BadInput
 from .explain import GOLD, PRED, ExplainOptions, check_max_length, record_settings
 from .methods import AttributionMethod
@@ -81,6 +82,31 @@ def completed_inputs(
         whole -= whole % options.window_inputs  # resume at a window boundary: same batches as an unbroken run
         truncated = sum(t.truncated for t in texts[:whole])
     return Resumed(whole, truncated)
+
+
+def finished_output(
+    path: str,
+    rows: Sequence[InputRow],
+    methods: Sequence[AttributionMethod],
+    classifier: Classifier,
+    library,
+    target: str | int,
+    options: ExplainOptions,
+    source: str = "<input>",
+) -> Resumed | None:
+    """When no checkpoint is pending and ``path`` already holds every record this run
+    would write, what it holds (a finished job, resumed: nothing to do); else None."""
+    output = Path(path)
+    if partial_path(output).exists() or not output.is_file():
+        return None
+    *lines, tail = output.read_bytes().split(b"\n")
+    if tail or len(lines) != len(rows) * len(methods):
+        return None
+    try:
+        kept = completed_inputs(lines, rows, methods, classifier, library, target, options, output, source)
+    except BadInput:
+        return None  # another run's output: this run replaces it, as a run without --resume would
+    return kept if kept.inputs == len(rows) else None
 
 
 def _target_matches(record: dict, row: InputRow, target: str | int, label_names, where: str) -> bool:

@@ -157,3 +157,26 @@ def test_on_error_skip_with_nothing_usable(tmp_path, refs):
     result, out = explain(tmp_path, refs, source, "--on-error", "skip")
     assert_one_line_error(result, f"{source}: no input rows (3 bad line(s) skipped)")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("label", ["²", "--1", "٣", "𝟙"])
+def test_labels_of_non_ascii_digits_are_not_class_indexes(tmp_path, refs, label):
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"text": "a fine film", "label": 1}) + "\n" + json.dumps({"text": "a film", "label": label}) + "\n")
+    result, out = explain(tmp_path, refs, source, "--target", "gold")
+    assert_one_line_error(result, f"{source}:2: label {label!r} is not one of negative, positive, neutral")
+    skipped, out = explain(tmp_path, refs, source, "--target", "gold", "--on-error", "skip")
+    assert skipped.exit_code == 0 and len(out.read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize("option", [("--target", "²"), ("--layers", "²"), ("--target", "٣")])
+def test_options_of_non_ascii_digits_are_refused(tmp_path, refs, toy_dir, option):
+    result, _ = explain(tmp_path, refs, toy_dir / "inputs.jsonl", *option)
+    assert_one_line_error(result, option[0])
+
+
+def test_a_key_given_twice_is_refused(tmp_path, refs):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "a good film", "text": "a dull film"}\n')
+    result, _ = explain(tmp_path, refs, source)
+    assert_one_line_error(result, f"{source}:1: key 'text' appears more than once")

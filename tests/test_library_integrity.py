@@ -152,3 +152,33 @@ def test_model_with_non_finite_logits_fails_naming_the_input(tmp_path, toy_dir, 
     assert_one_line_error(result, "the model's logits are not finite", code=1)
     assert re.match(rf"error: {re.escape(str(toy_dir / 'inputs.jsonl'))}:\d+: ", result.stderr)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda f: f.attrs.__setitem__("hidden_size", 64.0), "root attribute 'hidden_size' must be a positive count"),
+        (lambda f: f.attrs.__setitem__("label_names", json.dumps({"0": "a"})), "'label_names' must be a JSON list"),
+        (lambda f: f.attrs.__setitem__("label_names", json.dumps(["a", "a", "b"])), "'label_names' must be a JSON list"),
+        (lambda f: f.attrs.__setitem__("pools", json.dumps("same")), "'pools' must be a JSON list"),
+        (lambda f: (f["classes/0/activations"].__delitem__("0"),
+                    f["classes/0/activations"].create_dataset("0", data="not numbers")), "not floating-point"),
+    ],
+)
+def test_signed_nonsense_is_refused(tmp_path, copy, toy_dir, edit, message):
+    """Edits re-signed with a matching fingerprint: integrity holds, but the content must still make sense."""
+    with h5py.File(copy, "r+") as file:
+        edit(file)
+        reseal(file)
+    result, out = explain(tmp_path, copy, toy_dir)
+    assert_one_line_error(result, str(copy), message)
+    assert not out.exists()
+
+
+def test_a_damaged_model_directory_is_one_line(tmp_path, toy_dir):
+    model = tmp_path / "model"
+    shutil.copytree(toy_dir / "model", model)
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "attcat", "-o", "-")
+    assert_one_line_error(result, f"model '{model}': cannot load {model}")

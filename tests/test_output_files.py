@@ -159,3 +159,33 @@ def test_stale_temporary_files_of_killed_runs_are_removed(tmp_path, source, refs
     assert not stale.exists() and live.exists() and unrelated.exists()
     assert len(out.read_text().splitlines()) == 12
     assert json.loads(out.read_text().splitlines()[0])["method"] == "random"
+
+
+def test_files_of_the_model_are_never_outputs(tmp_path, toy_dir, source, refs):
+    model = tmp_path / "model"
+    model.mkdir()
+    for item in (toy_dir / "model").iterdir():
+        (model / item.name).write_bytes(item.read_bytes())
+    weights = sorted(p.name for p in model.iterdir())
+    records = tmp_path / "attr.jsonl"
+    assert invoke("explain", source, "--model", model, "--method", "random", "-o", records, "-q").exit_code == 0
+    for command in (
+        ["explain", source, "--model", model, "--method", "attcat", "-o", model / "model.safetensors"],
+        ["build-refs", "--model", model, "--data", toy_dir / "train.jsonl", "-o", model / "config.json"],
+        ["evaluate", records, "--model", model, "-o", model / "tokenizer.json"],
+    ):
+        assert_one_line_error(invoke(*command, "-q"), f"is a file of {model}, which this run reads (the model)")
+    assert sorted(p.name for p in model.iterdir()) == weights
+    assert all((model / name).read_bytes() == (toy_dir / "model" / name).read_bytes() for name in weights)
+    # A new file beside the model's own is harmless, and allowed.
+    assert invoke("explain", source, "--model", model, "--method", "random", "-o", model / "new.jsonl", "-q").exit_code == 0
+
+
+def test_a_regular_file_reached_through_proc_is_still_replaced_atomically(tmp_path, source, refs):
+    out = tmp_path / "out.jsonl"
+    out.write_text("old\n")
+    before = os.stat(out).st_ino
+    through_proc = f"/proc/self/root{out}"  # a pseudo file system path to an ordinary file
+    assert explain(source, through_proc, refs).exit_code == 0
+    assert os.stat(out).st_ino != before  # renamed into place, not truncated and rewritten
+    assert len(out.read_text().splitlines()) == 12

@@ -96,3 +96,27 @@ def test_special_only_and_duplicate_records_are_skipped_and_counted(tmp_path, re
     assert report["skipped_special_only"] == 1 and report["skipped_duplicates"] == 1
     assert "1 record(s) hold only special tokens" in result.stderr
     assert "1 duplicate record(s)" in result.stderr
+
+
+def test_record_text_is_never_read_as_markup(tmp_path, records):
+    odd = with_second(records, id="a[/]", target_name="[bold]pos[/bold]", method="m[/]")
+    path = write(tmp_path, odd)
+    shown = invoke("render", path, "--color", "always", "--limit", "2")
+    assert shown.exit_code == 0, shown.output
+    assert "a[/]" in shown.stdout and "[bold]pos[/bold]" in shown.stdout
+    curves = invoke("evaluate", path, "--curves", "--min-tokens", "2", "--model", records[0]["model"])
+    assert curves.exit_code == 0, curves.output
+    assert "m[/]: 1 inputs evaluated" in curves.stdout
+
+
+@pytest.mark.parametrize("settings", [{"seed": "x"}, {"seed": 1.5}, {"seed": True}])
+def test_settings_of_the_wrong_type_cannot_be_used_again(tmp_path, records, settings):
+    path = write(tmp_path, with_second(records, settings=settings))
+    result = invoke("evaluate", path, "--kendall", "--min-tokens", "2", "--model", records[0]["model"])
+    assert_one_line_error(result, f"{path}:2: its random settings cannot be used again", "option seed must be int")
+
+
+def test_data_quoted_in_an_error_stays_on_one_line(tmp_path, records):
+    path = write(tmp_path, with_second(records, model_fingerprint="sha256:a\nb\u2028c"))
+    result = invoke("evaluate", path, "--model", records[0]["model"])
+    assert_one_line_error(result, "sha256:a\\nb\\u2028c")

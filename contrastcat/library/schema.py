@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -253,6 +254,54 @@ def _decode(value):
     return value.decode() if isinstance(value, bytes) else value
 
 
+# What each root attribute must hold (a signed library can still hold nonsense).
+ATTRIBUTE_TYPES = {
+    "model": "a string",
+    "model_source": "a string",
+    "model_fingerprint": "a string",
+    "tokenizer": "a string",
+    "num_layers": "a positive count",
+    "hidden_size": "a positive count",
+    "label_names": "a JSON list of distinct class names",
+    "gamma": "a number",
+    "k": "a count",
+    "keep": "a count",
+    "min_tokens": "a count",
+    "max_length": "a positive count",
+    "dtype": "float32 or float16",
+    "data": "a string",
+    "split": "a string",
+    "scanned": "a count",
+    "tool_version": "a string",
+    "created": "a string",
+    "pools": "a JSON list of distinct pool names (same, random)",
+}
+
+
+def _attribute_fits(value, kind: str) -> bool:
+    if kind == "a string":
+        return isinstance(value, str)
+    if kind in ("a count", "a positive count"):
+        whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+        return whole and int(value) >= (1 if kind == "a positive count" else 0)
+    if kind == "a number":
+        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        return number and math.isfinite(float(value))
+    if kind == "float32 or float16":
+        return value in ("float32", "float16")
+    if not isinstance(value, str):
+        return False
+    try:
+        names = json.loads(value)
+    except ValueError:
+        return False
+    allowed = (lambda n: n in ABLATION_POOL_NAMES) if kind.startswith("a JSON list of distinct pool") else bool
+    return isinstance(names, list) and all(isinstance(n, str) and allowed(n) for n in names) and len(set(names)) == len(names)
+
+
+ABLATION_POOL_NAMES = ("same", "random")
+
+
 class RefLibrary:
     """A reference library opened for reading and verified; activations load lazily per class."""
 
@@ -275,7 +324,7 @@ class RefLibrary:
                     self._entries[group_path("random", 0)] = self._read_entries(file["pools/random"])
         except BadInput:
             raise
-        except (OSError, KeyError, TypeError, ValueError, RuntimeError) as error:
+        except (OSError, KeyError, TypeError, ValueError, RuntimeError, AttributeError) as error:
             raise BadInput(f"{self.path}: not a readable reference library ({_first_line(error)})") from None
         classes = len(self.info.label_names)
         stray = [key for key in self._entries if key.startswith("classes/") and not 0 <= int(key.split("/")[1]) < classes]
@@ -311,10 +360,20 @@ class RefLibrary:
         if content_fingerprint(file) != attrs["fingerprint"]:
             raise self._damaged(f"its content does not match its fingerprint {attrs['fingerprint']}")
         values = {key: attrs[key] for key in (f.name for f in fields(LibraryInfo)) if key in attrs}
+        for key, kind in ATTRIBUTE_TYPES.items():
+            value = values.get(key)
+            if key == "pools" and value is None:
+                continue
+            if not _attribute_fits(value, kind):
+                raise BadInput(f"{self.path}: root attribute {key!r} must be {kind}, got {value!r}")
+            if kind in ("a count", "a positive count"):
+                values[key] = int(value)
+            elif kind == "a number":
+                values[key] = float(value)
         values["label_names"] = tuple(json.loads(values["label_names"]))
         values["pools"] = tuple(json.loads(values.get("pools", "[]")))
-        if not values["label_names"] or not all(isinstance(name, str) for name in values["label_names"]):
-            raise BadInput(f"{self.path}: 'label_names' must be a JSON list of class names")
+        if not values["label_names"]:
+            raise BadInput(f"{self.path}: root attribute 'label_names' names no class")
         return LibraryInfo(**values)
 
     def _damaged(self, why: str) -> BadInput:
@@ -430,7 +489,7 @@ class RefLibrary:
                     stacked[i, :, : entry.length] = self._verified(group[str(i)], entry.length)
         except BadInput:
             raise
-        except (OSError, KeyError, ValueError, TypeError, RuntimeError) as error:
+        except (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError) as error:
             raise BadInput(f"{self.path}: activations of {path} unreadable ({_first_line(error)})") from None
         self._cache[(path, str(device))] = torch.from_numpy(stacked).to(device)
         return self._cache[(path, str(device))]
@@ -438,6 +497,8 @@ class RefLibrary:
 
     def _verified(self, dataset: h5py.Dataset, length: int) -> np.ndarray:
         """One reference's activations, checked against their checksum, shape and for NaN/inf."""
+        if dataset.dtype.kind != "f":
+            raise self._damaged(f"{dataset.name} holds {dataset.dtype}, not floating-point activations")
         values = dataset[()]
         if dataset.attrs.get(CHECKSUM) != array_checksum(values):
             raise self._damaged(f"{dataset.name} does not match its checksum")

@@ -7,6 +7,7 @@ on which modules happened to be imported.
 from __future__ import annotations
 
 import inspect
+import typing
 
 from ..errors import BadInput
 from .attention import (
@@ -72,9 +73,27 @@ def method_options(name: str) -> tuple[str, ...]:
 
 
 def build_method(name: str, **options) -> AttributionMethod:
-    """Instantiate ``name`` with the options it accepts; others are ignored."""
+    """Instantiate ``name`` with the options it accepts (others are ignored), each of the
+    type its constructor declares: a record's settings can hold anything."""
+    cls = method_class(name)
     accepted = method_options(name)
-    return method_class(name)(**{key: value for key, value in options.items() if key in accepted})
+    chosen = {key: value for key, value in options.items() if key in accepted}
+    hints = typing.get_type_hints(cls.__init__) if chosen else {}
+    for key, value in chosen.items():
+        allowed = typing.get_args(hints[key]) or (hints[key],)
+        if not any(_of_type(value, kind) for kind in allowed):
+            expected = " or ".join(kind.__name__ for kind in allowed)
+            raise BadInput(f"method {name}: option {key} must be {expected}, got {value!r}")
+    return cls(**chosen)
+
+
+def _of_type(value, kind) -> bool:
+    """isinstance, where a bool is not an int (JSON true must not pass for a count)."""
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind in (int, float):
+        return isinstance(value, int if kind is int else (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind)
 
 
 ALL = "all"

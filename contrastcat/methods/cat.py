@@ -55,7 +55,7 @@ REFERENCE_SELECTIONS = ("contrast", "same", "random")
 
 def parse_layers(layers: str | int) -> int | None:
     """``all`` (None) or the number of last layers to use (the paper's Figure 5A)."""
-    if isinstance(layers, int) or (isinstance(layers, str) and layers.isdigit()):
+    if isinstance(layers, int) or (isinstance(layers, str) and layers.isascii() and layers.isdigit()):
         count = int(layers)
         if count < 1:
             raise BadInput("--layers must be all or a positive number of last layers")

@@ -2,7 +2,14 @@
 
 from .adapters import Adapter, adapter_for
 from .aliases import ALIASES, DataSource, ModelAlias, lookup_alias
-from .loading import Classifier, load_classifier, resolve_source, weights_fingerprint, wrap_classifier
+from .loading import (
+    Classifier,
+    load_classifier,
+    model_location,
+    resolve_source,
+    weights_fingerprint,
+    wrap_classifier,
+)
 
 __all__ = [
     "ALIASES",
@@ -13,6 +20,7 @@ __all__ = [
     "adapter_for",
     "load_classifier",
     "lookup_alias",
+    "model_location",
     "resolve_source",
     "weights_fingerprint",
     "wrap_classifier",

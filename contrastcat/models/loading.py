@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import warnings
 from dataclasses import dataclass
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -112,6 +113,20 @@ def resolve_source(name: str) -> tuple[str, ModelAlias | None]:
     return name, None
 
 
+def model_location(name: str) -> str | None:
+    """The directory ``name`` loads from, where it is known without loading: a local
+    directory, or an embedded model's cache entry (outputs must stay out of it)."""
+    if not name:
+        return None
+    alias = lookup_alias(name)
+    if alias is not None and alias.embedded:
+        from ..zoo import cache
+
+        return str(cache.entry_dir(name))
+    expanded = Path(name).expanduser()
+    return str(expanded) if expanded.is_dir() else None
+
+
 def load_classifier(
     name: str,
     device: str | torch.device = "auto",
@@ -137,15 +152,18 @@ def load_pretrained(
     source = str(source)
     is_local = Path(source).is_dir()
     try:
-        with quiet_transformers():
+        with quiet_transformers(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch and transformers warn about odd configs on stderr
             tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
             model = AutoModelForSequenceClassification.from_pretrained(
                 source, trust_remote_code=False, attn_implementation="eager", dtype=torch.float32
             )
-    except (OSError, ValueError, EnvironmentError) as error:
+    except Exception as error:  # noqa: BLE001 - a damaged directory fails in many ways (safetensors, shapes, json)
         if is_local:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise BadInput(f"model {name!r}: cannot load {source}: {first}") from None
+        if not isinstance(error, (OSError, ValueError)):
+            raise
         raise ModelUnavailable(
             f"model {name!r} ({source}) is not in the local cache and the hub cannot be reached: "
             "run once with network access to cache it, or pass a local model directory"
@@ -166,6 +184,8 @@ def wrap_classifier(
 ) -> Classifier:
     """Wrap an already loaded model (a notebook's, or a test's) as a :class:`Classifier`."""
     target_device = device if isinstance(device, torch.device) else resolve_device(device)
+    if int(getattr(model.config, "num_labels", 0)) < 2:
+        raise BadInput(f"model {name!r} has {model.config.num_labels} output(s): a classifier needs at least 2 classes")
     model.config._attn_implementation = "eager"
     model.eval()
     adapter = adapter_for(model)
