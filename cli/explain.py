@@ -140,7 +140,7 @@ def explain(
     import torch
 
     from contrastcat import __version__
-    from contrastcat.resume import completed_inputs, finished_output
+    from contrastcat.resume import Run, completed_inputs, finished_output
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
@@ -201,7 +201,8 @@ def explain(
             yield record
 
     if resume:
-        finished = finished_output(output, rows, methods, classifier, used_library, chosen_target, settings, source)
+        plan = Run(rows, methods, classifier, used_library, chosen_target, settings, source)
+        finished = finished_output(output, plan)
         if finished is not None:
             summary.resumed(finished, "output")
             summary.finish(output, skipped, quiet)
@@ -216,10 +217,7 @@ def explain(
                 "device": classifier.device.type,
             }
             with checkpointed_output(output, run_settings, inputs) as checkpoint:
-                kept = completed_inputs(
-                    checkpoint.lines, rows, methods, classifier, used_library, chosen_target, settings,
-                    checkpoint.path, source,
-                )
+                kept = completed_inputs(checkpoint.lines, plan, checkpoint.path, first_line=2)  # 1: the header
                 checkpoint.keep(kept.inputs * len(methods))
                 summary.resumed(kept, "checkpoint")
                 for record in run(rows[kept.inputs :], report, kept.inputs):

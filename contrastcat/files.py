@@ -249,34 +249,32 @@ def atomic_text_output(path: str, inputs: Sequence[str | None] = ()) -> Iterator
             stream = open(target.given, "w", encoding="utf-8", newline="\n")
         except OSError as error:
             raise BadInput(f"{target.given}: cannot write there ({error.strerror})") from None
-        try:
-            sink = _Sink(stream, target)
+        with _writing(stream, target) as sink:
             yield sink
-            sink.flush()
-        finally:
-            _close(stream, target)
         return
     pending = PendingFile(target)
     try:
-        stream = open(pending.temp, "w", encoding="utf-8", newline="\n")
-        try:
-            sink = _Sink(stream, target)
+        with _writing(open(pending.temp, "w", encoding="utf-8", newline="\n"), target) as sink:
             yield sink
-            sink.flush()
-        finally:
-            _close(stream, target)
         pending.commit()
     except BaseException:
         pending.discard()
         raise
 
 
-def _close(stream, target: OutputTarget) -> None:
-    """Close, turning a failure of the last flush into a one-line error naming the output."""
+@contextlib.contextmanager
+def _writing(stream: TextIO, target: OutputTarget) -> Iterator[TextIO]:
+    """``stream`` behind a :class:`_Sink`, flushed and closed at the end; a failure of the
+    last flush (a full disk shows there) is a one-line error naming the output."""
     try:
-        stream.close()
-    except OSError as error:
-        raise write_failed(target, error) from None
+        sink = _Sink(stream, target)
+        yield sink
+        sink.flush()
+    finally:
+        try:
+            stream.close()
+        except OSError as error:
+            raise write_failed(target, error) from None
 
 
 def read_bytes(path: str) -> bytes:

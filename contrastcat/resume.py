@@ -30,83 +30,77 @@ class Resumed:
     truncated: int  # of those, inputs that were cut to the length limit
 
 
-def completed_inputs(
-    lines: Sequence[bytes],
-    rows: Sequence[InputRow],
-    methods: Sequence[AttributionMethod],
-    classifier: Classifier,
-    library,
-    target: str | int,
-    options: ExplainOptions,
-    checkpoint: Path,
-    source: str = "<input>",
-) -> Resumed:
-    """How many leading inputs ``lines`` holds whole; raises :class:`BadInput` on a foreign line."""
-    per_input = len(methods)
-    whole = len(lines) // per_input
-    if whole > len(rows):
-        raise BadInput(
-            f"{checkpoint}: holds records for {whole} inputs, but this run has {len(rows)}; "
-            "delete it to start over"
-        )
-    texts = tokenize(classifier.tokenizer, [row.text for row in rows[:whole]], check_max_length(classifier, options.max_length))
-    truncated = 0
-    for number, raw in enumerate(lines[: whole * per_input], start=1):
-        index, position = divmod(number - 1, per_input)
-        method, row, text = methods[position], rows[index], texts[index]
-        where = f"{checkpoint}:{number}"
-        try:
-            record = jsonl.parse(raw.decode("utf-8"))
-        except (UnicodeDecodeError, jsonl.NotStrictJSON) as error:
-            raise BadInput(f"{where}: not a record ({error}); delete the file to start over") from None
-        expected = {
+@dataclass(frozen=True)
+class Run:
+    """What an explain run writes, record by record: enough to recognise its records."""
+
+    rows: Sequence[InputRow]
+    methods: Sequence[AttributionMethod]
+    classifier: Classifier
+    library: object | None
+    target: str | int
+    options: ExplainOptions
+    source: str = "<input>"
+
+    def expected(self, row: InputRow, method: AttributionMethod, token_ids: list[int]) -> dict:
+        """The fields of the record this run writes for ``row`` and ``method`` that identify it."""
+        return {
             "id": row.id,
             "text": row.text,
             "method": method.name,
-            "settings": record_settings(method, options),
-            "model_fingerprint": classifier.fingerprint,
-            "library": library.fingerprint if library is not None and method.uses_library else None,
-            "token_ids": list(text.ids),
+            "settings": record_settings(method, self.options),
+            "model_fingerprint": self.classifier.fingerprint,
+            "library": self.library.fingerprint if self.library is not None and method.uses_library else None,
+            "token_ids": token_ids,
         }
+
+
+def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: int = 1) -> Resumed:
+    """How many leading inputs ``lines`` (read from ``where``, starting at line ``first_line``)
+    holds whole; raises :class:`BadInput` on a line this run would not have written."""
+    per_input = len(run.methods)
+    whole = len(lines) // per_input
+    if whole > len(run.rows):
+        raise BadInput(
+            f"{where}: holds records for {whole} inputs, but this run has {len(run.rows)}; delete it to start over"
+        )
+    limit = check_max_length(run.classifier, run.options.max_length)
+    texts = tokenize(run.classifier.tokenizer, [row.text for row in run.rows[:whole]], limit)
+    for number, raw in enumerate(lines[: whole * per_input]):
+        index, position = divmod(number, per_input)
+        row, line = run.rows[index], f"{where}:{first_line + number}"
+        try:
+            record = jsonl.parse(raw.decode("utf-8"))
+        except (UnicodeDecodeError, jsonl.NotStrictJSON) as error:
+            raise BadInput(f"{line}: not a record ({error}); delete the file to start over") from None
+        expected = run.expected(row, run.methods[position], list(texts[index].ids))
         differs = [key for key, value in expected.items() if not isinstance(record, dict) or record.get(key) != value]
-        if not differs and not _target_matches(record, row, target, classifier.label_names, f"{source}:{row.line}"):
+        if not differs and not _target_matches(record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"):
             differs = ["target"]
         if differs:
             raise BadInput(
-                f"{where}: this record was not made by this run (its {differs[0]} differs from input "
-                f"{source}:{row.line} with these options); delete the file to start over"
+                f"{line}: this record was not made by this run (its {differs[0]} differs from input "
+                f"{run.source}:{row.line} with these options); delete the file to start over"
             )
-        if position == 0 and record.get("truncated"):
-            truncated += 1
-    if whole < len(rows):
-        whole -= whole % options.window_inputs  # resume at a window boundary: same batches as an unbroken run
-        truncated = sum(t.truncated for t in texts[:whole])
-    return Resumed(whole, truncated)
+    if whole < len(run.rows):
+        whole -= whole % run.options.window_inputs  # resume at a window boundary: same batches as an unbroken run
+    return Resumed(whole, sum(t.truncated for t in texts[:whole]))
 
 
-def finished_output(
-    path: str,
-    rows: Sequence[InputRow],
-    methods: Sequence[AttributionMethod],
-    classifier: Classifier,
-    library,
-    target: str | int,
-    options: ExplainOptions,
-    source: str = "<input>",
-) -> Resumed | None:
-    """When no checkpoint is pending and ``path`` already holds every record this run
+def finished_output(path: str, run: Run) -> Resumed | None:
+    """When no checkpoint is pending and ``path`` already holds every record ``run``
     would write, what it holds (a finished job, resumed: nothing to do); else None."""
     output = Path(path)
     if partial_path(output).exists() or not output.is_file():
         return None
     *lines, tail = output.read_bytes().split(b"\n")
-    if tail or len(lines) != len(rows) * len(methods):
+    if tail or len(lines) != len(run.rows) * len(run.methods):
         return None
     try:
-        kept = completed_inputs(lines, rows, methods, classifier, library, target, options, output, source)
+        kept = completed_inputs(lines, run, output)
     except BadInput:
         return None  # another run's output: this run replaces it, as a run without --resume would
-    return kept if kept.inputs == len(rows) else None
+    return kept if kept.inputs == len(run.rows) else None
 
 
 def _target_matches(record: dict, row: InputRow, target: str | int, label_names, where: str) -> bool:

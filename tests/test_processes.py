@@ -119,7 +119,7 @@ def test_resume_after_kill_minus_9_is_byte_identical(tmp_path, refs):
 
     # A checkpoint made another way is refused, and left as it was.
     other = invoke("explain", source, *options, "-o", out, "--resume", "--refs-used", "10")
-    assert_one_line_error(other, f"{partial}:1: this record was not made by this run (its settings differs")
+    assert_one_line_error(other, f"{partial}:2: this record was not made by this run (its settings differs")
     batch = invoke("explain", source, *options, "--batch-size", "8", "-o", out, "--resume")
     assert_one_line_error(batch, f"{partial}: was made with batch_size 4, this run has 8")
     assert partial.read_bytes() == saved
