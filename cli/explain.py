@@ -137,9 +137,6 @@ def explain(
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_method, check_options, parse_method_list
     from contrastcat.models import model_location
-    import torch
-
-    from contrastcat import __version__
     from contrastcat.resume import Run, completed_inputs, finished_output
 
     if input_path is None:
@@ -209,14 +206,7 @@ def explain(
             return
     with phased_progress(quiet) as report:
         if resume:
-            run_settings = {  # what records do not show but what changes their last digits
-                "batch_size": batch_size,
-                "window": settings.window,
-                "contrastcat": __version__,
-                "torch": torch.__version__,
-                "device": classifier.device.type,
-            }
-            with checkpointed_output(output, run_settings, inputs) as checkpoint:
+            with checkpointed_output(output, plan.header(), inputs) as checkpoint:
                 kept = completed_inputs(checkpoint.lines, plan, checkpoint.path, first_line=2)  # 1: the header
                 checkpoint.keep(kept.inputs * len(methods))
                 summary.resumed(kept, "checkpoint")

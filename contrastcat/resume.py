@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jsonl
+import torch
+
+from . import __version__, jsonl
 from .checkpoint import partial_path
 from .errors import BadInput
 from .explain import GOLD, PRED, ExplainOptions, check_max_length, record_settings
@@ -41,6 +43,17 @@ class Run:
     target: str | int
     options: ExplainOptions
     source: str = "<input>"
+
+    def header(self) -> dict:
+        """What its records do not show but what changes their last digits: a checkpoint
+        made under other values would not continue into the same bytes."""
+        return {
+            "batch_size": self.options.batch_size,
+            "window": self.options.window,
+            "contrastcat": __version__,
+            "torch": torch.__version__,
+            "device": self.classifier.device.type,
+        }
 
     def expected(self, row: InputRow, method: AttributionMethod, token_ids: list[int]) -> dict:
         """The fields of the record this run writes for ``row`` and ``method`` that identify it."""
