@@ -55,7 +55,7 @@ def main() -> None:
 
     from contrastcat.library import RefLibrary
     from contrastcat.library.schema import RefLibrary as Schema
-    from contrastcat.models import load_classifier
+    from contrastcat.resolve import load_classifier
     from contrastcat.tokens import tokenize
     from contrastcat.zoo.corpora import CORPORA
     from contrastcat_cli.app import app

@@ -74,9 +74,10 @@ def build_refs(
 ) -> None:
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
+    from contrastcat.aliases import lookup_alias
     from contrastcat.data import load_labelled
     from contrastcat.explain import check_max_length
-    from contrastcat.models import model_location
+    from contrastcat.resolve import model_location
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
 
     if dtype not in ("float32", "float16"):
@@ -92,7 +93,8 @@ def build_refs(
     check_output_path(output, [data, model_location(model)])
     classifier = load_model(model, device, quiet)
     classifier.max_length = check_max_length(classifier, max_length)
-    alias_data = classifier.alias.data if classifier.alias and data is None else None
+    alias = lookup_alias(model)
+    alias_data = alias.data if alias and data is None else None
     if data is None and alias_data is None:
         raise BadInput(f"--data is required: model {model!r} has no default data set")
     labelled = load_labelled(

@@ -130,7 +130,10 @@ def info(message: str, quiet: bool) -> None:
 
 def load_model(name: str, device: str, quiet: bool):
     """Load a classifier; an embedded model trains on first use with a progress bar."""
-    from contrastcat.models import load_classifier
+    from contrastcat.resolve import load_classifier
 
     with phased_progress(quiet) as report:
-        return load_classifier(name, device, progress=report, notify=lambda message: info(message, quiet))
+        classifier = load_classifier(name, device, progress=report, notify=lambda message: info(message, quiet))
+    if classifier.adapter.warning:
+        warn(classifier.adapter.warning)
+    return classifier

@@ -97,8 +97,8 @@ def evaluate(
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.explain import reattribute_records
     from contrastcat.library import RefLibrary
-    from contrastcat.models import model_location
-    from contrastcat.tokens import make_predictor, pad_id_of
+    from contrastcat.models import predictor
+    from contrastcat.resolve import model_location
 
     settings = EvalSettings(orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
     if steps not in STEP_GRIDS:
@@ -131,8 +131,8 @@ def evaluate(
         )
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
     mark_special_tokens(records, classifier.tokenizer.all_special_ids)
-    predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
-    mask_id = mask_id_of(classifier.tokenizer) if perturb == MASK else None
+    predict = predictor(classifier, batch_size)
+    mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if perturb == MASK else None
 
     by_method = group_by_method(records)
     reports = {}

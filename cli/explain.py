@@ -56,7 +56,7 @@ def _list_methods(value: bool) -> None:
 
 def _model_of(library) -> str:
     """The model a library was built with: its alias, else the directory it loaded, else its hub id."""
-    from contrastcat.models import lookup_alias
+    from contrastcat.aliases import lookup_alias
 
     if lookup_alias(library.info.model) is not None:
         return library.info.model
@@ -136,7 +136,7 @@ def explain(
     from contrastcat.explain import explain as run_explain
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_method, check_options, parse_method_list
-    from contrastcat.models import model_location
+    from contrastcat.resolve import model_location
     from contrastcat.resume import Run, completed_inputs, finished_output
 
     if input_path is None:

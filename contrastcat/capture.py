@@ -8,6 +8,8 @@ method that needs no gradient costs no backward pass, and several methods
 explaining the same batch share one capture.
 
 Hooks live only for the duration of one call and are removed in ``finally``.
+They record layer inputs in call order, so a layer module applied several
+times (ALBERT shares one across all L layers) gives one A^l per application.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from dataclasses import dataclass
 
 import torch
 
+from .errors import BadInput, RunFailed
 from .models.adapters import layer_input
+from .models.forward import classify
 from .models.loading import Classifier
-from .tokens import check_finite, pad, pad_id_of
+from .tokens import check_finite, pad
 
 ACTIVATIONS = "activations"
 GRADIENTS = "gradients"
@@ -48,6 +52,7 @@ class Captured:
 
     token_ids: list[tuple[int, ...]]
     lengths: list[int]
+    pooled: list[int]  # per input, the position the classification head reads ([CLS]: 0; decoders: the last)
     special: torch.Tensor  # bool [B, T]
     logits: torch.Tensor  # [B, C]
     targets: torch.Tensor  # long [B]
@@ -71,6 +76,23 @@ def _received_attention(attentions: torch.Tensor, real: torch.Tensor) -> torch.T
     return (head_mean * query_weight).sum(dim=2) / real.sum(dim=1).to(head_mean.dtype)[:, None, None]
 
 
+def _checked_attentions(classifier: Classifier, attentions) -> tuple[torch.Tensor, ...]:
+    """Attention probabilities of every layer, or one line naming the model type."""
+    model_type = classifier.adapter.model_type
+    if not attentions or any(a is None for a in attentions):
+        raise BadInput(
+            f"model type {model_type!r} returns no attention probabilities (attention implementation "
+            f"{getattr(classifier.model.config, '_attn_implementation', None)!r}): methods that read attention "
+            "cannot run on it; the others can"
+        )
+    if len(attentions) != classifier.num_layers:
+        raise BadInput(
+            f"model type {model_type!r} returns attention for {len(attentions)} layers, not its "
+            f"{classifier.num_layers}: methods that read attention cannot run on it; the others can"
+        )
+    return tuple(attentions)
+
+
 def capture(
     classifier: Classifier,
     sequences: Sequence[Sequence[int]],
@@ -86,7 +108,8 @@ def capture(
     attribution pass (SPEC §1).
     """
     model, device = classifier.model, classifier.device
-    ids, real = pad(sequences, pad_id_of(classifier.tokenizer), device)
+    ids, real = pad(sequences, classifier.pad_id, device)
+    lengths = real.sum(dim=1)
     special_mask = torch.zeros_like(real, dtype=torch.bool)
     for row, flags in enumerate(special):
         special_mask[row, : len(flags)] = torch.as_tensor(list(flags), dtype=torch.bool)
@@ -96,21 +119,18 @@ def capture(
         # The prediction (and so the target) comes from the plain mask; only
         # the attribution pass sees the special tokens masked.
         with torch.no_grad():
-            plain_logits = model(input_ids=ids, attention_mask=real).logits
+            plain_logits, _ = classify(classifier, real, lengths, input_ids=ids)
     forward_mask = real.masked_fill(special_mask, 0) if mask_special else real
 
     want_backward = bool(BACKWARD_NEEDS & needs)
     want_layer_inputs = bool({ACTIVATIONS, GRADIENTS} & needs)
     want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs)
     want_embeddings = bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs) or want_backward
-    inputs: list[torch.Tensor | None] = [None] * classifier.num_layers
+    inputs: list[torch.Tensor] = []
     embedded: list[torch.Tensor] = []
 
-    def record_layer_input(index: int):
-        def hook(_module, args, kwargs):
-            inputs[index] = layer_input(args, kwargs)
-
-        return hook
+    def record_layer_input(_module, args, kwargs):
+        inputs.append(layer_input(args, kwargs))
 
     def record_embeddings(_module, _args, output):
         if want_backward and not output.requires_grad:
@@ -123,15 +143,24 @@ def capture(
             handles.append(model.get_input_embeddings().register_forward_hook(record_embeddings))
         if want_layer_inputs:
             handles += [
-                layer.register_forward_pre_hook(record_layer_input(i), with_kwargs=True)
-                for i, layer in enumerate(classifier.adapter.layers)
+                layer.register_forward_pre_hook(record_layer_input, with_kwargs=True)
+                for layer in classifier.adapter.layers
             ]
         with torch.set_grad_enabled(want_backward):
-            output = model(input_ids=ids, attention_mask=forward_mask, output_attentions=want_attention)
-            check_finite(output.logits.detach(), range(len(sequences)))
+            logits, attentions = classify(
+                classifier, forward_mask, lengths, input_ids=ids, output_attentions=want_attention
+            )
+            check_finite(logits.detach(), range(len(sequences)))
+            if want_layer_inputs and len(inputs) != classifier.num_layers:
+                raise RunFailed(
+                    f"captured {len(inputs)} layer inputs, expected {classifier.num_layers}: "
+                    f"the {classifier.adapter.model_type!r} row of contrastcat's families is wrong"
+                )
+            if want_attention:
+                attentions = _checked_attentions(classifier, attentions)
             if plain_logits is not None:
                 check_finite(plain_logits, range(len(sequences)))
-            predicted = (plain_logits if plain_logits is not None else output.logits).argmax(dim=-1)
+            predicted = (plain_logits if plain_logits is not None else logits).argmax(dim=-1)
             chosen = torch.as_tensor(
                 [int(predicted[b]) if t is None else int(t) for b, t in enumerate(targets)], device=device
             )
@@ -139,12 +168,12 @@ def capture(
             if GRADIENTS in needs:
                 wrt += inputs
             if ATTENTION_GRADIENTS in needs:
-                wrt += list(output.attentions)
+                wrt += list(attentions)
             if EMBEDDING_GRADIENTS in needs:
                 wrt.append(embedded[0])
             gradients = []
             if wrt:
-                target_logits = output.logits.gather(1, chosen[:, None]).sum()
+                target_logits = logits.gather(1, chosen[:, None]).sum()
                 gradients = [g.detach().float() for g in torch.autograd.grad(target_logits, wrt)]
     finally:
         for handle in handles:
@@ -153,8 +182,9 @@ def capture(
     captured = Captured(
         token_ids=[tuple(s) for s in sequences],
         lengths=[len(s) for s in sequences],
+        pooled=[len(s) - 1 if classifier.adapter.decoder else 0 for s in sequences],
         special=special_mask,
-        logits=(plain_logits if plain_logits is not None else output.logits).detach().float(),
+        logits=(plain_logits if plain_logits is not None else logits).detach().float(),
         targets=chosen,
     )
     if ACTIVATIONS in needs:
@@ -163,13 +193,14 @@ def capture(
         captured.gradients = torch.stack(gradients[: len(inputs)], dim=1)
         gradients = gradients[len(inputs) :]
     if want_attention:
-        attentions = torch.stack([a.detach().float() for a in output.attentions], dim=1)
+        layer_count = len(attentions)
+        attentions = torch.stack([a.detach().float() for a in attentions], dim=1)
         captured.attention_received = _received_attention(attentions, real.bool())
         if ATTENTIONS in needs or ATTENTION_GRADIENTS in needs:
             captured.attentions = attentions
     if ATTENTION_GRADIENTS in needs:
-        captured.attention_gradients = torch.stack(gradients[: len(output.attentions)], dim=1)
-        gradients = gradients[len(output.attentions) :]
+        captured.attention_gradients = torch.stack(gradients[:layer_count], dim=1)
+        gradients = gradients[layer_count:]
     if EMBEDDINGS in needs or EMBEDDING_GRADIENTS in needs:
         captured.embeddings = embedded[0].detach().float()
     if EMBEDDING_GRADIENTS in needs:

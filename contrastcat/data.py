@@ -7,8 +7,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BadInput, ModelUnavailable
-from .models.aliases import DataSource
 from .records import read_inputs, resolve_label
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A labelled hub data set: ``load_dataset(name, config, split=split)``."""
+
+    name: str
+    config: str | None = None
+    split: str = "train"
+    text_field: str = "text"
+    label_field: str = "label"
+
+    @property
+    def spec(self) -> str:
+        """The ``--data`` spelling of this source (``name[:config]``)."""
+        return self.name if self.config is None else f"{self.name}:{self.config}"
 
 
 @dataclass(frozen=True)

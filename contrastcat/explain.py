@@ -17,6 +17,7 @@ from .capture import capture
 from .errors import BadInput, NonFiniteOutput, RunFailed
 from .methods import AttributionMethod, build_method
 from .models import Classifier
+from .models.precision import dtype_name
 from .passes import ModelPasses
 from .records import AttributionRecord, InputRow, resolve_label, rounded
 from .refine import Refined, RefineItem, average, refine
@@ -183,7 +184,7 @@ def explain(
         library.check_model(classifier)
     targets = resolve_targets(rows, target, classifier.label_names, source)
     max_length = check_max_length(classifier, options.max_length)
-    texts = tokenize(classifier.tokenizer, [row.text for row in rows], max_length)
+    texts = tokenize(classifier.tokenizer, [row.text for row in rows], max_length, classifier.empty_input)
     window = options.window_inputs
     for start in range(0, len(rows), window):
         stop = min(start + window, len(rows))
@@ -240,6 +241,8 @@ def _record(classifier, row, text, refined, probs, target, method, library, opti
         refs_total=len(refined.kept) if method.uses_library else None,
         truncated=text.truncated,
         tokens_dropped=text.dropped,
+        pad_token_id=classifier.pad_id,
+        model_dtype=dtype_name(classifier.dtype),
         settings=record_settings(method, options),
     )
 

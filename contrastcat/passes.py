@@ -13,8 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .models.forward import classify, predictor
 from .models.loading import Classifier
-from .tokens import make_predictor, pad, pad_id_of
+from .tokens import pad
 
 
 class ModelPasses:
@@ -31,7 +32,7 @@ class ModelPasses:
         self.batch_size = batch_size  # forward-only passes
         self.gradient_batch_size = gradient_batch_size  # forward + backward: activations are kept
         self.mask_special = mask_special
-        self._predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, batch_size)
+        self._predict = predictor(classifier, batch_size)
 
     def probabilities(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """Softmax probabilities [N, C] (float64), plain attention mask, as for predictions."""
@@ -62,14 +63,14 @@ class ModelPasses:
             stacked = torch.zeros(len(batch), width, embeddings[batch[0]].shape[-1], device=device, dtype=dtype)
             for row, index in enumerate(batch):
                 stacked[row, : len(embeddings[index])] = embeddings[index].to(dtype)
-            mask = real
+            mask = real.clone()
             if self.mask_special:
                 for row, index in enumerate(batch):
                     flags = torch.as_tensor(list(special[index]), dtype=torch.bool, device=device)
                     mask[row, : len(flags)] = mask[row, : len(flags)].masked_fill(flags, 0)
             stacked.requires_grad_()
             with torch.enable_grad():
-                logits = model(inputs_embeds=stacked, attention_mask=mask).logits
+                logits, _ = classify(self.classifier, mask, real.sum(dim=1), inputs_embeds=stacked)
                 chosen = torch.as_tensor([targets[i] for i in batch], device=device)
                 (gradient,) = torch.autograd.grad(logits.gather(1, chosen[:, None]).sum(), stacked)
             for row, index in enumerate(batch):

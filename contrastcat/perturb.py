@@ -41,9 +41,8 @@ def perturb(
     return tuple(mask_id if i in chosen else token for i, token in enumerate(ids))
 
 
-def mask_id_of(tokenizer) -> int:
-    """The tokenizer's mask token, or its pad token where there is none (SPEC §5)."""
-    for candidate in (tokenizer.mask_token_id, tokenizer.pad_token_id):
-        if candidate is not None:
-            return int(candidate)
-    raise ValueError("the tokenizer has neither a mask nor a pad token; use --perturb delete")
+def mask_id_of(tokenizer, pad_id: int) -> int:
+    """The tokenizer's mask token, or else the pad token the classifier pads with (SPEC §5;
+    for GPT-2 and Llama, which have neither, that is EOS)."""
+    mask = tokenizer.mask_token_id
+    return int(mask) if mask is not None else int(pad_id)

@@ -57,6 +57,8 @@ class AttributionRecord:
     refs_total: int | None = None  # Contrast-CAT: maps computed
     truncated: bool = False  # the text had more tokens than the model's length limit
     tokens_dropped: int = 0  # how many tokens were cut off its end
+    pad_token_id: int | None = None  # the token batches were padded with (decoders: often EOS)
+    model_dtype: str | None = None  # the weights' precision: float32, bfloat16, float16
     settings: dict = field(default_factory=dict)
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read; never written
 
@@ -289,6 +291,8 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "refs_total": (_optional(_index), "an integer or null"),
     "truncated": (lambda v: isinstance(v, bool), "true or false"),
     "tokens_dropped": (_index, "an integer, 0 or more"),
+    "pad_token_id": (_optional(_index), "a token id or null"),
+    "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
     "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
 }
 REQUIRED = ("id", "text", "tokens", "scores", "target")

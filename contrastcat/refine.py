@@ -83,10 +83,18 @@ def drop_scores(items: Sequence[RefineItem], predict: ProbabilityFn, grid: int =
     return result
 
 
+# Maps with the same ranking have exactly the same S (their deletion inputs are
+# the same sequences, scored once). When the scores split evenly into two values,
+# mean + std *is* the upper value, and the last bit of the float sum would decide
+# whether those maps pass; padding a batch differently flips it. Within this
+# margin a score counts as reaching the threshold.
+TIE_MARGIN = 1e-12
+
+
 def select_maps(scores: np.ndarray, rho: str = "mean+std") -> np.ndarray:
     """Keep maps with S >= rho (population std); if none pass, keep all."""
     threshold = RHO_RULES[rho](scores)
-    kept = scores >= threshold
+    kept = scores >= threshold - TIE_MARGIN * max(1.0, abs(float(threshold)))
     return kept if kept.any() else np.ones_like(kept)
 
 

@@ -78,7 +78,7 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
             f"{where}: holds records for {whole} inputs, but this run has {len(run.rows)}; delete it to start over"
         )
     limit = check_max_length(run.classifier, run.options.max_length)
-    texts = tokenize(run.classifier.tokenizer, [row.text for row in run.rows[:whole]], limit)
+    texts = tokenize(run.classifier.tokenizer, [row.text for row in run.rows[:whole]], limit, run.classifier.empty_input)
     for number, raw in enumerate(lines[: whole * per_input]):
         index, position = divmod(number, per_input)
         row, line = run.rows[index], f"{where}:{first_line + number}"

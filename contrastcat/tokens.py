@@ -32,9 +32,17 @@ class TokenizedText:
         return self.dropped > 0
 
 
-def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
+def tokenize(
+    tokenizer, texts: Sequence[str], max_length: int, empty_input: Sequence[int] = ()
+) -> list[TokenizedText]:
     """Tokens, character offsets and special-token flags, cut to ``max_length``;
-    each result says how many tokens the cut dropped."""
+    each result says how many tokens the cut dropped.
+
+    Special tokens are those the tokenizer adds and any token whose id is one
+    of its special ids ([UNK], a literal [SEP] or <|endoftext|> in the text):
+    the deletion test and ``evaluate`` never remove them. A text that gives no
+    token at all (GPT-2 adds none) becomes ``empty_input``, flagged special.
+    """
     if not texts:
         return []  # tokenizers fail on an empty batch
     encoded = tokenizer(
@@ -51,10 +59,14 @@ def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[Tokenized
         untruncated = tokenizer([texts[i] for i in full], truncation=False, verbose=False)["input_ids"]
         for index, ids in zip(full, untruncated):
             dropped[index] = max(0, len(ids) - len(encoded["input_ids"][index]))
+    special_ids = set(getattr(tokenizer, "all_special_ids", ()))
     result = []
     for index, (ids, offsets, special) in enumerate(
         zip(encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"])
     ):
+        if not ids and empty_input:
+            ids, offsets, special = list(empty_input), [(0, 0)] * len(empty_input), [True] * len(empty_input)
+        special = [bool(flag) or int(token) in special_ids for flag, token in zip(special, ids)]
         result.append(
             TokenizedText(
                 ids=tuple(int(i) for i in ids),
@@ -65,11 +77,6 @@ def tokenize(tokenizer, texts: Sequence[str], max_length: int) -> list[Tokenized
             )
         )
     return result
-
-
-def pad_id_of(tokenizer) -> int:
-    pad = tokenizer.pad_token_id
-    return int(pad) if pad is not None else 0
 
 
 def pad(
@@ -104,21 +111,3 @@ def check_finite(logits: torch.Tensor, rows: Sequence[int]) -> None:
 
 
 ProbabilityFn = Callable[[Sequence[Sequence[int]]], np.ndarray]
-
-
-def make_predictor(model: torch.nn.Module, pad_id: int, device: torch.device, batch_size: int) -> ProbabilityFn:
-    """Softmax probabilities [N, C] (float64) of N token-id sequences of any lengths."""
-
-    @torch.no_grad()
-    def predict(sequences: Sequence[Sequence[int]]) -> np.ndarray:
-        if not sequences:
-            return np.zeros((0, int(model.config.num_labels)))
-        out = np.zeros((len(sequences), int(model.config.num_labels)))
-        for batch in length_batches([len(s) for s in sequences], batch_size):
-            ids, mask = pad([sequences[i] for i in batch], pad_id, device)
-            logits = model(input_ids=ids, attention_mask=mask).logits
-            check_finite(logits, [batch[i] for i in range(len(batch))])
-            out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
-        return out
-
-    return predict

@@ -49,7 +49,7 @@ def toy_dir(tmp_path_factory, toy_examples):
 
 @pytest.fixture(scope="session")
 def toy_classifier(toy_dir):
-    from contrastcat.models import load_classifier
+    from contrastcat.resolve import load_classifier
 
     return load_classifier(str(toy_dir / "model"), "cpu")
 

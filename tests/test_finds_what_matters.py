@@ -38,7 +38,7 @@ from contrastcat.evaluate import EvalSettings, kendall_for_records, perturbation
 from contrastcat.explain import explain, reattribute_records
 from contrastcat.methods import METHODS, build_method
 from contrastcat.records import InputRow
-from contrastcat.tokens import make_predictor, pad_id_of
+from contrastcat.models import predictor
 
 KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
 
@@ -51,7 +51,7 @@ def held_out():
 @pytest.fixture(scope="module")
 def results(toy_classifier, toy_library, held_out):
     rows = [InputRow(line=i + 1, id=i, text=e.text, label=e.label) for i, e in enumerate(held_out)]
-    predict = make_predictor(toy_classifier.model, pad_id_of(toy_classifier.tokenizer), toy_classifier.device, 64)
+    predict = predictor(toy_classifier, 64)
     methods = [build_method(name) for name in METHODS]
     records = list(explain(toy_classifier, rows, methods, toy_library))
     found = {}

@@ -83,7 +83,7 @@ def test_evaluate_keeps_runs_with_different_libraries_apart(toy_classifier, toy_
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_every_method_runs_on_cuda_as_on_cpu(toy_dir, toy_library):
-    from contrastcat.models import load_classifier
+    from contrastcat.resolve import load_classifier
 
     rows = [InputRow(line=i + 1, id=i, text=t) for i, t in enumerate(TEXTS)]
     cpu = load_classifier(str(toy_dir / "model"), "cpu")

@@ -115,7 +115,7 @@ def test_interrupted_training_leaves_no_entry(cache_root, monkeypatch):
 
 
 def test_alias_default_data_is_the_corpus_train_split():
-    from contrastcat.models import lookup_alias
+    from contrastcat.aliases import lookup_alias
 
     alias = lookup_alias("minilm-rt")
     assert alias.embedded and alias.data.spec == "corpus:rotten-tomatoes"

@@ -13,7 +13,9 @@ from .. import __version__
 from ..capture import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
-from ..tokens import length_batches, make_predictor, pad_id_of, tokenize
+from ..models.precision import dtype_name
+from ..models.forward import predictor
+from ..tokens import length_batches, tokenize
 from .schema import LibraryInfo, LibraryWriter, ReferenceEntry, group_path
 from .select import (
     ClassSelection,
@@ -62,9 +64,9 @@ def build_library(
     unknown = [pool for pool in options.pools if pool not in ABLATION_POOLS]
     if unknown:
         raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from {', '.join(ABLATION_POOLS)})")
-    tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length)
+    tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)
     sequences = [t.ids for t in tokenized]
-    predict = make_predictor(classifier.model, pad_id_of(classifier.tokenizer), classifier.device, options.batch_size)
+    predict = predictor(classifier, options.batch_size)
     probs = np.zeros((len(sequences), classifier.num_classes))
     done = 0
     for batch in length_batches([len(s) for s in sequences], options.batch_size * 8):
@@ -118,6 +120,8 @@ def build_library(
         tool_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         pools=tuple(pool for pool in ABLATION_POOLS if pool in options.pools),
+        pad_token_id=classifier.pad_id,
+        model_dtype=dtype_name(classifier.dtype),
     )
     writer = LibraryWriter(output, info)
     try:

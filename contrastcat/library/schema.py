@@ -22,6 +22,8 @@ Layout (schema version 2), readable with plain h5py::
         data, split         where the references came from
         scanned             rows scanned
         pools               JSON list of the optional pools present
+        pad_token_id        the token batches were padded with (decoders: often EOS)
+        model_dtype         the weights' precision: float32, bfloat16 or float16
     /classes/<c>/           one group per target class c (decimal index)
         attributes:         name, passing (how many have f_c < gamma), candidates
         f_c                 float64 [N]   target-class probability, ascending
@@ -94,9 +96,12 @@ class LibraryInfo:
     created: str
     fingerprint: str = ""
     pools: tuple[str, ...] = ()  # optional ablation pools: "same", "random"
+    pad_token_id: int = 0  # the token the scan's batches were padded with
+    model_dtype: str = "float32"  # the weights' precision when the activations were computed
 
 
-REQUIRED_ATTRIBUTES = tuple(f.name for f in fields(LibraryInfo) if f.name not in ("fingerprint", "pools"))
+OPTIONAL_ATTRIBUTES = ("fingerprint", "pools")
+REQUIRED_ATTRIBUTES = tuple(f.name for f in fields(LibraryInfo) if f.name not in OPTIONAL_ATTRIBUTES)
 
 
 @dataclass(frozen=True)
@@ -275,6 +280,8 @@ ATTRIBUTE_TYPES = {
     "tool_version": "a string",
     "created": "a string",
     "pools": "a JSON list of distinct pool names (same, random)",
+    "pad_token_id": "a count",
+    "model_dtype": "float32, bfloat16 or float16",
 }
 
 
@@ -289,6 +296,8 @@ def _attribute_fits(value, kind: str) -> bool:
         return number and math.isfinite(float(value))
     if kind == "float32 or float16":
         return value in ("float32", "float16")
+    if kind == "float32, bfloat16 or float16":
+        return value in ("float32", "bfloat16", "float16")
     if not isinstance(value, str):
         return False
     try:

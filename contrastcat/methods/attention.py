@@ -5,9 +5,11 @@ padded capture), so padding can never reach a result. Rows are queries,
 columns keys; dA is the gradient of the target logit with respect to the
 attention probabilities.
 
-The methods that read row 0 (the [CLS] query) set [CLS]'s own score to 0:
-its self-attention (and the identity added by rollout) would otherwise
-dominate the min–max scaling.
+The methods that read one query row read the row of the token the
+classification head pools: [CLS] (row 0) for encoders, the last real token
+for decoders, whose head reads it (and whose row 0 sees only itself). They
+set that token's own score to 0: its self-attention (and the identity added
+by rollout) would otherwise dominate the min–max scaling.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from ..capture import ATTENTION_GRADIENTS, ATTENTIONS, Captured
 from .base import AttributionMethod, minmax
 
 
-def _cls_row(matrix: torch.Tensor) -> torch.Tensor:
-    scores = matrix[0].clone()
-    scores[0] = 0.0
+def _pooled_row(matrix: torch.Tensor, pooled: int) -> torch.Tensor:
+    scores = matrix[pooled].clone()
+    scores[pooled] = 0.0
     return scores
 
 
@@ -35,20 +37,21 @@ class _PerInput(AttributionMethod):
             gradient = None
             if captured.attention_gradients is not None:
                 gradient = captured.attention_gradients[b, :, :, :length, :length]
-            maps.append(minmax(self.scores(attention, gradient).double()).float()[None])
+            maps.append(minmax(self.scores(attention, gradient, captured.pooled[b]).double()).float()[None])
         return maps
 
-    def scores(self, attention: torch.Tensor, gradient: torch.Tensor | None) -> torch.Tensor:
+    def scores(self, attention: torch.Tensor, gradient: torch.Tensor | None, pooled: int) -> torch.Tensor:
+        """Unscaled scores [T]; ``pooled`` is the position the classification head reads."""
         raise NotImplementedError
 
 
 class RawAttention(_PerInput):
     name = "rawatt"
-    summary = "last layer's attention from [CLS], head mean (class-blind)"
+    summary = "last layer's attention from the pooled token ([CLS]), head mean (class-blind)"
     needs = frozenset({ATTENTIONS})
 
-    def scores(self, attention, gradient):
-        return _cls_row(attention[-1].mean(dim=0))
+    def scores(self, attention, gradient, pooled):
+        return _pooled_row(attention[-1].mean(dim=0), pooled)
 
 
 class Rollout(_PerInput):
@@ -56,13 +59,13 @@ class Rollout(_PerInput):
     summary = "attention rollout through all layers, residual included (Abnar & Zuidema 2020; class-blind)"
     needs = frozenset({ATTENTIONS})
 
-    def scores(self, attention, gradient):
+    def scores(self, attention, gradient, pooled):
         length = attention.shape[-1]
         rollout = torch.eye(length, dtype=attention.dtype, device=attention.device)
         for layer in attention:  # first layer first: R = Ā^L ··· Ā^1
             mixed = layer.mean(dim=0) + torch.eye(length, dtype=attention.dtype, device=attention.device)
             rollout = (mixed / mixed.sum(dim=-1, keepdim=True)) @ rollout
-        return _cls_row(rollout)
+        return _pooled_row(rollout, pooled)
 
 
 class AttentionGradients(_PerInput):
@@ -70,7 +73,7 @@ class AttentionGradients(_PerInput):
     summary = "gradient of the target logit w.r.t. attention, head and query mean, summed over layers"
     needs = frozenset({ATTENTION_GRADIENTS})
 
-    def scores(self, attention, gradient):
+    def scores(self, attention, gradient, pooled):
         return gradient.mean(dim=(1, 2)).sum(dim=0)
 
 
@@ -79,7 +82,7 @@ class AttentionTimesGradients(_PerInput):
     summary = "attention x its gradient, head and query mean, summed over layers"
     needs = frozenset({ATTENTIONS, ATTENTION_GRADIENTS})
 
-    def scores(self, attention, gradient):
+    def scores(self, attention, gradient, pooled):
         return (gradient * attention).mean(dim=(1, 2)).sum(dim=0)
 
 
@@ -88,7 +91,7 @@ class GradSAM(_PerInput):
     summary = "ReLU(attention gradient) x attention, mean over layers, heads and queries (Barkan et al. 2021)"
     needs = frozenset({ATTENTIONS, ATTENTION_GRADIENTS})
 
-    def scores(self, attention, gradient):
+    def scores(self, attention, gradient, pooled):
         return (gradient.clamp(min=0) * attention).mean(dim=(0, 1, 2))
 
 
@@ -97,10 +100,10 @@ class GenericAttention(_PerInput):
     summary = "gradient-weighted attention rollout (Chefer et al. 2021)"
     needs = frozenset({ATTENTIONS, ATTENTION_GRADIENTS})
 
-    def scores(self, attention, gradient):
+    def scores(self, attention, gradient, pooled):
         length = attention.shape[-1]
         relevance = torch.eye(length, dtype=attention.dtype, device=attention.device)
         for layer_attention, layer_gradient in zip(attention, gradient):
             weighted = (layer_gradient * layer_attention).clamp(min=0).mean(dim=0)
             relevance = relevance + weighted @ relevance
-        return _cls_row(relevance)
+        return _pooled_row(relevance, pooled)

@@ -13,7 +13,6 @@ import torch
 from ..capture import EMBEDDING_GRADIENTS, EMBEDDINGS, Captured
 from ..errors import BadInput
 from ..passes import ModelPasses
-from ..tokens import pad_id_of
 from .base import AttributionMethod, minmax
 
 IG_BASELINES = ("zero", "pad")
@@ -65,7 +64,7 @@ class IntegratedGradients(AttributionMethod):
 
     def baseline(self, embeddings: torch.Tensor, special: torch.Tensor, passes: ModelPasses) -> torch.Tensor:
         if self.ig_baseline == "pad":
-            pad_vector = passes.word_embeddings([pad_id_of(passes.classifier.tokenizer)])[0].to(embeddings.device)
+            pad_vector = passes.word_embeddings([passes.classifier.pad_id])[0].to(embeddings.device)
             replacement = pad_vector.expand_as(embeddings)
         else:
             replacement = torch.zeros_like(embeddings)

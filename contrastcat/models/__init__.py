@@ -1,27 +1,22 @@
-"""Resolve model names, load classifiers, per-architecture adapters."""
+"""Model families, adapters, loading a checkpoint, and every forward pass."""
 
 from .adapters import Adapter, adapter_for
-from .aliases import ALIASES, DataSource, ModelAlias, lookup_alias
-from .loading import (
-    Classifier,
-    load_classifier,
-    model_location,
-    resolve_source,
-    weights_fingerprint,
-    wrap_classifier,
-)
+from .families import FAMILIES, Family
+from .forward import classify, predictor
+from .loading import Classifier, load_pretrained, recast, weights_fingerprint, wrap_classifier
+from .precision import DTYPE_CHOICES
 
 __all__ = [
-    "ALIASES",
+    "DTYPE_CHOICES",
+    "FAMILIES",
     "Adapter",
     "Classifier",
-    "DataSource",
-    "ModelAlias",
+    "Family",
     "adapter_for",
-    "load_classifier",
-    "lookup_alias",
-    "model_location",
-    "resolve_source",
+    "classify",
+    "load_pretrained",
+    "predictor",
+    "recast",
     "weights_fingerprint",
     "wrap_classifier",
 ]

@@ -1,10 +1,10 @@
-"""Per-architecture facts, kept as data.
+"""One loaded model's adapter: its family row and the modules that row points to.
 
-Capture needs one thing from an architecture: the list of transformer layers,
-whose *inputs* are the activations A^l of SPEC §1. Everything else (attention
-probabilities, logits) comes through the HuggingFace API. New families are a
-row in ``LAYER_PATHS``; the fallback finds the ModuleList whose length is
-``config.num_hidden_layers``.
+A model type with a row in ``families.FAMILIES`` uses it. Any other model
+type goes through a checked fallback: the one ModuleList in the base model
+whose length is ``config.num_hidden_layers`` is taken as the layers (a
+decoder is recognised by HuggingFace's ``score`` head), with a one-line
+warning; when no single list fits, the model type is refused with one line.
 """
 
 from __future__ import annotations
@@ -15,41 +15,34 @@ import torch
 from torch import nn
 
 from ..errors import BadInput
-
-LAYER_PATHS: dict[str, str] = {
-    "bert": "encoder.layer",
-    "roberta": "encoder.layer",
-    "xlm-roberta": "encoder.layer",
-    "electra": "encoder.layer",
-    "distilbert": "transformer.layer",
-}
-
-SUPPORTED_FAMILIES = ("bert", "distilbert")
-
-# Families whose position ids start after the padding index: that many
-# positions of ``max_position_embeddings`` can never hold a token.
-POSITION_OFFSETS: dict[str, int] = {
-    "roberta": 2,
-    "xlm-roberta": 2,
-}
+from .families import DECODER, FAMILIES, LAST, Family
 
 
 def position_limit(config) -> int:
     """The most tokens (special ones included) the model's position embeddings take."""
     positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
-    return int(positions) - POSITION_OFFSETS.get(getattr(config, "model_type", ""), 0)
+    family = FAMILIES.get(getattr(config, "model_type", ""))
+    return int(positions) - (family.position_offset if family else 0)
 
 
 @dataclass(frozen=True)
 class Adapter:
-    """How to reach the transformer layers of one loaded model."""
+    """How to reach the parts of one loaded model that capture and pooling need."""
 
-    model_type: str
-    layers: nn.ModuleList
+    family: Family
+    base: nn.Module  # the sequence model under the classification head
+    layers: nn.ModuleList  # modules whose inputs are A^l (for ALBERT: applied repeatedly)
+    num_layers: int  # L: activations captured per input
+    head: nn.Module | None = None  # LAST pooling: per-position classifier applied to the pooled state
+    warning: str | None = None  # set when the fallback chose the layers
 
     @property
-    def num_layers(self) -> int:
-        return len(self.layers)
+    def model_type(self) -> str:
+        return self.family.model_type
+
+    @property
+    def decoder(self) -> bool:
+        return self.family.kind == DECODER
 
 
 def _attribute_path(root: nn.Module, dotted: str) -> nn.Module | None:
@@ -61,27 +54,57 @@ def _attribute_path(root: nn.Module, dotted: str) -> nn.Module | None:
     return node if isinstance(node, nn.Module) else None
 
 
+def _base_model(model: nn.Module) -> nn.Module:
+    return getattr(model, getattr(model, "base_model_prefix", ""), None) or model
+
+
+def _refuse(model_type: str, why: str) -> BadInput:
+    return BadInput(
+        f"model type {model_type!r} is not supported: {why} "
+        f"(supported: {', '.join(sorted(FAMILIES))})"
+    )
+
+
+def _fallback(model: nn.Module, base: nn.Module, model_type: str, expected: int | None) -> Family:
+    found = [
+        name for name, module in base.named_modules() if isinstance(module, nn.ModuleList) and len(module) == expected
+    ]
+    if len(found) != 1:
+        raise _refuse(
+            model_type,
+            f"no single layer list of config.num_hidden_layers = {expected} modules in the model "
+            f"({len(found)} found)",
+        )
+    if isinstance(getattr(model, "score", None), nn.Module):  # HF names its decoder classification heads score
+        return Family(model_type, found[0], kind=DECODER, pooling=LAST, head="score")
+    return Family(model_type, found[0])
+
+
 def adapter_for(model: nn.Module) -> Adapter:
     config = model.config
-    model_type = getattr(config, "model_type", "unknown")
-    base = getattr(model, getattr(model, "base_model_prefix", ""), model)
-    layers = None
-    if model_type in LAYER_PATHS:
-        layers = _attribute_path(base, LAYER_PATHS[model_type])
-    if layers is None:
-        expected = getattr(config, "num_hidden_layers", None)
-        candidates = [
-            module
-            for module in base.modules()
-            if isinstance(module, nn.ModuleList) and len(module) == expected
-        ]
-        layers = candidates[0] if len(candidates) == 1 else None
-    if model_type not in SUPPORTED_FAMILIES or layers is None:
-        raise BadInput(
-            f"model type {model_type!r} is not supported yet "
-            f"(supported: {', '.join(SUPPORTED_FAMILIES)})"
+    model_type = str(getattr(config, "model_type", "unknown"))
+    base = _base_model(model)
+    expected = getattr(config, "num_hidden_layers", None)
+    family = FAMILIES.get(model_type)
+    warning = None
+    if family is None:
+        family = _fallback(model, base, model_type, expected)
+        warning = (
+            f"model type {model_type!r} has no row in contrastcat's families: using the {expected} layers at "
+            f"{family.layers!r} and {'the last real token' if family.pooling == LAST else 'the model head'} "
+            "for pooling; check the results (see README, Model families)"
         )
-    return Adapter(model_type=model_type, layers=layers)
+    layers = _attribute_path(base, family.layers)
+    if not isinstance(layers, nn.ModuleList) or len(layers) == 0:
+        raise _refuse(model_type, f"its layers are not at {family.layers!r}")
+    if not family.shared_layers and len(layers) != expected:
+        raise _refuse(model_type, f"{len(layers)} layers at {family.layers!r} but config.num_hidden_layers = {expected}")
+    head = None
+    if family.pooling == LAST:
+        head = _attribute_path(model, family.head or "")
+        if head is None:
+            raise _refuse(model_type, f"no classification head {family.head!r}")
+    return Adapter(family=family, base=base, layers=layers, num_layers=int(expected), head=head, warning=warning)
 
 
 def layer_input(args: tuple, kwargs: dict) -> torch.Tensor:

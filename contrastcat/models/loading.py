@@ -1,17 +1,19 @@
-"""Resolve a model name (alias, hub id or local directory) and load it.
+"""Load a classifier from a hub id or a directory, or wrap one already loaded.
 
 Loading never enables ``trust_remote_code`` and always asks for the eager
-attention path, the only one that returns attention probabilities.
+attention path, the only one that returns attention probabilities. Names
+(aliases, embedded models) are resolved one level up, in ``contrastcat.resolve``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import warnings
 from dataclasses import dataclass
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -21,7 +23,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from ..devices import resolve_device
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
-from .aliases import ModelAlias, lookup_alias
+from .precision import resolve_dtype
 
 
 @dataclass
@@ -38,7 +40,9 @@ class Classifier:
     device: torch.device
     max_length: int  # tokens explained per input by default (the tokenizer's limit)
     position_limit: int  # the most tokens the model's position embeddings take (--max-length's ceiling)
-    alias: ModelAlias | None = None
+    pad_id: int  # the token that fills padded positions (see choose_pad_id)
+    empty_input: tuple[int, ...]  # what an input with every token deleted is scored as
+    dtype: torch.dtype = torch.float32  # the weights' precision
 
     @property
     def num_classes(self) -> int:
@@ -81,82 +85,69 @@ def quiet_transformers() -> Iterator[None]:
             logging.enable_progress_bar()
 
 
-def _looks_like_path(name: str) -> bool:
-    return name.startswith((".", "/", "~")) or os.sep in name and not _is_hub_id(name)
-
-
-def _is_hub_id(name: str) -> bool:
-    parts = name.split("/")
-    return len(parts) == 2 and all(parts) and not name.startswith((".", "/", "~"))
-
-
-def _label_names(model: torch.nn.Module, alias: ModelAlias | None) -> tuple[str, ...]:
+def _label_names(model: torch.nn.Module, override: tuple[str, ...] | None) -> tuple[str, ...]:
     config = model.config
     count = int(config.num_labels)
     from_config = tuple(str(config.id2label.get(i, f"LABEL_{i}")) for i in range(count))
     generic = all(label == f"LABEL_{i}" for i, label in enumerate(from_config))
-    if alias and alias.label_names and generic and len(alias.label_names) == count:
-        return alias.label_names
+    if override and generic and len(override) == count:
+        return tuple(override)
     return from_config
 
 
-def resolve_source(name: str) -> tuple[str, ModelAlias | None]:
-    """Map ``name`` to what ``from_pretrained`` should load."""
-    alias = lookup_alias(name)
-    if alias is not None:
-        return alias.model_id, alias
-    expanded = Path(name).expanduser()
-    if expanded.is_dir():
-        return str(expanded.resolve()), None
-    if _looks_like_path(name) or expanded.exists():
-        raise BadInput(f"model {name!r}: no such directory (give an alias, a hub id or a local model directory)")
-    return name, None
+def choose_pad_id(tokenizer, config) -> int:
+    """The token that fills padded positions.
+
+    The tokenizer's pad token, else the config's (RoBERTa derives positions
+    from it, so it must be the model's own), else EOS: GPT-2 and Llama ship
+    none, and with right padding, causal attention and pooling by length the
+    padding's content never reaches a real token (see ``models.forward``).
+    """
+    for candidate in (
+        getattr(tokenizer, "pad_token_id", None),
+        getattr(config, "pad_token_id", None),
+        getattr(tokenizer, "eos_token_id", None),
+        getattr(config, "eos_token_id", None),
+    ):
+        if isinstance(candidate, (list, tuple)):
+            candidate = candidate[0] if candidate else None
+        if candidate is not None:
+            return int(candidate)
+    return 0
 
 
-def model_location(name: str) -> str | None:
-    """The directory ``name`` loads from, where it is known without loading: a local
-    directory, or an embedded model's cache entry (outputs must stay out of it)."""
-    if not name:
-        return None
-    alias = lookup_alias(name)
-    if alias is not None and alias.embedded:
-        from ..zoo import cache
-
-        return str(cache.entry_dir(name))
-    expanded = Path(name).expanduser()
-    return str(expanded) if expanded.is_dir() else None
-
-
-def load_classifier(
-    name: str,
-    device: str | torch.device = "auto",
-    progress: Callable[[str, int, int], None] | None = None,
-    notify: Callable[[str], None] | None = None,
-) -> Classifier:
-    """Load an alias, hub id or local directory. Embedded aliases are trained on first
-    use (``progress`` sees the training, ``notify`` gets one-line notices)."""
-    target_device = device if isinstance(device, torch.device) else resolve_device(device)
-    alias = lookup_alias(name)
-    if alias is not None and alias.embedded:
-        from ..zoo import load_embedded
-
-        return load_embedded(name, target_device, progress, notify)
-    source, alias = resolve_source(name)
-    return load_pretrained(source, name=name, device=target_device, alias=alias)
+def choose_empty_input(tokenizer, pad_id: int) -> tuple[int, ...]:
+    """What an input with every token deleted is: the special tokens the tokenizer
+    adds to an empty text ([CLS] [SEP], <s>), or, where it adds none (GPT-2),
+    the EOS token alone, else the pad token. A model cannot run on zero tokens."""
+    added = [int(i) for i in tokenizer("", add_special_tokens=True)["input_ids"]]
+    if added:
+        return tuple(added)
+    eos = getattr(tokenizer, "eos_token_id", None)
+    return (int(eos if eos is not None else pad_id),)
 
 
 def load_pretrained(
-    source: str | Path, *, name: str, device: torch.device, alias: ModelAlias | None = None
+    source: str | Path,
+    *,
+    name: str,
+    device: torch.device,
+    dtype: str | torch.dtype = "auto",
+    label_names: tuple[str, ...] | None = None,
 ) -> Classifier:
-    """``from_pretrained`` on a hub id or a directory, with one-line errors."""
+    """``from_pretrained`` on a hub id or a directory, with one-line errors.
+
+    ``label_names`` replace the config's only where it says LABEL_0, LABEL_1, ...
+    """
     source = str(source)
     is_local = Path(source).is_dir()
+    weights_dtype = resolve_dtype(dtype, device)
     try:
         with quiet_transformers(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch and transformers warn about odd configs on stderr
             tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
             model = AutoModelForSequenceClassification.from_pretrained(
-                source, trust_remote_code=False, attn_implementation="eager", dtype=torch.float32
+                source, trust_remote_code=False, attn_implementation="eager", dtype=weights_dtype
             )
     except Exception as error:  # noqa: BLE001 - a damaged directory fails in many ways (safetensors, shapes, json)
         if is_local:
@@ -170,7 +161,7 @@ def load_pretrained(
         ) from None
     if not getattr(tokenizer, "is_fast", False):
         raise BadInput(f"model {name!r}: a fast tokenizer is needed for character offsets")
-    return wrap_classifier(model, tokenizer, name=name, source=source, device=device, alias=alias)
+    return wrap_classifier(model, tokenizer, name=name, source=source, device=device, label_names=label_names)
 
 
 def wrap_classifier(
@@ -180,29 +171,49 @@ def wrap_classifier(
     name: str,
     source: str | None = None,
     device: str | torch.device = "cpu",
-    alias: ModelAlias | None = None,
+    dtype: str | torch.dtype | None = None,
+    label_names: tuple[str, ...] | None = None,
 ) -> Classifier:
-    """Wrap an already loaded model (a notebook's, or a test's) as a :class:`Classifier`."""
+    """Wrap an already loaded model (a notebook's, or a test's) as a :class:`Classifier`.
+
+    ``dtype``: cast the weights (None keeps them as they are).
+    """
     target_device = device if isinstance(device, torch.device) else resolve_device(device)
     if int(getattr(model.config, "num_labels", 0)) < 2:
         raise BadInput(f"model {name!r} has {model.config.num_labels} output(s): a classifier needs at least 2 classes")
     model.config._attn_implementation = "eager"
     model.eval()
     adapter = adapter_for(model)
+    if dtype is not None:
+        chosen = resolve_dtype(dtype, target_device)
+        if isinstance(chosen, torch.dtype):
+            model.to(chosen)
     fingerprint = weights_fingerprint(model)
     model.to(target_device)
     positions = position_limit(model.config)
     tokenizer_limit = getattr(tokenizer, "model_max_length", positions) or positions
+    pad_id = choose_pad_id(tokenizer, model.config)
     return Classifier(
         model=model,
         tokenizer=tokenizer,
         name=name,
         source=source or name,
-        label_names=_label_names(model, alias),
+        label_names=_label_names(model, label_names),
         fingerprint=fingerprint,
         adapter=adapter,
         device=target_device,
         max_length=int(min(positions, tokenizer_limit)),
         position_limit=positions,
-        alias=alias,
+        pad_id=pad_id,
+        empty_input=choose_empty_input(tokenizer, pad_id),
+        dtype=next(model.parameters()).dtype,
     )
+
+
+def recast(classifier: Classifier, dtype: str | torch.dtype) -> Classifier:
+    """The classifier with its weights in ``dtype`` (and their fingerprint); "auto" keeps them."""
+    chosen = resolve_dtype(dtype, classifier.device)
+    if not isinstance(chosen, torch.dtype) or chosen == classifier.dtype:
+        return classifier
+    classifier.model.to(chosen)
+    return dataclasses.replace(classifier, fingerprint=weights_fingerprint(classifier.model), dtype=chosen)

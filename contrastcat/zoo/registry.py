@@ -15,6 +15,7 @@ from .. import __version__
 from ..errors import ModelUnavailable, RunFailed
 from . import cache
 from .corpora import Corpus, bbc_news, rotten_tomatoes
+from ..models.loading import load_pretrained, quiet_transformers, recast, weights_fingerprint
 from .train import Progress, Recipe, cls_features, fine_tune, head_logits, sharpen_head
 
 RECIPE_VERSION = 1
@@ -142,8 +143,6 @@ def describe_entry(name: str, metadata: dict) -> str:
 def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick: bool, device: torch.device) -> dict:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from ..models.loading import quiet_transformers, weights_fingerprint
-
     corpus = spec.corpus()
     recipe = spec.recipe
     train, held_out = corpus.train, corpus.held_out
@@ -202,17 +201,22 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
     }
 
 
-def load_embedded(name: str, device, progress: Progress | None = None, notify: Notify | None = None, quick: bool = False):
-    """Prepare if needed, load from the cache, and check the weights against the metadata."""
-    from ..models.aliases import lookup_alias
-    from ..models.loading import load_pretrained
-
+def load_embedded(
+    name: str,
+    device,
+    progress: Progress | None = None,
+    notify: Notify | None = None,
+    quick: bool = False,
+    dtype: str | torch.dtype = "auto",
+):
+    """Prepare if needed, load from the cache, and check the weights against the metadata
+    (the float32 weights as trained; ``dtype`` casts them after the check)."""
     for _ in range(2):
         directory = prepare(name, progress, notify, quick=quick, device=device)
-        classifier = load_pretrained(directory, name=name, device=device, alias=lookup_alias(name))
+        classifier = load_pretrained(directory, name=name, device=device, dtype=torch.float32)
         recorded = (cache.read_metadata(directory) or {}).get("weights_fingerprint")
         if classifier.fingerprint == recorded:
-            return classifier
+            return recast(classifier, dtype)
         if notify:
             notify(f"cache entry {directory} does not match its recorded weights; rebuilding it")
         cache.discard(directory)

@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from ..tokens import length_batches, pad, pad_id_of
+from ..models.loading import choose_pad_id
+from ..tokens import length_batches, pad
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -87,7 +88,7 @@ def fine_tune(
     )
     steps = recipe.epochs * -(-len(encoded) // recipe.batch_size)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1 - step / steps))
-    pad_id = pad_id_of(tokenizer)
+    pad_id = choose_pad_id(tokenizer, model.config)
     model.train()
     done = 0
     for _ in range(recipe.epochs):
@@ -124,7 +125,7 @@ def cls_features(
     base = getattr(model, model.base_model_prefix)
     done = 0
     for batch in length_batches([len(ids) for ids in encoded], batch_size):
-        ids, mask = pad([encoded[i] for i in batch], pad_id_of(tokenizer), device)
+        ids, mask = pad([encoded[i] for i in batch], choose_pad_id(tokenizer, model.config), device)
         out[batch] = base(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0].float()
         done += len(batch)
         if progress:
@@ -134,7 +135,8 @@ def cls_features(
 
 def head_logits(model, features: torch.Tensor) -> torch.Tensor:
     """Pooler + classifier on [CLS] features (BERT-family heads)."""
-    pooled = model.bert.pooler.activation(model.bert.pooler.dense(features))
+    pooler = getattr(model, model.base_model_prefix).pooler
+    pooled = pooler.activation(pooler.dense(features))
     return model.classifier(pooled)
 
 

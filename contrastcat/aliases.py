@@ -8,23 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..zoo.corpora import BBC_TOPICS, SENTIMENT
-
-
-@dataclass(frozen=True)
-class DataSource:
-    """A labelled hub data set: ``load_dataset(name, config, split=split)``."""
-
-    name: str
-    config: str | None = None
-    split: str = "train"
-    text_field: str = "text"
-    label_field: str = "label"
-
-    @property
-    def spec(self) -> str:
-        """The ``--data`` spelling of this source (``name[:config]``)."""
-        return self.name if self.config is None else f"{self.name}:{self.config}"
+from .data import DataSource
+from .zoo.corpora import BBC_TOPICS, SENTIMENT
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,60 @@
+"""Model families as data: one row per ``config.model_type``.
+
+A row says where the transformer layers are (their *inputs* are the
+activations A^l of SPEC §1), which token the classification head reads, and
+how positions and padding work. Everything else (attention probabilities,
+word embeddings, the head itself) comes through the HuggingFace API, so a
+new family is one row here and one test (``tests/test_families.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENCODER = "encoder"
+DECODER = "decoder"
+
+FIRST = "first"  # the model's own head reads position 0 ([CLS], <s>)
+LAST = "last"  # the head reads the last real token; pooled here (see models.forward)
+
+
+@dataclass(frozen=True)
+class Family:
+    model_type: str
+    layers: str  # dotted path from the base model to the ModuleList of layers
+    kind: str = ENCODER
+    pooling: str = FIRST
+    head: str | None = None  # LAST pooling: the per-position classifier on the sequence model ("score")
+    position_offset: int = 0  # positions of max_position_embeddings that can never hold a token
+    # ALBERT: the listed modules are applied again and again (num_hidden_layers
+    # applications in all); capture records every application, in call order.
+    shared_layers: bool = False
+
+    @property
+    def causal(self) -> bool:
+        return self.kind == DECODER
+
+
+def _decoder(model_type: str, layers: str) -> Family:
+    return Family(model_type, layers, kind=DECODER, pooling=LAST, head="score")
+
+
+FAMILIES: dict[str, Family] = {
+    row.model_type: row
+    for row in (
+        Family("bert", "encoder.layer"),
+        Family("distilbert", "transformer.layer"),
+        # RoBERTa counts positions from padding_idx + 1: two positions never hold a token.
+        Family("roberta", "encoder.layer", position_offset=2),
+        Family("xlm-roberta", "encoder.layer", position_offset=2),
+        Family("albert", "encoder.albert_layer_groups", shared_layers=True),
+        Family("electra", "encoder.layer"),
+        Family("deberta-v2", "encoder.layer"),
+        Family("modernbert", "layers"),
+        _decoder("gpt2", "h"),
+        _decoder("llama", "layers"),
+        _decoder("mistral", "layers"),
+        _decoder("qwen2", "layers"),
+    )
+}
+

@@ -1,0 +1,79 @@
+"""Every model call of the package: logits (and attention) of a right-padded batch.
+
+Encoders go through the model's own head, which reads position 0. A decoder's
+HuggingFace head pools "the last token that is not ``config.pad_token_id``",
+found from ``input_ids``: it refuses batches when there is no pad token,
+lands on the wrong token when pad = eos and a text ends in EOS, and cannot
+see the padding at all when it is given ``inputs_embeds`` (integrated
+gradients). So for decoders the sequence model runs here and the head
+(``score``) is applied to the hidden state of the last *real* token, known
+from each input's length: padding can never be pooled, and a batched result
+equals the one-at-a-time result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from ..tokens import check_finite, length_batches, pad
+from .families import LAST
+
+if TYPE_CHECKING:
+    from .loading import Classifier
+
+
+def classify(
+    classifier: Classifier,
+    attention_mask: torch.Tensor,
+    lengths: torch.Tensor,
+    input_ids: torch.Tensor | None = None,
+    inputs_embeds: torch.Tensor | None = None,
+    output_attentions: bool = False,
+) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
+    """(logits [B, C], attentions per layer or None) of a right-padded batch.
+
+    ``lengths`` are the real lengths (the padding), which the attention mask
+    need not show: ``--mask-special`` zeroes special tokens in it too.
+    """
+    adapter = classifier.adapter
+    inputs = {"input_ids": input_ids} if inputs_embeds is None else {"inputs_embeds": inputs_embeds}
+    if adapter.family.pooling != LAST:
+        output = classifier.model(**inputs, attention_mask=attention_mask, output_attentions=output_attentions)
+        return output.logits, output.attentions if output_attentions else None
+    output = adapter.base(**inputs, attention_mask=attention_mask, output_attentions=output_attentions, use_cache=False)
+    hidden = output.last_hidden_state
+    rows = torch.arange(hidden.shape[0], device=hidden.device)
+    logits = adapter.head(hidden[rows, lengths.to(hidden.device) - 1])
+    return logits, output.attentions if output_attentions else None
+
+
+ProbabilityFn = Callable[[Sequence[Sequence[int]]], np.ndarray]
+
+
+def predictor(classifier: Classifier, batch_size: int) -> ProbabilityFn:
+    """Softmax probabilities [N, C] (float64) of N token-id sequences of any lengths.
+
+    An empty sequence (every token deleted from an input that has no special
+    token, as GPT-2's) is scored as the classifier's ``empty_input``.
+    """
+    device = classifier.device
+    classes = classifier.num_classes
+
+    @torch.no_grad()
+    def predict(sequences: Sequence[Sequence[int]]) -> np.ndarray:
+        out = np.zeros((len(sequences), classes))
+        if not sequences:
+            return out
+        sequences = [s if len(s) else classifier.empty_input for s in sequences]
+        for batch in length_batches([len(s) for s in sequences], batch_size):
+            ids, mask = pad([sequences[i] for i in batch], classifier.pad_id, device)
+            logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
+            check_finite(logits, batch)
+            out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
+        return out
+
+    return predict

@@ -1,0 +1,32 @@
+"""The weights' precision (``--dtype``).
+
+``auto`` keeps a checkpoint's own dtype on a GPU and uses float32 on a CPU,
+where bfloat16 and float16 are slower than float32 except on recent CPUs
+and lose precision. Whatever the weights, captured tensors are cast to
+float32 before any method sums them (see ``contrastcat.capture``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import BadInput
+
+DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+AUTO = "auto"
+DTYPE_CHOICES = (AUTO, *DTYPES)
+
+
+def resolve_dtype(spec: str | torch.dtype, device: torch.device) -> torch.dtype | str:
+    """A torch dtype, or "auto" (the checkpoint's own dtype) for ``from_pretrained`` on a GPU."""
+    if isinstance(spec, torch.dtype):
+        return spec
+    if spec == AUTO:
+        return AUTO if device.type == "cuda" else torch.float32
+    if spec not in DTYPES:
+        raise BadInput(f"--dtype must be one of {', '.join(DTYPE_CHOICES)}, got {spec!r}")
+    return DTYPES[spec]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")

@@ -1,0 +1,141 @@
+"""Every model family: a tiny random model built from its config (no network) runs the
+whole pipeline, and what capture records is checked against HuggingFace directly.
+
+Oracles are independent of contrastcat's code paths: ``output_hidden_states`` and
+``torch.autograd.grad`` on the model's own forward pass (HF's own classification
+head, on one unpadded input), and the one-at-a-time run for batching.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from contrastcat import toy
+from contrastcat.capture import capture
+from contrastcat.evaluate import EvalSettings, perturbation_curves
+from contrastcat.explain import ExplainOptions, explain
+from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.methods import METHODS, build_method
+from contrastcat.models import FAMILIES, wrap_classifier
+from contrastcat.records import InputRow
+from contrastcat.tokens import tokenize
+from contrastcat.zoo import tiny
+
+FAMILY_NAMES = sorted(FAMILIES)
+ALBERT_LAYERS = 3
+# Cheap settings: every method still runs its whole code path.
+OPTIONS = {"refs_used": 4, "ig_steps": 4, "clusters": 4}
+TEXTS = [
+    "a good film",
+    "the film was great and the music was lovely too and the actor was superb",
+    "a boring night",
+    "we saw the city at night and it was a long road home with a friend",
+    "the dog was awful",
+]
+
+
+def test_every_family_has_a_tiny_builder():
+    assert sorted(tiny.TINY) == FAMILY_NAMES
+
+
+_CLASSIFIERS: dict[str, object] = {}
+
+
+def tiny_classifier(model_type: str):
+    if model_type not in _CLASSIFIERS:
+        layers = ALBERT_LAYERS if model_type == "albert" else 2
+        model, tokenizer = tiny.build(model_type, seed=1, layers=layers, init_range=0.2)
+        _center_head(model, tokenizer)
+        _CLASSIFIERS[model_type] = wrap_classifier(model, tokenizer, name=f"tiny-{model_type}")
+    return _CLASSIFIERS[model_type]
+
+
+@torch.no_grad()
+def _center_head(model, tokenizer) -> None:
+    """A random [CLS]-pooled encoder gives almost the same logits for every input,
+    so one class wins everywhere and no class has references of another. Centre
+    the output layer's bias on the toy sentences so the predictions vary; decoder
+    heads have no bias and already vary."""
+    heads = [m for m in model.modules() if isinstance(m, torch.nn.Linear) and m.out_features == len(toy.LABELS)]
+    if not heads or heads[-1].bias is None:
+        return
+    texts = [e.text for e in toy.make_examples(60, seed=5)]
+    encoded = tokenizer(texts, padding=True, return_tensors="pt")
+    logits = model(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"]).logits
+    heads[-1].bias -= logits.mean(dim=0)
+
+
+@pytest.mark.parametrize("model_type", FAMILY_NAMES)
+def test_capture_matches_hidden_states_and_autograd(model_type):
+    classifier = tiny_classifier(model_type)
+    (text,) = tokenize(classifier.tokenizer, [TEXTS[1]], 64, classifier.empty_input)
+    captured = capture(classifier, [text.ids], [text.special], [1])
+
+    ids = torch.tensor([list(text.ids)])
+    with torch.enable_grad():
+        output = classifier.model(input_ids=ids, attention_mask=torch.ones_like(ids), output_hidden_states=True)
+        entering = output.hidden_states[: classifier.num_layers]
+        gradients = torch.autograd.grad(output.logits[0, 1], entering)
+    assert classifier.num_layers == classifier.model.config.num_hidden_layers
+    assert torch.allclose(captured.logits[0], output.logits[0].detach(), atol=1e-5)
+    for layer in range(classifier.num_layers):
+        assert torch.allclose(captured.activations[0, layer], entering[layer][0].detach(), atol=1e-5), layer
+        assert torch.allclose(captured.gradients[0, layer], gradients[layer][0], atol=1e-5), layer
+    if model_type == "albert":
+        # One shared layer module applied L times: each application is its own A^l.
+        assert captured.activations.shape[1] == ALBERT_LAYERS
+        for a in range(ALBERT_LAYERS):
+            for b in range(a + 1, ALBERT_LAYERS):
+                assert not torch.allclose(captured.activations[0, a], captured.activations[0, b], atol=1e-3)
+
+
+def _library(classifier, path) -> RefLibrary:
+    """A library over toy sentences labelled with the random model's own predictions
+    (references must be classified correctly)."""
+    from contrastcat.models import predictor
+
+    texts = [e.text for e in toy.make_examples(60, seed=5)]
+    tokenized = tokenize(classifier.tokenizer, texts, 64, classifier.empty_input)
+    predicted = predictor(classifier, 16)([t.ids for t in tokenized]).argmax(axis=1)
+    assert len(set(predicted.tolist())) >= 2, "the random model predicts one class only: no references"
+    build_library(
+        classifier,
+        texts,
+        predicted.tolist(),
+        path,
+        BuildOptions(selection=SelectionSettings(k=4, keep=6, min_tokens=4), pools=("same", "random")),
+        data="toy",
+    )
+    return RefLibrary(path)
+
+
+@pytest.mark.parametrize("model_type", FAMILY_NAMES)
+def test_build_refs_explain_every_method_evaluate(model_type, tmp_path):
+    classifier = tiny_classifier(model_type)
+    library = _library(classifier, tmp_path / "refs.h5")
+    assert library.info.pad_token_id == classifier.pad_id
+    rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
+    methods = [build_method(name, **OPTIONS) for name in METHODS]
+    together = list(explain(classifier, rows, methods, library, options=ExplainOptions(batch_size=len(rows))))
+    alone = list(explain(classifier, rows, methods, library, options=ExplainOptions(batch_size=1)))
+    assert len(together) == len(rows) * len(methods)
+    for batched, single in zip(together, alone):
+        assert (batched.id, batched.method) == (single.id, single.method)
+        assert np.allclose(batched.scores, single.scores, atol=1e-5), (batched.method, batched.id)
+        assert np.allclose(batched.probs, single.probs, atol=1e-5)
+        assert batched.refs_kept == single.refs_kept
+        assert batched.pad_token_id == classifier.pad_id
+        assert len(batched.scores) == len(batched.tokens) and all(0 <= s <= 1 for s in batched.scores)
+
+    from contrastcat.models import predictor
+
+    predict = predictor(classifier, 8)
+    for name in METHODS:
+        report = perturbation_curves(
+            [r for r in together if r.method == name], predict, EvalSettings(min_tokens=3), classifier.label_names
+        )
+        assert report.evaluated >= 3
+        for curve in report.curves.values():
+            assert np.all(np.isfinite(curve.aopc)) and np.all(np.isfinite(curve.lodds))
