@@ -21,6 +21,7 @@ import torch
 
 from .errors import BadInput, RunFailed
 from .models.adapters import layer_input
+from .models.families import LAYER
 from .models.forward import classify
 from .models.loading import Classifier
 from .tokens import check_finite, pad
@@ -47,7 +48,9 @@ class Captured:
     ``attention_received``: [B, L, T], the head- and query-averaged attention
     each token receives (alpha-hat), averaged over real (non-pad) queries only;
     ``embeddings``/``embedding_gradients``: [B, T, d], the word embeddings
-    (before position embeddings are added). Fields nobody asked for are ``None``.
+    (before position embeddings are added), or for families whose word
+    embeddings enter a LayerNorm directly, the first layer's input A^1
+    (``models.families.LAYER``). Fields nobody asked for are ``None``.
     """
 
     token_ids: list[tuple[int, ...]]
@@ -126,6 +129,9 @@ def capture(
     want_layer_inputs = bool({ACTIVATIONS, GRADIENTS} & needs)
     want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs)
     want_embeddings = bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs) or want_backward
+    # Families whose word embeddings enter a LayerNorm attribute at A^1 instead (families.LAYER).
+    at_first_layer = classifier.adapter.embedding_point == LAYER and bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs)
+    want_layer_inputs = want_layer_inputs or at_first_layer
     inputs: list[torch.Tensor] = []
     embedded: list[torch.Tensor] = []
 
@@ -169,8 +175,9 @@ def capture(
                 wrt += inputs
             if ATTENTION_GRADIENTS in needs:
                 wrt += list(attentions)
+            point = inputs[0] if at_first_layer else embedded[0] if embedded else None
             if EMBEDDING_GRADIENTS in needs:
-                wrt.append(embedded[0])
+                wrt.append(point)
             gradients = []
             if wrt:
                 target_logits = logits.gather(1, chosen[:, None]).sum()
@@ -202,7 +209,7 @@ def capture(
         captured.attention_gradients = torch.stack(gradients[:layer_count], dim=1)
         gradients = gradients[layer_count:]
     if EMBEDDINGS in needs or EMBEDDING_GRADIENTS in needs:
-        captured.embeddings = embedded[0].detach().float()
+        captured.embeddings = point.detach().float()
     if EMBEDDING_GRADIENTS in needs:
         captured.embedding_gradients = gradients[0]
     return captured

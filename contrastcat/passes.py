@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .capture import ACTIVATIONS, capture
+from .models.families import LAYER
 from .models.forward import classify, predictor
 from .models.loading import Classifier
 from .tokens import pad
@@ -39,15 +41,21 @@ class ModelPasses:
         return self._predict(sequences)
 
     @torch.no_grad()
-    def word_embeddings(self, ids: Sequence[int]) -> torch.Tensor:
-        """[T, d] word embeddings of ``ids`` (float32)."""
-        table = self.classifier.model.get_input_embeddings()
-        return table(torch.as_tensor(list(ids), device=self.classifier.device)).float()
+    def embeddings_of(self, ids: Sequence[int]) -> torch.Tensor:
+        """[T, d] embeddings of ``ids`` at the family's attribution point (float32): the
+        word embeddings, or the first layer's input (``models.families.LAYER``)."""
+        classifier = self.classifier
+        if classifier.adapter.embedding_point != LAYER:
+            table = classifier.model.get_input_embeddings()
+            return table(torch.as_tensor(list(ids), device=classifier.device)).float()
+        captured = capture(classifier, [list(ids)], [[False] * len(ids)], [0], needs=frozenset({ACTIVATIONS}))
+        return captured.activations[0, 0]
 
     def embedding_gradients(
         self, embeddings: Sequence[torch.Tensor], special: Sequence[Sequence[bool]], targets: Sequence[int]
     ) -> list[torch.Tensor]:
-        """d z_target / d inputs_embeds at each of N word-embedding sequences [T_i, d].
+        """d z_target / d embeddings at each of N embedding sequences [T_i, d], given at
+        the family's attribution point (``inputs_embeds``, or the first layer's input).
 
         The attention mask follows ``mask_special`` like the captured pass, so
         every gradient a method combines comes from the same forward function.
@@ -70,7 +78,13 @@ class ModelPasses:
                     mask[row, : len(flags)] = mask[row, : len(flags)].masked_fill(flags, 0)
             stacked.requires_grad_()
             with torch.enable_grad():
-                logits, _ = classify(self.classifier, mask, real.sum(dim=1), inputs_embeds=stacked)
+                if self.classifier.adapter.embedding_point == LAYER:
+                    ids, _ = pad([[self.classifier.pad_id] * len(embeddings[i]) for i in batch], 0, device)
+                    logits, _ = classify(
+                        self.classifier, mask, real.sum(dim=1), input_ids=ids, first_layer_input=stacked
+                    )
+                else:
+                    logits, _ = classify(self.classifier, mask, real.sum(dim=1), inputs_embeds=stacked)
                 chosen = torch.as_tensor([targets[i] for i in batch], device=device)
                 (gradient,) = torch.autograd.grad(logits.gather(1, chosen[:, None]).sum(), stacked)
             for row, index in enumerate(batch):

@@ -139,3 +139,90 @@ def test_build_refs_explain_every_method_evaluate(model_type, tmp_path):
         assert report.evaluated >= 3
         for curve in report.curves.values():
             assert np.all(np.isfinite(curve.aopc)) and np.all(np.isfinite(curve.lodds))
+
+
+def _fallback_model(kind: str):
+    """Model types with no row: a RoBERTa clone (CamemBERT) and a decoder (GPT-NeoX)."""
+    import transformers
+
+    if kind == "camembert":
+        tokenizer = tiny.make_tokenizer("roberta")
+        config = transformers.CamembertConfig(
+            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, max_position_embeddings=66, pad_token_id=1, type_vocab_size=1, num_labels=3,
+        )
+    else:
+        tokenizer = tiny.make_tokenizer("gpt2")
+        config = transformers.GPTNeoXConfig(
+            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, max_position_embeddings=64, num_labels=3,
+            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+        )
+    torch.manual_seed(0)
+    model = transformers.AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
+    return model.eval(), tokenizer
+
+
+@pytest.mark.parametrize("kind", ["camembert", "gpt_neox"])
+def test_a_family_with_no_row_works_through_the_checked_fallback(kind):
+    assert kind not in FAMILIES
+    model, tokenizer = _fallback_model(kind)
+    classifier = wrap_classifier(model, tokenizer, name=kind)
+    warning = classifier.adapter.warning
+    assert warning and f"model type {kind!r} has no row" in warning and "\n" not in warning
+    assert classifier.adapter.decoder == (kind == "gpt_neox")
+    (text,) = tokenize(tokenizer, [TEXTS[1]], 64, classifier.empty_input)
+    captured = capture(classifier, [text.ids], [text.special], [0])
+    ids = torch.tensor([list(text.ids)])
+    output = model(input_ids=ids, output_hidden_states=True)
+    assert torch.allclose(captured.logits[0], output.logits[0].detach(), atol=1e-5)
+    for layer in range(2):
+        assert torch.allclose(captured.activations[0, layer], output.hidden_states[layer][0].detach(), atol=1e-5)
+    records = list(explain(classifier, [InputRow(1, 1, TEXTS[1]), InputRow(2, 2, TEXTS[2])], build_method("attcat")))
+    assert len(records) == 2
+
+
+def test_a_family_whose_layers_cannot_be_found_is_refused_in_one_line():
+    from contrastcat.errors import BadInput
+
+    model, tokenizer = _fallback_model("camembert")
+    model.config.num_hidden_layers = 5  # no list of 5 layers anywhere
+    with pytest.raises(BadInput) as caught:
+        wrap_classifier(model, tokenizer, name="odd")
+    message = str(caught.value)
+    assert message.startswith("model type 'camembert' is not supported: no single layer list") and "\n" not in message
+
+
+@pytest.mark.parametrize("model_type", ["modernbert", "deberta-v2"])
+def test_families_with_normalized_word_embeddings_attribute_the_first_layer_input(model_type):
+    """Their word embeddings enter a LayerNorm, which is scale-invariant: input x gradient
+    there sums to zero for every token. Input-gradient methods use A^1 instead."""
+    from contrastcat.passes import ModelPasses
+
+    classifier = tiny_classifier(model_type)
+    assert classifier.adapter.embedding_point == "layer"
+    (text,) = tokenize(classifier.tokenizer, [TEXTS[1]], 64, classifier.empty_input)
+    ids = torch.tensor([list(text.ids)])
+    model = classifier.model
+    words = model.get_input_embeddings()(ids).detach().requires_grad_()
+    with torch.enable_grad():
+        output = model(inputs_embeds=words, output_hidden_states=True)
+        word_gradient, first_gradient = torch.autograd.grad(output.logits[0, 2], [words, output.hidden_states[0]])
+    at_words = (words * word_gradient).sum(-1)[0]
+    assert at_words.abs().max() < 1e-4 * (words.norm(dim=-1) * word_gradient.norm(dim=-1)).max()
+
+    captured = capture(classifier, [text.ids], [text.special], [2])
+    assert torch.allclose(captured.embeddings[0], output.hidden_states[0][0].detach(), atol=1e-5)
+    assert torch.allclose(captured.embedding_gradients[0], first_gradient[0], atol=1e-5)
+    at_first = (captured.embeddings[0] * captured.embedding_gradients[0]).sum(-1)
+    assert at_first.max() - at_first.min() > 1e-2  # a map that is not rounding noise
+    # Integrated gradients' passes feed A^1 directly: at the input itself they give the same gradient.
+    passes = ModelPasses(classifier, batch_size=4)
+    (again,) = passes.embedding_gradients([captured.embeddings[0]], [list(text.special)], [2])
+    assert torch.allclose(again, first_gradient[0], atol=1e-5)
+
+
+def test_deberta_with_position_biased_input_keeps_the_word_embeddings():
+    model, tokenizer = tiny.build("deberta-v2", seed=1)
+    model.config.position_biased_input = True
+    assert wrap_classifier(model, tokenizer, name="v2").adapter.embedding_point == "word"

@@ -1,11 +1,16 @@
-"""Input-gradient baselines on the word embeddings: input x gradient and integrated gradients.
+"""Input-gradient baselines on the embeddings: input x gradient and integrated gradients.
 
 Both attribute the target logit z_c (as the CAT family does, SPEC §1) to the
 word embeddings, before position embeddings are added, and sum over the
-embedding dimension.
+embedding dimension. Families whose word embeddings enter a LayerNorm
+directly (ModernBERT, DeBERTa-v3) are attributed at the embedding module's
+output instead, the first layer's input A^1: a LayerNorm is scale-invariant,
+so input x gradient at its input is zero up to rounding (``models.families``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -38,7 +43,7 @@ def gauss_legendre(steps: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class IntegratedGradients(AttributionMethod):
-    """Sundararajan et al. 2017, on the word embeddings.
+    """Sundararajan et al. 2017, on the embeddings (see the module docstring).
 
     The baseline keeps the special tokens' own embeddings and replaces every
     other token by the zero vector (``zero``) or the [PAD] embedding (``pad``),
@@ -62,10 +67,13 @@ class IntegratedGradients(AttributionMethod):
     def settings(self) -> dict:
         return {"ig_steps": self.ig_steps, "ig_baseline": self.ig_baseline}
 
-    def baseline(self, embeddings: torch.Tensor, special: torch.Tensor, passes: ModelPasses) -> torch.Tensor:
+    def baseline(
+        self, embeddings: torch.Tensor, special: torch.Tensor, ids: Sequence[int], passes: ModelPasses
+    ) -> torch.Tensor:
         if self.ig_baseline == "pad":
-            pad_vector = passes.word_embeddings([passes.classifier.pad_id])[0].to(embeddings.device)
-            replacement = pad_vector.expand_as(embeddings)
+            # The input with every non-special token replaced by the pad token, embedded.
+            padded = [token if flag else passes.classifier.pad_id for token, flag in zip(ids, special.tolist())]
+            replacement = passes.embeddings_of(padded).to(embeddings.device)
         else:
             replacement = torch.zeros_like(embeddings)
         return torch.where(special[:, None], embeddings, replacement)
@@ -77,7 +85,7 @@ class IntegratedGradients(AttributionMethod):
         starts, differences, integrals = [], [], []
         for b, length in enumerate(captured.lengths):
             embeddings = captured.embeddings[b, :length]
-            start = self.baseline(embeddings, captured.special[b, :length], passes)
+            start = self.baseline(embeddings, captured.special[b, :length], captured.token_ids[b], passes)
             starts.append(start)
             differences.append(embeddings - start)
             integrals.append(torch.zeros_like(embeddings, dtype=torch.float64))

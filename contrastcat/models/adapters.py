@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from ..errors import BadInput
-from .families import DECODER, FAMILIES, LAST, Family
+from .families import DECODER, FAMILIES, LAST, WORD, Family
 
 
 def position_limit(config) -> int:
@@ -35,6 +35,7 @@ class Adapter:
     num_layers: int  # L: activations captured per input
     head: nn.Module | None = None  # LAST pooling: per-position classifier applied to the pooled state
     warning: str | None = None  # set when the fallback chose the layers
+    embedding_point: str = WORD  # where input-gradient methods attribute (see families.WORD / LAYER)
 
     @property
     def model_type(self) -> str:
@@ -104,7 +105,15 @@ def adapter_for(model: nn.Module) -> Adapter:
         head = _attribute_path(model, family.head or "")
         if head is None:
             raise _refuse(model_type, f"no classification head {family.head!r}")
-    return Adapter(family=family, base=base, layers=layers, num_layers=int(expected), head=head, warning=warning)
+    return Adapter(
+        family=family,
+        base=base,
+        layers=layers,
+        num_layers=int(expected),
+        head=head,
+        warning=warning,
+        embedding_point=family.attribution_point(config),
+    )
 
 
 def layer_input(args: tuple, kwargs: dict) -> torch.Tensor:

@@ -14,6 +14,14 @@ from dataclasses import dataclass
 ENCODER = "encoder"
 DECODER = "decoder"
 
+# Where input-gradient methods (input x gradient, integrated gradients) attribute.
+WORD = "word"  # the word embeddings, before positions are added
+# The embedding module's output, i.e. the first layer's input A^1. For families
+# whose word embeddings enter a LayerNorm directly: LayerNorm is scale-invariant,
+# so x . grad_x f = 0 at the word embeddings, and input x gradient would be zero
+# up to rounding (and integrated gradients from a zero baseline too).
+LAYER = "layer"
+
 FIRST = "first"  # the model's own head reads position 0 ([CLS], <s>)
 LAST = "last"  # the head reads the last real token; pooled here (see models.forward)
 
@@ -29,6 +37,15 @@ class Family:
     # ALBERT: the listed modules are applied again and again (num_hidden_layers
     # applications in all); capture records every application, in call order.
     shared_layers: bool = False
+    embedding_point: str = WORD
+    # A config flag that, when true, moves the embedding point back to WORD
+    # (DeBERTa-v2 adds absolute positions before its LayerNorm when position_biased_input).
+    word_point_if: str | None = None
+
+    def attribution_point(self, config) -> str:
+        if self.word_point_if and getattr(config, self.word_point_if, False):
+            return WORD
+        return self.embedding_point
 
     @property
     def causal(self) -> bool:
@@ -49,8 +66,8 @@ FAMILIES: dict[str, Family] = {
         Family("xlm-roberta", "encoder.layer", position_offset=2),
         Family("albert", "encoder.albert_layer_groups", shared_layers=True),
         Family("electra", "encoder.layer"),
-        Family("deberta-v2", "encoder.layer"),
-        Family("modernbert", "layers"),
+        Family("deberta-v2", "encoder.layer", embedding_point=LAYER, word_point_if="position_biased_input"),
+        Family("modernbert", "layers", embedding_point=LAYER),
         _decoder("gpt2", "h"),
         _decoder("llama", "layers"),
         _decoder("mistral", "layers"),

@@ -13,7 +13,8 @@ equals the one-at-a-time result.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,12 +34,18 @@ def classify(
     input_ids: torch.Tensor | None = None,
     inputs_embeds: torch.Tensor | None = None,
     output_attentions: bool = False,
+    first_layer_input: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
     """(logits [B, C], attentions per layer or None) of a right-padded batch.
 
     ``lengths`` are the real lengths (the padding), which the attention mask
     need not show: ``--mask-special`` zeroes special tokens in it too.
+    ``first_layer_input`` replaces what the embeddings give the first layer
+    (A^1; ``input_ids`` then only set the shape).
     """
+    if first_layer_input is not None:
+        with replaced_first_layer_input(classifier, first_layer_input):
+            return classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions)
     adapter = classifier.adapter
     inputs = {"input_ids": input_ids} if inputs_embeds is None else {"inputs_embeds": inputs_embeds}
     if adapter.family.pooling != LAST:
@@ -49,6 +56,28 @@ def classify(
     rows = torch.arange(hidden.shape[0], device=hidden.device)
     logits = adapter.head(hidden[rows, lengths.to(hidden.device) - 1])
     return logits, output.attentions if output_attentions else None
+
+
+@contextlib.contextmanager
+def replaced_first_layer_input(classifier: Classifier, value: torch.Tensor) -> Iterator[None]:
+    """Give the first layer ``value`` instead of the embeddings' output, once
+    (ALBERT applies the same module again for every later layer)."""
+    calls = [0]
+
+    def hook(_module, args, kwargs):
+        calls[0] += 1
+        if calls[0] > 1:
+            return None
+        if args and isinstance(args[0], torch.Tensor):
+            return (value.to(args[0].dtype), *args[1:]), kwargs
+        key = next(k for k in ("hidden_states", "x", "hidden_state") if isinstance(kwargs.get(k), torch.Tensor))
+        return args, {**kwargs, key: value.to(kwargs[key].dtype)}
+
+    handle = classifier.adapter.layers[0].register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        yield
+    finally:
+        handle.remove()
 
 
 ProbabilityFn = Callable[[Sequence[Sequence[int]]], np.ndarray]

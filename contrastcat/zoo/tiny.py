@@ -215,7 +215,7 @@ def train_tiny(
     seed: int = 0,
     epochs: int = 2,
     batch_size: int = 32,
-    lr: float = 2e-3,
+    lr: float = 1e-3,
     hidden: int = 64,
     layers: int = 2,
 ):
