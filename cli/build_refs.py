@@ -16,6 +16,7 @@ from contrastcat.files import check_output_path
 from .common import (
     BatchOption,
     DeviceOption,
+    DtypeOption,
     QuietOption,
     load_model,
     phased_progress,
@@ -58,7 +59,10 @@ def build_refs(
         int | None,
         typer.Option(min=2, help="Tokens per row, up to the model's position limit. Default: the tokenizer's limit."),
     ] = None,
-    dtype: Annotated[str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")] = "float32",
+    store_dtype: Annotated[
+        str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")
+    ] = "float32",
+    dtype: DtypeOption = "auto",
     pools: Annotated[
         str | None,
         typer.Option(
@@ -80,8 +84,8 @@ def build_refs(
     from contrastcat.resolve import model_location
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
 
-    if dtype not in ("float32", "float16"):
-        raise BadInput(f"--dtype must be float32 or float16, got {dtype!r}")
+    if store_dtype not in ("float32", "float16"):
+        raise BadInput(f"--store-dtype must be float32 or float16, got {store_dtype!r}")
     chosen_pools = tuple(part.strip() for part in (pools or "").split(",") if part.strip())
     unknown = [pool for pool in chosen_pools if pool not in ("same", "random")]
     if unknown:
@@ -91,7 +95,7 @@ def build_refs(
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
     check_output_path(output, [data, model_location(model)])
-    classifier = load_model(model, device, quiet)
+    classifier = load_model(model, device, quiet, dtype)
     classifier.max_length = check_max_length(classifier, max_length)
     alias = lookup_alias(model)
     alias_data = alias.data if alias and data is None else None
@@ -108,7 +112,7 @@ def build_refs(
     options = BuildOptions(
         selection=SelectionSettings(gamma=gamma, k=min_refs, keep=keep, min_tokens=min_tokens),
         batch_size=batch_size,
-        dtype=dtype,
+        dtype=store_dtype,
         strict_gamma=strict_gamma,
         pools=chosen_pools,
         seed=seed,

@@ -13,12 +13,20 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from contrastcat.errors import ContrastCatError, Interrupted
+from contrastcat.errors import BadInput, ContrastCatError, Interrupted
 
 from .launch import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
 
 DeviceOption = Annotated[
     str, typer.Option("--device", help="auto (CUDA when available), cpu, cuda or cuda:N.", show_default=True)
+]
+DtypeOption = Annotated[
+    str,
+    typer.Option(
+        "--dtype",
+        help="Weights' precision: auto (the checkpoint's on a GPU, float32 on a CPU), float32, bfloat16, float16.",
+        show_default=True,
+    ),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summaries on stderr.")]
 BatchOption = Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per forward pass.")]
@@ -128,12 +136,17 @@ def info(message: str, quiet: bool) -> None:
         stderr_console().print(_escape(message), highlight=False, soft_wrap=True)
 
 
-def load_model(name: str, device: str, quiet: bool):
+def load_model(name: str, device: str, quiet: bool, dtype: str = "auto"):
     """Load a classifier; an embedded model trains on first use with a progress bar."""
+    from contrastcat.models import DTYPE_CHOICES
     from contrastcat.resolve import load_classifier
 
+    if dtype not in DTYPE_CHOICES:
+        raise BadInput(f"--dtype must be one of {', '.join(DTYPE_CHOICES)}, got {dtype!r}")
     with phased_progress(quiet) as report:
-        classifier = load_classifier(name, device, progress=report, notify=lambda message: info(message, quiet))
+        classifier = load_classifier(
+            name, device, progress=report, notify=lambda message: info(message, quiet), dtype=dtype
+        )
     if classifier.adapter.warning:
         warn(classifier.adapter.warning)
     return classifier

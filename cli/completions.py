@@ -16,6 +16,7 @@ import typer
 
 from contrastcat.evaluate import STEP_GRIDS
 from contrastcat.methods import IG_BASELINES, METHODS, REFERENCE_SELECTIONS, RHO_CHOICES
+from contrastcat.models import DTYPE_CHOICES
 from contrastcat.perturb import DELETE, MASK
 from contrastcat.zoo.registry import EMBEDDED
 
@@ -36,7 +37,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "--ig-baseline": IG_BASELINES,
     "--layers": ("all", "1", "2", "3"),
     "--pools": ("same,random", "same", "random"),
-    "--dtype": ("float32", "float16"),
+    "--store-dtype": ("float32", "float16"),
+    "--dtype": DTYPE_CHOICES,
     "--color": COLOR_CHOICES,
 }
 # Options whose value is a path; the rest take free text.

@@ -35,6 +35,7 @@ from contrastcat.records import read_records
 from .common import (
     BatchOption,
     DeviceOption,
+    DtypeOption,
     QuietOption,
     info,
     load_model,
@@ -91,6 +92,7 @@ def evaluate(
     ] = False,
     batch_size: BatchOption = 64,
     device: DeviceOption = "auto",
+    dtype: DtypeOption = "auto",
     quiet: QuietOption = False,
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
@@ -120,8 +122,14 @@ def evaluate(
     model = model or records[0].model
     if output is not None:
         check_output_path(output, [model_location(model)])
-    classifier = load_model(model, device, quiet)
+    classifier = load_model(model, device, quiet, dtype)
     mismatched = next((r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint), None)
+    loaded = str(classifier.dtype).removeprefix("torch.")
+    if mismatched is not None and mismatched.model_dtype not in (None, loaded):
+        raise BadInput(
+            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
+            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass --dtype {mismatched.model_dtype}"
+        )
     if mismatched is not None:
         raise BadInput(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "

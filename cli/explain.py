@@ -16,6 +16,7 @@ from contrastcat.refine import RHO_RULES
 from .common import (
     BatchOption,
     DeviceOption,
+    DtypeOption,
     QuietOption,
     info,
     load_model,
@@ -123,6 +124,7 @@ def explain(
     ] = False,
     batch_size: BatchOption = 16,
     device: DeviceOption = "auto",
+    dtype: DtypeOption = "auto",
     quiet: QuietOption = False,
     list_methods_: Annotated[
         bool,
@@ -174,7 +176,7 @@ def explain(
             raise BadInput("--model is required when no --refs library is given")
         model = _model_of(library)
     check_output_path(output, [model_location(model)])
-    classifier = load_model(model, device, quiet)
+    classifier = load_model(model, device, quiet, dtype)
     chosen_target = parse_target(target, classifier.num_classes)
     settings = ExplainOptions(batch_size=batch_size, mask_special=mask_special, max_length=max_length)
     limit = check_max_length(classifier, max_length)

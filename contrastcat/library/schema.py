@@ -445,6 +445,13 @@ class RefLibrary:
 
     def check_model(self, classifier) -> None:
         """Refuse a library built for other weights, or whose shapes do not fit the model."""
+        loaded = str(classifier.dtype).removeprefix("torch.")
+        if loaded != self.info.model_dtype:
+            raise LibraryMismatch(
+                f"{self.path}: the library's activations were computed with the weights in {self.info.model_dtype}, "
+                f"but the model is loaded in {loaded} here: pass --dtype {self.info.model_dtype}, "
+                "or rebuild the library with this --dtype"
+            )
         if classifier.fingerprint != self.info.model_fingerprint:
             raise LibraryMismatch(
                 f"{self.path}: library was built for model {self.info.model!r} "
