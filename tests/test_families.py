@@ -226,3 +226,17 @@ def test_deberta_with_position_biased_input_keeps_the_word_embeddings():
     model, tokenizer = tiny.build("deberta-v2", seed=1)
     model.config.position_biased_input = True
     assert wrap_classifier(model, tokenizer, name="v2").adapter.embedding_point == "word"
+
+
+def test_a_guessed_layer_list_that_does_not_run_once_per_layer_is_refused():
+    """Funnel's encoder.blocks has num_hidden_layers entries, but they are lists, never called."""
+    import transformers
+
+    from contrastcat.errors import BadInput
+
+    config = transformers.FunnelConfig(
+        vocab_size=100, d_model=32, n_head=4, d_head=8, d_inner=64, block_sizes=[1, 1], num_labels=2
+    )
+    assert config.num_hidden_layers == 2
+    with pytest.raises(BadInput, match=r"model type 'funnel' is not supported: the 2 modules at 'encoder.blocks' ran 0"):
+        wrap_classifier(transformers.FunnelForSequenceClassification(config), tiny.make_tokenizer("bert"), name="f")

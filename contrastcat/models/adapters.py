@@ -76,9 +76,39 @@ def _fallback(model: nn.Module, base: nn.Module, model_type: str, expected: int 
             f"no single layer list of config.num_hidden_layers = {expected} modules in the model "
             f"({len(found)} found)",
         )
+    layers = _attribute_path(base, found[0])
+    calls = _probe(model, layers)
+    if calls is None:
+        raise _refuse(model_type, f"a test forward pass failed, so the layers at {found[0]!r} cannot be checked")
+    if calls != expected:
+        raise _refuse(
+            model_type, f"the {expected} modules at {found[0]!r} ran {calls} times in a forward pass, not once each"
+        )
     if isinstance(getattr(model, "score", None), nn.Module):  # HF names its decoder classification heads score
         return Family(model_type, found[0], kind=DECODER, pooling=LAST, head="score")
     return Family(model_type, found[0])
+
+
+def _probe(model: nn.Module, layers: nn.Module) -> int | None:
+    """How many times the guessed layers run in one forward pass of an eight-token input
+    (a list of lists, or blocks never called, give another count than L)."""
+    calls = [0]
+
+    def count(_module, _args):
+        calls[0] += 1
+
+    handles = [layer.register_forward_pre_hook(count) for layer in layers]
+    try:
+        with torch.no_grad():
+            vocabulary = int(getattr(model.config, "vocab_size", 0) or 2)
+            ids = [[i % vocabulary for i in range(1, 9)]]
+            model(input_ids=torch.tensor(ids, device=next(model.parameters()).device))
+    except Exception:  # noqa: BLE001 - any failure means the guess cannot be trusted
+        return None
+    finally:
+        for handle in handles:
+            handle.remove()
+    return calls[0]
 
 
 def adapter_for(model: nn.Module) -> Adapter:
