@@ -63,7 +63,7 @@ def test_pad_token_chosen_per_family_is_recorded():
     assert record.pad_token_id == gpt2.pad_id
 
 
-@pytest.mark.parametrize("model_type", ["qwen2", "gpt2"])
+@pytest.mark.parametrize("model_type", ["qwen2", "gpt2", "llama"])
 def test_a_text_ending_in_eos_is_pooled_at_its_eos(model_type):
     """Qwen2 pads with its EOS: HF's head, looking for the last non-pad id, skips a final EOS."""
     classifier = decoder(model_type)

@@ -240,3 +240,19 @@ def test_a_guessed_layer_list_that_does_not_run_once_per_layer_is_refused():
     assert config.num_hidden_layers == 2
     with pytest.raises(BadInput, match=r"model type 'funnel' is not supported: the 2 modules at 'encoder.blocks' ran 0"):
         wrap_classifier(transformers.FunnelForSequenceClassification(config), tiny.make_tokenizer("bert"), name="f")
+
+
+def test_without_attention_probabilities_attention_methods_fail_in_one_line_and_the_others_run():
+    from contrastcat.errors import BadInput
+
+    model, tokenizer = tiny.build("bert", seed=1)
+    classifier = wrap_classifier(model, tokenizer, name="sdpa-bert")
+    model.config._attn_implementation = "sdpa"  # a kernel that returns no attention probabilities
+    rows = [InputRow(1, 1, TEXTS[1])]
+    for name in ("rawatt", "attcat", "grad-sam"):
+        with pytest.raises(BadInput, match=r"^model type 'bert' returns no attention probabilities \(attention "
+                           r"implementation 'sdpa'\): methods that read attention cannot run on it; the others can$"):
+            list(explain(classifier, rows, build_method(name)))
+    for name in ("cat", "input-x-gradient", "tis"):
+        (record,) = explain(classifier, rows, build_method(name, clusters=4))
+        assert np.all(np.isfinite(record.scores))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -44,7 +44,6 @@ class TinyFamily:
     vocabulary: str
     specials: dict[str, str]
     template: tuple[str, str | None] | None  # tokens added around a text: (before, after), or None
-    extra: dict = field(default_factory=dict)
 
 
 def _ids(tokenizer, specials: dict[str, str]) -> dict[str, int | None]:
