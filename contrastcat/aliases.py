@@ -51,9 +51,27 @@ ALIASES: dict[str, ModelAlias] = {
         ),
         ModelAlias(
             "distilbert-sst2",
-            "distilbert-base-uncased-finetuned-sst-2-english",
+            "distilbert/distilbert-base-uncased-finetuned-sst-2-english",  # formerly without the org
             DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
             None,  # its config already names NEGATIVE/POSITIVE
+        ),
+        ModelAlias(
+            "roberta-sst2",
+            "textattack/roberta-base-SST-2",
+            DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
+            SENTIMENT,
+        ),
+        ModelAlias(
+            "gpt2-sst2",
+            "tanganke/gpt2_sst2",  # GPT-2 base, GLUE SST-2
+            DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
+            SENTIMENT,
+        ),
+        ModelAlias(
+            "gpt2-medium-sst2",
+            "michelecafagna26/gpt2-medium-finetuned-sst2-sentiment",
+            DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
+            SENTIMENT,
         ),
         ModelAlias(
             "minilm-rt",

@@ -256,3 +256,12 @@ def test_without_attention_probabilities_attention_methods_fail_in_one_line_and_
     for name in ("cat", "input-x-gradient", "tis"):
         (record,) = explain(classifier, rows, build_method(name, clusters=4))
         assert np.all(np.isfinite(record.scores))
+
+
+@pytest.mark.parametrize("model_type", FAMILY_NAMES)
+def test_tiny_tokenizers_are_the_same_every_time(model_type):
+    """A tokenizer trainer that numbers its vocabulary differently from run to run
+    would make every trained toy model (and its test) change."""
+    first, second = tiny.make_tokenizer(model_type), tiny.make_tokenizer(model_type)
+    assert first.get_vocab() == second.get_vocab()
+    assert first.backend_tokenizer.to_str() == second.backend_tokenizer.to_str()

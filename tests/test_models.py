@@ -19,7 +19,10 @@ def test_aliases_resolve_to_their_hub_ids_and_data():
     assert ALIASES["bert-amazon"].data.text_field == "content"
     assert ALIASES["bert-sst2"].data.spec == "nyu-mll/glue:sst2"
     assert ALIASES["bert-imdb"].label_names == ("negative", "positive")
-    assert resolve_source("distilbert-sst2")[0] == "distilbert-base-uncased-finetuned-sst-2-english"
+    assert resolve_source("distilbert-sst2")[0] == "distilbert/distilbert-base-uncased-finetuned-sst-2-english"
+    assert resolve_source("roberta-sst2")[0] == "textattack/roberta-base-SST-2"
+    assert resolve_source("gpt2-sst2")[0] == "tanganke/gpt2_sst2"
+    assert ALIASES["gpt2-sst2"].data.spec == "nyu-mll/glue:sst2"
 
 
 def test_missing_local_directory_is_bad_input(tmp_path):
@@ -32,6 +35,14 @@ def test_offline_hub_id_is_one_clear_error():
         load_classifier("some-org/not-cached-model", "cpu")
     message = str(caught.value)
     assert "\n" not in message and "some-org/not-cached-model" in message and "local model directory" in message
+
+
+@pytest.mark.parametrize("alias", ["roberta-sst2", "gpt2-sst2", "distilbert-sst2"])
+def test_hub_aliases_offline_fail_in_one_line(alias):
+    with pytest.raises(ModelUnavailable) as caught:
+        load_classifier(alias, "cpu")
+    message = str(caught.value)
+    assert "\n" not in message and ALIASES[alias].model_id in message and "is not in the local cache" in message
 
 
 def test_never_trusts_remote_code(monkeypatch, toy_dir):

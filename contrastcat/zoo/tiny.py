@@ -134,6 +134,14 @@ def corpus_texts() -> list[str]:
     return sentences
 
 
+def wordpiece_vocabulary(specials: list[str]) -> dict[str, int]:
+    """Special tokens, every toy word, then single characters (alone and as ##pieces)."""
+    words = sorted({word for text in corpus_texts() for word in text.split()})
+    characters = sorted({c for word in words for c in word} | set("abcdefghijklmnopqrstuvwxyz0123456789.,!?'"))
+    tokens = list(dict.fromkeys([*specials, *words, *characters, *(f"##{c}" for c in characters)]))
+    return {token: index for index, token in enumerate(tokens)}
+
+
 def make_tokenizer(model_type: str):
     """A fast tokenizer laid out like the family's own, trained on the toy corpus."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -142,11 +150,13 @@ def make_tokenizer(model_type: str):
     row = TINY[model_type]
     specials = list(dict.fromkeys(row.specials.values()))
     if row.vocabulary == WORDPIECE:
-        tokenizer = Tokenizer(models.WordPiece(unk_token=row.specials["unk"]))
+        # Written out, not trained: the WordPiece trainer numbers its vocabulary
+        # differently from one run to the next, and a test model must not change.
+        tokenizer = Tokenizer(models.WordPiece(wordpiece_vocabulary(specials), unk_token=row.specials["unk"]))
         tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
         tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tokenizer.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(vocab_size=VOCAB_SIZE, special_tokens=specials, min_frequency=1)
+        trainer = None
     elif row.vocabulary == BYTE_BPE:
         tokenizer = Tokenizer(models.BPE())
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -159,7 +169,8 @@ def make_tokenizer(model_type: str):
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
         tokenizer.decoder = decoders.Metaspace()
         trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=specials)
-    tokenizer.train_from_iterator(corpus_texts(), trainer)
+    if trainer is not None:
+        tokenizer.train_from_iterator(corpus_texts(), trainer)
     if row.template is not None:
         before, after = row.template
         single = " ".join(part for part in (before, "$A", after) if part)
