@@ -28,7 +28,7 @@ ALBERT_LAYERS = 3
 # Cheap settings: every method still runs its whole code path.
 OPTIONS = {"refs_used": 4, "ig_steps": 4, "clusters": 4}
 TEXTS = [
-    "a good film",
+    "good",
     "the film was great and the music was lovely too and the actor was superb",
     "a boring night",
     "we saw the city at night and it was a long road home with a friend",
