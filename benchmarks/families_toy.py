@@ -23,9 +23,8 @@ import numpy as np
 from contrastcat import toy
 from contrastcat.evaluate import EvalSettings, perturbation_curves
 from contrastcat.explain import explain
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import build_method
-from contrastcat.models import predictor, wrap_classifier
+from contrastcat.models import predictor
 from contrastcat.records import InputRow
 from contrastcat.zoo import tiny
 
@@ -57,15 +56,7 @@ def run_family(model_type: str, seeds: list[int], inputs: int, folder: Path) -> 
     found = {name: {"first": [], "morf": [], "lerf": []} for name in METHODS}
     accuracy = []
     for seed in seeds:
-        model, tokenizer = tiny.train_tiny(model_type, toy.make_examples(2000, seed=0), seed=seed)
-        classifier = wrap_classifier(model, tokenizer, name=f"toy-{model_type}")
-        references = toy.make_examples(600, seed=1)
-        path = folder / f"{model_type}-{seed}.h5"
-        build_library(
-            classifier, [e.text for e in references], [e.label for e in references], path,
-            BuildOptions(selection=SelectionSettings(k=30, keep=30)), data="toy",
-        )
-        library = RefLibrary(path)
+        classifier, library = tiny.trained_classifier_and_library(model_type, seed, folder / f"{model_type}-{seed}.h5")
         predict = predictor(classifier, 64)
         records = list(explain(classifier, rows, [build_method(name) for name in METHODS], library))
         accuracy.append(np.mean([r.predicted == e.label for r, e in zip(records[:: len(METHODS)], held_out)]))

@@ -22,9 +22,7 @@ import pytest
 
 from contrastcat import toy
 from contrastcat.explain import explain
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import build_method
-from contrastcat.models import wrap_classifier
 from contrastcat.records import InputRow
 from contrastcat.zoo import tiny
 
@@ -45,25 +43,13 @@ def keyword_first(records, examples) -> float:
     return hits / total
 
 
-def trained(model_type: str, seed: int, tmp_path):
-    model, tokenizer = tiny.train_tiny(model_type, toy.make_examples(2000, seed=0), seed=seed)
-    classifier = wrap_classifier(model, tokenizer, name=f"toy-{model_type}")
-    references = toy.make_examples(600, seed=1)
-    path = tmp_path / f"{model_type}-{seed}.h5"
-    build_library(
-        classifier, [e.text for e in references], [e.label for e in references], path,
-        BuildOptions(selection=SelectionSettings(k=30, keep=30)), data="toy",
-    )
-    return classifier, RefLibrary(path)
-
-
 @pytest.mark.parametrize("model_type", ["roberta", "gpt2", "llama"])
 def test_contrastcat_ranks_the_planted_keyword_first(model_type, tmp_path):
     held_out = toy.make_examples(150, seed=2)
     rows = [InputRow(i + 1, i, e.text, e.label) for i, e in enumerate(held_out)]
     contrast, chance = [], []
     for seed in SEEDS:
-        classifier, library = trained(model_type, seed, tmp_path)
+        classifier, library = tiny.trained_classifier_and_library(model_type, seed, tmp_path / f"{seed}.h5")
         records = list(explain(classifier, rows, [build_method("contrastcat"), build_method("random")], library))
         accuracy = np.mean([r.predicted == e.label for r, e in zip(records[::2], held_out)])
         assert accuracy > 0.95, (model_type, seed, accuracy)
