@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import os
 import warnings
 from dataclasses import dataclass
 from collections.abc import Iterator
