@@ -9,6 +9,7 @@ import typer
 from contrastcat import __version__
 
 from . import build_refs, evaluate, explain, models, render
+from .method_flags import with_method_options
 
 HELP = """\
 Explain transformer text classifiers with Contrast-CAT (Han, Lee & Lee, UAI 2025)
@@ -18,24 +19,12 @@ Pipeline: build-refs (reference library, HDF5) -> explain (JSONL records)
 -> evaluate (AOPC / log-odds / Kendall-τ) and render (coloured tokens).
 """
 
-app = typer.Typer(
-    name="contrastcat",
-    help=HELP,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"contrastcat {__version__}")
         raise typer.Exit(0)
 
 
-@app.callback()
 def main_options(
     version: Annotated[
         bool, typer.Option("--version", "-V", is_eager=True, callback=_version, help="Print the version and exit.")
@@ -44,15 +33,33 @@ def main_options(
     """Explain transformer text classifiers with Contrast-CAT."""
 
 
-for module, name in (
-    (build_refs, "build-refs"),
-    (explain, "explain"),
-    (evaluate, "evaluate"),
-    (render, "render"),
-):
-    command = getattr(module, name.replace("-", "_"))
-    app.command(name, epilog=module.EPILOG)(command)
-app.add_typer(models.app, name="models")
+def build_app() -> typer.Typer:
+    """The CLI, with explain's method flags generated from the methods registered now."""
+    application = typer.Typer(
+        name="contrastcat",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    application.callback()(main_options)
+    for module, name in (
+        (build_refs, "build-refs"),
+        (explain, "explain"),
+        (evaluate, "evaluate"),
+        (render, "render"),
+    ):
+        command = getattr(module, name.replace("-", "_"))
+        if name == "explain":
+            command = with_method_options(command)
+        application.command(name, epilog=module.EPILOG)(command)
+    application.add_typer(models.app, name="models")
+    return application
+
+
+app = build_app()
 
 
 def main() -> None:

@@ -11,7 +11,6 @@ from rich.table import Table
 from contrastcat.errors import BadInput
 from contrastcat.files import check_output_path
 from contrastcat.records import read_inputs, write_records
-from contrastcat.refine import RHO_RULES
 
 from .common import (
     BatchOption,
@@ -79,26 +78,6 @@ def explain(
             help="Attribution method, a comma list, or all: one record per input and method (see --list-methods)."
         ),
     ] = "contrastcat",
-    refs_used: Annotated[int, typer.Option(min=0, help="Contrast-CAT: references per input (K); 0 is AttCAT.")] = 30,
-    refine: Annotated[bool, typer.Option(help="Contrast-CAT: keep maps by deletion test (--no-refine: average all).")] = True,
-    rho: Annotated[str, typer.Option(help=f"Contrast-CAT deletion threshold: {', '.join(RHO_RULES)}.")] = "mean+std",
-    deletion_grid: Annotated[
-        int, typer.Option(min=2, help="Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].")
-    ] = 10,
-    attention: Annotated[
-        bool, typer.Option(help="Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
-    ] = True,
-    reference_select: Annotated[
-        str,
-        typer.Option(
-            help="Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target's class) "
-            "or random (random training rows, seeded); same/random need build-refs --pools."
-        ),
-    ] = "contrast",
-    layers: Annotated[str, typer.Option(help="CAT family: all layers, or the last N.")] = "all",
-    ig_steps: Annotated[int, typer.Option(min=1, help="Integrated gradients: quadrature nodes.")] = 50,
-    ig_baseline: Annotated[str, typer.Option(help="Integrated gradients baseline: zero or pad.")] = "zero",
-    clusters: Annotated[int, typer.Option(min=1, help="TIS: k-means clusters (masks) per input.")] = 32,
     target: Annotated[str, typer.Option(help="Class to explain: pred, gold (the input's label) or an index.")] = "pred",
     text_field: Annotated[str, typer.Option(help="Name of the text field/column.")] = "text",
     id_field: Annotated[str, typer.Option(help="Name of the id field/column (default: line number).")] = "id",
@@ -106,7 +85,6 @@ def explain(
     mask_special: Annotated[
         bool, typer.Option(help="Reference-code quirk: zero special tokens in the attribution pass's mask.")
     ] = False,
-    seed: Annotated[int, typer.Option(help="Seed of random, tis and --reference-select random.")] = 0,
     max_length: Annotated[
         int | None,
         typer.Option(help="Tokens per input, special ones included, up to the model's position limit. "
@@ -130,6 +108,7 @@ def explain(
         bool,
         typer.Option("--list-methods", is_eager=True, callback=_list_methods, help="List methods and exit."),
     ] = False,
+    method_options: dict | None = None,  # one flag per method option, added by cli.method_flags
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
@@ -137,7 +116,7 @@ def explain(
     from contrastcat.explain import ExplainOptions, check_library, check_max_length, parse_target, usable_rows
     from contrastcat.explain import explain as run_explain
     from contrastcat.library import RefLibrary
-    from contrastcat.methods import build_method, check_options, parse_method_list
+    from contrastcat.methods import build_methods, parse_method_list
     from contrastcat.resolve import model_location
     from contrastcat.resume import Run, completed_inputs, finished_output
 
@@ -154,21 +133,7 @@ def explain(
     names = parse_method_list(method)  # unknown names fail before any loading
     skipped: list[str] | None = [] if on_error == "skip" else None
     rows = read_inputs(input_path, text_field=text_field, id_field=id_field, label_field=label_field, skipped=skipped)
-    options = dict(
-        refs_used=refs_used,
-        refine=refine,
-        rho=rho,
-        deletion_grid=deletion_grid,
-        attention=attention,
-        reference_select=reference_select,
-        layers=layers,
-        ig_steps=ig_steps,
-        ig_baseline=ig_baseline,
-        clusters=clusters,
-        seed=seed,
-    )
-    check_options(**options)
-    methods = [build_method(name, **options) for name in names]
+    methods = build_methods(names, shared=True, **(method_options or {}))
     library = RefLibrary(refs) if refs is not None else None
     check_library(methods, library)  # before the model loads: a wrong call fails fast
     if model is None:

@@ -144,18 +144,33 @@ def main() -> None:
     sys.exit(code)
 
 
-def _run() -> int:
+def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """(Abort types, ClickException types): Typer may vendor its own copy of Click
+    (``typer._click``), whose exceptions are not the ``click`` package's."""
     import click
 
+    aborts, errors = [click.exceptions.Abort], [click.exceptions.ClickException]
+    try:
+        from typer._click import exceptions as vendored
+    except ImportError:
+        pass
+    else:
+        aborts += [vendored.Abort] if hasattr(vendored, "Abort") else []
+        errors.append(vendored.ClickException)
+    return tuple(aborts), tuple(errors)
+
+
+def _run() -> int:
     from .app import app
 
+    aborts, errors = _click_exceptions()
     try:
         code = app(standalone_mode=False)
-    except click.exceptions.Abort:  # Typer's word for an interrupted prompt or EOF
+    except aborts:  # Typer's word for an interrupted prompt or EOF
         _say_interrupted()
         return INTERRUPTED
-    except click.exceptions.ClickException as error:  # a usage error: Click's own one-line message
-        error.show()
+    except errors as error:  # a usage error (a misspelt flag): one line, exit 2
+        _say(f"error: {error.format_message()}")
         return error.exit_code
     if code == INTERRUPTED:
         # Typer turns a Ctrl-C outside a command (while parsing) into a silent 130;

@@ -8,7 +8,7 @@ _contrastcat() {
         "") COMPREPLY=($(compgen -W "build-refs evaluate explain models render --version --help" -- "$cur")); return ;;
         build-refs) opts="--output -o --model -m --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --markdown --curves --batch-size --device --dtype --quiet -q -h --help" ;;
-        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --ig-steps --ig-baseline --clusters --target --text-field --id-field --label-field --mask-special --no-mask-special --seed --max-length --on-error --resume --no-resume --batch-size --device --dtype --quiet -q --list-methods -h --help" ;;
+        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --batch-size --device --dtype --quiet -q --list-methods -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color -h --help" ;;
     esac
@@ -18,14 +18,14 @@ _contrastcat() {
         --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
         --perturb) COMPREPLY=($(compgen -W "delete mask" -- "$cur")); return ;;
         --order) COMPREPLY=($(compgen -W "morf,lerf morf lerf" -- "$cur")); return ;;
-        --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
-        --reference-select) COMPREPLY=($(compgen -W "contrast same random" -- "$cur")); return ;;
-        --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
         --layers) COMPREPLY=($(compgen -W "all 1 2 3" -- "$cur")); return ;;
         --pools) COMPREPLY=($(compgen -W "same,random same random" -- "$cur")); return ;;
         --store-dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
         --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+        --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
+        --reference-select) COMPREPLY=($(compgen -W "contrast same random" -- "$cur")); return ;;
+        --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
         --data|--model|--output|--refs|-m|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     if [[ "$cur" == -* ]]; then

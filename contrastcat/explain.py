@@ -87,6 +87,9 @@ class ExplainOptions:
         return self.batch_size * self.window
 
 
+PIPELINE_SETTINGS = ("mask_special",)  # in a record's settings beside the method's own options
+
+
 def record_settings(method: AttributionMethod, options: ExplainOptions) -> dict:
     """What a record's ``settings`` holds: the method's options and the pipeline's."""
     return {**method.settings(), "mask_special": options.mask_special}
@@ -290,8 +293,9 @@ def reattribute_records(
     scores: list[list[float]] = [[] for _ in records]
     for (name, settings_json), indices in groups.items():
         settings = json.loads(settings_json)
+        method_settings = {key: value for key, value in settings.items() if key not in PIPELINE_SETTINGS}
         try:
-            method = build_method(name, **settings)
+            method = build_method(name, **method_settings)
         except (TypeError, ValueError, BadInput) as error:
             first = records[indices[0]]
             where = f"{source}:{first.line}" if first.line is not None else f"{source}: record id {first.id!r}"

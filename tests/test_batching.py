@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from contrastcat.explain import ExplainOptions, explain
-from contrastcat.methods import METHODS, build_method
+from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.records import InputRow
 
 TEXTS = [
@@ -22,7 +22,7 @@ TEXTS = [
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_batched_equals_unbatched(toy_classifier, toy_library, name):
     rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
-    method = build_method(name, refs_used=10)
+    (method,) = build_methods([name], shared=True, refs_used=10)
     library = toy_library if method.uses_library else None
     together = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=len(rows))))
     alone = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=1)))

@@ -14,7 +14,7 @@ import torch
 from contrastcat.capture import capture
 from contrastcat.evaluate import EvalSettings, perturbation_curves
 from contrastcat.explain import ExplainOptions, explain
-from contrastcat.methods import build_method
+from contrastcat.methods import build_method, build_methods
 from contrastcat.models import predictor, wrap_classifier
 from contrastcat.records import InputRow
 from contrastcat.tokens import tokenize
@@ -41,7 +41,7 @@ def direct_logits(classifier, ids: list[int]) -> torch.Tensor:
 def test_scores_do_not_change_with_the_batch_padding(model_type):
     classifier = decoder(model_type)
     rows = [InputRow(1, "short", "a dull film"), InputRow(2, "long", LONG)]
-    methods = [build_method(name, ig_steps=4) for name in ("attcat", "integrated-gradients", "rawatt", "rollout")]
+    methods = build_methods(["attcat", "integrated-gradients", "rawatt", "rollout"], ig_steps=4)
     together = list(explain(classifier, rows, methods, options=ExplainOptions(batch_size=2)))
     alone = list(explain(classifier, rows[:1], methods, options=ExplainOptions(batch_size=1)))
     short = [r for r in together if r.id == "short"]

@@ -17,7 +17,7 @@ from contrastcat.capture import capture
 from contrastcat.evaluate import EvalSettings, perturbation_curves
 from contrastcat.explain import ExplainOptions, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
-from contrastcat.methods import METHODS, build_method
+from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier
 from contrastcat.records import InputRow
 from contrastcat.tokens import tokenize
@@ -117,7 +117,7 @@ def test_build_refs_explain_every_method_evaluate(model_type, tmp_path):
     library = _library(classifier, tmp_path / "refs.h5")
     assert library.info.pad_token_id == classifier.pad_id
     rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
-    methods = [build_method(name, **OPTIONS) for name in METHODS]
+    methods = build_methods(list(METHODS), **OPTIONS)
     together = list(explain(classifier, rows, methods, library, options=ExplainOptions(batch_size=len(rows))))
     alone = list(explain(classifier, rows, methods, library, options=ExplainOptions(batch_size=1)))
     assert len(together) == len(rows) * len(methods)
@@ -254,7 +254,7 @@ def test_without_attention_probabilities_attention_methods_fail_in_one_line_and_
                            r"implementation 'sdpa'\): methods that read attention cannot run on it; the others can$"):
             list(explain(classifier, rows, build_method(name)))
     for name in ("cat", "input-x-gradient", "tis"):
-        (record,) = explain(classifier, rows, build_method(name, clusters=4))
+        (record,) = explain(classifier, rows, build_methods([name], shared=True, clusters=4))
         assert np.all(np.isfinite(record.scores))
 
 

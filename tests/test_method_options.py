@@ -11,7 +11,7 @@ import torch
 from contrastcat.errors import BadInput
 from contrastcat.evaluate import group_by_method
 from contrastcat.explain import explain
-from contrastcat.methods import METHODS, build_method, check_options, parse_method_list
+from contrastcat.methods import METHODS, build_method, build_methods, check_options, parse_method_list
 from contrastcat.records import AttributionRecord, InputRow, read_records
 
 from .test_bad_input import assert_one_line_error, invoke
@@ -44,10 +44,10 @@ def test_method_lists():
 def test_several_methods_equal_single_runs_input_major(toy_classifier, toy_library):
     rows = [InputRow(line=i + 1, id=i, text=t) for i, t in enumerate(TEXTS)]
     names = ["contrastcat", "rollout", "integrated-gradients", "tis"]
-    together = list(explain(toy_classifier, rows, [build_method(n, ig_steps=8) for n in names], toy_library))
+    together = list(explain(toy_classifier, rows, build_methods(names, shared=True, ig_steps=8), toy_library))
     assert [(r.id, r.method) for r in together] == [(i, n) for i in range(len(TEXTS)) for n in names]
     for name in names:
-        alone = list(explain(toy_classifier, rows, build_method(name, ig_steps=8), toy_library))
+        alone = list(explain(toy_classifier, rows, build_methods([name], shared=True, ig_steps=8), toy_library))
         mine = [r for r in together if r.method == name]
         assert [r.scores for r in mine] == [r.scores for r in alone]
         assert [r.library for r in mine] == [r.library for r in alone]
@@ -88,7 +88,7 @@ def test_every_method_runs_on_cuda_as_on_cpu(toy_dir, toy_library):
     rows = [InputRow(line=i + 1, id=i, text=t) for i, t in enumerate(TEXTS)]
     cpu = load_classifier(str(toy_dir / "model"), "cpu")
     cuda = load_classifier(str(toy_dir / "model"), "cuda")
-    methods = [build_method(name, ig_steps=8) for name in METHODS]
+    methods = build_methods(list(METHODS), ig_steps=8)
     for a, b in zip(explain(cpu, rows, methods, toy_library), explain(cuda, rows, methods, toy_library)):
         assert a.method == b.method
         assert np.allclose(a.scores, b.scores, atol=1e-4), a.method

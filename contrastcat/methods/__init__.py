@@ -6,8 +6,7 @@ on which modules happened to be imported.
 
 from __future__ import annotations
 
-import inspect
-import typing
+from collections.abc import Sequence
 
 from ..errors import BadInput
 from .attention import (
@@ -19,6 +18,7 @@ from .attention import (
     Rollout,
 )
 from .base import AttributionMethod, ReferenceSource, input_seed, minmax
+from .options import MethodOptions, OptionSpec, option
 from .cat import (
     CAT,
     REFERENCE_SELECTIONS,
@@ -64,49 +64,74 @@ def method_class(name: str) -> type[AttributionMethod]:
 
 
 def method_options(name: str) -> tuple[str, ...]:
-    """The option names ``name``'s constructor accepts (none for most baselines)."""
-    cls = method_class(name)
-    if cls.__init__ is object.__init__:
-        return ()
-    parameters = inspect.signature(cls.__init__).parameters.values()
-    return tuple(p.name for p in parameters if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD)
+    """The option names method ``name`` takes (none for most baselines)."""
+    return method_class(name).Options.names()
 
 
 def build_method(name: str, **options) -> AttributionMethod:
-    """Instantiate ``name`` with the options it accepts (others are ignored), each of the
-    type its constructor declares: a record's settings can hold anything."""
-    cls = method_class(name)
-    accepted = method_options(name)
-    chosen = {key: value for key, value in options.items() if key in accepted}
-    hints = typing.get_type_hints(cls.__init__) if chosen else {}
-    for key, value in chosen.items():
-        allowed = typing.get_args(hints[key]) or (hints[key],)
-        if not any(_of_type(value, kind) for kind in allowed):
-            expected = " or ".join(kind.__name__ for kind in allowed)
-            raise BadInput(f"method {name}: option {key} must be {expected}, got {value!r}")
-    return cls(**chosen)
+    """Method ``name`` with ``options``; a name it does not take is an error listing the ones it does."""
+    return method_class(name)(**options)
 
 
-def _of_type(value, kind) -> bool:
-    """isinstance, where a bool is not an int (JSON true must not pass for a count)."""
-    if kind is bool:
-        return isinstance(value, bool)
-    if kind in (int, float):
-        return isinstance(value, int if kind is int else (int, float)) and not isinstance(value, bool)
-    return isinstance(value, kind)
+def build_methods(names: Sequence[str], shared: bool = False, **options) -> list[AttributionMethod]:
+    """Several methods from one set of options: each gets the ones it takes. An option
+    that no method defines is an error listing the valid ones; so is one that none of
+    ``names`` takes, unless ``shared`` (the CLI's flags apply to whichever methods take them)."""
+    known = option_specs()
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise BadInput(f"no method has an option {unknown[0]!r} (options: {', '.join(known)})")
+    check_options(**options)
+    unused = sorted(set(options) - {key for name in names for key in method_options(name)})
+    if unused and not shared:
+        raise BadInput(f"option {unused[0]!r} is not an option of {', '.join(names)}")
+    return [
+        build_method(name, **{key: value for key, value in options.items() if key in method_options(name)})
+        for name in names
+    ]
 
 
-ALL = "all"
+def option_specs() -> dict[str, OptionSpec]:
+    """Every method option by name, once: the CLI's method flags and the completions come from here.
+
+    Methods that share an option (``layers``, ``seed``) must define it alike:
+    a clash is a programming error, raised here.
+    """
+    found: dict[str, OptionSpec] = {}
+    for cls in METHODS.values():
+        for spec in cls.Options.specs():
+            seen = found.setdefault(spec.name, spec)
+            if (seen.kind, seen.default, seen.choices) != (spec.kind, spec.default, spec.choices):
+                raise TypeError(f"option {spec.name!r} is defined two ways ({seen} and {spec})")
+    return found
 
 
 def check_options(**options) -> None:
-    """Refuse a bad option value even when no chosen method takes that option.
+    """Refuse a bad option value even when no chosen method takes that option (the CLI's flags
+    are shared by all methods): each method's options are built from the values it takes."""
+    for cls in METHODS.values():
+        cls.Options.build(cls.name, **{key: value for key, value in options.items() if key in cls.Options.names()})
 
-    Every constructor validates what it accepts, so building each method once
-    (cheap: constructors hold settings only) checks every value.
-    """
-    for name in METHODS:
-        build_method(name, **options)
+
+def register(cls: type[AttributionMethod]) -> type[AttributionMethod]:
+    """Add a method (an extension's, or a test's) to the registry; its options join the CLI's flags
+    in apps built afterwards (``contrastcat_cli.app.build_app``)."""
+    if cls.name in METHODS:
+        raise BadInput(f"a method named {cls.name!r} is already registered")
+    METHODS[cls.name] = cls
+    try:
+        option_specs()
+    except TypeError:
+        del METHODS[cls.name]
+        raise
+    return cls
+
+
+def unregister(name: str) -> None:
+    METHODS.pop(name, None)
+
+
+ALL = "all"
 
 
 def parse_method_list(spec: str) -> list[str]:
@@ -140,13 +165,20 @@ __all__ = [
     "RawAttention",
     "ReferenceSource",
     "Rollout",
+    "MethodOptions",
+    "OptionSpec",
     "build_method",
+    "build_methods",
     "check_options",
     "contrast_maps",
     "input_seed",
     "list_methods",
     "method_class",
     "method_options",
+    "option",
+    "option_specs",
+    "register",
+    "unregister",
     "minmax",
     "parse_method_list",
 ]

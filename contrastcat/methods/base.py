@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import torch
 
+from ..errors import BadInput
 from ..capture import Captured
 from ..refine import RefineSettings
+from .options import MethodOptions, NoOptions
 
 if TYPE_CHECKING:
     from ..passes import ModelPasses
@@ -56,12 +58,25 @@ def minmax(scores: torch.Tensor) -> torch.Tensor:
 
 
 class AttributionMethod(ABC):
-    """Base class: a name, a one-line summary, what it needs, and ``candidate_maps``."""
+    """Base class: a name, a one-line summary, its options, what it needs, and ``candidate_maps``.
+
+    ``Method(**values)`` builds ``Options`` from keyword values (an unknown or
+    misspelt name is an error listing the valid ones); ``Method(options=...)``
+    takes a ready options object.
+    """
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    Options: ClassVar[type[MethodOptions]] = NoOptions
     needs: frozenset[str]  # what capture must record (see contrastcat.capture)
     uses_library: bool = False
+
+    def __init__(self, options: MethodOptions | None = None, **values) -> None:
+        if options is not None and values:
+            raise TypeError("give options or keyword values, not both")
+        if options is not None and not isinstance(options, self.Options):
+            raise BadInput(f"method {self.name} takes {self.Options.__name__}, not {type(options).__name__}")
+        self.options = options if options is not None else self.Options.build(self.name, **values)
 
     @property
     def reference_pool(self) -> str:
@@ -80,7 +95,7 @@ class AttributionMethod(ABC):
 
     def settings(self) -> dict:
         """The options that change this method's output, recorded with every record."""
-        return {}
+        return self.options.settings()
 
     @abstractmethod
     def candidate_maps(

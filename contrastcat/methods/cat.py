@@ -11,6 +11,8 @@ One formula covers three methods (SPEC §3, §6):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -18,6 +20,7 @@ from ..capture import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
 from ..errors import BadInput
 from ..refine import RHO_RULES, RefineSettings
 from .base import AttributionMethod, ReferenceSource, input_seed, minmax
+from .options import MethodOptions, option
 
 RHO_CHOICES = tuple(RHO_RULES)
 
@@ -71,17 +74,34 @@ def last_layers(count: int | None, num_layers: int) -> slice:
     return slice(None) if count is None else slice(num_layers - count, None)
 
 
-class CAT(AttributionMethod):
-    name = "cat"
-    summary = "gradient x activation summed over layers (Qiang et al. 2022)"
-    needs = frozenset({ACTIVATIONS, GRADIENTS})
-    attention_weighted = False
+LAYERS_HELP = "CAT family: all layers, or the last N."
 
-    def __init__(self, layers: str | int = "all") -> None:
-        self.layer_count = parse_layers(layers)
+
+@dataclass(frozen=True)
+class CATOptions(MethodOptions):
+    layers: str | int = option("all", LAYERS_HELP)
+
+    def check(self) -> None:
+        parse_layers(self.layers)
+
+    @property
+    def layer_count(self) -> int | None:
+        return parse_layers(self.layers)
 
     def settings(self) -> dict:
         return {"layers": "all" if self.layer_count is None else self.layer_count}
+
+
+class CAT(AttributionMethod):
+    name = "cat"
+    summary = "gradient x activation summed over layers (Qiang et al. 2022)"
+    Options = CATOptions
+    needs = frozenset({ACTIVATIONS, GRADIENTS})
+    attention_weighted = False
+
+    @property
+    def layer_count(self) -> int | None:
+        return self.options.layer_count
 
     def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
         used = last_layers(self.layer_count, captured.activations.shape[1])
@@ -102,6 +122,33 @@ class AttCAT(CAT):
     attention_weighted = True
 
 
+@dataclass(frozen=True)
+class ContrastCATOptions(MethodOptions):
+    refs_used: int = option(30, "Contrast-CAT: references per input (K); 0 is AttCAT.", minimum=0,
+                            why="must be 0 (AttCAT) or more")
+    refine: bool = option(True, "Contrast-CAT: keep maps by deletion test (--no-refine: average all).")
+    rho: str = option("mean+std", f"Contrast-CAT deletion threshold: {', '.join(RHO_CHOICES)}.", choices=RHO_CHOICES)
+    deletion_grid: int = option(10, "Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].", minimum=2)
+    attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
+    reference_select: str = option(
+        "contrast",
+        "Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target's class) "
+        "or random (random training rows, seeded); same/random need build-refs --pools.",
+        choices=REFERENCE_SELECTIONS,
+    )
+    layers: str | int = option("all", LAYERS_HELP)
+    seed: int = option(0, "Seed of random, tis and --reference-select random.")
+
+    def check(self) -> None:
+        parse_layers(self.layers)
+
+    def settings(self) -> dict:
+        values = super().settings()
+        count = parse_layers(self.layers)
+        values["layers"] = "all" if count is None else count
+        return values
+
+
 class ContrastCAT(AttributionMethod):
     """Contrast-CAT and the paper's ablations of it.
 
@@ -114,40 +161,23 @@ class ContrastCAT(AttributionMethod):
 
     name = "contrastcat"
     summary = "AttCAT contrasted with low-f_c references, refined by a deletion test (Han et al. 2025)"
+    Options = ContrastCATOptions
     needs = frozenset({ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED})
     uses_library = True
 
-    def __init__(
-        self,
-        refs_used: int = 30,
-        refine: bool = True,
-        rho: str = "mean+std",
-        deletion_grid: int = 10,
-        attention: bool = True,
-        reference_select: str = "contrast",
-        layers: str | int = "all",
-        seed: int = 0,
-    ) -> None:
-        if refs_used < 0:
-            raise BadInput("--refs-used must be 0 (AttCAT) or more")
-        if rho not in RHO_CHOICES:
-            raise BadInput(f"--rho must be one of {', '.join(RHO_CHOICES)}, got {rho!r}")
-        if deletion_grid < 2:
-            raise BadInput("--deletion-grid must be at least 2")
-        if reference_select not in REFERENCE_SELECTIONS:
-            raise BadInput(
-                f"--reference-select must be one of {', '.join(REFERENCE_SELECTIONS)}, got {reference_select!r}"
-            )
-        self.refs_used = refs_used
-        self.refine = refine
-        self.rho = rho
-        self.deletion_grid = deletion_grid
-        self.attention = attention
-        self.reference_select = reference_select
-        self.layer_count = parse_layers(layers)
-        self.seed = seed
-        self.uses_library = refs_used > 0
-        self.needs = frozenset({ACTIVATIONS, GRADIENTS} | ({ATTENTION_RECEIVED} if attention else set()))
+    def __init__(self, options: ContrastCATOptions | None = None, **values) -> None:
+        super().__init__(options, **values)
+        chosen = self.options
+        self.refs_used = chosen.refs_used
+        self.refine = chosen.refine
+        self.rho = chosen.rho
+        self.deletion_grid = chosen.deletion_grid
+        self.attention = chosen.attention
+        self.reference_select = chosen.reference_select
+        self.layer_count = parse_layers(chosen.layers)
+        self.seed = chosen.seed
+        self.uses_library = chosen.refs_used > 0
+        self.needs = frozenset({ACTIVATIONS, GRADIENTS} | ({ATTENTION_RECEIVED} if chosen.attention else set()))
 
     @property
     def refinement(self) -> RefineSettings | None:
@@ -160,18 +190,6 @@ class ContrastCAT(AttributionMethod):
     @property
     def references_needed(self) -> int:
         return self.refs_used
-
-    def settings(self) -> dict:
-        return {
-            "refs_used": self.refs_used,
-            "refine": self.refine,
-            "rho": self.rho,
-            "deletion_grid": self.deletion_grid,
-            "attention": self.attention,
-            "reference_select": self.reference_select,
-            "layers": "all" if self.layer_count is None else self.layer_count,
-            "seed": self.seed,
-        }
 
     def _references(self, library: ReferenceSource, target: int, ids, device) -> torch.Tensor:
         if self.reference_select != "random":

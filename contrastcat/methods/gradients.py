@@ -11,6 +11,7 @@ so input x gradient at its input is zero up to rounding (``models.families``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -19,6 +20,7 @@ from ..capture import EMBEDDING_GRADIENTS, EMBEDDINGS, Captured
 from ..errors import BadInput
 from ..passes import ModelPasses
 from .base import AttributionMethod, minmax
+from .options import MethodOptions, option
 
 IG_BASELINES = ("zero", "pad")
 
@@ -42,6 +44,12 @@ def gauss_legendre(steps: int) -> tuple[np.ndarray, np.ndarray]:
     return (nodes + 1) / 2, weights / 2
 
 
+@dataclass(frozen=True)
+class IntegratedGradientsOptions(MethodOptions):
+    ig_steps: int = option(50, "Integrated gradients: quadrature nodes.", minimum=1)
+    ig_baseline: str = option("zero", "Integrated gradients baseline: zero or pad.", choices=IG_BASELINES)
+
+
 class IntegratedGradients(AttributionMethod):
     """Sundararajan et al. 2017, on the embeddings (see the module docstring).
 
@@ -54,18 +62,16 @@ class IntegratedGradients(AttributionMethod):
 
     name = "integrated-gradients"
     summary = "integrated gradients on the word embeddings, zero or [PAD] baseline (Sundararajan et al. 2017)"
+    Options = IntegratedGradientsOptions
     needs = frozenset({EMBEDDINGS})
 
-    def __init__(self, ig_steps: int = 50, ig_baseline: str = "zero") -> None:
-        if ig_steps < 1:
-            raise BadInput("--ig-steps must be at least 1")
-        if ig_baseline not in IG_BASELINES:
-            raise BadInput(f"--ig-baseline must be one of {', '.join(IG_BASELINES)}, got {ig_baseline!r}")
-        self.ig_steps = ig_steps
-        self.ig_baseline = ig_baseline
+    @property
+    def ig_steps(self) -> int:
+        return self.options.ig_steps
 
-    def settings(self) -> dict:
-        return {"ig_steps": self.ig_steps, "ig_baseline": self.ig_baseline}
+    @property
+    def ig_baseline(self) -> str:
+        return self.options.ig_baseline
 
     def baseline(
         self, embeddings: torch.Tensor, special: torch.Tensor, ids: Sequence[int], passes: ModelPasses

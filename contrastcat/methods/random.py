@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ..capture import Captured
 from .base import AttributionMethod, input_seed, minmax
+from .options import MethodOptions, option
+
+
+@dataclass(frozen=True)
+class RandomOptions(MethodOptions):
+    seed: int = option(0, "Seed of random, tis and --reference-select random.")
 
 
 class RandomScores(AttributionMethod):
     name = "random"
     summary = "uniform random scores, seeded per input and target (a floor for the metrics)"
+    Options = RandomOptions
     needs = frozenset()
 
-    def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
-
-    def settings(self) -> dict:
-        return {"seed": self.seed}
+    @property
+    def seed(self) -> int:
+        return self.options.seed
 
     def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
         maps = []

@@ -18,12 +18,15 @@ differ by the constant f_c(x). k-means is seeded per input, so batching changes 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from ..capture import ACTIVATIONS, Captured
 from ..errors import BadInput
 from ..passes import ModelPasses
 from .base import AttributionMethod, input_seed, minmax
+from .options import MethodOptions, option
 
 KEEP_RATIO = 0.5  # TIS's default share of tokens each mask keeps
 ITERATIONS = 100
@@ -68,19 +71,25 @@ def top_positions(centroid: torch.Tensor, keep: int) -> list[int]:
     return sorted(int(i) for i in order[:keep])
 
 
+@dataclass(frozen=True)
+class TISOptions(MethodOptions):
+    clusters: int = option(32, "TIS: k-means clusters (masks) per input.", minimum=1)
+    seed: int = option(0, "Seed of random, tis and --reference-select random.")
+
+
 class TIS(AttributionMethod):
     name = "tis"
     summary = "k-means clusters of activation channels as token masks, scored by f_c (Englebert et al. 2023)"
+    Options = TISOptions
     needs = frozenset({ACTIVATIONS})
 
-    def __init__(self, clusters: int = 32, seed: int = 0) -> None:
-        if clusters < 1:
-            raise BadInput("--clusters must be at least 1")
-        self.clusters = clusters
-        self.seed = seed
+    @property
+    def clusters(self) -> int:
+        return self.options.clusters
 
-    def settings(self) -> dict:
-        return {"clusters": self.clusters, "seed": self.seed}
+    @property
+    def seed(self) -> int:
+        return self.options.seed
 
     def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[torch.Tensor]:
         if passes is None:
