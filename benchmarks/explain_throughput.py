@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from contrastcat import toy
-from contrastcat.explain import ExplainOptions, explain
+from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method
 from contrastcat.models import wrap_classifier

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from contrastcat import toy
-from contrastcat.evaluate import EvalSettings, perturbation_curves
-from contrastcat.explain import explain
+from contrastcat.metrics import EvalSettings, perturbation_curves
+from contrastcat.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
 from contrastcat.records import InputRow

@@ -80,7 +80,7 @@ def build_refs(
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.aliases import lookup_alias
     from contrastcat.data import load_labelled
-    from contrastcat.explain import check_max_length
+    from contrastcat.pipeline import check_max_length
     from contrastcat.resolve import model_location
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from contrastcat.evaluate import STEP_GRIDS
+from contrastcat.metrics import STEP_GRIDS
 from contrastcat.methods import METHODS, option_specs
 from contrastcat.models import DTYPE_CHOICES
 from contrastcat.perturb import DELETE, MASK

@@ -10,27 +10,19 @@ from rich.table import Table
 from rich.text import Text
 
 from contrastcat.errors import BadInput
-from contrastcat.evaluate import (
+from contrastcat.metrics import (
     BEST,
     METRICS,
     ORDERS,
     SECOND,
-    STEP_GRIDS,
-    TARGETS,
     Comparison,
     EvalSettings,
-    compare_methods,
-    group_by_method,
-    kendall_for_records,
-    check_records,
-    evaluable,
-    mark_special_tokens,
-    perturbation_curves,
     step_labels,
 )
 from contrastcat.files import atomic_text_output, check_output_path
-from contrastcat.perturb import DELETE, MASK, mask_id_of
+from contrastcat.perturb import DELETE
 from contrastcat.records import read_records
+from contrastcat.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number
 
 from .common import (
     BatchOption,
@@ -58,9 +50,6 @@ the steps; best of each column in bold, second underlined); --curves adds
 each method's step table.
 """
 
-# Decimals shown, and ranked at: values that print the same are tied.
-TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks
-MARKDOWN_DECIMALS = 3
 
 
 def _orders(value: str) -> tuple[str, ...]:
@@ -97,79 +86,26 @@ def evaluate(
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
-    from contrastcat.explain import reattribute_records
     from contrastcat.library import RefLibrary
-    from contrastcat.models import predictor
+    from contrastcat.reports import check_explained, evaluate_records
     from contrastcat.resolve import model_location
 
     settings = EvalSettings(orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
-    if steps not in STEP_GRIDS:
-        raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
-    if perturb not in (DELETE, MASK):
-        raise BadInput(f"--perturb must be delete or mask, got {perturb!r}")
-    if target not in TARGETS:
-        raise BadInput(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
     if as_json and markdown:
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
     if output is not None:
         check_output_path(output, [attributions, refs])
     records = read_records(attributions)
     source = "<stdin>" if attributions == "-" else attributions
-    for record in records:
-        if not record.token_ids:
-            raise BadInput(f"{source}:{record.line}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
+    check_explained(records, source)  # before the model loads
     library = RefLibrary(refs) if refs is not None else None
     model = model or records[0].model
     if output is not None:
         check_output_path(output, [model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
-    mismatched = next((r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint), None)
-    loaded = str(classifier.dtype).removeprefix("torch.")
-    if mismatched is not None and mismatched.model_dtype not in (None, loaded):
-        raise BadInput(
-            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
-            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass --dtype {mismatched.model_dtype}"
-        )
-    if mismatched is not None:
-        raise BadInput(
-            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "
-            f"{mismatched.model!r} whose weights are {mismatched.model_fingerprint}, but {classifier.name!r} "
-            f"loads weights {classifier.fingerprint} here; pass the model the records were made with (--model), "
-            "or explain them again"
-        )
-    check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
-    mark_special_tokens(records, classifier.tokenizer.all_special_ids)
-    predict = predictor(classifier, batch_size)
-    mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if perturb == MASK else None
-
-    by_method = group_by_method(records)
-    reports = {}
-    for name, group in by_method.items():
-        report = perturbation_curves(group, predict, settings, classifier.label_names, mask_id, source)
-        report.method = name  # variants of one method are told apart by their settings
-        if kendall:
-            report.kendall = kendall_for_records(
-                evaluable(group, min_tokens).records,
-                classifier.num_classes,
-                lambda recs, targets: reattribute_records(
-                    classifier, recs, targets, library, max(1, batch_size // 4), source
-                ),
-            )
-        reports[name] = report
-    document = {
-        "input": source,
-        "model": classifier.name,
-        "model_fingerprint": classifier.fingerprint,
-        "records": len(records),
-        "steps": steps,
-        "step_labels": step_labels(steps),
-        "perturb": perturb,
-        "target": target,
-        "min_tokens": min_tokens,
-        "truncated": sum(r.truncated for r in records),
-        "methods": {name: report.as_dict() for name, report in reports.items()},
-        "comparison": compare_methods(list(reports.values()), settings.orders, kendall, TABLE_DECIMALS).as_dict(),
-    }
+    evaluation = evaluate_records(classifier, records, settings, library, kendall, batch_size, source)
+    reports = evaluation.methods
+    document = evaluation.to_dict()
     report_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     if output is not None:
         with atomic_text_output(output, [attributions, refs]) as stream:
@@ -180,8 +116,7 @@ def evaluate(
         typer.echo(report_text)
         return
     if markdown:
-        comparison = compare_methods(list(reports.values()), settings.orders, kendall, MARKDOWN_DECIMALS)
-        typer.echo(markdown_table(comparison))
+        typer.echo(evaluation.table(MARKDOWN_DECIMALS))
         return
     console = stdout_console(soft_wrap=True)
     if len(reports) == 1 or curves:
@@ -191,11 +126,11 @@ def evaluate(
                 k = report.kendall
                 verdict = "passes" if k.passes else "does not pass"
                 console.print(
-                    f"Kendall-τ (c vs (c+1) mod {classifier.num_classes}, {k.inputs} inputs): "
+                    f"Kendall-τ (c vs (c+1) mod {evaluation.num_classes}, {k.inputs} inputs): "
                     f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
                 )
     if len(reports) > 1:
-        comparison = compare_methods(list(reports.values()), settings.orders, kendall, TABLE_DECIMALS)
+        comparison = evaluation.comparison(TABLE_DECIMALS)
         table = _comparison_table(comparison, len(step_labels(steps)), plain=console.color_system is None)
         # A terminal wraps the headers to fit; a pipe or file gets the whole table, unwrapped.
         if not console.is_terminal:
@@ -203,7 +138,7 @@ def evaluate(
         console.print(table)
         if kendall:
             console.print(
-                f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {classifier.num_classes}; "
+                f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
                 "below 0.05 passes."
             )
 
@@ -233,23 +168,13 @@ def _curve_table(name: str, report, labels: list[str]) -> Table:
     for order, curve in report.curves.items():
         for key in ("aopc", "lodds"):
             metric = METRICS[(order, key)]
-            table.add_column(_header(metric), justify="right")
+            table.add_column(header(metric), justify="right")
             columns.append(getattr(curve, key))
     for step, label in enumerate(labels):
         table.add_row(label, *[f"{values[step]:.4f}" for values in columns])
     table.add_section()
     table.add_row("mean", *[f"{sum(values) / len(values):.4f}" for values in columns], style="bold")
     return table
-
-
-def _number(value: float | None, decimals: int) -> str:
-    if value is None:
-        return "n/a"
-    return f"{round(value, decimals) + 0.0:.{decimals}f}"  # + 0.0: no "-0.000"
-
-
-def _header(metric) -> str:
-    return f"{metric.name} {'↑' if metric.higher_is_better else '↓'}"
 
 
 # Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
@@ -263,13 +188,13 @@ def _comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
     table = Table(title=f"Mean over the {steps} steps ({legend} in each column)", title_justify="left")
     table.add_column("method", no_wrap=True)
     for column in comparison.columns:
-        table.add_column(_header(column.metric), justify="right")
+        table.add_column(header(column.metric), justify="right")
     table.add_column("inputs", justify="right")
     for row in comparison.rows:
         cells = []
         for column in comparison.columns:
             mark = row.marks[column.key]
-            text = _number(row.values[column.key], TABLE_DECIMALS)
+            text = number(row.values[column.key], TABLE_DECIMALS)
             if mark is None:
                 cells.append(Text(text + ("  " if plain else "")))
             elif plain:
@@ -278,19 +203,3 @@ def _comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
                 cells.append(Text.assemble((text, STYLES[mark])))  # the number only, not its padding
         table.add_row(Text(row.method), *cells, str(row.evaluated))
     return table
-
-
-def markdown_table(comparison: Comparison) -> str:
-    """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>."""
-    header = ["method", *(_header(c.metric) for c in comparison.columns), "inputs"]
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
-    decimals = comparison.decimals if comparison.decimals is not None else MARKDOWN_DECIMALS
-    for row in comparison.rows:
-        cells = [row.method.replace("|", "\\|")]
-        for column in comparison.columns:
-            text = _number(row.values[column.key], decimals)
-            mark = row.marks[column.key]
-            cells.append(f"**{text}**" if mark == BEST else f"<ins>{text}</ins>" if mark == SECOND else text)
-        cells.append(str(row.evaluated))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)

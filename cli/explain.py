@@ -113,8 +113,8 @@ def explain(
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
     from contrastcat.checkpoint import checkpointed_output
-    from contrastcat.explain import ExplainOptions, check_library, check_max_length, parse_target, usable_rows
-    from contrastcat.explain import explain as run_explain
+    from contrastcat.pipeline import ExplainOptions, check_library, check_max_length, parse_target, usable_rows
+    from contrastcat.pipeline import explain as run_explain
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_methods, parse_method_list
     from contrastcat.resolve import model_location

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from contrastcat.errors import BadInput
 from contrastcat.records import read_records
-from contrastcat.render import header, render_plain, render_rich
+from contrastcat.terminal import header, render_plain, render_rich
 
 from .common import reports_errors, stdout_console
 

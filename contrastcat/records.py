@@ -16,13 +16,14 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from . import jsonl
 from .errors import BadInput, located
 from .files import STDIO, atomic_text_output, read_text
+from .spans import record_html
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,33 @@ class AttributionRecord:
     settings: dict = field(default_factory=dict)
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read; never written
 
-    def to_json(self) -> str:
+    def to_dict(self) -> dict:
+        """The record as written to JSONL (without where it was read from)."""
         values = asdict(self)
         del values["line"]
-        return jsonl.dumps(values)
+        return values
+
+    def to_json(self) -> str:
+        return jsonl.dumps(self.to_dict())
+
+    def _repr_html_(self) -> str:
+        return record_html(self)
+
+
+class Records(list):
+    """A list of records, as ``contrastcat.explain(...)`` returns them: a notebook shows them coloured."""
+
+    def to_dicts(self) -> list[dict]:
+        return [record.to_dict() for record in self]
+
+    def save(self, path: str) -> int:
+        """Write them as JSONL (atomically; ``-``: standard output)."""
+        return write_records(path, self)
+
+    def _repr_html_(self) -> str:
+        shown = [record_html(record) for record in self[:50]]
+        more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
+        return "".join(shown) + more
 
 
 class _RowProblem(Exception):
@@ -354,3 +378,25 @@ def read_records(path: str) -> list[AttributionRecord]:
     if not records:
         raise BadInput(f"{name}: no attribution records")
     return records
+
+
+def rows_from_objects(
+    items, text_field: str = "text", id_field: str = "id", label_field: str = "label", source: str = "<inputs>"
+) -> list[InputRow]:
+    """Input rows from Python objects: strings (the text), or mappings with a text field (a list
+    of dicts, a ``datasets.Dataset``). Item i counts as line i + 1 in messages; ids default to i."""
+    rows = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            item = {text_field: item}
+        if not isinstance(item, Mapping):
+            raise BadInput(f"{source}: item {index}: expected a string or a mapping with a {text_field!r} field")
+        values = dict(item)
+        values.setdefault(id_field, index)
+        try:
+            rows.append(_row(index + 1, values, text_field, id_field, label_field))
+        except _RowProblem as problem:
+            raise BadInput(f"{source}: item {index}: {problem}") from None
+    if not rows:
+        raise BadInput(f"{source}: no inputs")
+    return rows

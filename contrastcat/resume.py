@@ -19,7 +19,7 @@ import torch
 from . import __version__, jsonl
 from .checkpoint import partial_path
 from .errors import BadInput
-from .explain import GOLD, PRED, ExplainOptions, check_max_length, record_settings
+from .pipeline import GOLD, PRED, ExplainOptions, check_max_length, record_settings
 from .methods import AttributionMethod
 from .models import Classifier
 from .records import InputRow, resolve_label

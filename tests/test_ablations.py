@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from contrastcat.errors import BadInput
-from contrastcat.explain import ExplainOptions, attribute, explain
+from contrastcat.pipeline import ExplainOptions, attribute, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import ContrastCAT, build_method, input_seed
 from contrastcat.records import InputRow

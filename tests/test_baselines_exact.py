@@ -2,7 +2,7 @@
 
 For every baseline (RawAtt, Rollout, Att-grads, Att×Att-grads, Grad-SAM,
 generic attention explainability, Input×Gradient, integrated gradients, TIS)
-the library's final map from ``contrastcat.explain.attribute`` is compared,
+the library's final map from ``contrastcat.pipeline.attribute`` is compared,
 to 1e-5 after min–max scaling, with an oracle written here for one input at
 a time, from the written definitions, with the HuggingFace model alone.
 
@@ -40,7 +40,7 @@ import torch
 from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.masking_utils import eager_mask
 
-from contrastcat.explain import attribute
+from contrastcat.pipeline import attribute
 from contrastcat.methods import build_method
 from contrastcat.methods.base import input_seed
 from contrastcat.methods.tis import kmeans

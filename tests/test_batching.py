@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contrastcat.explain import ExplainOptions, explain
+from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.records import InputRow
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from contrastcat.capture import capture
-from contrastcat.evaluate import EvalSettings, perturbation_curves
-from contrastcat.explain import ExplainOptions, explain
+from contrastcat.metrics import EvalSettings, perturbation_curves
+from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.methods import build_method, build_methods
 from contrastcat.models import predictor, wrap_classifier
 from contrastcat.records import InputRow

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from contrastcat.evaluate import (
+from contrastcat.metrics import (
     EvalSettings,
     kendall_confidence,
     kendall_for_records,

@@ -16,7 +16,7 @@ from contrastcat_cli.app import app
 from typer.testing import CliRunner
 
 from contrastcat import toy
-from contrastcat.evaluate import (
+from contrastcat.metrics import (
     BEST,
     SECOND,
     Curve,
@@ -330,7 +330,7 @@ def test_json_and_markdown_together_is_a_usage_error(three):
 
 
 def test_variants_of_one_method_are_labelled_by_their_differences():
-    from contrastcat.evaluate import group_by_method
+    from contrastcat.metrics import group_by_method
     from contrastcat.records import AttributionRecord
 
     def record(method, **settings):

@@ -14,8 +14,8 @@ import torch
 
 from contrastcat import toy
 from contrastcat.capture import capture
-from contrastcat.evaluate import EvalSettings, perturbation_curves
-from contrastcat.explain import ExplainOptions, explain
+from contrastcat.metrics import EvalSettings, perturbation_curves
+from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier

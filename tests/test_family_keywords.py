@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from contrastcat import toy
-from contrastcat.explain import explain
+from contrastcat.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.records import InputRow
 from contrastcat.zoo import tiny

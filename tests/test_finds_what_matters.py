@@ -34,8 +34,8 @@ import numpy as np
 import pytest
 
 from contrastcat import toy
-from contrastcat.evaluate import EvalSettings, kendall_for_records, perturbation_curves
-from contrastcat.explain import explain, reattribute_records
+from contrastcat.metrics import EvalSettings, kendall_for_records, perturbation_curves
+from contrastcat.pipeline import explain, reattribute_records
 from contrastcat.methods import METHODS, build_method
 from contrastcat.records import InputRow
 from contrastcat.models import predictor

@@ -48,7 +48,7 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
 
 
 def _unit(module: str) -> str:
-    """A subpackage (contrastcat.models) or a top-level module (contrastcat.explain)."""
+    """A subpackage (contrastcat.models) or a top-level module (contrastcat.pipeline)."""
     return ".".join(module.split(".")[:2])
 
 

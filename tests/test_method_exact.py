@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from contrastcat.capture import capture
-from contrastcat.explain import ExplainOptions, attribute
+from contrastcat.pipeline import ExplainOptions, attribute
 from contrastcat.methods import ContrastCAT
 from contrastcat.tokens import tokenize
 

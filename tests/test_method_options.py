@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from contrastcat.errors import BadInput
-from contrastcat.evaluate import group_by_method
-from contrastcat.explain import explain
+from contrastcat.metrics import group_by_method
+from contrastcat.pipeline import explain
 from contrastcat.methods import METHODS, build_method, build_methods, check_options, parse_method_list
 from contrastcat.records import AttributionRecord, InputRow, read_records
 

@@ -36,8 +36,10 @@ def test_a_misspelt_option_is_an_error_listing_the_valid_ones():
     )
     with pytest.raises(BadInput, match="method rollout has no option 'seed' \\(its options: none\\)"):
         build_method("rollout", seed=1)
-    with pytest.raises(BadInput, match="no method has an option 'cluster' \\(options: refs_used, "):
+    with pytest.raises(BadInput, match="method tis has no option 'cluster' \\(its options: clusters, seed\\)"):
         build_methods(["tis"], cluster=3)
+    with pytest.raises(BadInput, match="no method has an option 'cluster' \\(options: refs_used, "):
+        build_methods(["tis", "cat"], cluster=3)
     with pytest.raises(BadInput, match="option 'clusters' is not an option of cat, attcat"):
         build_methods(["cat", "attcat"], clusters=3)
     assert [m.settings() for m in build_methods(["cat", "tis"], clusters=3)] == [

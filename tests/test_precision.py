@@ -12,7 +12,7 @@ import json
 import numpy as np
 import torch
 
-from contrastcat.explain import explain
+from contrastcat.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.models import recast
 from contrastcat.models.precision import resolve_dtype

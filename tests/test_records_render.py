@@ -8,7 +8,7 @@ import pytest
 
 from contrastcat.errors import BadInput
 from contrastcat.records import AttributionRecord, read_inputs, read_records, resolve_label, write_records
-from contrastcat.render import render_plain, render_rich, spans
+from contrastcat.terminal import render_plain, render_rich, spans
 
 
 def make_record(**overrides):

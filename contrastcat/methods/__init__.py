@@ -77,6 +77,8 @@ def build_methods(names: Sequence[str], shared: bool = False, **options) -> list
     """Several methods from one set of options: each gets the ones it takes. An option
     that no method defines is an error listing the valid ones; so is one that none of
     ``names`` takes, unless ``shared`` (the CLI's flags apply to whichever methods take them)."""
+    if len(names) == 1 and not shared:
+        return [build_method(names[0], **options)]  # its own options are the ones to list
     known = option_specs()
     unknown = sorted(set(options) - set(known))
     if unknown:

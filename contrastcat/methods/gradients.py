@@ -86,7 +86,7 @@ class IntegratedGradients(AttributionMethod):
 
     def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[torch.Tensor]:
         if passes is None:
-            raise BadInput("integrated-gradients needs model passes (call it through contrastcat.explain)")
+            raise BadInput("integrated-gradients needs model passes (call it through contrastcat.explain or contrastcat.pipeline)")
         alphas, weights = gauss_legendre(self.ig_steps)
         starts, differences, integrals = [], [], []
         for b, length in enumerate(captured.lengths):

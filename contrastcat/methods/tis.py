@@ -93,7 +93,7 @@ class TIS(AttributionMethod):
 
     def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[torch.Tensor]:
         if passes is None:
-            raise BadInput("tis needs model passes (call it through contrastcat.explain)")
+            raise BadInput("tis needs model passes (call it through contrastcat.explain or contrastcat.pipeline)")
         plans = []
         sequences: dict[tuple[int, ...], int] = {}
         for b, length in enumerate(captured.lengths):

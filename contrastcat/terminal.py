@@ -5,42 +5,12 @@ Only this module and the CLI import Rich; the engine does not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 
 from .records import AttributionRecord
+from .spans import Span, spans
 
-
-@dataclass(frozen=True)
-class Span:
-    start: int  # character offsets into the record's text
-    end: int
-    score: float
-
-
-def spans(record: AttributionRecord, words: bool = False, rescale: bool = False) -> list[Span]:
-    """Scored character spans of the non-special tokens.
-
-    With ``words``, pieces that touch (one ends where the next begins, as
-    WordPiece ``##`` pieces do) merge into one word scored by its strongest piece.
-    With ``rescale``, scores are min–max scaled over the spans shown, so a
-    special token holding the top score does not wash out the text.
-    """
-    result: list[Span] = []
-    for (start, end), score, special in zip(record.offsets, record.scores, record.special):
-        if special or end <= start:
-            continue
-        if words and result and result[-1].end == start:
-            previous = result.pop()
-            result.append(Span(previous.start, end, max(previous.score, score)))
-        else:
-            result.append(Span(start, end, float(score)))
-    if rescale and result:
-        low = min(s.score for s in result)
-        span = max(s.score for s in result) - low
-        result = [Span(s.start, s.end, (s.score - low) / span if span > 0 else 0.0) for s in result]
-    return result
+__all__ = ["Span", "header", "render_plain", "render_rich", "spans"]
 
 
 def header(record: AttributionRecord) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import BadInput
-from .perturb import DELETE, LERF, MORF, perturb, ranked_positions
+from .perturb import DELETE, LERF, MASK, MORF, perturb, ranked_positions
 from .records import AttributionRecord, resolve_label
 
 if TYPE_CHECKING:  # only a type: importing tokens would pull in torch
@@ -77,6 +77,18 @@ class EvalSettings:
     perturb: str = DELETE
     min_tokens: int = 10
     target: str = "pred"
+
+    def __post_init__(self) -> None:
+        if not self.orders or any(order not in ORDERS for order in self.orders):
+            raise BadInput(f"--order must be a comma list of {', '.join(ORDERS)}, got {','.join(self.orders)!r}")
+        if self.steps not in STEP_GRIDS:
+            raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {self.steps!r}")
+        if self.perturb not in (DELETE, MASK):
+            raise BadInput(f"--perturb must be delete or mask, got {self.perturb!r}")
+        if self.target not in TARGETS:
+            raise BadInput(f"--target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+        if self.min_tokens < 1:
+            raise BadInput(f"--min-tokens must be at least 1, got {self.min_tokens}")
 
 
 @dataclass

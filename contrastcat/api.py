@@ -1,0 +1,175 @@
+"""The public API: everything the CLI does, one call each, no file needed.
+
+    import contrastcat
+    clf = contrastcat.load_model("minilm-rt")
+    lib = contrastcat.build_library(clf, "refs.h5")            # the model's own training data
+    recs = contrastcat.explain(clf, ["a gripping, funny film"], library=lib)
+    report = contrastcat.evaluate(clf, recs)
+    print(report.table()); print(contrastcat.render(recs))
+
+Records are plain dataclasses (``.to_dict()``), a notebook shows records and
+reports coloured (``_repr_html_``), and every error a user can cause is a
+:class:`contrastcat.errors.BadInput` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+from .errors import BadInput
+from .metrics import EvalSettings
+from .pipeline import ExplainOptions, check_library, parse_target
+from .pipeline import explain as _explain
+from .library import BuildOptions, RefLibrary, SelectionSettings
+from .library import build_library as _build_library
+from .methods import METHODS, AttributionMethod, build_methods
+from .models import Classifier
+from .records import AttributionRecord, Records, rows_from_objects
+from .reports import EvaluationReport, evaluate_records
+
+
+def load_model(name: str, device: str = "auto", dtype: str = "auto") -> Classifier:
+    """An alias (``minilm-rt``, ``roberta-sst2``, ...), a hub id or a local directory, loaded with
+    eager attention; embedded models are trained on first use and cached."""
+    from .resolve import load_classifier
+
+    return load_classifier(name, device, dtype=dtype)
+
+
+def open_library(path: str | os.PathLike) -> RefLibrary:
+    """A reference library written by ``build_library`` or ``contrastcat build-refs``, verified."""
+    return RefLibrary(path)
+
+
+def build_library(
+    classifier: Classifier,
+    path: str | os.PathLike,
+    data=None,
+    labels: Sequence[int | str] | None = None,
+    *,
+    split: str | None = None,
+    text_field: str = "text",
+    label_field: str = "label",
+    k: int = 30,
+    keep: int = 50,
+    gamma: float = 1e-3,
+    min_tokens: int = 10,
+    max_scan: int | None = None,
+    pools: Sequence[str] = (),
+    seed: int = 0,
+    store_dtype: str = "float32",
+    strict_gamma: bool = False,
+    batch_size: int = 32,
+) -> RefLibrary:
+    """Pick references per class (SPEC §2) and store their activations at ``path``.
+
+    ``data``: a ``--data`` spelling (a JSONL/CSV file, ``hub_name[:config]``,
+    ``corpus:NAME``), a list of texts with ``labels``, or rows (dicts or a
+    ``datasets.Dataset``) with ``text_field`` and ``label_field``. None: the
+    alias's own data set (``minilm-rt``: its Rotten Tomatoes training split).
+    """
+    texts, label_ids, description, split_used = _labelled(
+        classifier, data, labels, split, text_field, label_field, max_scan
+    )
+    options = BuildOptions(
+        selection=SelectionSettings(gamma=gamma, k=k, keep=keep, min_tokens=min_tokens),
+        batch_size=batch_size,
+        dtype=store_dtype,
+        strict_gamma=strict_gamma,
+        pools=tuple(pools),
+        seed=seed,
+    )
+    _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used)
+    return RefLibrary(path)
+
+
+def _labelled(classifier, data, labels, split, text_field, label_field, max_scan):
+    from .aliases import lookup_alias
+    from .data import load_labelled
+    from .records import resolve_label
+
+    if data is None or isinstance(data, (str, os.PathLike)):
+        alias = lookup_alias(classifier.name)
+        source = alias.data if alias is not None and data is None else None
+        if data is None and source is None:
+            raise BadInput(f"data is required: model {classifier.name!r} has no default data set")
+        labelled = load_labelled(
+            str(data) if data is not None else source.spec,
+            classifier.label_names,
+            split=split or (source.split if source else "train"),
+            text_field=source.text_field if source else text_field,
+            label_field=source.label_field if source else label_field,
+            max_scan=max_scan,
+        )
+        return labelled.texts, labelled.labels, labelled.description, split or (source.split if source else "")
+    items = list(data)
+    if labels is not None:
+        if len(labels) != len(items):
+            raise BadInput(f"{len(items)} texts but {len(labels)} labels")
+        items = [{text_field: text, label_field: label} for text, label in zip(items, labels)]
+    rows = rows_from_objects(items, text_field, "id", label_field, source="data")
+    if any(row.label is None for row in rows):
+        missing = next(i for i, row in enumerate(rows) if row.label is None)
+        raise BadInput(f"data: item {missing}: no label ({label_field!r})")
+    resolved = [resolve_label(row.label, classifier.label_names, f"data: item {row.line - 1}") for row in rows]
+    texts = [row.text for row in rows][:max_scan]
+    return texts, resolved[: len(texts)], "python objects", split or ""
+
+
+def explain(
+    classifier: Classifier,
+    inputs: Iterable,
+    library: RefLibrary | None = None,
+    method: str | Sequence[str] = "contrastcat",
+    *,
+    target: str | int = "pred",
+    batch_size: int = 16,
+    max_length: int | None = None,
+    mask_special: bool = False,
+    text_field: str = "text",
+    id_field: str = "id",
+    label_field: str = "label",
+    **options,
+) -> Records:
+    """Token attributions: one record per input and method, in input order.
+
+    ``inputs``: texts, dicts with ``text_field`` (and optional id, label), or a
+    ``datasets.Dataset``. ``method``: a name, ``all``, or a list. ``options`` are the
+    methods' options (``refs_used=10``, ``ig_steps=20``; see ``--list-methods``):
+    each method takes the ones it defines, and a name none of them defines is an error.
+    """
+    names = list(METHODS) if method == "all" else [method] if isinstance(method, str) else list(method)
+    methods: list[AttributionMethod] = build_methods(names, **options)
+    check_library(methods, library)
+    rows = rows_from_objects(inputs, text_field, id_field, label_field, source="inputs")
+    chosen = parse_target(target, classifier.num_classes)
+    settings = ExplainOptions(batch_size=batch_size, mask_special=mask_special, max_length=max_length)
+    used = library if any(m.uses_library for m in methods) else None
+    return Records(_explain(classifier, rows, methods, used, target=chosen, options=settings, source="inputs"))
+
+
+def evaluate(
+    classifier: Classifier,
+    records: Sequence[AttributionRecord],
+    library: RefLibrary | None = None,
+    *,
+    kendall: bool = False,
+    orders: Sequence[str] = ("morf", "lerf"),
+    steps: str = "paper",
+    perturb: str = "delete",
+    min_tokens: int = 10,
+    target: str = "pred",
+    batch_size: int = 64,
+) -> EvaluationReport:
+    """Faithfulness (SPEC §5): AOPC and log-odds per step, MoRF and LeRF, per method;
+    Kendall-τ with ``kendall`` (records of library methods need their ``library``)."""
+    settings = EvalSettings(orders=tuple(orders), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
+    return evaluate_records(classifier, list(records), settings, library, kendall, batch_size, source="records")
+
+
+def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: bool = True) -> str:
+    """Records as plain text, ``[word 0.87]`` on words scoring at least ``threshold``."""
+    from .terminal import header, render_plain
+
+    return "\n\n".join(f"{header(r)}\n{render_plain(r, threshold, words)}" for r in records)

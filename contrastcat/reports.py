@@ -1,0 +1,190 @@
+"""The evaluate use case: records + a model -> one report, for the CLI and for notebooks.
+
+:func:`evaluate_records` checks the records against the model (weights,
+precision, vocabulary, classes), groups them by method and settings, runs the
+perturbation curves (and Kendall-τ), and returns an :class:`EvaluationReport`
+whose ``to_dict()`` is the JSON report ``contrastcat evaluate`` writes and
+whose ``table()`` / ``_repr_html_`` show the comparison.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .errors import BadInput
+from .metrics import (
+    BEST,
+    SECOND,
+    Comparison,
+    EvalSettings,
+    MethodReport,
+    check_records,
+    compare_methods,
+    evaluable,
+    group_by_method,
+    kendall_for_records,
+    mark_special_tokens,
+    perturbation_curves,
+    step_labels,
+)
+from .perturb import MASK, mask_id_of
+from .records import AttributionRecord
+
+TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks: values that print the same are tied
+MARKDOWN_DECIMALS = 3
+
+
+@dataclass
+class EvaluationReport:
+    """Faithfulness of a set of records, per method (and settings)."""
+
+    source: str
+    model: str
+    model_fingerprint: str
+    records: int
+    settings: EvalSettings
+    truncated: int  # records that explain a truncated input
+    methods: dict[str, MethodReport]
+    kendall: bool
+    num_classes: int
+
+    def comparison(self, decimals: int = TABLE_DECIMALS) -> Comparison:
+        return compare_methods(list(self.methods.values()), self.settings.orders, self.kendall, decimals)
+
+    def to_dict(self) -> dict:
+        """The JSON report (strict JSON: an undefined value is null)."""
+        return {
+            "input": self.source,
+            "model": self.model,
+            "model_fingerprint": self.model_fingerprint,
+            "records": self.records,
+            "steps": self.settings.steps,
+            "step_labels": step_labels(self.settings.steps),
+            "perturb": self.settings.perturb,
+            "target": self.settings.target,
+            "min_tokens": self.settings.min_tokens,
+            "truncated": self.truncated,
+            "methods": {name: report.as_dict() for name, report in self.methods.items()},
+            "comparison": self.comparison().as_dict(),
+        }
+
+    def table(self, decimals: int = MARKDOWN_DECIMALS) -> str:
+        """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>."""
+        return markdown_table(self.comparison(decimals))
+
+    def _repr_html_(self) -> str:
+        comparison = self.comparison(MARKDOWN_DECIMALS)
+        head = "".join(f"<th>{html.escape(header(c.metric))}</th>" for c in comparison.columns)
+        rows = []
+        for row in comparison.rows:
+            cells = []
+            for column in comparison.columns:
+                text = number(row.values[column.key], MARKDOWN_DECIMALS)
+                mark = row.marks[column.key]
+                cells.append(f"<td><b>{text}</b></td>" if mark == BEST else f"<td><u>{text}</u></td>"
+                             if mark == SECOND else f"<td>{text}</td>")
+            rows.append(f"<tr><td>{html.escape(row.method)}</td>{''.join(cells)}<td>{row.evaluated}</td></tr>")
+        caption = f"Mean over the {len(step_labels(self.settings.steps))} steps (bold best, underlined second)"
+        return (f"<table><caption>{caption}</caption><tr><th>method</th>{head}<th>inputs</th></tr>"
+                f"{''.join(rows)}</table>")
+
+
+def number(value: float | None, decimals: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{round(value, decimals) + 0.0:.{decimals}f}"  # + 0.0: no "-0.000"
+
+
+def header(metric) -> str:
+    return f"{metric.name} {'↑' if metric.higher_is_better else '↓'}"
+
+
+def markdown_table(comparison: Comparison) -> str:
+    """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>."""
+    headers = ["method", *(header(c.metric) for c in comparison.columns), "inputs"]
+    lines = ["| " + " | ".join(headers) + " |", "|---|" + "---:|" * (len(headers) - 1)]
+    decimals = comparison.decimals if comparison.decimals is not None else MARKDOWN_DECIMALS
+    for row in comparison.rows:
+        cells = [row.method.replace("|", "\\|")]
+        for column in comparison.columns:
+            text = number(row.values[column.key], decimals)
+            mark = row.marks[column.key]
+            cells.append(f"**{text}**" if mark == BEST else f"<ins>{text}</ins>" if mark == SECOND else text)
+        cells.append(str(row.evaluated))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def check_explained(records: Sequence[AttributionRecord], source: str) -> None:
+    """Evaluation re-runs the model on each record's token ids: records without them are refused."""
+    if not records:
+        raise BadInput(f"{source}: no attribution records")
+    for record in records:
+        if not record.token_ids:
+            raise BadInput(f"{source}:{record.line}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
+
+
+def check_against_model(records: Sequence[AttributionRecord], classifier, source: str) -> None:
+    """Records made with other weights or another precision, or whose token ids or classes do
+    not fit the model, are refused with the line of the first one."""
+    loaded = str(classifier.dtype).removeprefix("torch.")
+    mismatched = next((r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint), None)
+    if mismatched is not None and mismatched.model_dtype not in (None, loaded):
+        raise BadInput(
+            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
+            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass --dtype {mismatched.model_dtype}"
+        )
+    if mismatched is not None:
+        raise BadInput(
+            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "
+            f"{mismatched.model!r} whose weights are {mismatched.model_fingerprint}, but {classifier.name!r} "
+            f"loads weights {classifier.fingerprint} here; pass the model the records were made with (--model), "
+            "or explain them again"
+        )
+    check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+
+
+def evaluate_records(
+    classifier,
+    records: Sequence[AttributionRecord],
+    settings: EvalSettings = EvalSettings(),
+    library=None,
+    kendall: bool = False,
+    batch_size: int = 64,
+    source: str = "<records>",
+) -> EvaluationReport:
+    """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings."""
+    from .pipeline import reattribute_records  # the use case sits above explain
+    from .models import predictor
+
+    check_explained(records, source)
+    check_against_model(records, classifier, source)
+    mark_special_tokens(records, classifier.tokenizer.all_special_ids)
+    predict = predictor(classifier, batch_size)
+    mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if settings.perturb == MASK else None
+    reports: dict[str, MethodReport] = {}
+    for name, group in group_by_method(records).items():
+        report = perturbation_curves(group, predict, settings, classifier.label_names, mask_id, source)
+        report.method = name  # variants of one method are told apart by their settings
+        if kendall:
+            report.kendall = kendall_for_records(
+                evaluable(group, settings.min_tokens).records,
+                classifier.num_classes,
+                lambda recs, targets: reattribute_records(
+                    classifier, recs, targets, library, max(1, batch_size // 4), source
+                ),
+            )
+        reports[name] = report
+    return EvaluationReport(
+        source=source,
+        model=classifier.name,
+        model_fingerprint=classifier.fingerprint,
+        records=len(records),
+        settings=settings,
+        truncated=sum(r.truncated for r in records),
+        methods=reports,
+        kendall=kendall,
+        num_classes=classifier.num_classes,
+    )
