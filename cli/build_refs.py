@@ -78,55 +78,30 @@ def build_refs(
 ) -> None:
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
-    from contrastcat.aliases import lookup_alias
-    from contrastcat.data import load_labelled
+    from contrastcat.api import labelled_data
+    from contrastcat.library import BuildOptions, SelectionSettings, build_library
     from contrastcat.pipeline import check_max_length
     from contrastcat.resolve import model_location
-    from contrastcat.library import BuildOptions, SelectionSettings, build_library
 
-    if store_dtype not in ("float32", "float16"):
-        raise BadInput(f"--store-dtype must be float32 or float16, got {store_dtype!r}")
-    chosen_pools = tuple(part.strip() for part in (pools or "").split(",") if part.strip())
-    unknown = [pool for pool in chosen_pools if pool not in ("same", "random")]
-    if unknown:
-        raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from same, random)")
-    if keep < min_refs:
-        raise BadInput(f"--keep ({keep}) must be at least --min-refs ({min_refs})")
+    options = BuildOptions(  # checks its values before anything loads
+        selection=SelectionSettings(gamma=gamma, k=min_refs, keep=keep, min_tokens=min_tokens),
+        batch_size=batch_size,
+        dtype=store_dtype,
+        strict_gamma=strict_gamma,
+        pools=tuple(part.strip() for part in (pools or "").split(",") if part.strip()),
+        seed=seed,
+    )
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
     check_output_path(output, [data, model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
     classifier.max_length = check_max_length(classifier, max_length)
-    alias = lookup_alias(model)
-    alias_data = alias.data if alias and data is None else None
-    if data is None and alias_data is None:
-        raise BadInput(f"--data is required: model {model!r} has no default data set")
-    labelled = load_labelled(
-        data or alias_data.spec,
-        classifier.label_names,
-        split=split or (alias_data.split if alias_data else "train"),
-        text_field=text_field or (alias_data.text_field if alias_data else "text"),
-        label_field=label_field or (alias_data.label_field if alias_data else "label"),
-        max_scan=max_scan,
-    )
-    options = BuildOptions(
-        selection=SelectionSettings(gamma=gamma, k=min_refs, keep=keep, min_tokens=min_tokens),
-        batch_size=batch_size,
-        dtype=store_dtype,
-        strict_gamma=strict_gamma,
-        pools=chosen_pools,
-        seed=seed,
+    texts, labels, description, split_used = labelled_data(
+        classifier, data, None, split, text_field, label_field, max_scan
     )
     with phased_progress(quiet) as report:
         result = build_library(
-            classifier,
-            labelled.texts,
-            labelled.labels,
-            output,
-            options,
-            data=labelled.description,
-            split=split or (alias_data.split if alias_data else ""),
-            progress=report,
+            classifier, texts, labels, output, options, data=description, split=split_used, progress=report
         )
     for warning in result.selection.warnings:  # shown even with --quiet: SPEC §2 requires it
         warn(warning)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -52,16 +51,6 @@ def _list_methods(value: bool) -> None:
         table.add_row(method.name, "yes" if method.uses_library else "no", options or "-", method.summary)
     Console(highlight=False).print(table)
     raise typer.Exit(0)
-
-
-def _model_of(library) -> str:
-    """The model a library was built with: its alias, else the directory it loaded, else its hub id."""
-    from contrastcat.aliases import lookup_alias
-
-    if lookup_alias(library.info.model) is not None:
-        return library.info.model
-    source = library.info.model_source
-    return source if Path(source).is_dir() else library.info.model
 
 
 @reports_errors
@@ -117,7 +106,7 @@ def explain(
     from contrastcat.pipeline import explain as run_explain
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_methods, parse_method_list
-    from contrastcat.resolve import model_location
+    from contrastcat.resolve import library_model, model_location
     from contrastcat.resume import Run, completed_inputs, finished_output
 
     if input_path is None:
@@ -139,7 +128,7 @@ def explain(
     if model is None:
         if library is None:
             raise BadInput("--model is required when no --refs library is given")
-        model = _model_of(library)
+        model = library_model(library.info)
     check_output_path(output, [model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
     chosen_target = parse_target(target, classifier.num_classes)

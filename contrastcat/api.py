@@ -69,7 +69,7 @@ def build_library(
     ``datasets.Dataset``) with ``text_field`` and ``label_field``. None: the
     alias's own data set (``minilm-rt``: its Rotten Tomatoes training split).
     """
-    texts, label_ids, description, split_used = _labelled(
+    texts, label_ids, description, split_used = labelled_data(
         classifier, data, labels, split, text_field, label_field, max_scan
     )
     options = BuildOptions(
@@ -84,7 +84,17 @@ def build_library(
     return RefLibrary(path)
 
 
-def _labelled(classifier, data, labels, split, text_field, label_field, max_scan):
+def labelled_data(
+    classifier: Classifier,
+    data=None,
+    labels: Sequence[int | str] | None = None,
+    split: str | None = None,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    max_scan: int | None = None,
+) -> tuple[list[str], list[int], str, str]:
+    """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
+    None: the alias's own data set, whose split and fields are the defaults."""
     from .aliases import lookup_alias
     from .data import load_labelled
     from .records import resolve_label
@@ -93,16 +103,17 @@ def _labelled(classifier, data, labels, split, text_field, label_field, max_scan
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None
         if data is None and source is None:
-            raise BadInput(f"data is required: model {classifier.name!r} has no default data set")
+            raise BadInput(f"data (--data) is required: model {classifier.name!r} has no default data set")
         labelled = load_labelled(
             str(data) if data is not None else source.spec,
             classifier.label_names,
             split=split or (source.split if source else "train"),
-            text_field=source.text_field if source else text_field,
-            label_field=source.label_field if source else label_field,
+            text_field=text_field or (source.text_field if source else "text"),
+            label_field=label_field or (source.label_field if source else "label"),
             max_scan=max_scan,
         )
         return labelled.texts, labelled.labels, labelled.description, split or (source.split if source else "")
+    text_field, label_field = text_field or "text", label_field or "label"
     items = list(data)
     if labels is not None:
         if len(labels) != len(items):

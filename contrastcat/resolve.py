@@ -73,3 +73,12 @@ def load_classifier(
     return load_pretrained(
         source, name=name, device=target_device, dtype=dtype, label_names=alias.label_names if alias else None
     )
+
+
+def library_model(info) -> str:
+    """The model a library was built with, as ``load_classifier`` takes it: its alias,
+    else the directory it loaded (if it is still there), else its hub id."""
+    if lookup_alias(info.model) is not None:
+        return info.model
+    source = info.model_source
+    return source if Path(source).is_dir() else info.model

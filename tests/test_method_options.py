@@ -14,7 +14,7 @@ from contrastcat.pipeline import explain
 from contrastcat.methods import METHODS, build_method, build_methods, check_options, parse_method_list
 from contrastcat.records import AttributionRecord, InputRow, read_records
 
-from .test_bad_input import assert_one_line_error, invoke
+from .cli_helpers import assert_one_line_error, invoke
 
 TEXTS = ["the film was great and the music was lovely too", "a boring night in the old house with the dog"]
 

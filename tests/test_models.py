@@ -90,10 +90,20 @@ def test_hooks_are_removed_after_an_error(toy_classifier, monkeypatch):
     def explode(*args, **kwargs):
         raise RuntimeError("boom")
 
+    def hooks():  # transformers keeps hooks of its own on some modules: compare, do not expect none
+        return {
+            name: (tuple(module._forward_hooks), tuple(module._forward_pre_hooks))
+            for name, module in toy_classifier.model.named_modules()
+        }
+
     layers = toy_classifier.adapter.layers
+    capture(toy_classifier, [[2, 10, 3]], [[True, False, True]], [None])  # transformers adds its own on first use
+    before = hooks()
     monkeypatch.setattr(layers[1], "forward", explode)
     with pytest.raises(RuntimeError, match="boom"):
         capture(toy_classifier, [[2, 10, 3]], [[True, False, True]], [None])
+    # Every hook capture registers is gone: the layers', the word embeddings', any other.
+    assert hooks() == before
     assert all(not layer._forward_pre_hooks for layer in layers)
 
 

@@ -38,6 +38,15 @@ class BuildOptions:
     pools: tuple[str, ...] = ()  # ablation pools to store as well: "same", "random"
     seed: int = 0  # draws the random pool
 
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float32", "float16"):
+            raise BadInput(f"--store-dtype must be float32 or float16, got {self.dtype!r}")
+        unknown = [pool for pool in self.pools if pool not in ABLATION_POOLS]
+        if unknown:
+            raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from {', '.join(ABLATION_POOLS)})")
+        if self.selection.keep < self.selection.k:
+            raise BadInput(f"--keep ({self.selection.keep}) must be at least --min-refs ({self.selection.k})")
+
 
 @dataclass(frozen=True)
 class BuildReport:
@@ -61,9 +70,6 @@ def build_library(
     progress: Progress | None = None,
 ) -> BuildReport:
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
-    unknown = [pool for pool in options.pools if pool not in ABLATION_POOLS]
-    if unknown:
-        raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from {', '.join(ABLATION_POOLS)})")
     tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)
     sequences = [t.ids for t in tokenized]
     predict = predictor(classifier, options.batch_size)
