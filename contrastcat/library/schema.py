@@ -529,3 +529,15 @@ class RefLibrary:
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+PROSE_MARK = "<!-- written by hand below -->"
+
+
+def layout_markdown(prose: str = "") -> str:
+    """docs/library-file.md: this module's docstring (the one statement of the layout), then ``prose``."""
+    return (
+        "# The reference library file (HDF5)\n\n"
+        "Generated from `contrastcat/library/schema.py` (its docstring is the one statement of the layout); "
+        "regenerate with `make docs`.\n\n```\n" + (__doc__ or "").strip("\n") + "\n```\n\n" + PROSE_MARK + "\n" + prose
+    )

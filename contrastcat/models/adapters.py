@@ -123,7 +123,7 @@ def adapter_for(model: nn.Module) -> Adapter:
         warning = (
             f"model type {model_type!r} has no row in contrastcat's families: using the {expected} layers at "
             f"{family.layers!r} and {'the last real token' if family.pooling == LAST else 'the model head'} "
-            "for pooling; check the results (see README, Model families)"
+            "for pooling; check the results (see docs/models.md, Model families)"
         )
     layers = _attribute_path(base, family.layers)
     if not isinstance(layers, nn.ModuleList) or len(layers) == 0:
