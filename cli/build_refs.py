@@ -103,7 +103,7 @@ def build_refs(
         result = build_library(
             classifier, texts, labels, output, options, data=description, split=split_used, progress=report
         )
-    for warning in result.selection.warnings:  # shown even with --quiet: SPEC §2 requires it
+    for warning in result.selection.warnings:  # shown even with --quiet: docs/spec.md §2 requires it
         warn(warning)
     if result.truncated:
         warn(

@@ -101,13 +101,12 @@ def explain(
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
     # Imported here, not at the top: torch and transformers would make every --help slow.
-    from contrastcat.checkpoint import checkpointed_output
     from contrastcat.pipeline import ExplainOptions, check_library, check_max_length, parse_target, usable_rows
     from contrastcat.pipeline import explain as run_explain
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_methods, parse_method_list
     from contrastcat.resolve import library_model, model_location
-    from contrastcat.resume import Run, completed_inputs, finished_output
+    from contrastcat.resume import Run, write_resumable
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
@@ -153,21 +152,10 @@ def explain(
             summary.count(record)
             yield record
 
-    if resume:
-        plan = Run(rows, methods, classifier, used_library, chosen_target, settings, source)
-        finished = finished_output(output, plan)
-        if finished is not None:
-            summary.resumed(finished, "output")
-            summary.finish(output, skipped, quiet)
-            return
     with phased_progress(quiet) as report:
         if resume:
-            with checkpointed_output(output, plan.header(), inputs) as checkpoint:
-                kept = completed_inputs(checkpoint.lines, plan, checkpoint.path, first_line=2)  # 1: the header
-                checkpoint.keep(kept.inputs * len(methods))
-                summary.resumed(kept, "checkpoint")
-                for record in run(rows[kept.inputs :], report, kept.inputs):
-                    checkpoint.write(record.to_json())
+            plan = Run(rows, methods, classifier, used_library, chosen_target, settings, source)
+            write_resumable(output, plan, inputs, lambda start: run(rows[start:], report, start), summary.resumed)
         else:
             write_records(output, run(rows, report, 0), inputs)
     summary.finish(output, skipped, quiet)

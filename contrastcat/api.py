@@ -62,7 +62,7 @@ def build_library(
     strict_gamma: bool = False,
     batch_size: int = 32,
 ) -> RefLibrary:
-    """Pick references per class (SPEC §2) and store their activations at ``path``.
+    """Pick references per class (docs/spec.md §2) and store their activations at ``path``.
 
     ``data``: a ``--data`` spelling (a JSONL/CSV file, ``hub_name[:config]``,
     ``corpus:NAME``), a list of texts with ``labels``, or rows (dicts or a
@@ -173,7 +173,7 @@ def evaluate(
     target: str = "pred",
     batch_size: int = 64,
 ) -> EvaluationReport:
-    """Faithfulness (SPEC §5): AOPC and log-odds per step, MoRF and LeRF, per method;
+    """Faithfulness (docs/spec.md §5): AOPC and log-odds per step, MoRF and LeRF, per method;
     Kendall-τ with ``kendall`` (records of library methods need their ``library``)."""
     settings = EvalSettings(orders=tuple(orders), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
     return evaluate_records(classifier, list(records), settings, library, kendall, batch_size, source="records")

@@ -1,7 +1,7 @@
 """One forward and one backward pass: everything an attribution method reads.
 
 ``capture`` records, for a padded batch, the activations entering each layer
-(A^l, SPEC §1), the gradients of the target *logit* with respect to them, the
+(A^l, docs/spec.md §1), the gradients of the target *logit* with respect to them, the
 attention probabilities and their gradients, the word embeddings and their
 gradients, and the logits. Methods declare which of these they need, so a
 method that needs no gradient costs no backward pass, and several methods
@@ -112,7 +112,7 @@ def capture(
 
     ``targets[b] is None`` means the predicted class. ``mask_special`` reproduces
     the reference code, which zeroes special tokens in the attention mask of the
-    attribution pass (SPEC §1).
+    attribution pass (docs/spec.md §1).
     """
     model, device = classifier.model, classifier.device
     ids, real = pad(sequences, classifier.pad_id, device)

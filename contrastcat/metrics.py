@@ -1,4 +1,4 @@
-"""Faithfulness of attributions (SPEC §5): perturbation curves and Kendall-τ.
+"""Faithfulness of attributions (docs/spec.md §5): perturbation curves and Kendall-τ.
 
 Metrics carry their name and which direction is better, so reports can mark
 the best value without knowing the metric (:func:`rank_marks`,
@@ -44,7 +44,7 @@ METRICS = {
     (LERF, "aopc"): Metric("LeRF AOPC", False),
     (LERF, "lodds"): Metric("LeRF LOdds", True),
 }
-# Mean index τ over inputs (SPEC §5): lower means more class-distinct attributions.
+# Mean index τ over inputs (docs/spec.md §5): lower means more class-distinct attributions.
 KENDALL_METRIC = Metric("Kendall τ", False)
 BEST = "best"
 SECOND = "second"
@@ -57,7 +57,7 @@ def step_labels(steps: str) -> list[str]:
 
 
 def step_counts(length: int, nonspecial: int, steps: str) -> list[int]:
-    """How many tokens to perturb at each of the 9 steps (SPEC §5).
+    """How many tokens to perturb at each of the 9 steps (docs/spec.md §5).
 
     paper: round(k/100 * non-special tokens), k = 10..90, halves to even;
     reference: round(g * all tokens), g = linspace(0, 1, 10)[1:].

@@ -1,6 +1,6 @@
 """Ranking tokens by score and removing or masking the top of the ranking.
 
-Shared by the refinement step (SPEC §4) and the evaluation (SPEC §5) so the
+Shared by the refinement step (docs/spec.md §4) and the evaluation (docs/spec.md §5) so the
 two perturb inputs the same way. Special tokens are never perturbed; ties are
 broken by position (stable sort), so runs are reproducible.
 """
@@ -42,7 +42,7 @@ def perturb(
 
 
 def mask_id_of(tokenizer, pad_id: int) -> int:
-    """The tokenizer's mask token, or else the pad token the classifier pads with (SPEC §5;
+    """The tokenizer's mask token, or else the pad token the classifier pads with (docs/spec.md §5;
     for GPT-2 and Llama, which have neither, that is EOS)."""
     mask = tokenizer.mask_token_id
     return int(mask) if mask is not None else int(pad_id)

@@ -77,7 +77,7 @@ def usable_rows(
 @dataclass(frozen=True)
 class ExplainOptions:
     batch_size: int = 16
-    mask_special: bool = False  # reference-code quirk, SPEC §1
+    mask_special: bool = False  # reference-code quirk, docs/spec.md §1
     window: int = 8  # batches per length-sorted window
     max_length: int | None = None  # tokens per input; None: the model's own limit
 

@@ -1,4 +1,4 @@
-"""Refinement by deletion test (SPEC §4).
+"""Refinement by deletion test (docs/spec.md §4).
 
 Each candidate map is scored by how much deleting its top tokens lowers the
 target probability; maps scoring below rho are discarded and the rest are

@@ -10,19 +10,19 @@ finished file is byte for byte the same.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from . import __version__, jsonl
-from .checkpoint import partial_path
+from .checkpoint import checkpointed_output, partial_path
 from .errors import BadInput
 from .pipeline import GOLD, PRED, ExplainOptions, check_max_length, record_settings
 from .methods import AttributionMethod
 from .models import Classifier
-from .records import InputRow, resolve_label
+from .records import AttributionRecord, InputRow, resolve_label
 from .tokens import tokenize
 
 
@@ -114,6 +114,32 @@ def finished_output(path: str, run: Run) -> Resumed | None:
     except BadInput:
         return None  # another run's output: this run replaces it, as a run without --resume would
     return kept if kept.inputs == len(run.rows) else None
+
+
+def write_resumable(
+    output: str,
+    run: Run,
+    inputs: Sequence[str | None],
+    records_from: Callable[[int], Iterable[AttributionRecord]],
+    on_resume: Callable[[Resumed, str], None] | None = None,
+) -> None:
+    """Write ``run``'s records to ``output`` through a checkpoint that an interrupted run left or
+    this one starts: the lines this run would write are kept, ``records_from(n)`` gives the
+    records from input n on, and the finished file replaces ``output``. An output that already
+    holds the whole run is left as it is. ``on_resume(kept, origin)`` hears what was kept
+    first ("output": all of it; "checkpoint": a part)."""
+    finished = finished_output(output, run)
+    if finished is not None:
+        if on_resume:
+            on_resume(finished, "output")
+        return
+    with checkpointed_output(output, run.header(), inputs) as checkpoint:
+        kept = completed_inputs(checkpoint.lines, run, checkpoint.path, first_line=2)  # line 1: the header
+        checkpoint.keep(kept.inputs * len(run.methods))
+        if on_resume:
+            on_resume(kept, "checkpoint")
+        for record in records_from(kept.inputs):
+            checkpoint.write(record.to_json())
 
 
 def _target_matches(record: dict, row: InputRow, target: str | int, label_names, where: str) -> bool:

@@ -1,4 +1,4 @@
-"""The baseline attribution methods against straightforward, independent loops (SPEC §1, §6).
+"""The baseline attribution methods against straightforward, independent loops (docs/spec.md §1, §6).
 
 For every baseline (RawAtt, Rollout, Att-grads, Att×Att-grads, Grad-SAM,
 generic attention explainability, Input×Gradient, integrated gradients, TIS)

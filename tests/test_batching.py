@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from contrastcat.pipeline import ExplainOptions, explain
-from contrastcat.methods import METHODS, build_method, build_methods
+from contrastcat.methods import build_method
 from contrastcat.records import InputRow
+
+from .method_cases import CASES, IDS
 
 TEXTS = [
     "good",
@@ -19,10 +21,10 @@ TEXTS = [
 ]
 
 
-@pytest.mark.parametrize("name", sorted(METHODS))
-def test_batched_equals_unbatched(toy_classifier, toy_library, name):
+@pytest.mark.parametrize("name, options", CASES, ids=IDS)
+def test_batched_equals_unbatched(toy_classifier, toy_library, name, options):
     rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
-    (method,) = build_methods([name], shared=True, refs_used=10)
+    method = build_method(name, **options)
     library = toy_library if method.uses_library else None
     together = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=len(rows))))
     alone = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=1)))
@@ -55,7 +57,33 @@ def test_mask_special_changes_attribution_not_prediction(toy_classifier, toy_lib
     masked = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=4, mask_special=True)))
     alone = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=1, mask_special=True)))
     for a, b, c in zip(plain, masked, alone):
-        assert a.probs == b.probs and a.predicted == b.predicted == b.target  # SPEC §1: prediction uses the plain mask
+        assert a.probs == b.probs and a.predicted == b.predicted == b.target  # docs/spec.md §1: prediction uses the plain mask
         assert np.allclose(b.scores, c.scores, atol=1e-5)
         assert b.settings["mask_special"] is True and a.settings["mask_special"] is False
     assert any(not np.allclose(a.scores, b.scores, atol=1e-3) for a, b in zip(plain, masked))
+
+
+@pytest.mark.parametrize("name, options", CASES, ids=IDS)
+def test_every_hook_is_removed_after_an_error(toy_classifier, toy_library, monkeypatch, name, options):
+    """A layer that fails mid-run leaves no hook of capture's (or of any extra pass) behind."""
+
+    def hooks():  # transformers keeps hooks of its own on some modules: compare, do not expect none
+        return {
+            key: (tuple(module._forward_hooks), tuple(module._forward_pre_hooks))
+            for key, module in toy_classifier.model.named_modules()
+        }
+
+    method = build_method(name, **options)
+    library = toy_library if method.uses_library else None
+    rows = [InputRow(line=1, id=0, text=TEXTS[1])]
+    list(explain(toy_classifier, rows, method, library))  # transformers adds its own hooks on first use
+    before = hooks()
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(toy_classifier.adapter.layers[-1], "forward", explode)
+    with pytest.raises(RuntimeError, match="boom"):
+        list(explain(toy_classifier, rows, method, library))
+    monkeypatch.undo()
+    assert hooks() == before

@@ -1,4 +1,4 @@
-"""Evaluation (SPEC §5) on a hand-made case whose numbers are worked out by hand.
+"""Evaluation (docs/spec.md §5) on a hand-made case whose numbers are worked out by hand.
 
 Stub classifier, two classes: p1(x) = 0.1 + the weights of the tokens present
 (t1..t5 weigh 0.4, 0.2, 0.1, 0.05, 0.05; t6..t10 nothing; a [MASK] 0.01), so

@@ -1,4 +1,4 @@
-"""Reference library: selection (SPEC §2), the HDF5 file, and model checks."""
+"""Reference library: selection (docs/spec.md §2), the HDF5 file, and model checks."""
 
 from __future__ import annotations
 

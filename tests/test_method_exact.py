@@ -1,4 +1,4 @@
-"""Contrast-CAT against a straightforward, independent loop (SPEC §3 and §4).
+"""Contrast-CAT against a straightforward, independent loop (docs/spec.md §3 and §4).
 
 The loop below reads activations from ``output_hidden_states`` (the engine
 uses layer hooks), walks layers, positions and hidden units one at a time in

@@ -15,6 +15,7 @@ from contrastcat.methods import METHODS, build_method, build_methods, check_opti
 from contrastcat.records import AttributionRecord, InputRow, read_records
 
 from .cli_helpers import assert_one_line_error, invoke
+from .method_cases import CASES
 
 TEXTS = ["the film was great and the music was lovely too", "a boring night in the old house with the dog"]
 
@@ -88,7 +89,7 @@ def test_every_method_runs_on_cuda_as_on_cpu(toy_dir, toy_library):
     rows = [InputRow(line=i + 1, id=i, text=t) for i, t in enumerate(TEXTS)]
     cpu = load_classifier(str(toy_dir / "model"), "cpu")
     cuda = load_classifier(str(toy_dir / "model"), "cuda")
-    methods = build_methods(list(METHODS), ig_steps=8)
+    methods = [build_method(name, **options) for name, options in CASES]
     for a, b in zip(explain(cpu, rows, methods, toy_library), explain(cuda, rows, methods, toy_library)):
         assert a.method == b.method
         assert np.allclose(a.scores, b.scores, atol=1e-4), a.method

@@ -1,4 +1,4 @@
-"""Deletion-test refinement pieces (SPEC §4), worked by hand."""
+"""Deletion-test refinement pieces (docs/spec.md §4), worked by hand."""
 
 from __future__ import annotations
 

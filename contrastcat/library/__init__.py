@@ -1,4 +1,4 @@
-"""The reference library: selection (SPEC §2), building, and the HDF5 file."""
+"""The reference library: selection (docs/spec.md §2), building, and the HDF5 file."""
 
 from .build import BuildOptions, BuildReport, build_library
 from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, RefLibrary, ReferenceEntry

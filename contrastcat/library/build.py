@@ -1,4 +1,4 @@
-"""Build a reference library (SPEC §2): scan a labelled pool, select, store activations."""
+"""Build a reference library (docs/spec.md §2): scan a labelled pool, select, store activations."""
 
 from __future__ import annotations
 

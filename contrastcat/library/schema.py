@@ -15,7 +15,7 @@ Layout (schema version 2), readable with plain h5py::
         num_layers          L
         hidden_size         n
         label_names         JSON list of class names, index = class id
-        gamma, k, keep      selection settings (SPEC §2)
+        gamma, k, keep      selection settings (docs/spec.md §2)
         min_tokens          shortest reference kept
         max_length          truncation length used
         dtype               "float32" or "float16" (activations on disk)

@@ -1,4 +1,4 @@
-"""Which training rows become references (SPEC §2). Pure: probabilities in, rows out."""
+"""Which training rows become references (docs/spec.md §2). Pure: probabilities in, rows out."""
 
 from __future__ import annotations
 

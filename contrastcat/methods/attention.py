@@ -1,4 +1,4 @@
-"""Attention-based baselines (SPEC §6): attention maps, with or without their gradients.
+"""Attention-based baselines (docs/spec.md §6): attention maps, with or without their gradients.
 
 Every formula runs on one input's real tokens ([L, H, T, T] slices of the
 padded capture), so padding can never reach a result. Rows are queries,

@@ -1,6 +1,6 @@
 """The CAT family: gradient x activation summed over layers, with optional contrast.
 
-One formula covers three methods (SPEC §3, §6):
+One formula covers three methods (docs/spec.md §3, §6):
 
     I_R(x)_i = sum_l w^l_i * sum_j G^l_ij * (A^l_ij - R^l_ij)
 

@@ -1,6 +1,6 @@
 """Input-gradient baselines on the embeddings: input x gradient and integrated gradients.
 
-Both attribute the target logit z_c (as the CAT family does, SPEC §1) to the
+Both attribute the target logit z_c (as the CAT family does, docs/spec.md §1) to the
 word embeddings, before position embeddings are added, and sum over the
 embedding dimension. Families whose word embeddings enter a LayerNorm
 directly (ModernBERT, DeBERTa-v3) are attributed at the embedding module's

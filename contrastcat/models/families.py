@@ -1,7 +1,7 @@
 """Model families as data: one row per ``config.model_type``.
 
 A row says where the transformer layers are (their *inputs* are the
-activations A^l of SPEC §1), which token the classification head reads, and
+activations A^l of docs/spec.md §1), which token the classification head reads, and
 how positions and padding work. Everything else (attention probabilities,
 word embeddings, the head itself) comes through the HuggingFace API, so a
 new family is one row here and one test (``tests/test_families.py``).

@@ -1,0 +1,35 @@
+"""One table of (method, options) for the tests every method must pass: batching,
+devices, hook removal (as Captum's tests do). It is built from the registry, so a
+method registered later is in it with its defaults; VARIANTS add the options that
+take another code path."""
+
+from __future__ import annotations
+
+from contrastcat.methods import METHODS
+
+# Cheaper than the defaults, same code paths.
+CHEAP = {"ig_steps": 8, "clusters": 8, "refs_used": 10}
+VARIANTS: dict[str, list[dict]] = {
+    "contrastcat": [{"refine": False}, {"attention": False}, {"layers": "1"}, {"rho": "mean"}],
+    "cat": [{"layers": "1"}],
+    "integrated-gradients": [{"ig_baseline": "pad"}],
+}
+
+
+def method_cases() -> list[tuple[str, dict]]:
+    cases = []
+    for name, cls in METHODS.items():
+        base = {key: value for key, value in CHEAP.items() if key in cls.Options.names()}
+        cases.append((name, base))
+        cases += [(name, {**base, **variant}) for variant in VARIANTS.get(name, [])]
+    return cases
+
+
+def case_id(case: tuple[str, dict]) -> str:
+    name, options = case
+    extra = [f"{key}={value}" for key, value in options.items() if key not in CHEAP]
+    return " ".join([name, *extra])
+
+
+CASES = method_cases()
+IDS = [case_id(case) for case in CASES]
