@@ -77,7 +77,7 @@ def build_refs(
     quiet: QuietOption = False,
 ) -> None:
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
-    # Imported here, not at the top: torch and transformers would make every --help slow.
+    # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.api import labelled_data
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
     from contrastcat.pipeline import check_max_length

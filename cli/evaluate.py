@@ -85,7 +85,7 @@ def evaluate(
     quiet: QuietOption = False,
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
-    # Imported here, not at the top: torch and transformers would make every --help slow.
+    # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.library import RefLibrary
     from contrastcat.reports import check_explained, evaluate_records
     from contrastcat.resolve import model_location

@@ -100,7 +100,7 @@ def explain(
     method_options: dict | None = None,  # one flag per method option, added by cli.method_flags
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
-    # Imported here, not at the top: torch and transformers would make every --help slow.
+    # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.pipeline import ExplainOptions, check_library, check_max_length, parse_target, usable_rows
     from contrastcat.pipeline import explain as run_explain
     from contrastcat.library import RefLibrary

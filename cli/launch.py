@@ -1,6 +1,6 @@
 """The console script's entry point: signals first, then the app.
 
-Everything here runs before Typer, Rich or torch are imported, so a Ctrl-C or
+Everything here runs before Typer, Rich or the model libraries are imported, so a Ctrl-C or
 SIGTERM at any moment after the interpreter has started (even during those
 imports, which take a good part of a second) ends in one line and exit 130,
 never a traceback. A closed pipe downstream (``| head``) ends quietly with

@@ -1,24 +1,40 @@
-"""Each subcommand through the real entry point (the installed console script)."""
+"""Each subcommand through the Typer app in this process (Typer's CliRunner); the entry point
+itself, a real pipe and --version go through the installed console script (smoke tests)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
 import subprocess
-import sys
+from dataclasses import dataclass
 
 import h5py
 import pytest
 
-EXE = shutil.which("contrastcat") or os.path.join(os.path.dirname(sys.executable), "contrastcat")
+from .cli_helpers import EXE, OFFLINE, runner
 
 
-def run(*args, stdin=None, env=None, cwd=None):
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **(env or {})}
-    return subprocess.run(
-        [EXE, *map(str, args)], input=stdin, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300
-    )
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(*args, stdin=None, env=None, cwd=None) -> Ran:
+    """The app in process, with the offline environment and ``cwd`` of a real run."""
+    from contrastcat_cli.app import app
+
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        result = runner.invoke(app, [str(a) for a in args], input=stdin, env={**OFFLINE, **(env or {})})
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def smoke(*args, env=None) -> subprocess.CompletedProcess:
+    """The installed console script in a child process."""
+    environment = {**os.environ, **OFFLINE, **(env or {})}
+    return subprocess.run([EXE, *map(str, args)], capture_output=True, text=True, env=environment, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +51,7 @@ def pipeline(toy_dir, tmp_path_factory):
 
 
 def test_version_and_help():
-    result = run("--version")
+    result = smoke("--version")  # the console script itself
     assert result.returncode == 0 and result.stdout.startswith("contrastcat ")
     for command in ("build-refs", "explain", "evaluate", "render"):
         helped = run(command, "-h")
