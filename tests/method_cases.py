@@ -7,6 +7,16 @@ from __future__ import annotations
 
 from contrastcat.methods import METHODS
 
+# Inputs of very different lengths (1 to 15 words): batching them pads a lot.
+TEXTS = [
+    "good",
+    "the film was great and the music was lovely too and the actor was superb",
+    "a boring night",
+    "we saw the city at night and it was a long road home with a friend",
+    "the dog was awful",
+    "it is a new story about an old man",
+]
+
 # Cheaper than the defaults, same code paths.
 CHEAP = {"ig_steps": 8, "clusters": 8, "refs_used": 10}
 VARIANTS: dict[str, list[dict]] = {

@@ -9,16 +9,8 @@ from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.methods import build_method
 from contrastcat.records import InputRow
 
-from .method_cases import CASES, IDS
+from .method_cases import CASES, IDS, TEXTS
 
-TEXTS = [
-    "good",
-    "the film was great and the music was lovely too and the actor was superb",
-    "a boring night",
-    "we saw the city at night and it was a long road home with a friend",
-    "the dog was awful",
-    "it is a new story about an old man",
-]
 
 
 @pytest.mark.parametrize("name, options", CASES, ids=IDS)

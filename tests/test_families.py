@@ -23,17 +23,13 @@ from contrastcat.records import InputRow
 from contrastcat.tokens import tokenize
 from contrastcat.zoo import tiny
 
+from .method_cases import TEXTS as ALL_TEXTS
+
 FAMILY_NAMES = sorted(FAMILIES)
 ALBERT_LAYERS = 3
 # Cheap settings: every method still runs its whole code path.
 OPTIONS = {"refs_used": 4, "ig_steps": 4, "clusters": 4}
-TEXTS = [
-    "good",
-    "the film was great and the music was lovely too and the actor was superb",
-    "a boring night",
-    "we saw the city at night and it was a long road home with a friend",
-    "the dog was awful",
-]
+TEXTS = ALL_TEXTS[:5]
 
 
 def test_every_family_has_a_tiny_builder():
