@@ -74,3 +74,21 @@ def test_api_errors_are_one_line_bad_input(toy_dir):
         contrastcat.evaluate(clf, [], steps="all")
     with pytest.raises(AttributeError):
         contrastcat.nothing_here  # noqa: B018
+
+
+def test_a_datasets_dataset_is_accepted_as_inputs_and_as_library_data(toy_dir, toy_examples, tmp_path):
+    import datasets
+
+    clf = contrastcat.load_model(str(toy_dir / "model"), device="cpu")
+    rows = datasets.Dataset.from_dict({
+        "review": [e.text for e in toy_examples[:200]],
+        "stars": [e.label for e in toy_examples[:200]],
+    })
+    lib = contrastcat.build_library(clf, tmp_path / "refs.h5", data=rows, text_field="review", label_field="stars",
+                                    k=5, keep=5)
+    assert lib.info.data == "python objects" and lib.pool_size("contrast", 0) == 5
+    recs = contrastcat.explain(clf, rows.select(range(3)), library=lib, text_field="review", label_field="stars",
+                               target="gold", refs_used=5)
+    assert [r.id for r in recs] == [0, 1, 2] and [r.target for r in recs] == rows["stars"][:3]
+    texts = [e.text for e in toy_examples[:3]]
+    assert [r.text for r in contrastcat.explain(clf, texts, method="attcat")] == texts
