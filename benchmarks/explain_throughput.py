@@ -22,7 +22,7 @@ import torch
 from contrastcat import toy
 from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
-from contrastcat.methods import METHODS, build_method
+from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import wrap_classifier
 from contrastcat.records import InputRow
 
@@ -39,6 +39,17 @@ def minilm_shaped():
     return wrap_classifier(BertForSequenceClassification(config), toy.make_tokenizer(), name="minilm-shaped")
 
 
+def own_predictions(classifier, texts: list[str]) -> list[int]:
+    from contrastcat.models import predictor
+    from contrastcat.tokens import tokenize
+
+    ids = [t.ids for t in tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)]
+    logits = torch.log(torch.as_tensor(predictor(classifier, 32)(ids)))
+    with torch.no_grad():
+        classifier.model.classifier.bias -= logits.mean(dim=0).to(classifier.model.classifier.bias.dtype)
+    return predictor(classifier, 32)(ids).argmax(axis=1).tolist()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inputs", type=int, default=64)
@@ -53,8 +64,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "refs.h5"
         # A random model is not confident: every reference is a fill-up, which costs the same.
+        # Its own predictions are the labels (references must be classified correctly); the
+        # output bias is centred so that both classes are predicted.
+        pool_texts = [e.text for e in pool]
+        labels = own_predictions(classifier, pool_texts)
         build_library(
-            classifier, [e.text for e in pool], [0 if i % 2 else 1 for i in range(len(pool))], path,
+            classifier, pool_texts, labels, path,
             BuildOptions(selection=SelectionSettings(gamma=1e-3, k=30, keep=30, min_tokens=1)),
         )
         library = RefLibrary(path)
@@ -62,7 +77,7 @@ def main() -> None:
               f"{args.words // 2}-{args.words} words, MiniLM-shaped BERT (6 x 384)")
         timings = {}
         for name in ("attcat", "contrastcat"):
-            method = build_method(name, refs_used=30)
+            (method,) = build_methods([name], shared=True, refs_used=30)
             for batch_size in (1, 16):
                 options = ExplainOptions(batch_size=batch_size)
                 list(explain(classifier, rows[:2], method, library, options=options))  # warm-up
