@@ -93,6 +93,9 @@ def build_refs(
     )
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
+    if dtype == "float16" and store_dtype == "float32":  # what --dtype float16 meant before 0.3
+        warn("--dtype float16 loads the model's weights in float16 (since 0.3); the activations on disk "
+             "stay float32: --store-dtype float16 halves the file")
     check_output_path(output, [data, model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
     classifier.max_length = check_max_length(classifier, max_length)

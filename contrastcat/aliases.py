@@ -63,7 +63,7 @@ ALIASES: dict[str, ModelAlias] = {
         ),
         ModelAlias(
             "gpt2-sst2",
-            "tanganke/gpt2_sst2",  # GPT-2 base, GLUE SST-2
+            "PavanNeerudu/gpt2-finetuned-sst2",  # GPT-2 base (124M), GLUE SST-2, validation accuracy 0.925 per its card
             DataSource("nyu-mll/glue", "sst2", text_field="sentence"),
             SENTIMENT,
         ),

@@ -95,6 +95,15 @@ def record_settings(method: AttributionMethod, options: ExplainOptions) -> dict:
     return {**method.settings(), "mask_special": options.mask_special}
 
 
+def check_mask_special(classifier: Classifier, mask_special: bool) -> None:
+    """--mask-special only where masking special keys leaves every query row a key to see."""
+    if mask_special and not classifier.adapter.family.mask_special:
+        raise BadInput(
+            f"--mask-special cannot be used with model type {classifier.adapter.model_type!r}: some of its "
+            "attention rows would see no token at all, and the scores would depend on the batch's padding"
+        )
+
+
 def check_max_length(classifier: Classifier, max_length: int | None) -> int:
     """The token limit to explain with: the model's own, or one the user chose up to its positions."""
     if max_length is None:
@@ -186,6 +195,7 @@ def explain(
     if library is not None and any(each.uses_library for each in methods):
         library.check_model(classifier)
     targets = resolve_targets(rows, target, classifier.label_names, source)
+    check_mask_special(classifier, options.mask_special)
     max_length = check_max_length(classifier, options.max_length)
     texts = tokenize(classifier.tokenizer, [row.text for row in rows], max_length, classifier.empty_input)
     window = options.window_inputs
@@ -310,6 +320,7 @@ def reattribute_records(
                     f"{library.path}: records were explained with another library ({used.pop()}); pass that one"
                 )
         options = ExplainOptions(batch_size=batch_size, mask_special=bool(settings.get("mask_special", False)))
+        check_mask_special(classifier, options.mask_special)
         again = reattribute(
             classifier, [records[i] for i in indices], [targets[i] for i in indices], method,
             library if method.uses_library else None, options,

@@ -23,11 +23,17 @@ def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
 
     With ``words``, pieces that touch (one ends where the next begins, as
     WordPiece ``##`` pieces do) merge into one word scored by its strongest piece.
+    A piece's leading whitespace is not part of its span: SentencePiece-style
+    tokenizers (Llama, ALBERT, XLM-R) give ``▁film`` the space before it, and the
+    words of a sentence would otherwise all touch.
     With ``rescale``, scores are min–max scaled over the spans shown, so a
     special token holding the top score does not wash out the text.
     """
     result: list[Span] = []
+    text = record.text
     for (start, end), score, special in zip(record.offsets, record.scores, record.special):
+        while start < end and text[start].isspace():
+            start += 1
         if special or end <= start:
             continue
         if words and result and result[-1].end == start:

@@ -147,6 +147,12 @@ def _fallback_model(kind: str):
             vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
             intermediate_size=64, max_position_embeddings=66, pad_token_id=1, type_vocab_size=1, num_labels=3,
         )
+    elif kind == "bloom":
+        tokenizer = tiny.make_tokenizer("gpt2")
+        config = transformers.BloomConfig(
+            vocab_size=len(tokenizer), hidden_size=32, n_layer=2, n_head=4, num_labels=3,
+            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+        )
     else:
         tokenizer = tiny.make_tokenizer("gpt2")
         config = transformers.GPTNeoXConfig(
@@ -159,14 +165,16 @@ def _fallback_model(kind: str):
     return model.eval(), tokenizer
 
 
-@pytest.mark.parametrize("kind", ["camembert", "gpt_neox"])
+@pytest.mark.parametrize("kind", ["camembert", "gpt_neox", "bloom"])
 def test_a_family_with_no_row_works_through_the_checked_fallback(kind):
     assert kind not in FAMILIES
     model, tokenizer = _fallback_model(kind)
     classifier = wrap_classifier(model, tokenizer, name=kind)
     warning = classifier.adapter.warning
     assert warning and f"model type {kind!r} has no row" in warning and "\n" not in warning
-    assert classifier.adapter.decoder == (kind == "gpt_neox")
+    assert classifier.adapter.decoder == (kind in ("gpt_neox", "bloom"))
+    # BLOOM's word embeddings enter a LayerNorm: the fallback finds it and attributes A^1.
+    assert classifier.adapter.embedding_point == ("layer" if kind == "bloom" else "word")
     (text,) = tokenize(tokenizer, [TEXTS[1]], 64, classifier.empty_input)
     captured = capture(classifier, [text.ids], [text.special], [0])
     ids = torch.tensor([list(text.ids)])
@@ -174,8 +182,15 @@ def test_a_family_with_no_row_works_through_the_checked_fallback(kind):
     assert torch.allclose(captured.logits[0], output.logits[0].detach(), atol=1e-5)
     for layer in range(2):
         assert torch.allclose(captured.activations[0, layer], output.hidden_states[layer][0].detach(), atol=1e-5)
-    records = list(explain(classifier, [InputRow(1, 1, TEXTS[1]), InputRow(2, 2, TEXTS[2])], build_method("attcat")))
-    assert len(records) == 2
+    methods = build_methods(["attcat", "input-x-gradient", "integrated-gradients"], ig_steps=4)
+    records = list(explain(classifier, [InputRow(1, 1, TEXTS[1]), InputRow(2, 2, TEXTS[2])], methods))
+    assert len(records) == 6
+    if kind == "camembert":  # positions counted from padding_idx + 1, as RoBERTa: 66 - 2 usable
+        assert classifier.position_limit == 64
+        long = " ".join(["good film"] * 80)
+        (record,) = explain(classifier, [InputRow(1, 1, long)], build_method("attcat"),
+                            options=ExplainOptions(max_length=classifier.position_limit))
+        assert len(record.tokens) == 64 and record.truncated
 
 
 def test_a_family_whose_layers_cannot_be_found_is_refused_in_one_line():
@@ -261,3 +276,45 @@ def test_tiny_tokenizers_are_the_same_every_time(model_type):
     first, second = tiny.make_tokenizer(model_type), tiny.make_tokenizer(model_type)
     assert first.get_vocab() == second.get_vocab()
     assert first.backend_tokenizer.to_str() == second.backend_tokenizer.to_str()
+
+
+def test_integrated_gradients_passes_see_deberta_convolution():
+    """DeBERTa-v2 checkpoints with conv_kernel_size feed the embedding output to a convolution beside
+    the first layer: the IG passes must replace that output, not only the first layer's input."""
+    from contrastcat.passes import ModelPasses
+
+    tokenizer = tiny.make_tokenizer("deberta-v2")
+    row = tiny.TINY["deberta-v2"]
+    config = row.config(len(tokenizer), 32, 2, 4, tiny._ids(tokenizer, row.specials))
+    config.num_labels, config.initializer_range, config.conv_kernel_size, config.conv_act = 3, 0.2, 3, "gelu"
+    torch.manual_seed(1)
+    import transformers
+
+    model = transformers.AutoModelForSequenceClassification.from_config(config, attn_implementation="eager").eval()
+    classifier = wrap_classifier(model, tokenizer, name="deberta-conv")
+    (text,) = tokenize(tokenizer, [TEXTS[1]], 64, classifier.empty_input)
+    ids = torch.tensor([list(text.ids)])
+    with torch.enable_grad():
+        output = model(input_ids=ids, output_hidden_states=True)
+        (expected,) = torch.autograd.grad(output.logits[0, 1], [output.hidden_states[0]])
+    captured = capture(classifier, [text.ids], [text.special], [1])
+    (again,) = ModelPasses(classifier).embedding_gradients([captured.embeddings[0]], [list(text.special)], [1])
+    assert torch.allclose(captured.embedding_gradients[0], expected[0], atol=1e-5)
+    assert torch.allclose(again, expected[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("model_type", FAMILY_NAMES)
+def test_mask_special_batches_like_one_at_a_time_or_is_refused(model_type):
+    from contrastcat.errors import BadInput
+
+    classifier = tiny_classifier(model_type)
+    rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
+    methods = build_methods(["attcat", "att-grads", "integrated-gradients"], ig_steps=4)
+    if not FAMILIES[model_type].mask_special:
+        with pytest.raises(BadInput, match=f"^--mask-special cannot be used with model type '{model_type}'"):
+            list(explain(classifier, rows, methods, options=ExplainOptions(mask_special=True)))
+        return
+    together = explain(classifier, rows, methods, options=ExplainOptions(batch_size=len(rows), mask_special=True))
+    alone = explain(classifier, rows, methods, options=ExplainOptions(batch_size=1, mask_special=True))
+    for batched, single in zip(together, alone):
+        assert np.allclose(batched.scores, single.scores, atol=1e-5), (batched.method, batched.id)

@@ -21,7 +21,7 @@ def test_aliases_resolve_to_their_hub_ids_and_data():
     assert ALIASES["bert-imdb"].label_names == ("negative", "positive")
     assert resolve_source("distilbert-sst2")[0] == "distilbert/distilbert-base-uncased-finetuned-sst-2-english"
     assert resolve_source("roberta-sst2")[0] == "textattack/roberta-base-SST-2"
-    assert resolve_source("gpt2-sst2")[0] == "tanganke/gpt2_sst2"
+    assert resolve_source("gpt2-sst2")[0] == "PavanNeerudu/gpt2-finetuned-sst2"
     assert ALIASES["gpt2-sst2"].data.spec == "nyu-mll/glue:sst2"
 
 

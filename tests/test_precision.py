@@ -78,3 +78,11 @@ def test_build_refs_stores_float16_with_store_dtype(toy_dir, tmp_path):
     assert result.exit_code == 0, result.output
     library = RefLibrary(out)
     assert library.info.dtype == "float16" and library.info.model_dtype == "float32"
+
+
+def test_build_refs_says_what_dtype_float16_means_now(tmp_path):
+    result = invoke("build-refs", "--model", tmp_path / "missing", "--data", tmp_path / "d.jsonl",
+                    "--dtype", "float16", "-o", tmp_path / "refs.h5")
+    assert result.exit_code == 2
+    assert "--dtype float16 loads the model's weights in float16 (since 0.3)" in result.stderr
+    assert "--store-dtype float16 halves the file" in result.stderr

@@ -98,3 +98,23 @@ def test_records_without_special_flags_use_empty_spans(tmp_path):
                                 "target": 0, "offsets": [[0, 0], [0, 2], [0, 0]]}) + "\n")
     (record,) = read_records(str(path))
     assert record.special == [True, False, True]
+
+
+def test_words_of_sentencepiece_offsets_stay_apart():
+    """Llama-style tokenizers give a piece the space before it; words must not merge across it."""
+    from contrastcat.zoo import tiny
+    from contrastcat.tokens import tokenize
+    from contrastcat.spans import spans
+
+    for family in ("llama", "gpt2", "bert"):
+        tokenizer = tiny.make_tokenizer(family)
+        (text,) = tokenize(tokenizer, ["the film was great"], 64)
+
+        class Record:
+            pass
+
+        record = Record()
+        record.text, record.offsets, record.special = "the film was great", text.offsets, text.special
+        record.scores = [0.5] * len(text.ids)
+        words = [record.text[s.start : s.end] for s in spans(record, words=True)]
+        assert words == ["the", "film", "was", "great"], (family, words)

@@ -15,14 +15,22 @@ import torch
 from torch import nn
 
 from ..errors import BadInput
-from .families import DECODER, FAMILIES, LAST, WORD, Family
+from .families import DECODER, FAMILIES, LAST, LAYER, WORD, Family
 
 
-def position_limit(config) -> int:
-    """The most tokens (special ones included) the model's position embeddings take."""
+def position_limit(config, model: nn.Module | None = None) -> int:
+    """The most tokens (special ones included) the model's position embeddings take.
+
+    A family without a row (CamemBERT, say) may count positions from its padding
+    index as RoBERTa does: a position table with a ``padding_idx`` loses that many
+    positions and one more."""
     positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
     family = FAMILIES.get(getattr(config, "model_type", ""))
-    return int(positions) - (family.position_offset if family else 0)
+    if family is not None:
+        return int(positions) - family.position_offset
+    table = getattr(getattr(_base_model(model), "embeddings", None), "position_embeddings", None) if model else None
+    padding = getattr(table, "padding_idx", None)
+    return int(positions) - (int(padding) + 1 if padding is not None else 0)
 
 
 @dataclass(frozen=True)
@@ -84,9 +92,31 @@ def _fallback(model: nn.Module, base: nn.Module, model_type: str, expected: int 
         raise _refuse(
             model_type, f"the {expected} modules at {found[0]!r} ran {calls} times in a forward pass, not once each"
         )
+    # Word embeddings that enter a LayerNorm directly (BLOOM) make input x gradient there zero:
+    # attribute the first layer's input instead, as the ModernBERT row does.
+    point = LAYER if _scale_invariant(model) else WORD
     if isinstance(getattr(model, "score", None), nn.Module):  # HF names its decoder classification heads score
-        return Family(model_type, found[0], kind=DECODER, pooling=LAST, head="score")
-    return Family(model_type, found[0])
+        return Family(
+            model_type, found[0], kind=DECODER, pooling=LAST, head="score", mask_special=False, embedding_point=point
+        )
+    return Family(model_type, found[0], embedding_point=point)
+
+
+def _scale_invariant(model: nn.Module) -> bool:
+    """Whether the logits ignore the scale of the word embeddings (a LayerNorm right after them):
+    then x . grad_x z is rounding next to |x| |grad_x z|, token by token."""
+    vocabulary = int(getattr(model.config, "vocab_size", 0) or 2)
+    ids = torch.tensor([[i % vocabulary for i in range(1, 9)]], device=next(model.parameters()).device)
+    try:
+        with torch.enable_grad():
+            words = model.get_input_embeddings()(ids).detach().float().requires_grad_()
+            logits = model(inputs_embeds=words.to(next(model.parameters()).dtype)).logits
+            (gradient,) = torch.autograd.grad(logits[0].max(), words)
+    except Exception:  # noqa: BLE001 - a model that takes no inputs_embeds keeps the word embeddings
+        return False
+    along = (words * gradient).sum(-1).abs().max()
+    scale = (words.norm(dim=-1) * gradient.norm(dim=-1)).max()
+    return bool(scale > 0 and along < 1e-3 * scale)
 
 
 def _probe(model: nn.Module, layers: nn.Module) -> int | None:

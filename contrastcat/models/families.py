@@ -41,19 +41,19 @@ class Family:
     # A config flag that, when true, moves the embedding point back to WORD
     # (DeBERTa-v2 adds absolute positions before its LayerNorm when position_biased_input).
     word_point_if: str | None = None
+    # --mask-special zeroes special tokens in a 2-D key mask. DeBERTa builds a query x key
+    # mask from it and a decoder's BOS sees only itself: some query rows then see no key,
+    # their softmax spreads over the padding, and a batch changes the scores. Refused there.
+    mask_special: bool = True
 
     def attribution_point(self, config) -> str:
         if self.word_point_if and getattr(config, self.word_point_if, False):
             return WORD
         return self.embedding_point
 
-    @property
-    def causal(self) -> bool:
-        return self.kind == DECODER
-
 
 def _decoder(model_type: str, layers: str) -> Family:
-    return Family(model_type, layers, kind=DECODER, pooling=LAST, head="score")
+    return Family(model_type, layers, kind=DECODER, pooling=LAST, head="score", mask_special=False)
 
 
 FAMILIES: dict[str, Family] = {
@@ -66,7 +66,10 @@ FAMILIES: dict[str, Family] = {
         Family("xlm-roberta", "encoder.layer", position_offset=2),
         Family("albert", "encoder.albert_layer_groups", shared_layers=True),
         Family("electra", "encoder.layer"),
-        Family("deberta-v2", "encoder.layer", embedding_point=LAYER, word_point_if="position_biased_input"),
+        Family(
+            "deberta-v2", "encoder.layer", embedding_point=LAYER, word_point_if="position_biased_input",
+            mask_special=False,
+        ),
         Family("modernbert", "layers", embedding_point=LAYER),
         _decoder("gpt2", "h"),
         _decoder("llama", "layers"),

@@ -14,13 +14,13 @@ equals the one-at-a-time result.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from ..tokens import check_finite, length_batches, pad
+from ..tokens import ProbabilityFn, check_finite, length_batches, pad
 from .families import LAST
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def classify(
     (A^1; ``input_ids`` then only set the shape).
     """
     if first_layer_input is not None:
-        with replaced_first_layer_input(classifier, first_layer_input):
+        with replaced_embedding_output(classifier, first_layer_input):
             return classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions)
     adapter = classifier.adapter
     inputs = {"input_ids": input_ids} if inputs_embeds is None else {"inputs_embeds": inputs_embeds}
@@ -59,9 +59,19 @@ def classify(
 
 
 @contextlib.contextmanager
-def replaced_first_layer_input(classifier: Classifier, value: torch.Tensor) -> Iterator[None]:
-    """Give the first layer ``value`` instead of the embeddings' output, once
-    (ALBERT applies the same module again for every later layer)."""
+def replaced_embedding_output(classifier: Classifier, value: torch.Tensor) -> Iterator[None]:
+    """Run with ``value`` as A^1, the embeddings' output. Where the base model has an
+    ``embeddings`` module its output is replaced, so everything that reads it sees
+    ``value`` (DeBERTa-v2 also feeds it to a convolution beside the first layer);
+    otherwise the first layer's input is, once (ALBERT applies that module again)."""
+    embeddings = getattr(classifier.adapter.base, "embeddings", None)
+    if isinstance(embeddings, torch.nn.Module):
+        handle = embeddings.register_forward_hook(lambda _module, _args, output: value.to(output.dtype))
+        try:
+            yield
+        finally:
+            handle.remove()
+        return
     calls = [0]
 
     def hook(_module, args, kwargs):
@@ -78,9 +88,6 @@ def replaced_first_layer_input(classifier: Classifier, value: torch.Tensor) -> I
         yield
     finally:
         handle.remove()
-
-
-ProbabilityFn = Callable[[Sequence[Sequence[int]]], np.ndarray]
 
 
 def predictor(classifier: Classifier, batch_size: int) -> ProbabilityFn:

@@ -189,7 +189,7 @@ def wrap_classifier(
             model.to(chosen)
     fingerprint = weights_fingerprint(model)
     model.to(target_device)
-    positions = position_limit(model.config)
+    positions = position_limit(model.config, model)
     tokenizer_limit = getattr(tokenizer, "model_max_length", positions) or positions
     pad_id = choose_pad_id(tokenizer, model.config)
     return Classifier(
