@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 
 from contrastcat import toy
-from contrastcat.metrics import EvalSettings, perturbation_curves
 from contrastcat.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
 from contrastcat.records import InputRow
 from contrastcat.zoo import tiny
+
+from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.py
 
 METHODS = ("contrastcat", "attcat", "random")
 KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
@@ -36,17 +37,6 @@ def keyword_first(record) -> bool:
     top = int(np.argmax(np.where(record.special, -np.inf, record.scores)))
     start, end = record.offsets[top]
     return record.text[start:end].strip() in KEYWORDS
-
-
-def per_input_aopc(records, predict, label_names, order: str) -> np.ndarray:
-    """AOPC of each record alone; NaN for the ones evaluate leaves out (fewer than 10 tokens:
-    GPT-2 adds no special token, so its shortest toy sentences are left out)."""
-    settings = EvalSettings(orders=(order,))
-    values = []
-    for record in records:
-        curves = perturbation_curves([record], predict, settings, label_names).curves
-        values.append(curves[order].aopc_mean if order in curves else np.nan)
-    return np.array(values)
 
 
 def run_family(model_type: str, seeds: list[int], inputs: int, folder: Path) -> dict:
@@ -69,14 +59,6 @@ def run_family(model_type: str, seeds: list[int], inputs: int, folder: Path) -> 
         for order in ("morf", "lerf"):
             found[name][order] = np.concatenate(found[name][order])
     return {"accuracy": float(np.mean(accuracy)), "methods": found}
-
-
-def paired_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    difference = (a - b)[np.isfinite(a - b)]
-    mean = float(difference.mean())
-    # Hundreds of pairs: the normal quantile is the t quantile to three digits.
-    half = float(1.96 * difference.std(ddof=1) / np.sqrt(len(difference)))
-    return mean, mean - half, mean + half
 
 
 def main() -> None:

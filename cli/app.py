@@ -8,7 +8,7 @@ import typer
 
 from contrastcat import __version__
 
-from . import build_refs, evaluate, explain, models, render
+from . import build_refs, evaluate, explain, merge, models, render
 from .method_flags import with_method_options
 
 HELP = """\
@@ -50,6 +50,7 @@ def build_app() -> typer.Typer:
         (explain, "explain"),
         (evaluate, "evaluate"),
         (render, "render"),
+        (merge, "merge"),
     ):
         command = getattr(module, name.replace("-", "_"))
         if name == "explain":

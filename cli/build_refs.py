@@ -17,6 +17,7 @@ from .common import (
     BatchOption,
     DeviceOption,
     DtypeOption,
+    ForwardDtypeOption,
     QuietOption,
     load_model,
     phased_progress,
@@ -63,6 +64,7 @@ def build_refs(
         str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")
     ] = "float32",
     dtype: DtypeOption = "auto",
+    forward_dtype: ForwardDtypeOption = "same",
     pools: Annotated[
         str | None,
         typer.Option(
@@ -90,6 +92,7 @@ def build_refs(
         strict_gamma=strict_gamma,
         pools=tuple(part.strip() for part in (pools or "").split(",") if part.strip()),
         seed=seed,
+        forward_dtype=forward_dtype,
     )
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")

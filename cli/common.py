@@ -28,6 +28,16 @@ DtypeOption = Annotated[
         show_default=True,
     ),
 ]
+ForwardDtypeOption = Annotated[
+    str,
+    typer.Option(
+        "--forward-dtype",
+        help="Precision of the forward-only passes (deletion test, evaluate's curves, the f_c scan) by autocast: "
+        "same (the weights'), float32, bfloat16 (about 3x faster on CPUs with AMX; scores change, see "
+        "docs/performance.md), float16. Gradients keep the weights' precision.",
+        show_default=True,
+    ),
+]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summaries on stderr.")]
 BatchOption = Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per forward pass.")]
 
@@ -65,6 +75,8 @@ def reports_errors(command: Callable) -> Callable:
         try:
             return command(*args, **kwargs)
         except ContrastCatError as error:
+            if _torchrun_follower():  # rank 0 says it (or that this rank failed) once for all
+                raise typer.Exit(error.exit_code) from None
             raise fail(_escape(str(error)), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
@@ -84,6 +96,10 @@ def reports_errors(command: Callable) -> Callable:
             ) from None
 
     return wrapper
+
+
+def _torchrun_follower() -> bool:
+    return os.environ.get("RANK", "0") != "0" and os.environ.get("WORLD_SIZE", "1") not in ("", "1")
 
 
 def _escape(text: str) -> str:

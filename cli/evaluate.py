@@ -21,16 +21,18 @@ from contrastcat.metrics import (
 )
 from contrastcat.files import atomic_text_output, check_output_path
 from contrastcat.perturb import DELETE
-from contrastcat.records import read_records
+from contrastcat.records import RecordFile
 from contrastcat.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number
 
 from .common import (
     BatchOption,
     DeviceOption,
     DtypeOption,
+    ForwardDtypeOption,
     QuietOption,
     info,
     load_model,
+    phased_progress,
     reports_errors,
     stdout_console,
     warn,
@@ -82,6 +84,7 @@ def evaluate(
     batch_size: BatchOption = 64,
     device: DeviceOption = "auto",
     dtype: DtypeOption = "auto",
+    forward_dtype: ForwardDtypeOption = "same",
     quiet: QuietOption = False,
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
@@ -90,20 +93,31 @@ def evaluate(
     from contrastcat.reports import check_explained, evaluate_records
     from contrastcat.resolve import model_location
 
-    settings = EvalSettings(orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
+    settings = EvalSettings(
+        orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target,
+        forward_dtype=forward_dtype,
+    )
     if as_json and markdown:
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
     if output is not None:
         check_output_path(output, [attributions, refs])
-    records = read_records(attributions)
-    source = "<stdin>" if attributions == "-" else attributions
-    check_explained(records, source)  # before the model loads
+    record_file = RecordFile(attributions)
+    total = record_file.check()  # every line, before the model loads; then the records stream
+    source = record_file.name
+    first = next(record_file.records())
+    check_explained([first], source)
     library = RefLibrary(refs) if refs is not None else None
-    model = model or records[0].model
+    model = model or first.model
     if output is not None:
         check_output_path(output, [model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
-    evaluation = evaluate_records(classifier, records, settings, library, kendall, batch_size, source)
+    with phased_progress(quiet) as report:
+        evaluation = evaluate_records(
+            classifier, record_file.records(), settings, library, kendall, batch_size, source,
+            progress=lambda done: report("evaluating", done, total),
+        )
+    record_file.close()
+    records_count = evaluation.records
     reports = evaluation.methods
     document = evaluation.to_dict()
     report_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
@@ -111,7 +125,7 @@ def evaluate(
         with atomic_text_output(output, [attributions, refs]) as stream:
             stream.write(report_text + "\n")
         info(f"wrote report to {output}", quiet)
-    _say_what_was_left_out(reports, document["truncated"], len(records), quiet)
+    _say_what_was_left_out(reports, document["truncated"], records_count, quiet)
     if as_json:
         typer.echo(report_text)
         return

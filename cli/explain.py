@@ -9,12 +9,13 @@ from rich.table import Table
 
 from contrastcat.errors import BadInput
 from contrastcat.files import check_output_path
-from contrastcat.records import read_inputs, write_records
+from contrastcat.records import write_records
 
 from .common import (
     BatchOption,
     DeviceOption,
     DtypeOption,
+    ForwardDtypeOption,
     QuietOption,
     info,
     load_model,
@@ -89,9 +90,16 @@ def explain(
         typer.Option(help="Keep a checkpoint beside -o FILE, and continue one an interrupted run left "
                      "(the result is the same as an uninterrupted run's, byte for byte)."),
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="I/N: explain only shard I (from 0) of N and write it as a part file; "
+                     "contrastcat merge joins the N parts into the whole run's output, byte for byte "
+                     "(for batch schedulers; under torchrun each process takes its shard by itself)."),
+    ] = None,
     batch_size: BatchOption = 16,
     device: DeviceOption = "auto",
     dtype: DtypeOption = "auto",
+    forward_dtype: ForwardDtypeOption = "same",
     quiet: QuietOption = False,
     list_methods_: Annotated[
         bool,
@@ -101,8 +109,13 @@ def explain(
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
     # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.pipeline import ExplainOptions, check_library, check_max_length, parse_target, usable_rows
+    from contrastcat.distributed import rank_device, sharded_output, torchrun_world
+    from contrastcat.inputs import InputFile
+    from contrastcat.pipeline import GOLD, ExplainOptions, check_library, check_max_length, parse_target
     from contrastcat.pipeline import explain as run_explain
+    from contrastcat.pipeline import record_settings, resolve_targets, usable_rows
+    from contrastcat.shards import Shard, Tally, merge_parts, run_identity, shard_rows
+    from contrastcat.shards import write_part as write_part_file
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_methods, parse_method_list
     from contrastcat.resolve import library_model, model_location
@@ -114,13 +127,20 @@ def explain(
         raise BadInput(f"--on-error must be stop or skip, got {on_error!r}")
     if max_length is not None and max_length < 2:
         raise BadInput(f"--max-length {max_length}: an input needs at least 2 tokens")
+    world = torchrun_world()
+    part = Shard.parse(shard) if shard is not None else None
+    if part is not None and world is not None:
+        raise BadInput("--shard under torchrun: each process takes its shard from torchrun (drop --shard)")
+    if resume and (part is not None or world is not None):
+        raise BadInput("--resume cannot be combined with --shard or torchrun: rerun the failed shard instead")
     inputs = [input_path, refs]
     check_output_path(output, inputs)
     if resume and output == "-":
         raise BadInput("--resume needs -o FILE: standard output cannot be continued")
     names = parse_method_list(method)  # unknown names fail before any loading
     skipped: list[str] | None = [] if on_error == "skip" else None
-    rows = read_inputs(input_path, text_field=text_field, id_field=id_field, label_field=label_field, skipped=skipped)
+    input_file = InputFile(input_path, text_field=text_field, id_field=id_field, label_field=label_field)
+    total = input_file.check() if skipped is None else None  # a bad line fails before anything is written
     methods = build_methods(names, shared=True, **(method_options or {}))
     library = RefLibrary(refs) if refs is not None else None
     check_library(methods, library)  # before the model loads: a wrong call fails fast
@@ -129,21 +149,30 @@ def explain(
             raise BadInput("--model is required when no --refs library is given")
         model = library_model(library.info)
     check_output_path(output, [model_location(model)])
-    classifier = load_model(model, device, quiet, dtype)
+    follower = world is not None and not world.leader
+    quiet = quiet or follower
+    classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
     chosen_target = parse_target(target, classifier.num_classes)
-    settings = ExplainOptions(batch_size=batch_size, mask_special=mask_special, max_length=max_length)
+    settings = ExplainOptions(
+        batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype
+    )
     limit = check_max_length(classifier, max_length)
-    source = "<stdin>" if input_path == "-" else input_path
+    source = input_file.name
+    if skipped is None and chosen_target == GOLD:
+        resolve_targets(input_file.rows(), GOLD, classifier.label_names, source)  # every label, before any work
+    rows = input_file.rows(skipped)
     if skipped is not None:
         rows = usable_rows(rows, chosen_target, classifier.label_names, source, skipped)
     used_library = library if any(m.uses_library for m in methods) else None
     summary = Summary(limit=limit, position_limit=classifier.position_limit, per_input=len(methods))
+    shards = part or (Shard(world.rank, world.size) if world else None)
+    expected = total if shards is None or total is None else None  # a shard's share is not known up front
 
     def run(remaining, report, done: int):
         def advance(count: int) -> None:
             nonlocal done
             done += count
-            report("explaining", done, len(rows))
+            report("explaining", done, expected)
 
         for record in run_explain(
             classifier, remaining, methods, used_library, target=chosen_target, options=settings,
@@ -152,13 +181,34 @@ def explain(
             summary.count(record)
             yield record
 
-    with phased_progress(quiet) as report:
-        if resume:
-            plan = Run(rows, methods, classifier, used_library, chosen_target, settings, source)
-            write_resumable(output, plan, inputs, lambda start: run(rows[start:], report, start), summary.resumed)
-        else:
-            write_records(output, run(rows, report, 0), inputs)
-    summary.finish(output, skipped, quiet)
+    def write_part(path: str) -> dict:
+        tally = Tally()
+        mine = shard_rows(rows, shards, settings.window_inputs, tally)
+        identity = run_identity(
+            methods, [record_settings(m, settings) for m in methods], classifier, used_library, chosen_target, settings
+        )
+        with phased_progress(quiet) as report:
+            write_part_file(path, shards, identity, len(methods), settings.window_inputs, run(mine, report, 0), tally,
+                            inputs)
+        return {"records": summary.records, "truncated": summary.truncated}
+
+    if world is not None:
+        outcomes = sharded_output(world, output, write_part, lambda paths: merge_parts(paths, output))
+        summary.records = sum(o["records"] for o in outcomes)
+        summary.truncated = sum(o["truncated"] for o in outcomes)
+    elif part is not None:
+        write_part(output)
+    else:
+        with phased_progress(quiet) as report:
+            if resume:
+                rows = list(rows)  # a checkpoint is matched against the inputs it holds
+                plan = Run(rows, methods, classifier, used_library, chosen_target, settings, source)
+                write_resumable(output, plan, inputs, lambda start: run(rows[start:], report, start), summary.resumed)
+            else:
+                write_records(output, run(rows, report, 0), inputs)
+    input_file.close()
+    if not follower:  # under torchrun, rank 0 speaks for all
+        summary.finish(output, skipped, quiet, part)
 
 
 ON_ERROR = ("stop", "skip")
@@ -187,7 +237,7 @@ class Summary:
         self.truncated += kept.truncated
         self.origin = origin  # "checkpoint", or "output" (already complete)
 
-    def finish(self, output: str, skipped: list[str] | None, quiet: bool) -> None:
+    def finish(self, output: str, skipped: list[str] | None, quiet: bool, part=None) -> None:
         inputs = (self.records + self.kept) // self.per_input
         if self.truncated:
             more = f"; --max-length takes up to {self.position_limit}" if self.limit < self.position_limit else ""
@@ -203,4 +253,5 @@ class Summary:
             info(f"{output} already holds the {self.kept} record(s) of this run: nothing to do", quiet)
         elif output != "-":
             resumed = f" ({self.kept} kept from the checkpoint, {self.records} new)" if self.kept else ""
-            info(f"wrote {self.records + self.kept} record(s) to {output}{resumed}", quiet)
+            what = f"part {part.index}/{part.count} ({self.records} record(s))" if part else f"{self.records + self.kept} record(s)"
+            info(f"wrote {what} to {output}{resumed}", quiet)

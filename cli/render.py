@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from typing import Annotated, Optional
@@ -10,7 +11,7 @@ import typer
 from rich.text import Text
 
 from contrastcat.errors import BadInput
-from contrastcat.records import read_records
+from contrastcat.records import RecordFile
 from contrastcat.terminal import header, render_plain, render_rich
 
 from .common import reports_errors, stdout_console
@@ -51,7 +52,9 @@ def render(
 ) -> None:
     """Print each record's text with relevant tokens highlighted (stronger red = more relevant)."""
     colored = use_color(color)
-    records = read_records(attributions)[:limit]
+    source = RecordFile(attributions)
+    source.check()  # a bad line fails before anything is printed; then the records stream
+    records = itertools.islice(source.records(), limit)
     console = stdout_console(force_terminal=colored, no_color=not colored, soft_wrap=True)
     for index, record in enumerate(records):
         if index:

@@ -61,6 +61,7 @@ def build_library(
     store_dtype: str = "float32",
     strict_gamma: bool = False,
     batch_size: int = 32,
+    forward_dtype: str = "same",
 ) -> RefLibrary:
     """Pick references per class (docs/spec.md §2) and store their activations at ``path``.
 
@@ -79,6 +80,7 @@ def build_library(
         strict_gamma=strict_gamma,
         pools=tuple(pools),
         seed=seed,
+        forward_dtype=forward_dtype,
     )
     _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used)
     return RefLibrary(path)
@@ -138,6 +140,7 @@ def explain(
     batch_size: int = 16,
     max_length: int | None = None,
     mask_special: bool = False,
+    forward_dtype: str = "same",
     text_field: str = "text",
     id_field: str = "id",
     label_field: str = "label",
@@ -155,7 +158,9 @@ def explain(
     check_library(methods, library)
     rows = rows_from_objects(inputs, text_field, id_field, label_field, source="inputs")
     chosen = parse_target(target, classifier.num_classes)
-    settings = ExplainOptions(batch_size=batch_size, mask_special=mask_special, max_length=max_length)
+    settings = ExplainOptions(
+        batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype
+    )
     used = library if any(m.uses_library for m in methods) else None
     return Records(_explain(classifier, rows, methods, used, target=chosen, options=settings, source="inputs"))
 
@@ -172,10 +177,14 @@ def evaluate(
     min_tokens: int = 10,
     target: str = "pred",
     batch_size: int = 64,
+    forward_dtype: str = "same",
 ) -> EvaluationReport:
     """Faithfulness (docs/spec.md §5): AOPC and log-odds per step, MoRF and LeRF, per method;
     Kendall-τ with ``kendall`` (records of library methods need their ``library``)."""
-    settings = EvalSettings(orders=tuple(orders), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target)
+    settings = EvalSettings(
+        orders=tuple(orders), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target,
+        forward_dtype=forward_dtype,
+    )
     return evaluate_records(classifier, list(records), settings, library, kendall, batch_size, source="records")
 
 

@@ -41,6 +41,14 @@ class NonFiniteOutput(RunFailed):
         self.rows = rows
 
 
+class PeerFailed(ContrastCatError):
+    """Another process of a torchrun world failed; its message and exit code are carried here."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) with a word on what was kept, e.g. a checkpoint to resume from."""
 

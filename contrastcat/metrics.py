@@ -7,6 +7,7 @@ the best value without knowing the metric (:func:`rank_marks`,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -77,8 +78,12 @@ class EvalSettings:
     perturb: str = DELETE
     min_tokens: int = 10
     target: str = "pred"
+    forward_dtype: str = "same"  # autocast of the curves' passes (--forward-dtype); same: the weights'
 
     def __post_init__(self) -> None:
+        from .models.precision import resolve_forward_dtype
+
+        resolve_forward_dtype(self.forward_dtype)
         if not self.orders or any(order not in ORDERS for order in self.orders):
             raise BadInput(f"--order must be a comma list of {', '.join(ORDERS)}, got {','.join(self.orders)!r}")
         if self.steps not in STEP_GRIDS:
@@ -118,6 +123,19 @@ class Kendall:
     tau_index: float  # τ between the descending-score index arrays P^c and P^ĉ
     tau_scores: float  # τ-b between the raw score vectors
     inputs: int
+    index_taus: list[float] = field(default_factory=list, repr=False)  # per input, to pool chunks
+    score_taus: list[float] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def of(cls, index_taus: Sequence[float], score_taus: Sequence[float]) -> Kendall:
+        """Mean τ over inputs (NaN, where τ is undefined, left out)."""
+        return cls(
+            tau_index=float(np.nanmean(index_taus)) if len(index_taus) and not np.all(np.isnan(index_taus)) else float("nan"),
+            tau_scores=float(np.nanmean(score_taus)) if len(score_taus) and not np.all(np.isnan(score_taus)) else float("nan"),
+            inputs=len(index_taus),
+            index_taus=list(index_taus),
+            score_taus=list(score_taus),
+        )
 
     @property
     def passes(self) -> bool:
@@ -142,12 +160,16 @@ class Evaluable:
     duplicates: int  # the same input, target, method and settings seen before (first one kept)
 
 
-def evaluable(records: Sequence[AttributionRecord], min_tokens: int) -> Evaluable:
-    """Drop duplicates (keeping the first), inputs too short, and inputs of special tokens only."""
-    seen: set[tuple] = set()
+def evaluable(records: Sequence[AttributionRecord], min_tokens: int, seen: set[bytes] | None = None) -> Evaluable:
+    """Drop duplicates (keeping the first; ``seen`` carries the keys of earlier chunks), inputs
+    too short, and inputs of special tokens only."""
+    seen = set() if seen is None else seen
     unique = []
     for record in records:
-        key = (json.dumps(record.id, sort_keys=True), tuple(record.token_ids), record.target)
+        # A digest, not the ids themselves: the set lives as long as the stream of records.
+        key = hashlib.blake2b(
+            json.dumps([record.id, record.token_ids, record.target], sort_keys=True).encode(), digest_size=16
+        ).digest()
         if key not in seen:
             seen.add(key)
             unique.append(record)
@@ -191,6 +213,69 @@ def _target(record: AttributionRecord, probs: np.ndarray, target: str, label_nam
     return resolve_label(record.label, label_names, where)
 
 
+class CurveTally:
+    """One method's perturbation curves, summed chunk by chunk, so records can stream
+    through ``evaluate`` without being held (docs/spec.md §5)."""
+
+    def __init__(
+        self,
+        method: str,
+        settings: EvalSettings,
+        label_names: Sequence[str],
+        mask_id: int | None = None,
+        source: str = "<records>",
+    ) -> None:
+        self.settings, self.label_names, self.mask_id, self.source = settings, label_names, mask_id, source
+        self.report = MethodReport(method=method, evaluated=0, skipped_short=0)
+        self._seen: set[bytes] = set()
+        self._sums: dict[str, np.ndarray] = {}  # order -> [2, steps]: AOPC and LOdds summed over inputs
+
+    def add(self, records: Sequence[AttributionRecord], predict: ProbabilityFn) -> list[AttributionRecord]:
+        """Perturb and score a chunk of records; returns the ones that were evaluated."""
+        settings, report = self.settings, self.report
+        chosen = evaluable(records, settings.min_tokens, self._seen)
+        usable = chosen.records
+        report.evaluated += len(usable)
+        report.skipped_short += chosen.too_short
+        report.skipped_special += chosen.only_special
+        report.skipped_duplicates += chosen.duplicates
+        report.truncated += sum(r.truncated for r in usable)
+        if not usable:
+            return usable
+        base_probs = predict([tuple(r.token_ids) for r in usable])
+        targets = [
+            _target(r, p, settings.target, self.label_names, _where(self.source, r)) for r, p in zip(usable, base_probs)
+        ]
+        plans: dict[str, list[list[tuple[int, ...]]]] = {}
+        unique: dict[tuple[int, ...], int] = {}
+        for order in settings.orders:
+            plans[order] = []
+            for record in usable:
+                ranking = ranked_positions(record.scores, record.special, order)
+                counts = step_counts(len(record.token_ids), len(ranking), settings.steps)
+                inputs = [perturb(record.token_ids, ranking[:count], settings.perturb, self.mask_id) for count in counts]
+                for sequence in inputs:
+                    unique.setdefault(sequence, len(unique))
+                plans[order].append(inputs)
+        probs = predict(list(unique))
+        p = np.clip(base_probs[np.arange(len(usable)), targets], CLIP, 1.0)
+        for order, per_record in plans.items():
+            index = np.array([[unique[s] for s in inputs] for inputs in per_record])  # [N, 9]
+            p_k = np.clip(probs[index, np.asarray(targets)[:, None]], CLIP, 1.0)
+            sums = np.stack([(p[:, None] - p_k).sum(axis=0), np.log(p_k / p[:, None]).sum(axis=0)])
+            self._sums[order] = self._sums[order] + sums if order in self._sums else sums
+        return usable
+
+    def finish(self) -> MethodReport:
+        """The report: mean curves over every evaluated input (none: no curves)."""
+        count = self.report.evaluated
+        for order, sums in self._sums.items():
+            self.report.curves[order] = Curve(
+                aopc=[float(v) for v in sums[0] / count], lodds=[float(v) for v in sums[1] / count]
+            )
+        return self.report
+
+
 def perturbation_curves(
     records: Sequence[AttributionRecord],
     predict: ProbabilityFn,
@@ -204,44 +289,9 @@ def perturbation_curves(
     Duplicates, inputs shorter than ``min_tokens`` and inputs of special tokens
     only are left out and counted (:func:`evaluable`).
     """
-    chosen = evaluable(records, settings.min_tokens)
-    usable = chosen.records
-    report = MethodReport(
-        method=records[0].method if records else "",
-        evaluated=len(usable),
-        skipped_short=chosen.too_short,
-        skipped_special=chosen.only_special,
-        skipped_duplicates=chosen.duplicates,
-        truncated=sum(r.truncated for r in usable),
-    )
-    if not usable:
-        return report
-    originals = [tuple(r.token_ids) for r in usable]
-    base_probs = predict(originals)
-    targets = [_target(r, p, settings.target, label_names, _where(source, r)) for r, p in zip(usable, base_probs)]
-    plans: dict[str, list[list[tuple[int, ...]]]] = {}
-    unique: dict[tuple[int, ...], int] = {}
-    for order in settings.orders:
-        plans[order] = []
-        for record in usable:
-            ranking = ranked_positions(record.scores, record.special, order)
-            counts = step_counts(len(record.token_ids), len(ranking), settings.steps)
-            inputs = [perturb(record.token_ids, ranking[:count], settings.perturb, mask_id) for count in counts]
-            for sequence in inputs:
-                unique.setdefault(sequence, len(unique))
-            plans[order].append(inputs)
-    sequences = list(unique)
-    probs = predict(sequences)
-    rows = np.arange(len(usable))
-    p = np.clip(base_probs[rows, targets], CLIP, 1.0)
-    for order, per_record in plans.items():
-        index = np.array([[unique[s] for s in inputs] for inputs in per_record])  # [N, 9]
-        p_k = np.clip(probs[index, np.asarray(targets)[:, None]], CLIP, 1.0)
-        report.curves[order] = Curve(
-            aopc=[float(v) for v in (p[:, None] - p_k).mean(axis=0)],
-            lodds=[float(v) for v in np.log(p_k / p[:, None]).mean(axis=0)],
-        )
-    return report
+    tally = CurveTally(records[0].method if records else "", settings, label_names, mask_id, source)
+    tally.add(records, predict)
+    return tally.finish()
 
 
 def _where(source: str, record: AttributionRecord) -> str:
@@ -266,23 +316,34 @@ def check_records(records: Sequence[AttributionRecord], vocab_size: int, num_cla
                 raise BadInput(f"{where}: {name} {value} is not a class of the model (it has {num_classes}: 0..{num_classes - 1})")
 
 
-def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
-    """Records grouped by method and settings, in order of first appearance.
+class MethodLabels:
+    """Labels of method variants, kept across chunks of a record stream.
 
     The first settings seen for a method label it by its name alone; other
     variants of it (an ablation run) are labelled by the settings in which
     they differ from the first, e.g. ``contrastcat[refs_used=5]``.
     """
-    first: dict[str, dict] = {}
-    groups: dict[str, list[AttributionRecord]] = {}
-    for record in records:
+
+    def __init__(self) -> None:
+        self._first: dict[str, dict] = {}
+
+    def label(self, record: AttributionRecord) -> str:
         own = {**record.settings, "library": record.library}  # a library ablation is a variant too
-        base = first.setdefault(record.method, own)
+        base = self._first.setdefault(record.method, own)
         names = sorted(set(base) | set(own))
         differing = [f"{n}={_short(own.get(n))}" for n in names if own.get(n) != base.get(n)]
-        label = f"{record.method}[{','.join(differing)}]" if differing else record.method
-        groups.setdefault(label, []).append(record)
-    return groups
+        return f"{record.method}[{','.join(differing)}]" if differing else record.method
+
+    def group(self, records: Iterable[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
+        groups: dict[str, list[AttributionRecord]] = {}
+        for record in records:
+            groups.setdefault(self.label(record), []).append(record)
+        return groups
+
+
+def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
+    """Records grouped by method and settings, in order of first appearance (see :class:`MethodLabels`)."""
+    return MethodLabels().group(records)
 
 
 def _short(value) -> str:
@@ -319,11 +380,7 @@ def kendall_confidence(scores_c: Sequence[Sequence[float]], scores_alt: Sequence
     for first, second in zip(scores_c, scores_alt):
         index_taus.append(kendall_tau_b(descending_order(first), descending_order(second)))
         score_taus.append(kendall_tau_b(first, second))
-    return Kendall(
-        tau_index=float(np.nanmean(index_taus)) if index_taus else float("nan"),
-        tau_scores=float(np.nanmean(score_taus)) if score_taus else float("nan"),
-        inputs=len(index_taus),
-    )
+    return Kendall.of(index_taus, score_taus)
 
 
 def alternative_class(target: int, num_classes: int) -> int:

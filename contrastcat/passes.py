@@ -29,12 +29,15 @@ class ModelPasses:
         batch_size: int = 64,
         mask_special: bool = False,
         gradient_batch_size: int = 16,
+        autocast: torch.dtype | None = None,
     ) -> None:
         self.classifier = classifier
         self.batch_size = batch_size  # forward-only passes
         self.gradient_batch_size = gradient_batch_size  # forward + backward: activations are kept
         self.mask_special = mask_special
-        self._predict = predictor(classifier, batch_size)
+        # Only the forward-only passes run in the lower precision (--forward-dtype);
+        # gradients are taken at the weights' own.
+        self._predict = predictor(classifier, batch_size, autocast)
 
     def probabilities(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """Softmax probabilities [N, C] (float64), plain attention mask, as for predictions."""

@@ -7,8 +7,9 @@ input order, and a batched result equals the one-at-a-time result.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ from .capture import capture
 from .errors import BadInput, NonFiniteOutput, RunFailed
 from .methods import AttributionMethod, build_method
 from .models import Classifier
-from .models.precision import dtype_name
+from .models.precision import SAME, dtype_name, resolve_forward_dtype
 from .passes import ModelPasses
 from .records import AttributionRecord, InputRow, resolve_label, rounded
 from .refine import Refined, RefineItem, average, refine
@@ -56,22 +57,23 @@ def resolve_targets(
 
 
 def usable_rows(
-    rows: Sequence[InputRow], target: str | int, label_names: Sequence[str], source: str, skipped: list[str]
-) -> list[InputRow]:
+    rows: Iterable[InputRow], target: str | int, label_names: Sequence[str], source: str, skipped: list[str]
+) -> Iterator[InputRow]:
     """The rows whose target can be resolved; the others' messages go to ``skipped`` (--on-error skip)."""
     if target != GOLD:
-        return list(rows)
-    usable = []
+        yield from rows
+        return
+    usable = 0
     for row in rows:
         try:
             resolve_targets([row], target, label_names, source)
         except BadInput as error:
             skipped.append(str(error))
             continue
-        usable.append(row)
+        usable += 1
+        yield row
     if not usable:
         raise BadInput(f"{source}: no input row has a usable label for --target gold ({len(skipped)} skipped)")
-    return usable
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,10 @@ class ExplainOptions:
     mask_special: bool = False  # reference-code quirk, docs/spec.md §1
     window: int = 8  # batches per length-sorted window
     max_length: int | None = None  # tokens per input; None: the model's own limit
+    forward_dtype: str = SAME  # autocast of the forward-only passes (deletion test, TIS); SAME: the weights'
+
+    def __post_init__(self) -> None:
+        resolve_forward_dtype(self.forward_dtype)  # a wrong name fails here, not after the first batch
 
     @property
     def window_inputs(self) -> int:
@@ -87,12 +93,14 @@ class ExplainOptions:
         return self.batch_size * self.window
 
 
-PIPELINE_SETTINGS = ("mask_special",)  # in a record's settings beside the method's own options
+PIPELINE_SETTINGS = ("mask_special", "forward_dtype")  # in a record's settings beside the method's own options
 
 
 def record_settings(method: AttributionMethod, options: ExplainOptions) -> dict:
-    """What a record's ``settings`` holds: the method's options and the pipeline's."""
-    return {**method.settings(), "mask_special": options.mask_special}
+    """What a record's ``settings`` holds: the method's options and the pipeline's.
+    ``forward_dtype`` appears only when it is not the weights' own precision."""
+    extra = {} if options.forward_dtype == SAME else {"forward_dtype": options.forward_dtype}
+    return {**method.settings(), "mask_special": options.mask_special, **extra}
 
 
 def check_mask_special(classifier: Classifier, mask_special: bool) -> None:
@@ -135,7 +143,10 @@ def attribute_all(
         needs=frozenset().union(*(method.needs for method in methods)),
         mask_special=options.mask_special,
     )
-    passes = ModelPasses(classifier, options.batch_size * 4, options.mask_special, options.batch_size)
+    passes = ModelPasses(
+        classifier, options.batch_size * 4, options.mask_special, options.batch_size,
+        resolve_forward_dtype(options.forward_dtype),
+    )
     resolved = [int(t) for t in captured.targets]
     results = []
     for method in methods:
@@ -176,7 +187,7 @@ def check_library(methods: Sequence[AttributionMethod], library) -> None:
 
 def explain(
     classifier: Classifier,
-    rows: Sequence[InputRow],
+    rows: Iterable[InputRow],
     method: AttributionMethod | Sequence[AttributionMethod],
     library=None,
     target: str | int = PRED,
@@ -186,48 +197,53 @@ def explain(
 ) -> Iterator[AttributionRecord]:
     """Attribution records for ``rows``, in input order.
 
-    With several methods, each input gets one record per method, in the
-    order the methods are given (input-major); all methods share each
-    batch's forward and backward pass.
+    ``rows`` may be a stream: it is read one window of inputs at a time
+    (``options.window_inputs``), so memory does not grow with its length and
+    the first records come before the last row is read. With several methods,
+    each input gets one record per method, in the order the methods are given
+    (input-major); all methods share each batch's forward and backward pass.
     """
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
     check_library(methods, library)
     if library is not None and any(each.uses_library for each in methods):
         library.check_model(classifier)
-    targets = resolve_targets(rows, target, classifier.label_names, source)
     check_mask_special(classifier, options.mask_special)
     max_length = check_max_length(classifier, options.max_length)
+    pending = iter(rows)
+    while window := list(itertools.islice(pending, options.window_inputs)):
+        yield from _explain_window(classifier, window, methods, library, target, options, source, progress, max_length)
+
+
+def _explain_window(classifier, rows, methods, library, target, options, source, progress, max_length):
+    """The records of one window of rows, in input order (batches are formed within it, by length)."""
+    targets = resolve_targets(rows, target, classifier.label_names, source)
     texts = tokenize(classifier.tokenizer, [row.text for row in rows], max_length, classifier.empty_input)
-    window = options.window_inputs
-    for start in range(0, len(rows), window):
-        stop = min(start + window, len(rows))
-        results: dict[int, list[AttributionRecord]] = {}
-        for batch in length_batches([len(texts[i]) for i in range(start, stop)], options.batch_size):
-            indices = [start + i for i in batch]
-            try:
-                per_method, probs, resolved = attribute_all(
-                    classifier,
-                    [texts[i] for i in indices],
-                    [targets[i] for i in indices],
-                    methods,
-                    library,
-                    options,
+    results: dict[int, list[AttributionRecord]] = {}
+    for indices in length_batches([len(text) for text in texts], options.batch_size):
+        try:
+            per_method, probs, resolved = attribute_all(
+                classifier,
+                [texts[i] for i in indices],
+                [targets[i] for i in indices],
+                methods,
+                library,
+                options,
+            )
+        except NonFiniteOutput as error:
+            row = rows[indices[error.rows[0]]] if error.rows else rows[indices[0]]
+            raise NonFiniteOutput(f"{source}:{row.line}: {error}", error.rows) from None
+        for position, index in enumerate(indices):
+            results[index] = [
+                _record(
+                    classifier, rows[index], texts[index], refined[position],
+                    probs[position], resolved[position], each, library, options, source,
                 )
-            except NonFiniteOutput as error:
-                row = rows[indices[error.rows[0]]] if error.rows else rows[indices[0]]
-                raise NonFiniteOutput(f"{source}:{row.line}: {error}", error.rows) from None
-            for position, index in enumerate(indices):
-                results[index] = [
-                    _record(
-                        classifier, rows[index], texts[index], refined[position],
-                        probs[position], resolved[position], each, library, options, source,
-                    )
-                    for each, refined in zip(methods, per_method)
-                ]
-            if progress is not None:
-                progress(len(indices))
-        for index in range(start, stop):
-            yield from results[index]
+                for each, refined in zip(methods, per_method)
+            ]
+        if progress is not None:
+            progress(len(indices))
+    for index in range(len(rows)):
+        yield from results[index]
 
 
 def _record(classifier, row, text, refined, probs, target, method, library, options, source) -> AttributionRecord:
@@ -306,6 +322,11 @@ def reattribute_records(
         method_settings = {key: value for key, value in settings.items() if key not in PIPELINE_SETTINGS}
         try:
             method = build_method(name, **method_settings)
+            options = ExplainOptions(
+                batch_size=batch_size,
+                mask_special=bool(settings.get("mask_special", False)),
+                forward_dtype=str(settings.get("forward_dtype", SAME)),
+            )
         except (TypeError, ValueError, BadInput) as error:
             first = records[indices[0]]
             where = f"{source}:{first.line}" if first.line is not None else f"{source}: record id {first.id!r}"
@@ -319,7 +340,6 @@ def reattribute_records(
                 raise BadInput(
                     f"{library.path}: records were explained with another library ({used.pop()}); pass that one"
                 )
-        options = ExplainOptions(batch_size=batch_size, mask_special=bool(settings.get("mask_special", False)))
         check_mask_special(classifier, options.mask_special)
         again = reattribute(
             classifier, [records[i] for i in indices], [targets[i] for i in indices], method,

@@ -1,37 +1,37 @@
-"""The files ``explain`` reads and writes: input rows and attribution records.
-
-Inputs are JSONL (one object a line) or CSV with a header. Fields:
-``text`` (required, name set by ``text_field``), ``id`` (optional string or
-number; defaults to the line number), ``label`` (optional: class index or
-class name).
+"""Attribution records: what ``explain`` writes and ``evaluate`` and ``render`` read.
 
 An attribution record is one JSON object a line, fields as in
-:class:`AttributionRecord`. Readers validate everything up front, so a bad
-line is reported (file and line) before any work or output starts; with a
-``skipped`` list, bad input lines are collected there instead and left out.
+:class:`AttributionRecord`. :class:`RecordFile` reads them as a stream and
+validates each; a bad line is reported with file and line. The inputs
+``explain`` reads are in :mod:`contrastcat.inputs` (re-exported here).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from . import jsonl
-from .errors import BadInput, located
-from .files import STDIO, atomic_text_output, read_text
+from .errors import BadInput
+from .files import atomic_text_output
+from .inputs import InputFile, InputRow, _is_int, read_inputs, rows_from_objects
+from .lines import LineSource
 from .spans import record_html
 
-
-@dataclass(frozen=True)
-class InputRow:
-    line: int  # 1-based line in the source file (CSV: the line where the row starts)
-    id: Any
-    text: str
-    label: Any = None  # int, class name, or None
+__all__ = [
+    "AttributionRecord",
+    "InputFile",
+    "InputRow",
+    "RecordFile",
+    "Records",
+    "read_inputs",
+    "read_records",
+    "resolve_label",
+    "rows_from_objects",
+    "write_records",
+]
 
 
 @dataclass
@@ -90,138 +90,6 @@ class Records(list):
         shown = [record_html(record) for record in self[:50]]
         more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
         return "".join(shown) + more
-
-
-class _RowProblem(Exception):
-    """One input row that cannot be used; the message has no location yet."""
-
-
-def _input_format(path: str, text: str) -> str:
-    lowered = path.lower()
-    if lowered.endswith(".csv"):
-        return "csv"
-    if lowered.endswith((".jsonl", ".ndjson", ".json")):
-        return "jsonl"
-    first = text.lstrip()[:1]
-    return "jsonl" if first in ("{", "") else "csv"
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str) -> InputRow:
-    if text_field not in obj:
-        raise _RowProblem(f"missing text field {text_field!r}")
-    text = obj[text_field]
-    if not isinstance(text, str):
-        raise _RowProblem(f"field {text_field!r} is not a string")
-    if not text.strip():
-        raise _RowProblem(f"field {text_field!r} is empty")
-    identifier = obj.get(id_field)
-    if identifier is None or identifier == "":
-        identifier = line
-    elif isinstance(identifier, bool) or not isinstance(identifier, (str, int, float)):
-        raise _RowProblem(f"field {id_field!r} must be a string or a number")
-    label = obj.get(label_field)
-    if label is not None and not (isinstance(label, str) or _is_int(label)):
-        raise _RowProblem(f"field {label_field!r} must be a class index or a class name")
-    return InputRow(line=line, id=identifier, text=text, label=label)
-
-
-def read_inputs(
-    path: str,
-    text_field: str = "text",
-    id_field: str = "id",
-    label_field: str = "label",
-    skipped: list[str] | None = None,
-) -> list[InputRow]:
-    """All rows of a JSONL or CSV file (``-``: standard input), validated.
-
-    A bad line raises :class:`BadInput` naming file and line, unless
-    ``skipped`` is given: then each bad line's message is appended there and
-    the line is left out.
-    """
-    content = read_text(path)
-    name = "<stdin>" if path == STDIO else path
-    rows: list[InputRow] = []
-
-    def bad(line: int | None, problem: str) -> None:
-        message = located(name, line, problem)
-        if skipped is None:
-            raise BadInput(message)
-        skipped.append(message)
-
-    def add(line: int, obj: dict) -> None:
-        try:
-            rows.append(_row(line, obj, text_field, id_field, label_field))
-        except _RowProblem as problem:
-            bad(line, str(problem))
-
-    if _input_format(path, content) == "jsonl":
-        for number, raw in jsonl.lines(content):
-            try:
-                obj = jsonl.parse(raw)
-            except jsonl.NotStrictJSON as error:
-                bad(number, str(error))
-                continue
-            if not isinstance(obj, dict):
-                bad(number, "expected a JSON object")
-                continue
-            add(number, obj)
-    else:
-        _read_csv(name, content, text_field, label_field, add, bad)
-    if not rows:
-        more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
-        raise BadInput(located(name, None, f"no input rows{more}"))
-    return rows
-
-
-def _read_csv(
-    name: str,
-    content: str,
-    text_field: str,
-    label_field: str,
-    add: Callable[[int, dict], None],
-    bad: Callable[[int | None, str], None],
-) -> None:
-    # strict: a stray quote is an error, not a field that silently swallows the lines after it.
-    reader = csv.reader(io.StringIO(content, newline=""), strict=True)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise BadInput(located(name, None, "empty CSV file (no header)")) from None
-    except csv.Error as error:
-        raise BadInput(located(name, 1, f"unreadable CSV header ({error})")) from None
-    if text_field not in header:
-        raise BadInput(located(name, 1, f"no column {text_field!r} (columns: {', '.join(header)})"))
-    repeated = sorted({column for column in header if header.count(column) > 1})
-    if repeated:
-        raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
-    end = reader.line_num
-    while True:
-        start = end + 1  # a quoted field may span lines: report the line where the row starts
-        try:
-            values = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            end = reader.line_num
-            if "unexpected end of data" in str(error):
-                bad(start, "a quoted field is never closed (it would swallow the rest of the file)")
-            else:
-                bad(start, f"malformed CSV ({error})")
-            continue
-        end = reader.line_num
-        if not values or (len(values) == 1 and not values[0].strip() and len(header) > 1):
-            continue  # a blank line
-        if len(values) != len(header):
-            bad(start, f"{len(values)} field(s), but the header has {len(header)}")
-            continue
-        obj: dict[str, Any] = dict(zip(header, values))
-        if obj.get(label_field) == "":
-            obj[label_field] = None
-        add(start, obj)
 
 
 def resolve_label(value: Any, label_names: Sequence[str], where: str) -> int:
@@ -359,44 +227,48 @@ def _check_record(obj: dict, where: str) -> AttributionRecord:
     return AttributionRecord(**values)
 
 
+class RecordFile:
+    """The records of a JSONL file (``-``: standard input), read as a stream."""
+
+    def __init__(self, path: str) -> None:
+        self.source = LineSource(path)
+        self.checked: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    def check(self) -> int:
+        """Validate every line once (standard input is kept for the next pass); returns the count."""
+        self.checked = sum(1 for _ in self._records(keep=True))
+        return self.checked
+
+    def records(self) -> Iterator[AttributionRecord]:
+        return self._records(keep=False)
+
+    def _records(self, keep: bool) -> Iterator[AttributionRecord]:
+        found = 0
+        for number, raw in self.source.text_lines(keep):
+            if not raw.strip(" \t"):  # JSON's own whitespace only: other blanks are content
+                continue
+            where = f"{self.name}:{number}"
+            try:
+                obj = jsonl.parse(raw)
+            except jsonl.NotStrictJSON as error:
+                raise BadInput(f"{where}: {error}") from None
+            if not isinstance(obj, dict):
+                raise BadInput(f"{where}: expected a JSON object")
+            record = _check_record(obj, where)
+            record.line = number
+            found += 1
+            yield record
+        if not found:
+            raise BadInput(f"{self.name}: no attribution records")
+
+    def close(self) -> None:
+        self.source.close()
+
+
 def read_records(path: str) -> list[AttributionRecord]:
     """All attribution records of a JSONL file (``-``: standard input), validated."""
-    content = read_text(path)
-    name = "<stdin>" if path == STDIO else path
-    records = []
-    for number, raw in jsonl.lines(content):
-        where = f"{name}:{number}"
-        try:
-            obj = jsonl.parse(raw)
-        except jsonl.NotStrictJSON as error:
-            raise BadInput(f"{where}: {error}") from None
-        if not isinstance(obj, dict):
-            raise BadInput(f"{where}: expected a JSON object")
-        record = _check_record(obj, where)
-        record.line = number
-        records.append(record)
-    if not records:
-        raise BadInput(f"{name}: no attribution records")
-    return records
-
-
-def rows_from_objects(
-    items, text_field: str = "text", id_field: str = "id", label_field: str = "label", source: str = "<inputs>"
-) -> list[InputRow]:
-    """Input rows from Python objects: strings (the text), or mappings with a text field (a list
-    of dicts, a ``datasets.Dataset``). Item i counts as line i + 1 in messages; ids default to i."""
-    rows = []
-    for index, item in enumerate(items):
-        if isinstance(item, str):
-            item = {text_field: item}
-        if not isinstance(item, Mapping):
-            raise BadInput(f"{source}: item {index}: expected a string or a mapping with a {text_field!r} field")
-        values = dict(item)
-        values.setdefault(id_field, index)
-        try:
-            rows.append(_row(index + 1, values, text_field, id_field, label_field))
-        except _RowProblem as problem:
-            raise BadInput(f"{source}: item {index}: {problem}") from None
-    if not rows:
-        raise BadInput(f"{source}: no inputs")
-    return rows
+    return list(RecordFile(path).records())

@@ -10,7 +10,8 @@ whose ``table()`` / ``_repr_html_`` show the comparison.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .errors import BadInput
@@ -19,14 +20,14 @@ from .metrics import (
     SECOND,
     Comparison,
     EvalSettings,
+    CurveTally,
+    Kendall,
+    MethodLabels,
     MethodReport,
     check_records,
     compare_methods,
-    evaluable,
-    group_by_method,
     kendall_for_records,
     mark_special_tokens,
-    perturbation_curves,
     step_labels,
 )
 from .perturb import MASK, mask_id_of
@@ -65,6 +66,7 @@ class EvaluationReport:
             "perturb": self.settings.perturb,
             "target": self.settings.target,
             "min_tokens": self.settings.min_tokens,
+            "forward_dtype": self.settings.forward_dtype,
             "truncated": self.truncated,
             "methods": {name: report.as_dict() for name, report in self.methods.items()},
             "comparison": self.comparison().as_dict(),
@@ -146,44 +148,70 @@ def check_against_model(records: Sequence[AttributionRecord], classifier, source
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
 
 
+CHUNK = 1024  # records evaluated together: memory stays that of one chunk, however many records stream in
+
+
 def evaluate_records(
     classifier,
-    records: Sequence[AttributionRecord],
+    records: Iterable[AttributionRecord],
     settings: EvalSettings = EvalSettings(),
     library=None,
     kendall: bool = False,
     batch_size: int = 64,
     source: str = "<records>",
+    progress: Callable[[int], None] | None = None,
 ) -> EvaluationReport:
-    """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings."""
-    from .pipeline import reattribute_records  # the use case sits above explain
-    from .models import predictor
+    """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings.
 
-    check_explained(records, source)
-    check_against_model(records, classifier, source)
-    mark_special_tokens(records, classifier.tokenizer.all_special_ids)
-    predict = predictor(classifier, batch_size)
+    ``records`` may be a stream: it is read and evaluated :data:`CHUNK` records at a time.
+    """
+    from .pipeline import reattribute_records  # the use case sits above explain
+    from .models import predictor, resolve_forward_dtype
+
+    predict = predictor(classifier, batch_size, resolve_forward_dtype(settings.forward_dtype))
     mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if settings.perturb == MASK else None
+    labels = MethodLabels()
+    tallies: dict[str, CurveTally] = {}
+    taus: dict[str, tuple[list[float], list[float]]] = {}
+    count = truncated = 0
+    pending = iter(records)
+    while chunk := list(itertools.islice(pending, CHUNK)):
+        check_explained(chunk, source)
+        check_against_model(chunk, classifier, source)
+        mark_special_tokens(chunk, classifier.tokenizer.all_special_ids)
+        count += len(chunk)
+        truncated += sum(r.truncated for r in chunk)
+        for name, group in labels.group(chunk).items():
+            tally = tallies.setdefault(name, CurveTally(name, settings, classifier.label_names, mask_id, source))
+            used = tally.add(group, predict)
+            if kendall and used:
+                found = kendall_for_records(
+                    used,
+                    classifier.num_classes,
+                    lambda recs, targets: reattribute_records(
+                        classifier, recs, targets, library, max(1, batch_size // 4), source
+                    ),
+                )
+                index_taus, score_taus = taus.setdefault(name, ([], []))
+                index_taus.extend(found.index_taus)
+                score_taus.extend(found.score_taus)
+        if progress is not None:
+            progress(count)
+    if not count:
+        raise BadInput(f"{source}: no attribution records")
     reports: dict[str, MethodReport] = {}
-    for name, group in group_by_method(records).items():
-        report = perturbation_curves(group, predict, settings, classifier.label_names, mask_id, source)
-        report.method = name  # variants of one method are told apart by their settings
+    for name, tally in tallies.items():
+        report = tally.finish()  # variants of one method are told apart by their label
         if kendall:
-            report.kendall = kendall_for_records(
-                evaluable(group, settings.min_tokens).records,
-                classifier.num_classes,
-                lambda recs, targets: reattribute_records(
-                    classifier, recs, targets, library, max(1, batch_size // 4), source
-                ),
-            )
+            report.kendall = Kendall.of(*taus.get(name, ([], [])))
         reports[name] = report
     return EvaluationReport(
         source=source,
         model=classifier.name,
         model_fingerprint=classifier.fingerprint,
-        records=len(records),
+        records=count,
         settings=settings,
-        truncated=sum(r.truncated for r in records),
+        truncated=truncated,
         methods=reports,
         kendall=kendall,
         num_classes=classifier.num_classes,

@@ -13,7 +13,7 @@ from .. import __version__
 from ..capture import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
-from ..models.precision import dtype_name
+from ..models.precision import dtype_name, resolve_forward_dtype
 from ..models.forward import predictor
 from ..tokens import length_batches, tokenize
 from .schema import LibraryInfo, LibraryWriter, ReferenceEntry, group_path
@@ -37,8 +37,10 @@ class BuildOptions:
     strict_gamma: bool = False
     pools: tuple[str, ...] = ()  # ablation pools to store as well: "same", "random"
     seed: int = 0  # draws the random pool
+    forward_dtype: str = "same"  # autocast of the f_c scan (--forward-dtype); same: the weights'
 
     def __post_init__(self) -> None:
+        resolve_forward_dtype(self.forward_dtype)
         if self.dtype not in ("float32", "float16"):
             raise BadInput(f"--store-dtype must be float32 or float16, got {self.dtype!r}")
         unknown = [pool for pool in self.pools if pool not in ABLATION_POOLS]
@@ -72,7 +74,7 @@ def build_library(
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
     tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)
     sequences = [t.ids for t in tokenized]
-    predict = predictor(classifier, options.batch_size)
+    predict = predictor(classifier, options.batch_size, resolve_forward_dtype(options.forward_dtype))
     probs = np.zeros((len(sequences), classifier.num_classes))
     done = 0
     for batch in length_batches([len(s) for s in sequences], options.batch_size * 8):
@@ -128,6 +130,7 @@ def build_library(
         pools=tuple(pool for pool in ABLATION_POOLS if pool in options.pools),
         pad_token_id=classifier.pad_id,
         model_dtype=dtype_name(classifier.dtype),
+        scan_dtype=options.forward_dtype,
     )
     writer = LibraryWriter(output, info)
     try:

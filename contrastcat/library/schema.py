@@ -24,6 +24,8 @@ Layout (schema version 2), readable with plain h5py::
         pools               JSON list of the optional pools present
         pad_token_id        the token batches were padded with (decoders: often EOS)
         model_dtype         the weights' precision: float32, bfloat16 or float16
+        scan_dtype          optional: the autocast precision f_c was scored in
+                            (build-refs --forward-dtype); absent: the weights'
     /classes/<c>/           one group per target class c (decimal index)
         attributes:         name, passing (how many have f_c < gamma), candidates
         f_c                 float64 [N]   target-class probability, ascending
@@ -98,9 +100,10 @@ class LibraryInfo:
     pools: tuple[str, ...] = ()  # optional ablation pools: "same", "random"
     pad_token_id: int = 0  # the token the scan's batches were padded with
     model_dtype: str = "float32"  # the weights' precision when the activations were computed
+    scan_dtype: str = "same"  # autocast precision of the f_c scan; "same": the weights'
 
 
-OPTIONAL_ATTRIBUTES = ("fingerprint", "pools")
+OPTIONAL_ATTRIBUTES = ("fingerprint", "pools", "scan_dtype")
 REQUIRED_ATTRIBUTES = tuple(f.name for f in fields(LibraryInfo) if f.name not in OPTIONAL_ATTRIBUTES)
 
 
@@ -223,6 +226,8 @@ class LibraryWriter:
         info["label_names"] = json.dumps(list(self.info.label_names))
         info["pools"] = json.dumps(list(self.info.pools))
         del info["fingerprint"]
+        if info["scan_dtype"] == "same":
+            del info["scan_dtype"]  # libraries scanned at the weights' precision stay as before
         self.file.attrs["format"] = FORMAT
         self.file.attrs["schema_version"] = SCHEMA_VERSION
         for key, value in info.items():
@@ -282,6 +287,7 @@ ATTRIBUTE_TYPES = {
     "pools": "a JSON list of distinct pool names (same, random)",
     "pad_token_id": "a count",
     "model_dtype": "float32, bfloat16 or float16",
+    "scan_dtype": "same, float32, bfloat16 or float16",
 }
 
 
@@ -298,6 +304,8 @@ def _attribute_fits(value, kind: str) -> bool:
         return value in ("float32", "float16")
     if kind == "float32, bfloat16 or float16":
         return value in ("float32", "bfloat16", "float16")
+    if kind == "same, float32, bfloat16 or float16":
+        return value in ("same", "float32", "bfloat16", "float16")
     if not isinstance(value, str):
         return False
     try:
@@ -371,7 +379,7 @@ class RefLibrary:
         values = {key: attrs[key] for key in (f.name for f in fields(LibraryInfo)) if key in attrs}
         for key, kind in ATTRIBUTE_TYPES.items():
             value = values.get(key)
-            if key == "pools" and value is None:
+            if key in ("pools", "scan_dtype") and value is None:
                 continue
             if not _attribute_fits(value, kind):
                 raise BadInput(f"{self.path}: root attribute {key!r} must be {kind}, got {value!r}")

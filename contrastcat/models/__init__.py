@@ -4,10 +4,11 @@ from .adapters import Adapter, adapter_for
 from .families import FAMILIES, Family
 from .forward import classify, predictor
 from .loading import Classifier, load_pretrained, recast, weights_fingerprint, wrap_classifier
-from .precision import DTYPE_CHOICES
+from .precision import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES, resolve_forward_dtype
 
 __all__ = [
     "DTYPE_CHOICES",
+    "FORWARD_DTYPE_CHOICES",
     "FAMILIES",
     "Adapter",
     "Classifier",
@@ -17,6 +18,7 @@ __all__ = [
     "load_pretrained",
     "predictor",
     "recast",
+    "resolve_forward_dtype",
     "weights_fingerprint",
     "wrap_classifier",
 ]

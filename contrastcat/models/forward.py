@@ -22,6 +22,7 @@ import torch
 
 from ..tokens import ProbabilityFn, check_finite, length_batches, pad
 from .families import LAST
+from .precision import forward_precision
 
 if TYPE_CHECKING:
     from .loading import Classifier
@@ -90,16 +91,17 @@ def replaced_embedding_output(classifier: Classifier, value: torch.Tensor) -> It
         handle.remove()
 
 
-def predictor(classifier: Classifier, batch_size: int) -> ProbabilityFn:
+def predictor(classifier: Classifier, batch_size: int, autocast: torch.dtype | None = None) -> ProbabilityFn:
     """Softmax probabilities [N, C] (float64) of N token-id sequences of any lengths.
 
     An empty sequence (every token deleted from an input that has no special
     token, as GPT-2's) is scored as the classifier's ``empty_input``.
+    ``autocast`` runs the passes in a lower precision (``--forward-dtype``).
     """
     device = classifier.device
     classes = classifier.num_classes
 
-    @torch.no_grad()
+    @torch.no_grad()  # not inference_mode: a model's cached buffers must stay usable by autograd
     def predict(sequences: Sequence[Sequence[int]]) -> np.ndarray:
         out = np.zeros((len(sequences), classes))
         if not sequences:
@@ -107,7 +109,8 @@ def predictor(classifier: Classifier, batch_size: int) -> ProbabilityFn:
         sequences = [s if len(s) else classifier.empty_input for s in sequences]
         for batch in length_batches([len(s) for s in sequences], batch_size):
             ids, mask = pad([sequences[i] for i in batch], classifier.pad_id, device)
-            logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
+            with forward_precision(device, autocast):
+                logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
             check_finite(logits, batch)
             out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
         return out

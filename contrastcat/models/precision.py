@@ -30,3 +30,30 @@ def resolve_dtype(spec: str | torch.dtype, device: torch.device) -> torch.dtype 
 
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
+
+
+# Forward-only passes (the deletion test, evaluate's curves, build-refs' scan)
+# are nearly all of the time and need no gradient; they can run under autocast
+# while the captured forward and backward keep the weights' precision.
+SAME = "same"
+FORWARD_DTYPE_CHOICES = (SAME, *DTYPES)
+
+
+def resolve_forward_dtype(spec: str | torch.dtype | None) -> torch.dtype | None:
+    """The autocast dtype of forward-only passes, or None: the weights' own precision."""
+    if spec is None or isinstance(spec, torch.dtype):
+        return spec
+    if spec == SAME:
+        return None
+    if spec not in DTYPES:
+        raise BadInput(f"--forward-dtype must be one of {', '.join(FORWARD_DTYPE_CHOICES)}, got {spec!r}")
+    return DTYPES[spec]
+
+
+def forward_precision(device: torch.device, dtype: torch.dtype | None):
+    """The context a forward-only pass runs in: autocast to ``dtype``, or nothing."""
+    import contextlib
+
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)

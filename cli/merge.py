@@ -1,0 +1,36 @@
+"""contrastcat merge: join the part files of a sharded explain run."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from contrastcat.files import check_output_path
+from contrastcat.shards import merge_parts
+
+from .common import QuietOption, info, reports_errors
+
+EPILOG = """\
+Examples:
+
+\b
+  contrastcat explain in.jsonl --refs refs.h5 --shard 0/2 -o part0.jsonl   # on one machine
+  contrastcat explain in.jsonl --refs refs.h5 --shard 1/2 -o part1.jsonl   # on another
+  contrastcat merge part0.jsonl part1.jsonl -o attr.jsonl
+  contrastcat merge parts/*.jsonl -o - | contrastcat render -
+"""
+
+
+@reports_errors
+def merge(
+    parts: Annotated[list[str], typer.Argument(metavar="PART...", help="The part files of every shard, any order.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Records (JSONL); - for stdout.")] = "-",
+    quiet: QuietOption = False,
+) -> None:
+    """Join the parts written by explain --shard I/N into the run's records, in input order:
+    the same bytes one process writes. Nothing is written unless every shard is there, complete."""
+    check_output_path(output, parts)
+    written = merge_parts(parts, output)
+    if output != "-":
+        info(f"wrote {written} record(s) to {output}", quiet)

@@ -1,0 +1,242 @@
+"""One explain run split over processes, and its parts joined again.
+
+Shard ``I/N`` explains the windows of inputs (``ExplainOptions.window_inputs``
+each, in input order) whose number w has ``w % N == I``. A window is batched
+the same way whichever process explains it, so the joined parts are the
+records a single process writes, byte for byte (on the same kind of device,
+with the same number of threads per process: on a CPU the last bits of a
+backward pass depend on the thread count).
+
+A part file is JSON Lines: a header line (which shard, of which run), the
+records, and an end line (how many inputs the whole run had, and a digest
+of the input). :func:`merge_parts` checks that the parts are every shard of
+one run, complete, before it writes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO, TextIO
+
+from . import __version__, jsonl
+from .errors import BadInput
+from .files import atomic_text_output
+from .records import AttributionRecord, InputRow
+
+PART = "contrastcat-part"
+PART_END = "contrastcat-part-end"
+PART_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, spec: str) -> Shard:
+        """``I/N``: shard I (from 0) of N."""
+        index, slash, count = spec.partition("/")
+        if not slash or not index.isdigit() or not count.isdigit():
+            raise BadInput(f"--shard must be I/N (shard I of N, I from 0), got {spec!r}")
+        shard = cls(int(index), int(count))
+        if shard.count < 1 or shard.index >= shard.count:
+            raise BadInput(f"--shard {spec}: I must be 0 to N-1 and N at least 1")
+        return shard
+
+    def owns(self, position: int, window: int) -> bool:
+        return (position // window) % self.count == self.index
+
+
+class Tally:
+    """Counts the rows of the whole run and digests them, as a shard reads past the others' rows."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self._digest = hashlib.sha256()
+
+    def add(self, row: InputRow) -> None:
+        self.rows += 1
+        self._digest.update(json.dumps([row.line, row.id, row.text, row.label], ensure_ascii=False).encode())
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + self._digest.hexdigest()[:32]
+
+
+def shard_rows(rows: Iterable[InputRow], shard: Shard, window: int, tally: Tally) -> Iterator[InputRow]:
+    """The rows of ``shard``'s windows; every row is counted in ``tally``."""
+    for position, row in enumerate(rows):
+        tally.add(row)
+        if shard.owns(position, window):
+            yield row
+
+
+def write_part(
+    path: str,
+    shard: Shard,
+    run: dict,
+    per_input: int,
+    window: int,
+    records: Iterable[AttributionRecord],
+    tally: Tally,
+    inputs: Sequence[str | None] = (),
+) -> int:
+    """Write one shard's part file (atomically); returns the records written."""
+    header = {"format": PART, "version": PART_VERSION, "shard": shard.index, "shards": shard.count,
+              "window": window, "per_input": per_input, "run": run}
+    count = 0
+    with atomic_text_output(path, inputs) as stream:
+        stream.write(jsonl.dumps(header) + "\n")
+        for record in records:
+            stream.write(record.to_json() + "\n")
+            count += 1
+        stream.write(jsonl.dumps({"format": PART_END, "inputs": tally.rows, "input_digest": tally.digest,
+                                  "records": count}) + "\n")
+    return count
+
+
+@dataclass
+class _Part:
+    path: str
+    handle: BinaryIO
+    header: dict
+    end: dict
+    line: int = 1  # lines read so far (the header)
+
+
+def merge_parts(paths: Sequence[str], output: str, on_write: Callable[[int], None] | None = None) -> int:
+    """Join the part files of one sharded run into ``output`` in input order; returns the records
+    written. Nothing is written unless the parts are all the shards of one run, each complete."""
+    if not paths:
+        raise BadInput("merge: no part files given")
+    parts = [_open_part(path) for path in paths]
+    try:
+        ordered = _check_parts(parts)
+        first = ordered[0].header
+        window, per_input, total = first["window"], first["per_input"], ordered[0].end["inputs"]
+        written = 0
+        with atomic_text_output(output, list(paths)) as stream:
+            for number, start in enumerate(range(0, total, window)):
+                part = ordered[number % len(ordered)]
+                written += _copy_records(part, (min(start + window, total) - start) * per_input, stream)
+                if on_write is not None:
+                    on_write(written)
+            for part in ordered:
+                part.line += 1
+                if _read_line(part, part.handle.readline()).get("format") != PART_END:
+                    raise BadInput(f"{part.path}:{part.line}: more records than its shard of the run has")
+                if part.handle.read(1):
+                    raise BadInput(f"{part.path}: lines after its end line")
+        return written
+    finally:
+        for part in parts:
+            part.handle.close()
+
+
+def _open_part(path: str) -> _Part:
+    try:
+        handle = open(path, "rb")
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read ({error.strerror})") from None
+    try:
+        header = _parse(path, 1, handle.readline())
+        if header.get("format") != PART:
+            raise BadInput(f"{path}:1: not a contrastcat part file (explain --shard writes them)")
+        if header.get("version") != PART_VERSION:
+            raise BadInput(f"{path}:1: part format version {header.get('version')!r} is not {PART_VERSION}")
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - 65536))
+        tail = handle.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        end = _parse(path, None, tail)
+        if end.get("format") != PART_END:
+            raise BadInput(f"{path}: the part has no end line: it is incomplete (its explain run did not finish)")
+        handle.seek(0)
+        handle.readline()
+    except BaseException:
+        handle.close()
+        raise
+    return _Part(path, handle, header, end)
+
+
+def _parse(path: str, line: int | None, raw: bytes) -> dict:
+    where = f"{path}:{line}" if line is not None else f"{path}: last line"
+    try:
+        value = jsonl.parse(raw.decode("utf-8").removesuffix("\n"))
+    except (UnicodeDecodeError, jsonl.NotStrictJSON) as error:
+        raise BadInput(f"{where}: not a part file line ({error})") from None
+    if not isinstance(value, dict):
+        raise BadInput(f"{where}: not a part file line (expected a JSON object)")
+    return value
+
+
+def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
+    """The parts in shard order, after checking they are one whole run."""
+    first = parts[0]
+    count = first.header.get("shards")
+    for part in parts:
+        for key in ("shards", "window", "per_input", "run"):
+            if part.header.get(key) != first.header.get(key):
+                raise BadInput(f"{part.path}: from another run than {first.path} (its {key} differs)")
+        for key in ("inputs", "input_digest"):
+            if part.end.get(key) != first.end.get(key):
+                raise BadInput(f"{part.path}: explained other inputs than {first.path} (its {key} differs)")
+    by_index = {}
+    for part in parts:
+        index = part.header.get("shard")
+        if index in by_index:
+            raise BadInput(f"{part.path}: shard {index}/{count} is given twice (also {by_index[index].path})")
+        by_index[index] = part
+    missing = [str(i) for i in range(count) if i not in by_index]
+    if missing:
+        raise BadInput(f"merge: shard {missing[0]}/{count} is missing ({len(parts)} of {count} parts given)")
+    ordered = [by_index[i] for i in range(count)]
+    window, per_input, total = first.header["window"], first.header["per_input"], first.end["inputs"]
+    for part in ordered:
+        index = part.header["shard"]
+        expected = sum(
+            min(window, total - start) for number, start in enumerate(range(0, total, window)) if number % count == index
+        ) * per_input
+        if part.end.get("records") != expected:
+            raise BadInput(f"{part.path}: holds {part.end.get('records')} records, its shard of the run has {expected}")
+    return ordered
+
+
+def _copy_records(part: _Part, count: int, stream: TextIO) -> int:
+    for _ in range(count):
+        raw = part.handle.readline()
+        part.line += 1
+        record = _read_line(part, raw)
+        if record.get("format") == PART_END:
+            raise BadInput(f"{part.path}:{part.line}: the part ends early")
+        stream.write(raw.decode("utf-8"))
+    return count
+
+
+def _read_line(part: _Part, raw: bytes) -> dict:
+    if not raw.endswith(b"\n"):
+        raise BadInput(f"{part.path}:{part.line}: the part ends early")
+    return _parse(part.path, part.line, raw)
+
+
+def run_identity(methods, settings: Sequence[dict], classifier, library, target, options) -> dict:
+    """What every shard of one run shares; parts that differ in any of it are not joined."""
+    import torch
+
+    return {
+        "contrastcat": __version__,
+        "torch": torch.__version__,
+        "device": classifier.device.type,
+        "methods": [method.name for method in methods],
+        "settings": list(settings),
+        "model_fingerprint": classifier.fingerprint,
+        "library": library.fingerprint if library is not None else None,
+        "target": target,
+        "batch_size": options.batch_size,
+        "window": options.window,
+        "max_length": options.max_length,
+    }
