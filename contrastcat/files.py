@@ -217,13 +217,17 @@ class PendingFile:
 class _Sink:
     """A text stream whose write errors name the output, not the temporary file."""
 
-    def __init__(self, stream: TextIO, target: OutputTarget) -> None:
+    def __init__(self, stream: TextIO, target: OutputTarget, flush_each: bool = False) -> None:
         self._stream = stream
         self._target = target
+        self._flush_each = flush_each
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            written = self._stream.write(text)
+            if self._flush_each:
+                self._stream.flush()
+            return written
         except OSError as error:
             raise write_failed(self._target, error) from None
 
@@ -240,7 +244,8 @@ def atomic_text_output(path: str, inputs: Sequence[str | None] = ()) -> Iterator
     error (KeyboardInterrupt included) a regular file is left as it was."""
     target = output_target(path, inputs)
     if target.is_stdout:
-        sink = _Sink(sys.stdout, target)
+        # Each write reaches a pipe at once: the next program in it sees records as they are made.
+        sink = _Sink(sys.stdout, target, flush_each=True)
         yield sink
         sink.flush()
         return
