@@ -140,6 +140,26 @@ def forwards(classifier, sequences, batch_size: int) -> None:
         classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
 
 
+def profile_shares(classifier, library, rows) -> dict[str, float]:
+    """Where explain's time goes (cProfile): shares of the wall time."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    _, seconds = timed(lambda: (profiler.enable(), explain_timed(classifier, library, rows), profiler.disable()))
+    stats = pstats.Stats(profiler).stats  # (file, line, name) -> (calls, primitive, own, cumulative, callers)
+
+    def cumulative(file_end: str, name: str) -> float:
+        return sum(v[3] for (file, _, function), v in stats.items() if file.endswith(file_end) and function == name)
+
+    linear = sum(v[2] for (_, _, function), v in stats.items() if "torch._C._nn.linear" in function)
+    return {
+        "deletion test's forward passes (refine.drop_scores -> predict)": cumulative("forward.py", "predict") / seconds,
+        "the captured forward + backward (capture.capture)": cumulative("capture.py", "capture") / seconds,
+        "  of all that: matrix products (torch linear)": linear / seconds,
+    }
+
+
 # --- 3. agreement of two sets of records -------------------------------------------------------
 
 
@@ -193,11 +213,15 @@ def main() -> None:
     parser.add_argument("--inputs", type=int, default=200, help="held-out snippets explained")
     parser.add_argument("--loop-inputs", type=int, default=200, help="of those, how many the loop explains")
     parser.add_argument("--long", type=int, default=6, help="BBC articles per length (0: skip long inputs)")
+    parser.add_argument("--process-inputs", type=int, default=256, help="inputs for the 1 vs 2 processes runs")
     args = parser.parse_args()
     torch.manual_seed(0)
 
     classifier = cc.load_model("minilm-rt")
-    rows = held_out_rows("rotten-tomatoes", ROOT / "examples/minilm-rt/inputs.jsonl", args.inputs)
+    available = held_out_rows(
+        "rotten-tomatoes", ROOT / "examples/minilm-rt/inputs.jsonl", max(args.inputs, args.process_inputs)
+    )
+    rows = available[: args.inputs]
     lengths = [len(t) for t in tokenize(classifier.tokenizer, [r.text for r in rows], 512)]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; minilm-rt; {len(rows)} held-out "
           f"Rotten Tomatoes snippets, median {int(np.median(lengths))} tokens (max {max(lengths)})")
@@ -232,6 +256,8 @@ def main() -> None:
              f"({len(set(asked)) / len(rows):.0f} per input)")
         line(f"unavoidable passes (best forward batch {best_batch})", f"{needed / len(rows):.3f} s/input")
         line("efficiency (unavoidable / explain)", f"{needed / explain_time:.2f}")
+        for name, share in profile_shares(classifier, library, rows[:40]).items():
+            line(f"profile, 40 inputs: {name}", f"{share:.0%}")
         print("\n3. --forward-dtype bfloat16 (autocast of the forward-only passes)")
         line("explain, bfloat16 forward passes", f"{per_fast:.3f} s/input")
         line("speed-up over float32 explain", f"{per_input / per_fast:.2f}x")
@@ -251,14 +277,47 @@ def main() -> None:
             report, seconds = timed(lambda: cc.evaluate(classifier, records, forward_dtype=forward_dtype))
             name = "float32" if forward_dtype == "same" else forward_dtype
             line(f"evaluate, MoRF+LeRF, {name}", f"{len(records) / seconds:.1f} records/s")
+        processes(available[: args.process_inputs], Path(folder) / "refs.h5")
     if args.long:
         long_inputs(args.long)
+
+
+def processes(rows, library: Path) -> None:
+    """The installed command on the same inputs: one process, and torchrun with two."""
+    import os
+    import subprocess
+    import sys
+
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "in.jsonl"
+        source.write_text("".join(json.dumps({"id": r.id, "text": r.text}) + "\n" for r in rows))
+        # Batch 8: windows of 64 inputs, so each of two processes gets several windows.
+        base = ["explain", str(source), "--refs", str(library), "--batch-size", "8", "-q"]
+        exe = [sys.executable, "-m", "contrastcat_cli"]
+        torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                    "-m", "contrastcat_cli"]
+        runs = {
+            "1 process, 2 threads": (exe, {}),
+            "1 process, 1 thread": (exe, {"OMP_NUM_THREADS": "1"}),
+            "torchrun, 2 processes x 1 thread": (torchrun, {"OMP_NUM_THREADS": "1"}),
+        }
+        print(f"\n5. processes: the command on {len(rows)} inputs, batch 8, model loading included (wall time)")
+        outputs = {}
+        for name, (command, env) in runs.items():
+            out = Path(folder) / f"{len(outputs)}.jsonl"
+            environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **env}
+            _, seconds = timed(lambda: subprocess.run([*command, *base, "-o", str(out)], env=environment,
+                                                      check=True, capture_output=True))
+            outputs[name] = out.read_bytes()
+            line(name, f"{seconds:.1f} s ({len(rows) / seconds:.2f} inputs/s)")
+        names = list(outputs)
+        line("torchrun output = 1 process, 1 thread (bytes)", str(outputs[names[2]] == outputs[names[1]]))
 
 
 def long_inputs(count: int) -> None:
     classifier = cc.load_model("minilm-bbc")
     held = CORPORA["bbc-news"]().held_out
-    texts = [e.text for e in held if len(classifier.tokenizer(e.text)["input_ids"]) > 512][:count]
+    texts = [e.text for e in held if len(classifier.tokenizer(e.text, verbose=False)["input_ids"]) > 512][:count]
     rows = [InputRow(line=i + 1, id=i, text=t) for i, t in enumerate(texts)]
     method = build_method("contrastcat", refs_used=REFS)
     with tempfile.TemporaryDirectory() as folder:

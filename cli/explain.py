@@ -131,6 +131,8 @@ def explain(
     part = Shard.parse(shard) if shard is not None else None
     if part is not None and world is not None:
         raise BadInput("--shard under torchrun: each process takes its shard from torchrun (drop --shard)")
+    if world is not None and input_path == "-":
+        raise BadInput("under torchrun every process reads the inputs: give a file, not - (standard input)")
     if resume and (part is not None or world is not None):
         raise BadInput("--resume cannot be combined with --shard or torchrun: rerun the failed shard instead")
     inputs = [input_path, refs]

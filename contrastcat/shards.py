@@ -116,6 +116,8 @@ def merge_parts(paths: Sequence[str], output: str, on_write: Callable[[int], Non
     parts = [_open_part(path) for path in paths]
     try:
         ordered = _check_parts(parts)
+        for part in ordered:
+            _scan(part)  # every line read once before any is written (standard output cannot be taken back)
         first = ordered[0].header
         window, per_input, total = first["window"], first["per_input"], ordered[0].end["inputs"]
         written = 0
@@ -148,6 +150,12 @@ def _open_part(path: str) -> _Part:
             raise BadInput(f"{path}:1: not a contrastcat part file (explain --shard writes them)")
         if header.get("version") != PART_VERSION:
             raise BadInput(f"{path}:1: part format version {header.get('version')!r} is not {PART_VERSION}")
+        for key, least in (("shard", 0), ("shards", 1), ("window", 1), ("per_input", 1)):
+            value = header.get(key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise BadInput(f"{path}:1: the header's {key} must be an integer of at least {least}, got {value!r}")
+        if header["shard"] >= header["shards"]:
+            raise BadInput(f"{path}:1: shard {header['shard']} of {header['shards']} does not exist")
         handle.seek(0, 2)
         size = handle.tell()
         handle.seek(max(0, size - 65536))
@@ -155,6 +163,10 @@ def _open_part(path: str) -> _Part:
         end = _parse(path, None, tail)
         if end.get("format") != PART_END:
             raise BadInput(f"{path}: the part has no end line: it is incomplete (its explain run did not finish)")
+        for key in ("inputs", "records"):
+            value = end.get(key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise BadInput(f"{path}: last line: {key} must be a count, got {value!r}")
         handle.seek(0)
         handle.readline()
     except BaseException:
@@ -204,6 +216,24 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
         if part.end.get("records") != expected:
             raise BadInput(f"{part.path}: holds {part.end.get('records')} records, its shard of the run has {expected}")
     return ordered
+
+
+def _scan(part: _Part) -> None:
+    """Every line of a part is a JSON object, records then exactly one end line; rewinds after."""
+    records = 0
+    for number, raw in enumerate(part.handle, start=2):
+        part.line = number
+        value = _read_line(part, raw)
+        if value.get("format") == PART_END:
+            if records != part.end["records"] or part.handle.read(1):
+                raise BadInput(f"{part.path}:{number}: the end line is not where its record count puts it")
+            break
+        if not isinstance(value.get("method"), str):
+            raise BadInput(f"{part.path}:{number}: not an attribution record")
+        records += 1
+    part.handle.seek(0)
+    part.handle.readline()
+    part.line = 1
 
 
 def _copy_records(part: _Part, count: int, stream: TextIO) -> int:
