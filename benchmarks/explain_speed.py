@@ -322,7 +322,7 @@ def long_inputs(count: int) -> None:
     method = build_method("contrastcat", refs_used=REFS)
     with tempfile.TemporaryDirectory() as folder:
         library = cc.build_library(classifier, Path(folder) / "refs.h5", max_scan=300)
-        print(f"\n   long inputs: minilm-bbc, {len(rows)} BBC articles of more than 512 tokens, cut at T")
+        print(f"\n6. long inputs: minilm-bbc, {len(rows)} BBC articles of more than 512 tokens, cut at T")
         previous = None
         for limit in (128, 256, 512):
             for forward_dtype in ("same", "bfloat16"):

@@ -33,6 +33,9 @@ Examples:
   contrastcat explain reviews.jsonl --method attcat --model bert-sst2 -o attcat.jsonl
   contrastcat explain reviews.jsonl --refs refs.h5 --method contrastcat,attcat,rollout -o all.jsonl
   contrastcat explain reviews.jsonl --refs refs.h5 --refs-used 5 --layers 3 --no-refine -o ablation.jsonl
+  contrastcat explain reviews.jsonl --refs refs.h5 --forward-dtype bfloat16 -o attr.jsonl
+  contrastcat explain reviews.jsonl --refs refs.h5 --shard 0/4 -o part0.jsonl   # then: contrastcat merge
+  torchrun --nproc-per-node 2 -m contrastcat_cli explain reviews.jsonl --refs refs.h5 -o attr.jsonl
   contrastcat explain --list-methods
 """
 

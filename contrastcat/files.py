@@ -280,28 +280,3 @@ def _writing(stream: TextIO, target: OutputTarget) -> Iterator[TextIO]:
             stream.close()
         except OSError as error:
             raise write_failed(target, error) from None
-
-
-def read_bytes(path: str) -> bytes:
-    """The whole input, from a file or standard input, with a one-line error if unreadable."""
-    try:
-        if path == STDIO:
-            return sys.stdin.buffer.read()
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BadInput(f"{path}: is a directory, expected a file") from None
-    except OSError as error:
-        raise BadInput(f"{'<stdin>' if path == STDIO else path}: cannot read ({error.strerror})") from None
-
-
-def read_text(path: str) -> str:
-    """The whole input as UTF-8 text (a leading BOM dropped: it would hide the first CSV column)."""
-    data = read_bytes(path)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        name = "<stdin>" if path == STDIO else path
-        line = data.count(b"\n", 0, error.start) + 1
-        raise BadInput(f"{name}:{line}: not UTF-8 text (byte {error.start})") from None
