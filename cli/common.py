@@ -6,6 +6,7 @@ import contextlib
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
@@ -76,9 +77,14 @@ def reports_errors(command: Callable) -> Callable:
             return command(*args, **kwargs)
         except ContrastCatError as error:
             if _torchrun_follower():  # rank 0 says it (or that this rank failed) once for all
+                # Failing the same way before the processes meet, rank 0 needs a moment to say
+                # it before torchrun stops everyone because this process has ended.
+                time.sleep(FOLLOWER_GRACE)
                 raise typer.Exit(error.exit_code) from None
             raise fail(_escape(str(error)), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
+            if _torchrun_follower():
+                raise SystemExit(INTERRUPTED) from None
             # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
             message = str(interrupt) if isinstance(interrupt, Interrupted) else "interrupted; no output was written"
             _quietly(lambda: stderr_console().print(f"[bold red]error:[/] {_escape(message)}", soft_wrap=True))
@@ -96,6 +102,9 @@ def reports_errors(command: Callable) -> Callable:
             ) from None
 
     return wrapper
+
+
+FOLLOWER_GRACE = 2.0  # seconds
 
 
 def _torchrun_follower() -> bool:

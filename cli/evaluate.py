@@ -102,10 +102,10 @@ def evaluate(
     if output is not None:
         check_output_path(output, [attributions, refs])
     record_file = RecordFile(attributions)
-    total = record_file.check()  # every line, before the model loads; then the records stream
     source = record_file.name
+    # Every line, before the model loads; then the records stream.
+    total = record_file.check(lambda record: check_explained([record], source))
     first = next(record_file.records())
-    check_explained([first], source)
     library = RefLibrary(refs) if refs is not None else None
     model = model or first.model
     if output is not None:

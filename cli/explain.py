@@ -145,7 +145,9 @@ def explain(
     names = parse_method_list(method)  # unknown names fail before any loading
     skipped: list[str] | None = [] if on_error == "skip" else None
     input_file = InputFile(input_path, text_field=text_field, id_field=id_field, label_field=label_field)
-    total = input_file.check() if skipped is None else None  # a bad line fails before anything is written
+    follower = world is not None and not world.leader
+    # A bad line fails before anything is written. Under torchrun rank 0 checks for all, and says so once.
+    total = input_file.check() if skipped is None and not follower else None
     methods = build_methods(names, shared=True, **(method_options or {}))
     library = RefLibrary(refs) if refs is not None else None
     check_library(methods, library)  # before the model loads: a wrong call fails fast
@@ -154,7 +156,6 @@ def explain(
             raise BadInput("--model is required when no --refs library is given")
         model = library_model(library.info)
     check_output_path(output, [model_location(model)])
-    follower = world is not None and not world.leader
     quiet = quiet or follower
     classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
     chosen_target = parse_target(target, classifier.num_classes)
@@ -163,7 +164,7 @@ def explain(
     )
     limit = check_max_length(classifier, max_length)
     source = input_file.name
-    if skipped is None and chosen_target == GOLD:
+    if skipped is None and chosen_target == GOLD and not follower:
         resolve_targets(input_file.rows(), GOLD, classifier.label_names, source)  # every label, before any work
     rows = input_file.rows(skipped)
     if skipped is not None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import csv
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,14 +100,14 @@ class InputFile:
                 bad(line, str(problem))
                 return None
 
-        lines = self._decoded(keep, bad)
+        lines = self._decoded(keep)
         first = next(lines, None)
         if first is not None:
             lines = itertools.chain([first], lines)
         if first is None or _input_format(self.source.path, first[1]) == "jsonl":
             parsed = _jsonl_objects(lines, bad)
         else:
-            parsed = _csv_objects(name, lines, text_field, label_field, bad)
+            parsed = _csv_objects(name, _bare_cr_split(lines), text_field, label_field, bad)
         for number, obj in parsed:
             made = row(number, obj)
             if made is not None:
@@ -116,16 +117,13 @@ class InputFile:
             more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
             raise BadInput(located(name, None, f"no input rows{more}"))
 
-    def _decoded(self, keep: bool, bad: Callable[[int | None, str], None]) -> Iterator[tuple[int, str]]:
-        """Lines with their ends; a line that is not UTF-8 is a bad line (skippable)."""
-        raw_lines = self.source.raw_lines(keep)
-        for number, raw in raw_lines:
+    def _decoded(self, keep: bool) -> Iterator[tuple[int, str]]:
+        """Lines with their ends. Bytes that are not UTF-8 become lone surrogates here, so the
+        row they belong to (a CSV row may span lines) is refused whole, never spliced."""
+        for number, raw in self.source.raw_lines(keep):
             if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]  # a BOM would hide the first CSV column
-            try:
-                yield number, raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                bad(number, f"not UTF-8 text (byte {error.start} of the line)")
+            yield number, raw.decode("utf-8", errors="surrogateescape")
 
     def close(self) -> None:
         self.source.close()
@@ -141,10 +139,35 @@ def _input_format(path: str, first_line: str) -> str:
     return "jsonl" if first in ("{", "") else "csv"
 
 
+def _not_utf8(text: str) -> str | None:
+    """Where a decoded line holds bytes that are not UTF-8 (see InputFile._decoded), or None."""
+    at = next((i for i, c in enumerate(text) if "\udc80" <= c <= "\udcff"), None)
+    if at is None:
+        return None
+    return f"not UTF-8 text (byte {len(text[:at].encode('utf-8', 'surrogateescape'))} of the line)"
+
+
+def _bare_cr_split(lines) -> Iterator[tuple[int, str]]:
+    """CSV lines may end in a lone CR (old Mac files), as the csv module's universal newlines
+    allow; such pieces are numbered as lines of their own."""
+    extra = 0
+    for number, raw in lines:
+        pieces = re.split(r"(?<=\r)(?!\n)", raw) if "\r" in raw else [raw]
+        for piece in pieces:
+            if piece:
+                yield number + extra, piece
+                extra += 1
+        extra -= 1
+
+
 def _jsonl_objects(lines, bad) -> Iterator[tuple[int, dict]]:
     for number, raw in lines:
         raw = raw.removesuffix("\n").removesuffix("\r")
         if not raw.strip(" \t"):  # JSON's own whitespace only: other blanks are content
+            continue
+        problem = _not_utf8(raw)
+        if problem:
+            bad(number, problem)
             continue
         try:
             obj = jsonl.parse(raw)
@@ -174,6 +197,8 @@ def _csv_objects(name: str, lines, text_field: str, label_field: str, bad) -> It
         raise BadInput(located(name, None, "empty CSV file (no header)")) from None
     except csv.Error as error:
         raise BadInput(located(name, 1, f"unreadable CSV header ({error})")) from None
+    if any(_not_utf8(column) for column in header):  # never skippable: every row depends on it
+        raise BadInput(located(name, 1, "the CSV header is not UTF-8 text"))
     if text_field not in header:
         raise BadInput(located(name, 1, f"no column {text_field!r} (columns: {', '.join(header)})"))
     repeated = sorted({column for column in header if header.count(column) > 1})
@@ -200,6 +225,10 @@ def _csv_objects(name: str, lines, text_field: str, label_field: str, bad) -> It
             continue  # a blank line
         if len(values) != len(header):
             bad(start, f"{len(values)} field(s), but the header has {len(header)}")
+            continue
+        problem = next((p for p in map(_not_utf8, values) if p), None)
+        if problem:
+            bad(start, problem.replace(" of the line", " of a field"))
             continue
         obj: dict[str, Any] = dict(zip(header, values))
         if obj.get(label_field) == "":

@@ -9,6 +9,8 @@ temporary file (gone when the process ends) that the second pass reads.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -30,31 +32,41 @@ class LineSource:
         self._consumed = False
 
     def raw_lines(self, keep: bool = False) -> Iterator[tuple[int, bytes]]:
-        """(number, bytes with the line end) of every line. ``keep``: standard input is
-        kept so that it can be read again."""
-        if self.path != STDIO:
-            handle = self._open_file()
-            with handle:
-                yield from self._numbered(handle)
-            return
+        """(number, bytes with the line end) of every line. ``keep``: an input that can be
+        read only once (standard input, a pipe, a FIFO, ``<(…)``) is kept so that it can be
+        read again."""
         if self._copy is not None:
             self._copy.seek(0)
             yield from self._numbered(self._copy)
             return
+        if self.path != STDIO and self._regular():
+            handle = self._open_file()
+            with handle:
+                yield from self._numbered(handle)
+            return
         if self._consumed:
-            raise RuntimeError("standard input was read without keeping it")  # a bug, not bad input
+            raise RuntimeError(f"{self.name} was read once without keeping it")  # a bug, not bad input
         self._consumed = True
         copy = tempfile.TemporaryFile() if keep else None
+        handle = sys.stdin.buffer if self.path == STDIO else self._open_file()
         try:
-            for number, raw in self._numbered(sys.stdin.buffer):
+            for number, raw in self._numbered(handle):
                 if copy is not None:
                     copy.write(raw)
                 yield number, raw
-        except OSError as error:
-            raise BadInput(f"<stdin>: cannot read ({error.strerror})") from None
+        finally:
+            if handle is not sys.stdin.buffer:
+                handle.close()
         if copy is not None:
             copy.flush()
             self._copy = copy
+
+    def _regular(self) -> bool:
+        """A regular file can be opened again; anything else is read once, like standard input."""
+        try:
+            return stat.S_ISREG(os.stat(self.path).st_mode)
+        except OSError:
+            return True  # opening it says what is wrong, in one line
 
     def text_lines(self, keep: bool = False, ends: bool = False) -> Iterator[tuple[int, str]]:
         """(number, text) of every line, UTF-8 (a leading BOM dropped); ``ends`` keeps each

@@ -25,6 +25,7 @@ __all__ = [
     "InputFile",
     "InputRow",
     "RecordFile",
+    "check_record",
     "Records",
     "read_inputs",
     "read_records",
@@ -191,7 +192,7 @@ REQUIRED = ("id", "text", "tokens", "scores", "target")
 PER_TOKEN = ("token_ids", "offsets", "special")
 
 
-def _check_record(obj: dict, where: str) -> AttributionRecord:
+def check_record(obj: dict, where: str) -> AttributionRecord:
     missing = [key for key in REQUIRED if key not in obj]
     if missing:
         raise BadInput(f"{where}: not an attribution record (missing {', '.join(sorted(missing))})")
@@ -238,10 +239,16 @@ class RecordFile:
     def name(self) -> str:
         return self.source.name
 
-    def check(self) -> int:
-        """Validate every line once (standard input is kept for the next pass); returns the count."""
-        self.checked = sum(1 for _ in self._records(keep=True))
-        return self.checked
+    def check(self, each: Callable[[AttributionRecord], None] | None = None) -> int:
+        """Validate every line once (standard input is kept for the next pass), calling ``each``
+        on every record for checks of the command's own; returns the count."""
+        count = 0
+        for record in self._records(keep=True):
+            if each is not None:
+                each(record)
+            count += 1
+        self.checked = count
+        return count
 
     def records(self) -> Iterator[AttributionRecord]:
         return self._records(keep=False)
@@ -258,7 +265,7 @@ class RecordFile:
                 raise BadInput(f"{where}: {error}") from None
             if not isinstance(obj, dict):
                 raise BadInput(f"{where}: expected a JSON object")
-            record = _check_record(obj, where)
+            record = check_record(obj, where)
             record.line = number
             found += 1
             yield record

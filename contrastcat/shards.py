@@ -24,11 +24,12 @@ from typing import BinaryIO, TextIO
 from . import __version__, jsonl
 from .errors import BadInput
 from .files import atomic_text_output
-from .records import AttributionRecord, InputRow
+from .records import AttributionRecord, InputRow, check_record
 
 PART = "contrastcat-part"
 PART_END = "contrastcat-part-end"
 PART_VERSION = 1
+MAX_SHARDS = 100_000  # more parts than any cluster runs; a bigger N is a typo
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,11 @@ class Shard:
     def parse(cls, spec: str) -> Shard:
         """``I/N``: shard I (from 0) of N."""
         index, slash, count = spec.partition("/")
-        if not slash or not index.isdigit() or not count.isdigit():
-            raise BadInput(f"--shard must be I/N (shard I of N, I from 0), got {spec!r}")
+        if not slash or not all(part.isascii() and part.isdigit() for part in (index, count)):
+            raise BadInput(f"--shard must be I/N (shard I of N, I from 0, ASCII digits), got {spec!r}")
         shard = cls(int(index), int(count))
-        if shard.count < 1 or shard.index >= shard.count:
-            raise BadInput(f"--shard {spec}: I must be 0 to N-1 and N at least 1")
+        if not 1 <= shard.count <= MAX_SHARDS or shard.index >= shard.count:
+            raise BadInput(f"--shard {spec}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
         return shard
 
     def owns(self, position: int, window: int) -> bool:
@@ -89,13 +90,16 @@ def write_part(
     header = {"format": PART, "version": PART_VERSION, "shard": shard.index, "shards": shard.count,
               "window": window, "per_input": per_input, "run": run}
     count = 0
+    digest = hashlib.sha256()  # of the record lines: merge refuses a part edited or reordered since
     with atomic_text_output(path, inputs) as stream:
         stream.write(jsonl.dumps(header) + "\n")
         for record in records:
-            stream.write(record.to_json() + "\n")
+            line = record.to_json() + "\n"
+            digest.update(line.encode("utf-8"))
+            stream.write(line)
             count += 1
         stream.write(jsonl.dumps({"format": PART_END, "inputs": tally.rows, "input_digest": tally.digest,
-                                  "records": count}) + "\n")
+                                  "records": count, "records_digest": "sha256:" + digest.hexdigest()}) + "\n")
     return count
 
 
@@ -154,6 +158,8 @@ def _open_part(path: str) -> _Part:
             value = header.get(key)
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 raise BadInput(f"{path}:1: the header's {key} must be an integer of at least {least}, got {value!r}")
+        if header["shards"] > MAX_SHARDS:
+            raise BadInput(f"{path}:1: {header['shards']} shards: at most {MAX_SHARDS}")
         if header["shard"] >= header["shards"]:
             raise BadInput(f"{path}:1: shard {header['shard']} of {header['shards']} does not exist")
         handle.seek(0, 2)
@@ -203,9 +209,9 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
         if index in by_index:
             raise BadInput(f"{part.path}: shard {index}/{count} is given twice (also {by_index[index].path})")
         by_index[index] = part
-    missing = [str(i) for i in range(count) if i not in by_index]
-    if missing:
-        raise BadInput(f"merge: shard {missing[0]}/{count} is missing ({len(parts)} of {count} parts given)")
+    missing = next((i for i in range(count) if i not in by_index), None)
+    if missing is not None:
+        raise BadInput(f"merge: shard {missing}/{count} is missing ({len(parts)} of {count} parts given)")
     ordered = [by_index[i] for i in range(count)]
     window, per_input, total = first.header["window"], first.header["per_input"], first.end["inputs"]
     for part in ordered:
@@ -221,6 +227,7 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
 def _scan(part: _Part) -> None:
     """Every line of a part is a JSON object, records then exactly one end line; rewinds after."""
     records = 0
+    digest = hashlib.sha256()
     for number, raw in enumerate(part.handle, start=2):
         part.line = number
         value = _read_line(part, raw)
@@ -228,9 +235,11 @@ def _scan(part: _Part) -> None:
             if records != part.end["records"] or part.handle.read(1):
                 raise BadInput(f"{part.path}:{number}: the end line is not where its record count puts it")
             break
-        if not isinstance(value.get("method"), str):
-            raise BadInput(f"{part.path}:{number}: not an attribution record")
+        check_record(value, f"{part.path}:{number}")
+        digest.update(raw)
         records += 1
+    if part.end.get("records_digest") != "sha256:" + digest.hexdigest():
+        raise BadInput(f"{part.path}: its records were changed since explain wrote them (their digest differs)")
     part.handle.seek(0)
     part.handle.readline()
     part.line = 1

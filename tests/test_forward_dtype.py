@@ -118,3 +118,14 @@ def test_a_wrong_forward_dtype_is_one_line(tmp_path, toy_dir):
     source.write_text(json.dumps({"text": "a fine film"}) + "\n")
     result = invoke("explain", source, "--model", toy_dir / "model", "--method", "attcat", "--forward-dtype", "fp8")
     assert_one_line_error(result, "--forward-dtype must be one of same, float32, bfloat16, float16")
+
+
+def test_the_weights_own_precision_is_same_and_raising_it_is_refused(tmp_path, toy_dir, toy_classifier):
+    records = list(explain(toy_classifier, ROWS[:3], build_method("attcat"),
+                           options=ExplainOptions(forward_dtype="float32")))
+    assert all("forward_dtype" not in r.settings for r in records)  # float32 weights: the same run
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"text": "a fine film"}) + "\n")
+    result = invoke("explain", source, "--model", toy_dir / "model", "--method", "attcat", "--dtype", "bfloat16",
+                    "--forward-dtype", "float32")
+    assert_one_line_error(result, "--forward-dtype float32: the weights are bfloat16")

@@ -107,6 +107,17 @@ def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, source, refs):
     result = invoke("merge", parts[0], damaged)
     assert_one_line_error(result, f"{damaged}:6:")
     assert result.stdout == ""
+    edited = tmp_path / "edited.jsonl"
+    record = json.loads(lines[3])
+    record["id"] = "renamed, still a valid record"
+    edited.write_bytes(b"".join(lines[:3] + [json.dumps(record).encode() + b"\n"] + lines[4:]))
+    assert_one_line_error(invoke("merge", parts[0], edited), "its records were changed since explain wrote them")
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_bytes(b"".join(lines[:2] + [lines[3], lines[2]] + lines[4:]))
+    assert_one_line_error(invoke("merge", parts[0], swapped), "changed since")
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"".join(lines[:4] + [b'{"method": "attcat", "scores": "x"}\n'] + lines[5:]))
+    assert_one_line_error(invoke("merge", parts[0], garbage), f"{garbage}:5:")
     header = json.loads(lines[0])
     header["window"] = "16"
     odd = tmp_path / "odd.jsonl"
@@ -116,7 +127,7 @@ def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, source, refs):
 
 def test_shard_option_is_checked():
     assert Shard.parse("1/3") == Shard(1, 3)
-    for bad in ("3/3", "1", "a/b", "-1/2", "0/0"):
+    for bad in ("3/3", "1", "a/b", "-1/2", "0/0", "²/3", "0/99999999999"):
         with pytest.raises(Exception, match="--shard"):
             Shard.parse(bad)
     result = invoke("explain", "x.jsonl", "--model", "m", "--shard", "2/2")

@@ -174,3 +174,42 @@ def test_records_reach_the_output_file_as_windows_finish(tmp_path, toy_dir, toy_
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_fifo_is_read_once_and_kept_for_the_second_pass(tmp_path, toy_dir):
+    # A pipe given by name (a FIFO, /dev/stdin, bash's <(…)) cannot be opened twice.
+    fifo = tmp_path / "in.jsonl"
+    os.mkfifo(fifo)
+    lines = "".join(json.dumps({"text": row.text}) + "\n" for row in rows(12))
+    writer = subprocess.Popen(["sh", "-c", f"cat > '{fifo}'"], stdin=subprocess.PIPE)
+    writer.stdin.write(lines.encode())
+    writer.stdin.close()
+    result = invoke("explain", fifo, "--model", toy_dir / "model", "--method", "attcat")
+    writer.wait(timeout=60)
+    assert result.exit_code == 0, result.output
+    assert len(result.stdout.splitlines()) == 12
+
+
+def test_csv_with_old_mac_line_ends_reads_as_with_newlines(tmp_path, toy_dir):
+    texts = [row.text for row in rows(6)]
+    plain = tmp_path / "plain.csv"
+    plain.write_text("id,text\n" + "".join(f"{i},{t}\n" for i, t in enumerate(texts)))
+    mac = tmp_path / "mac.csv"
+    mac.write_bytes(plain.read_bytes().replace(b"\n", b"\r"))
+    options = ["--model", toy_dir / "model", "--method", "attcat"]
+    first, second = invoke("explain", plain, *options), invoke("explain", mac, *options)
+    assert first.exit_code == second.exit_code == 0, second.output
+    assert first.stdout == second.stdout
+
+
+def test_bytes_that_are_not_utf8_refuse_their_whole_csv_row(tmp_path, toy_dir):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b'id,text\na,"first line\nsecond caf\xe9 line\nthird",\nb,plain text here\n'.replace(b",\n", b"\n"))
+    options = ["--model", toy_dir / "model", "--method", "attcat"]
+    skipped = invoke("explain", path, *options, "--on-error", "skip")
+    assert skipped.exit_code == 0, skipped.output
+    assert [json.loads(line)["id"] for line in skipped.stdout.splitlines()] == ["b"]  # a is left out whole
+    assert f"{path}:2: not UTF-8 text" in skipped.stderr
+    header = tmp_path / "header.csv"
+    header.write_bytes(b"id,te\xe9xt\n1,one text\n2,another text\n")
+    assert_one_line_error(invoke("explain", header, *options, "--on-error", "skip"), f"{header}:1: the CSV header is not UTF-8")

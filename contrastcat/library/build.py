@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from .. import __version__
 from ..capture import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
-from ..models.precision import dtype_name, resolve_forward_dtype
+from ..models.precision import dtype_name, effective_forward_dtype, resolve_forward_dtype
 from ..models.forward import predictor
 from ..tokens import length_batches, tokenize
 from .schema import LibraryInfo, LibraryWriter, ReferenceEntry, group_path
@@ -74,6 +75,7 @@ def build_library(
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
     tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)
     sequences = [t.ids for t in tokenized]
+    options = dataclasses.replace(options, forward_dtype=effective_forward_dtype(options.forward_dtype, classifier.dtype))
     predict = predictor(classifier, options.batch_size, resolve_forward_dtype(options.forward_dtype))
     probs = np.zeros((len(sequences), classifier.num_classes))
     done = 0

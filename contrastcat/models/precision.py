@@ -57,3 +57,17 @@ def forward_precision(device: torch.device, dtype: torch.dtype | None):
     if dtype is None:
         return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+def effective_forward_dtype(spec: str, weights: torch.dtype) -> str:
+    """The ``--forward-dtype`` a run uses and records: ``same`` when it is the weights' own
+    precision; a lower one only below float32 weights (autocast cannot raise precision)."""
+    resolve_forward_dtype(spec)
+    if spec == SAME or DTYPES[spec] == weights:
+        return SAME
+    if weights != torch.float32:
+        raise BadInput(
+            f"--forward-dtype {spec}: the weights are {dtype_name(weights)}, and autocast only lowers the "
+            "precision of float32 weights (load them with --dtype float32)"
+        )
+    return spec
