@@ -121,8 +121,6 @@ class InputFile:
         """Lines with their ends. Bytes that are not UTF-8 become lone surrogates here, so the
         row they belong to (a CSV row may span lines) is refused whole, never spliced."""
         for number, raw in self.source.raw_lines(keep):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]  # a BOM would hide the first CSV column
             yield number, raw.decode("utf-8", errors="surrogateescape")
 
     def close(self) -> None:
@@ -161,10 +159,7 @@ def _bare_cr_split(lines) -> Iterator[tuple[int, str]]:
 
 
 def _jsonl_objects(lines, bad) -> Iterator[tuple[int, dict]]:
-    for number, raw in lines:
-        raw = raw.removesuffix("\n").removesuffix("\r")
-        if not raw.strip(" \t"):  # JSON's own whitespace only: other blanks are content
-            continue
+    for number, raw in jsonl.lines(lines):
         problem = _not_utf8(raw)
         if problem:
             bad(number, problem)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 # Legal in JSON strings, but str.splitlines() and some editors end a line there.
@@ -85,11 +85,10 @@ def first_invalid_string(value: Any, where: str = "a string") -> str | None:
     return None
 
 
-def lines(content: str) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line) for every non-blank line; a CRLF's CR is dropped."""
-    for number, raw in enumerate(content.split("\n"), start=1):
-        if raw.endswith("\r"):
-            raw = raw[:-1]
+def lines(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """Of (number, line with its end) pairs, the non-blank lines without their ends (a CRLF's CR goes too)."""
+    for number, raw in numbered:
+        raw = raw.removesuffix("\n").removesuffix("\r")
         if raw.strip(" \t"):  # JSON's own whitespace only: other blanks are content
             yield number, raw
 

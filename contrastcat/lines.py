@@ -32,7 +32,8 @@ class LineSource:
         self._consumed = False
 
     def raw_lines(self, keep: bool = False) -> Iterator[tuple[int, bytes]]:
-        """(number, bytes with the line end) of every line. ``keep``: an input that can be
+        """(number, bytes with the line end) of every line, a leading BOM dropped (it would
+        hide the first CSV column). ``keep``: an input that can be
         read only once (standard input, a pipe, a FIFO, ``<(…)``) is kept so that it can be
         read again."""
         if self._copy is not None:
@@ -68,19 +69,13 @@ class LineSource:
         except OSError:
             return True  # opening it says what is wrong, in one line
 
-    def text_lines(self, keep: bool = False, ends: bool = False) -> Iterator[tuple[int, str]]:
-        """(number, text) of every line, UTF-8 (a leading BOM dropped); ``ends`` keeps each
-        line's end (CSV needs it for quoted fields that span lines), else a CRLF's CR goes too."""
+    def text_lines(self, keep: bool = False) -> Iterator[tuple[int, str]]:
+        """(number, text with its end) of every line, which must be UTF-8."""
         for number, raw in self.raw_lines(keep):
-            if number == 1 and raw.startswith(BOM):
-                raw = raw[len(BOM) :]
             try:
-                text = raw.decode("utf-8")
+                yield number, raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise BadInput(f"{self.name}:{number}: not UTF-8 text (byte {error.start} of the line)") from None
-            if not ends:
-                text = text.removesuffix("\n").removesuffix("\r")
-            yield number, text
 
     def _open_file(self) -> BinaryIO:
         try:
@@ -95,7 +90,7 @@ class LineSource:
     def _numbered(self, handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
         try:
             for number, raw in enumerate(handle, start=1):
-                yield number, raw
+                yield number, raw[len(BOM) :] if number == 1 and raw.startswith(BOM) else raw
         except IsADirectoryError:
             raise BadInput(f"{self.path}: is a directory, expected a file") from None
         except OSError as error:

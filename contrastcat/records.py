@@ -255,9 +255,7 @@ class RecordFile:
 
     def _records(self, keep: bool) -> Iterator[AttributionRecord]:
         found = 0
-        for number, raw in self.source.text_lines(keep):
-            if not raw.strip(" \t"):  # JSON's own whitespace only: other blanks are content
-                continue
+        for number, raw in jsonl.lines(self.source.text_lines(keep)):
             where = f"{self.name}:{number}"
             try:
                 obj = jsonl.parse(raw)
