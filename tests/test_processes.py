@@ -99,9 +99,12 @@ def test_resume_after_kill_minus_9_is_byte_identical(tmp_path, refs):
     out = tmp_path / "out.jsonl"
 
     # A plain run, killed: its temporary file carries its pid, so the next run knows it is stale.
-    first = start("explain", source, *options, "-o", out)
+    # It works on a long input, so that it cannot finish (and rename its file) before the kill.
+    long_source = tmp_path / "long.jsonl"
+    write_inputs(long_source, 5000, seed=43)
+    first = start("explain", long_source, *options, "-o", out)
     temporary = lambda: [p for p in tmp_path.iterdir() if p.name.startswith(f".out.jsonl.{first.pid}.")]  # noqa: E731
-    wait_for(lambda: temporary() and lines_in(temporary()[0]) > 0, first)
+    wait_for(lambda: any(lines_in(each) > 0 for each in temporary()), first)
     first.kill()
     first.wait()
     (stale,) = temporary()
