@@ -14,7 +14,7 @@ _contrastcat() {
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color -h --help" ;;
     esac
     case "$prev" in
-        --method) COMPREPLY=($(compgen -W "contrastcat attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention integrated-gradients input-x-gradient random all" -- "$cur")); return ;;
+        --method) COMPREPLY=($(compgen -W "contrastcat attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;
         --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
         --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
         --perturb) COMPREPLY=($(compgen -W "delete mask" -- "$cur")); return ;;

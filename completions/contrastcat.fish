@@ -54,7 +54,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -F
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l output -s o -r -F -d 'Records (JSONL); - for stdout'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l refs -r -F -d 'Reference library from build-refs (needed by contrastcat)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l model -s m -r -F -d 'Default: the library’s model'
-complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l method -x -a 'contrastcat attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention integrated-gradients input-x-gradient random all' -d 'Attribution method, a comma list, or all: one record per input and method (see --list-methods)'
+complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l method -x -a 'contrastcat attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all' -d 'Attribution method, a comma list, or all: one record per input and method (see --list-methods)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l refs-used -x -d 'Contrast-CAT: references per input (K); 0 is AttCAT'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l refine -d 'Contrast-CAT: keep maps by deletion test (--no-refine: average all)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l no-refine -d 'Contrast-CAT: keep maps by deletion test (--no-refine: average all)'

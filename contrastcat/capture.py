@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from .errors import BadInput, RunFailed
+from .lrp_rules import lrp_rules
 from .models.adapters import layer_input
 from .models.families import LAYER
 from .models.forward import classify
@@ -37,6 +38,11 @@ NEEDS = frozenset(
     {ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED, ATTENTIONS, ATTENTION_GRADIENTS, EMBEDDINGS, EMBEDDING_GRADIENTS}
 )
 BACKWARD_NEEDS = frozenset({GRADIENTS, ATTENTION_GRADIENTS, EMBEDDING_GRADIENTS})
+# LRP relevances (contrastcat.lrp_rules): a second forward and backward pass under AttnLRP's rules.
+WORD_RELEVANCE = "word_relevance"  # at the word embeddings, summed over the embedding: [B, T]
+LAYER_RELEVANCE = "layer_relevance"  # at the first layer's input A^1, summed over n: [B, T]
+ATTENTION_RELEVANCE = "attention_relevance"  # of the attention probabilities: [B, L, H, T, T]
+LRP_NEEDS = frozenset({WORD_RELEVANCE, LAYER_RELEVANCE, ATTENTION_RELEVANCE})
 
 
 @dataclass
@@ -66,6 +72,9 @@ class Captured:
     attention_gradients: torch.Tensor | None = None
     embeddings: torch.Tensor | None = None
     embedding_gradients: torch.Tensor | None = None
+    word_relevance: torch.Tensor | None = None
+    layer_relevance: torch.Tensor | None = None
+    attention_relevance: torch.Tensor | None = None
 
     @property
     def probs(self) -> torch.Tensor:
@@ -112,8 +121,53 @@ def capture(
 
     ``targets[b] is None`` means the predicted class. ``mask_special`` reproduces
     the reference code, which zeroes special tokens in the attention mask of the
-    attribution pass (docs/spec.md §1).
+    attribution pass (docs/spec.md §1). LRP relevances (``LRP_NEEDS``) take one
+    more forward and backward pass, under ``lrp_rules``, for the same targets.
     """
+    plain, lrp = needs - LRP_NEEDS, needs & LRP_NEEDS
+    if not lrp:
+        return _capture_pass(classifier, sequences, special, targets, plain, mask_special)
+    captured = _capture_pass(classifier, sequences, special, targets, plain, mask_special) if plain else None
+    if captured is not None:
+        targets = [int(t) for t in captured.targets]
+    wanted = set()
+    if WORD_RELEVANCE in lrp:
+        wanted |= {EMBEDDINGS, EMBEDDING_GRADIENTS}
+    if LAYER_RELEVANCE in lrp:
+        wanted |= {ACTIVATIONS, GRADIENTS}
+    if ATTENTION_RELEVANCE in lrp:
+        wanted |= {ATTENTIONS, ATTENTION_GRADIENTS}
+    with lrp_rules(classifier.model):
+        # Relevance at the word embeddings in every family: under the LayerNorm rule the
+        # norm is linear, so the scale invariance that moves input x gradient to A^1 is gone.
+        relevant = _capture_pass(
+            classifier, sequences, special, targets, frozenset(wanted), mask_special, word_point=True
+        )
+    if captured is None:
+        captured = Captured(
+            relevant.token_ids, relevant.lengths, relevant.pooled, relevant.special, relevant.logits, relevant.targets
+        )
+    # Relevance = value x modified gradient, in float64: conservation is checked to 1e-6.
+    if WORD_RELEVANCE in lrp:
+        captured.word_relevance = (relevant.embeddings.double() * relevant.embedding_gradients.double()).sum(-1)
+    if LAYER_RELEVANCE in lrp:
+        first, gradient = relevant.activations[:, 0].double(), relevant.gradients[:, 0].double()
+        captured.layer_relevance = (first * gradient).sum(-1)
+    if ATTENTION_RELEVANCE in lrp:
+        captured.attention_relevance = relevant.attentions * relevant.attention_gradients
+    return captured
+
+
+def _capture_pass(
+    classifier: Classifier,
+    sequences: Sequence[Sequence[int]],
+    special: Sequence[Sequence[bool]],
+    targets: Sequence[int | None],
+    needs: frozenset[str],
+    mask_special: bool,
+    word_point: bool = False,
+) -> Captured:
+    """One forward (and backward) pass; ``word_point`` keeps the word embeddings in every family."""
     model, device = classifier.model, classifier.device
     ids, real = pad(sequences, classifier.pad_id, device)
     lengths = real.sum(dim=1)
@@ -134,7 +188,9 @@ def capture(
     want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs)
     want_embeddings = bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs) or want_backward
     # Families whose word embeddings enter a LayerNorm attribute at A^1 instead (families.LAYER).
-    at_first_layer = classifier.adapter.embedding_point == LAYER and bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs)
+    at_first_layer = (
+        not word_point and classifier.adapter.embedding_point == LAYER and bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs)
+    )
     want_layer_inputs = want_layer_inputs or at_first_layer
     inputs: list[torch.Tensor] = []
     embedded: list[torch.Tensor] = []

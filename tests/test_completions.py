@@ -44,4 +44,4 @@ def test_bash_completes_subcommands_and_choices():
         'COMP_WORDS=(contrastcat explain --reference-select s); COMP_CWORD=3; _contrastcat; echo "${COMPREPLY[@]}"'
     )
     result = subprocess.run(["bash", "-c", probe], capture_output=True, text=True)
-    assert result.stdout.splitlines() == ["explain", "attcat att-grads att-x-att-grads all", "same"]
+    assert result.stdout.splitlines() == ["explain", "attcat att-grads att-x-att-grads attnlrp all", "same"]

@@ -16,9 +16,17 @@ Measured on this fixture (print with ``pytest -s``):
     att-x-att-grads      0.510          0.258      0.214      0.191
     grad-sam             0.621          0.332      0.101      0.264
     generic-attention    0.995          0.468      0.002      0.279
+    full-lrp             1.000          0.463      0.000     -0.021
+    partial-lrp          1.000          0.474     -0.001     -0.041
+    transatt             0.995          0.467      0.002      0.388
+    attnlrp              1.000          0.462      0.000     -0.057
     integrated-gradients 1.000          0.470     -0.001      0.210
     input-x-gradient     0.520          0.259      0.207      0.247
     random               0.111          0.186      0.197     -0.006
+
+The LRP methods (issue 12) find the keyword like the attention methods: the
+last layer's [CLS] attends to it, and the relevance of the logit flows
+through that attention.
 
 The tests hold the paper's claims that this toy can test: Contrast-CAT >
 AttCAT > random on MoRF AOPC, and Table 4's confidence finding (RawAtt and
@@ -109,3 +117,13 @@ def test_kendall_confidence_as_in_table_4(results):
 def test_morf_aopc(results):
     contrast, attcat, chance = (results[name][1].curves["morf"].aopc_mean for name in ("contrastcat", "attcat", "random"))
     assert contrast > attcat > chance
+
+
+def test_lrp_methods_find_the_planted_keyword(results):
+    """One keyword decides the class, so its relevance is the largest: LRP finds it nearly always."""
+    chance = results["random"][1].curves["morf"].aopc_mean
+    for name in ("full-lrp", "partial-lrp", "transatt", "attnlrp"):
+        first, report, _ = results[name]
+        assert first > 0.95, name
+        assert report.curves["morf"].aopc_mean > chance + 0.2, name
+        assert report.curves["lerf"].aopc_mean < report.curves["morf"].aopc_mean - 0.3, name

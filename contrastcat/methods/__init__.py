@@ -28,10 +28,11 @@ from .cat import (
     contrast_maps,
 )
 from .gradients import IG_BASELINES, InputXGradient, IntegratedGradients
+from .lrp import AttnLRP, FullLRP, PartialLRP, TransAtt
 from .random import RandomScores
 from .tis import TIS
 
-# The paper's Table 1 order: attention-based, then activation-based, then the rest.
+# The paper's Table 1 order: activation-based, attention-based, LRP-based, then the rest.
 METHODS: dict[str, type[AttributionMethod]] = {
     method.name: method
     for method in (
@@ -45,6 +46,10 @@ METHODS: dict[str, type[AttributionMethod]] = {
         AttentionTimesGradients,
         GradSAM,
         GenericAttention,
+        FullLRP,
+        PartialLRP,
+        TransAtt,
+        AttnLRP,
         IntegratedGradients,
         InputXGradient,
         RandomScores,
@@ -157,8 +162,10 @@ __all__ = [
     "AttCAT",
     "AttentionGradients",
     "AttentionTimesGradients",
+    "AttnLRP",
     "AttributionMethod",
     "ContrastCAT",
+    "FullLRP",
     "GenericAttention",
     "GradSAM",
     "InputXGradient",
@@ -168,6 +175,8 @@ __all__ = [
     "ReferenceSource",
     "Rollout",
     "MethodOptions",
+    "PartialLRP",
+    "TransAtt",
     "OptionSpec",
     "build_method",
     "build_methods",

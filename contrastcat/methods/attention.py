@@ -20,7 +20,7 @@ from ..capture import ATTENTION_GRADIENTS, ATTENTIONS, Captured
 from .base import AttributionMethod, minmax
 
 
-def _pooled_row(matrix: torch.Tensor, pooled: int) -> torch.Tensor:
+def pooled_row(matrix: torch.Tensor, pooled: int) -> torch.Tensor:
     scores = matrix[pooled].clone()
     scores[pooled] = 0.0
     return scores
@@ -51,7 +51,7 @@ class RawAttention(_PerInput):
     needs = frozenset({ATTENTIONS})
 
     def scores(self, attention, gradient, pooled):
-        return _pooled_row(attention[-1].mean(dim=0), pooled)
+        return pooled_row(attention[-1].mean(dim=0), pooled)
 
 
 class Rollout(_PerInput):
@@ -65,7 +65,7 @@ class Rollout(_PerInput):
         for layer in attention:  # first layer first: R = Ā^L ··· Ā^1
             mixed = layer.mean(dim=0) + torch.eye(length, dtype=attention.dtype, device=attention.device)
             rollout = (mixed / mixed.sum(dim=-1, keepdim=True)) @ rollout
-        return _pooled_row(rollout, pooled)
+        return pooled_row(rollout, pooled)
 
 
 class AttentionGradients(_PerInput):
@@ -106,4 +106,4 @@ class GenericAttention(_PerInput):
         for layer_attention, layer_gradient in zip(attention, gradient):
             weighted = (layer_gradient * layer_attention).clamp(min=0).mean(dim=0)
             relevance = relevance + weighted @ relevance
-        return _pooled_row(relevance, pooled)
+        return pooled_row(relevance, pooled)

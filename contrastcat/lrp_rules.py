@@ -1,0 +1,185 @@
+"""AttnLRP's propagation rules (Achtibat et al., ICML 2024), for one forward and backward pass.
+
+Inside ``lrp_rules(model)`` the backward pass of the model computes, instead of
+the gradient, a *modified* gradient g such that value × g is the LRP relevance
+at every tensor (the "gradient × input" form of LRP that the ``lxt`` library
+uses). What changes, and where:
+
+- **Linear layers** (``nn.Linear``, GPT-2's ``Conv1D``, embeddings, additions,
+  the residual stream): unchanged. The gradient through ``z = Wx + b`` is the
+  ε-rule with ε → 0 (LRP-0): ``x_i Σ_j W_ji R_j / z_j``; the bias keeps its
+  share ``b_j R_j / z_j`` (so do position and token-type embeddings).
+- **Element-wise non-linearities** (every activation module of ``torch.nn`` and
+  ``transformers.activations``; ``torch.tanh``, ``gelu``, ``silu``, ``relu``,
+  ``sigmoid`` called as functions, e.g. RoBERTa's head): *identity rule*,
+  relevance passes through unchanged: the local gradient is f(x)/x.
+- **Products of two input-dependent tensors** (``matmul``, ``bmm``, ``einsum``,
+  ``*``: the attention's Q·Kᵀ and A·V, gated MLPs): *uniform rule*, each of the
+  n operands gets 1/n of the product's relevance: the product's gradient is
+  divided by n. A product with a weight or a constant (rotary cos/sin, a
+  norm's weight, DeBERTa's relative-position keys, which come from weights
+  only) is linear and unchanged. "Input-dependent" is decided by autograd:
+  the model's parameters are frozen for the pass, so only tensors computed
+  from the input embeddings require grad.
+- **LayerNorm / RMSNorm**: the normaliser (standard deviation, root mean
+  square) is held constant, so the norm is linear in its input (AttnLRP's
+  identity rule on the division; the mean subtraction is linear); the
+  LayerNorm bias keeps its share.
+- **Softmax**: the plain gradient. AttnLRP's softmax rule,
+  ``R_in = x ⊙ (R_out − s Σ R_out)``, is exactly input × gradient: the rule
+  is not conservative (the softmax absorbs relevance, AttnLRP §3.3).
+- Dropout is off (the model is in eval mode).
+
+Nothing is patched: the rules are forward hooks on the norm and activation
+modules and a ``TorchFunctionMode`` for the functional calls, all removed,
+and every parameter's ``requires_grad`` restored, when the ``with`` block
+ends (even by an exception). Forward values are exactly the model's own (the
+hooks return the module's output; only its backward changes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.overrides import TorchFunctionMode
+
+# Functions whose operands, when two or more depend on the input, share the product's relevance.
+PRODUCTS = frozenset({
+    torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.Tensor.__rmatmul__,
+    torch.bmm, torch.Tensor.bmm, torch.einsum,
+    torch.mul, torch.Tensor.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__,
+})
+# Element-wise non-linear functions of one input-dependent tensor.
+ELEMENTWISE = frozenset({
+    torch.tanh, torch.Tensor.tanh, F.tanh, torch.sigmoid, torch.Tensor.sigmoid, F.sigmoid,
+    F.gelu, F.silu, F.relu, torch.relu, torch.Tensor.relu, F.mish, F.elu, F.leaky_relu,
+})
+_NOT_ELEMENTWISE = ("Softmax", "Softmin", "LogSoftmax", "MultiheadAttention", "GLU", "Threshold")
+# x/f(x) where |x| is below this: the gradient there is multiplied by an x that is ~0 anyway.
+_TINY = 1e-12
+
+
+class _Rerouted(torch.autograd.Function):
+    """The value of ``value``; its gradient goes to ``source``, times ``factor``."""
+
+    @staticmethod
+    def forward(ctx, value, source, factor):
+        ctx.save_for_backward(factor)
+        return value.view_as(value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (factor,) = ctx.saved_tensors
+        return None, grad * factor, None
+
+
+class _ScaledGradient(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, value, scale: float):
+        ctx.scale = scale
+        return value.view_as(value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale, None
+
+
+def identity_rule(source: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """``value = f(source)`` element-wise; relevance passes unchanged (local gradient f(x)/x)."""
+    if not source.requires_grad or source.shape != value.shape:
+        return value
+    x, y = source.detach(), value.detach()
+    safe = torch.where(x.abs() < _TINY, torch.ones_like(x), x)
+    factor = torch.where(x.abs() < _TINY, torch.zeros_like(y), y / safe)
+    return _Rerouted.apply(value, source, factor)
+
+
+def uniform_rule(value: torch.Tensor, operands: int) -> torch.Tensor:
+    """A product of ``operands`` input-dependent tensors: each gets an equal share."""
+    return _ScaledGradient.apply(value, 1.0 / operands)
+
+
+def _is_rms_norm(module: nn.Module) -> bool:
+    return type(module).__name__.endswith(("RMSNorm", "T5LayerNorm"))
+
+
+def _is_norm(module: nn.Module) -> bool:
+    return isinstance(module, nn.LayerNorm) or type(module).__name__.endswith(("RMSNorm", "LayerNorm"))
+
+
+def _is_activation(module: nn.Module) -> bool:
+    kind = type(module)
+    return kind.__module__ in ("torch.nn.modules.activation", "transformers.activations") and not any(
+        kind.__name__.startswith(name) for name in _NOT_ELEMENTWISE
+    )
+
+
+def _norm_hook(module: nn.Module, args, output):
+    source = args[0] if args else None
+    if not isinstance(source, torch.Tensor) or not source.requires_grad or not isinstance(output, torch.Tensor):
+        return None
+    if not _is_rms_norm(module):
+        # y = w (x − mean) / std + b with std held constant: the gradient of w (x − mean) / std.
+        # The value stays the module's own output (+ an exact zero); only the graph is new.
+        eps = getattr(module, "eps", getattr(module, "variance_epsilon", 1e-12))
+        x = source.float()
+        centred = x - x.mean(dim=-1, keepdim=True)
+        std = (centred.pow(2).mean(dim=-1, keepdim=True) + eps).sqrt().detach()
+        linear = centred / std
+        weight = getattr(module, "weight", None)
+        if isinstance(weight, torch.Tensor):
+            linear = linear * weight.detach().float()
+        return output.detach() + (linear - linear.detach()).to(output.dtype)
+    # RMS norms (Llama, Mistral, Qwen2, Gemma's 1 + w): y = w ⊙ x / rms with rms held constant
+    # is diagonal in x, with local gradient y / x.
+    return identity_rule(source, output)
+
+
+def _activation_hook(module: nn.Module, args, output):
+    if args and isinstance(args[0], torch.Tensor) and isinstance(output, torch.Tensor):
+        return identity_rule(args[0], output)
+    return None
+
+
+class _FunctionRules(TorchFunctionMode):
+    """The rules for functional calls (matmul in eager attention, ``torch.tanh`` in a head)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)  # the mode is off while its handler runs
+        if func in PRODUCTS:
+            operands = args[1:] if func is torch.einsum else args
+            if func is torch.einsum and len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+                operands = operands[0]
+            dependent = sum(isinstance(a, torch.Tensor) and a.requires_grad for a in operands)
+            if dependent >= 2 and isinstance(result, torch.Tensor):
+                return uniform_rule(result, dependent)
+        elif func in ELEMENTWISE and args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor):
+            return identity_rule(args[0], result)
+        return result
+
+
+@contextlib.contextmanager
+def lrp_rules(model: nn.Module) -> Iterator[None]:
+    """While inside, ``model``'s backward pass propagates AttnLRP relevance (see the module docstring)."""
+    frozen = [p for p in model.parameters() if p.requires_grad]
+    handles = []
+    try:
+        for p in frozen:
+            p.requires_grad_(False)
+        for module in model.modules():
+            if _is_norm(module):
+                handles.append(module.register_forward_hook(_norm_hook))
+            elif _is_activation(module):
+                handles.append(module.register_forward_hook(_activation_hook))
+        with _FunctionRules():
+            yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        for p in frozen:
+            p.requires_grad_(True)
