@@ -7,6 +7,9 @@ gradients, and the logits. Methods declare which of these they need, so a
 method that needs no gradient costs no backward pass, and several methods
 explaining the same batch share one capture.
 
+LRP relevances (``LRP_NEEDS``) come from a second forward and backward pass
+under AttnLRP's rules (``contrastcat.lrp_rules``), only when a method asks.
+
 Hooks live only for the duration of one call and are removed in ``finally``.
 They record layer inputs in call order, so a layer module applied several
 times (ALBERT shares one across all L layers) gives one A^l per application.
@@ -147,7 +150,7 @@ def capture(
         captured = Captured(
             relevant.token_ids, relevant.lengths, relevant.pooled, relevant.special, relevant.logits, relevant.targets
         )
-    # Relevance = value x modified gradient, in float64: conservation is checked to 1e-6.
+    # Relevance = value x modified gradient, summed in float64 (many terms of both signs).
     if WORD_RELEVANCE in lrp:
         captured.word_relevance = (relevant.embeddings.double() * relevant.embedding_gradients.double()).sum(-1)
     if LAYER_RELEVANCE in lrp:

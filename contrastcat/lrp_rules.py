@@ -47,6 +47,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from .errors import BadInput
+
 # Functions whose operands, when two or more depend on the input, share the product's relevance.
 PRODUCTS = frozenset({
     torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__, torch.Tensor.__rmatmul__,
@@ -59,7 +61,7 @@ ELEMENTWISE = frozenset({
     F.gelu, F.silu, F.relu, torch.relu, torch.Tensor.relu, F.mish, F.elu, F.leaky_relu,
 })
 _NOT_ELEMENTWISE = ("Softmax", "Softmin", "LogSoftmax", "MultiheadAttention", "GLU", "Threshold")
-# x/f(x) where |x| is below this: the gradient there is multiplied by an x that is ~0 anyway.
+# Below this |x|, f(x)/x is taken as 0 instead of dividing by ~0 (lxt adds 1e-10 to x instead).
 _TINY = 1e-12
 
 
@@ -150,6 +152,14 @@ class _FunctionRules(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is F.scaled_dot_product_attention and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in args[:3]
+        ):
+            # A fused kernel: its products and softmax cannot take the rules.
+            raise BadInput(
+                "the LRP methods need eager attention (attn_implementation='eager'); "
+                "this model computed attention with scaled_dot_product_attention"
+            )
         result = func(*args, **kwargs)  # the mode is off while its handler runs
         if func in PRODUCTS:
             operands = args[1:] if func is torch.einsum else args

@@ -16,9 +16,9 @@ Measured on this fixture (print with ``pytest -s``):
     att-x-att-grads      0.510          0.258      0.214      0.191
     grad-sam             0.621          0.332      0.101      0.264
     generic-attention    0.995          0.468      0.002      0.279
-    full-lrp             1.000          0.463      0.000     -0.021
-    partial-lrp          1.000          0.474     -0.001     -0.041
-    transatt             0.995          0.467      0.002      0.388
+    full-lrp             1.000          0.463      0.000      0.415
+    partial-lrp          1.000          0.474     -0.001      0.111
+    transatt             0.995          0.467      0.002      0.096
     attnlrp              1.000          0.462      0.000     -0.057
     integrated-gradients 1.000          0.470     -0.001      0.210
     input-x-gradient     0.520          0.259      0.207      0.247

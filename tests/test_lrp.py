@@ -31,6 +31,7 @@ from contrastcat.capture import (
     WORD_RELEVANCE,
     capture,
 )
+from contrastcat.errors import BadInput
 from contrastcat.methods import build_method
 from contrastcat.models import FAMILIES, wrap_classifier
 from contrastcat.pipeline import attribute, attribute_all
@@ -216,8 +217,10 @@ def test_relevances_and_maps_match_the_explicit_propagation(bert, text, kind):
     # The final maps: each method's read-out, here from the oracle's relevances.
     maps = {name: attribute(bert, [tokens], [target], build_method(name))[0][0].scores for name in LRP_METHODS}
     _close(maps["attnlrp"], _minmax(oracle["word"]), rtol=1e-4)
-    _close(maps["full-lrp"], _minmax(oracle["first"]), rtol=1e-4)
-    last = oracle["attention"][-1].clamp(min=0).mean(dim=0)[0].clone()
+    # The paper's baselines start from a relevance of 1 (Chefer's one-hot), not the logit.
+    unit = float(oracle["logit"])
+    _close(maps["full-lrp"], _minmax(oracle["first"] / unit), rtol=1e-4)
+    last = (oracle["attention"][-1] / unit).clamp(min=0).mean(dim=0)[0].clone()
     last[0] = 0.0
     _close(maps["partial-lrp"], _minmax(last), rtol=1e-4)
 
@@ -227,7 +230,7 @@ def test_relevances_and_maps_match_the_explicit_propagation(bert, text, kind):
     gradients = torch.autograd.grad(outputs.logits[0, target], outputs.attentions)
     T = len(tokens.ids)
     rollout = np.eye(T)
-    for relevance, gradient in zip(oracle["attention"].numpy(), gradients):
+    for relevance, gradient in zip((oracle["attention"] / unit).numpy(), gradients):
         cam = np.clip(gradient[0].double().numpy() * relevance, 0, None).mean(axis=0) + np.eye(T)
         rollout = (cam / cam.sum(axis=1, keepdims=True)) @ rollout
     row = rollout[0].copy()
@@ -365,3 +368,15 @@ def test_rules_are_removed_after_an_error(bert, monkeypatch):
     monkeypatch.undo()
     assert [p.requires_grad for p in bert.model.parameters()] == grads_before
     assert not torch._C._is_torch_function_mode_enabled()
+
+
+def test_a_fused_attention_kernel_is_refused_not_explained_wrongly(bert):
+    """SDPA's products and softmax cannot take the rules: one line, and the rules are gone after."""
+    model = copy.deepcopy(bert.model)
+    classifier = wrap_classifier(model, bert.tokenizer, name="sdpa-bert")
+    model.config._attn_implementation = "sdpa"  # as if a user switched it after loading
+    (tokens,) = tokenize(bert.tokenizer, [TEXTS[1]], classifier.max_length)
+    with pytest.raises(BadInput, match="the LRP methods need eager attention"):
+        capture(classifier, [tokens.ids], [tokens.special], [None], needs=frozenset({WORD_RELEVANCE}))
+    assert not torch._C._is_torch_function_mode_enabled()
+    assert all(p.requires_grad for p in model.parameters())

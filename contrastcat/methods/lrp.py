@@ -24,6 +24,16 @@ baselines keep their read-outs and take AttnLRP's relevances instead:
   minimum (Chefer's ``generate_LRP``, start layer 0). Its gradient comes from
   the ordinary pass, its relevance from the LRP pass: two backward passes.
 
+Relevance scale. AttnLRP (and ``lxt``) explain the logit's value: the output's
+relevance is z_c, so ``attnlrp``'s relevances sum to about z_c. Chefer's code
+starts its propagation from a one-hot 1 instead, and the three baselines do the
+same here: their relevances are divided by z_c (every rule is linear in the
+relevance it receives, so this is the same as starting from 1). It matters
+where a map is not only scaled: the positive part (``partial-lrp``,
+``transatt``) flips with the sign of z_c, and TransAtt's rollout adds the
+identity to relevance × gradient, so its scale sets how much the residual
+weighs. A target logit of exactly 0 leaves the relevances as they are.
+
 Scores are min–max scaled like every method's; signed relevances (``full-lrp``,
 ``attnlrp``) keep their sign, so a token that speaks against the class scores
 lowest.
@@ -38,12 +48,23 @@ from .attention import pooled_row
 from .base import AttributionMethod, minmax
 
 
+def unit_relevance(captured: Captured, b: int) -> float:
+    """What input b's relevances are divided by so that the target's own relevance is 1 (Chefer's start)."""
+    logit = float(captured.logits[b, captured.targets[b]])
+    return logit if logit != 0.0 else 1.0
+
+
 class _TokenRelevance(AttributionMethod):
     field: str
+    from_one: bool = True  # relevance of the target = 1 (Chefer), not z_c (AttnLRP)
 
     def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
         relevance = getattr(captured, self.field)
-        return [minmax(relevance[b, :length]).float()[None] for b, length in enumerate(captured.lengths)]
+        maps = []
+        for b, length in enumerate(captured.lengths):
+            scores = relevance[b, :length] / (unit_relevance(captured, b) if self.from_one else 1.0)
+            maps.append(minmax(scores).float()[None])
+        return maps
 
 
 class AttnLRP(_TokenRelevance):
@@ -51,6 +72,7 @@ class AttnLRP(_TokenRelevance):
     summary = "AttnLRP relevance of the word embeddings (Achtibat et al. 2024): one backward pass under its rules"
     needs = frozenset({WORD_RELEVANCE})
     field = "word_relevance"
+    from_one = False
 
 
 class FullLRP(_TokenRelevance):
@@ -68,7 +90,7 @@ class PartialLRP(AttributionMethod):
     def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
         maps = []
         for b, length in enumerate(captured.lengths):
-            last = captured.attention_relevance[b, -1, :, :length, :length].double()
+            last = captured.attention_relevance[b, -1, :, :length, :length].double() / unit_relevance(captured, b)
             scores = pooled_row(last.clamp(min=0).mean(dim=0), captured.pooled[b])
             maps.append(minmax(scores).float()[None])
         return maps
@@ -82,7 +104,7 @@ class TransAtt(AttributionMethod):
     def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
         maps = []
         for b, length in enumerate(captured.lengths):
-            relevance = captured.attention_relevance[b, :, :, :length, :length].double()
+            relevance = captured.attention_relevance[b, :, :, :length, :length].double() / unit_relevance(captured, b)
             gradient = captured.attention_gradients[b, :, :, :length, :length].double()
             eye = torch.eye(length, dtype=torch.float64, device=relevance.device)
             rollout = eye
