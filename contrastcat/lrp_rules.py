@@ -9,12 +9,15 @@ uses). What changes, and where:
   the residual stream): unchanged. The gradient through ``z = Wx + b`` is the
   ε-rule with ε → 0 (LRP-0): ``x_i Σ_j W_ji R_j / z_j``; the bias keeps its
   share ``b_j R_j / z_j`` (so do position and token-type embeddings).
-- **Element-wise non-linearities** (every activation module of ``torch.nn`` and
-  ``transformers.activations``; ``torch.tanh``, ``gelu``, ``silu``, ``relu``,
-  ``sigmoid`` called as functions, e.g. RoBERTa's head): *identity rule*,
+- **Element-wise non-linearities with f(0) = 0** (the activation modules of
+  ``torch.nn`` and ``transformers.activations`` but sigmoid and softplus; a
+  family's own parameter-free module named like one, e.g. BLOOM's
+  ``BloomGelu``; ``tanh``, ``gelu``, ``silu``, ``relu``, ``mish``, ``elu``,
+  ``leaky_relu`` called as functions, e.g. RoBERTa's head): *identity rule*,
   relevance passes through unchanged: the local gradient is f(x)/x.
 - **Products of two input-dependent tensors** (``matmul``, ``bmm``, ``einsum``,
-  ``*``: the attention's Q·Kᵀ and A·V, gated MLPs): *uniform rule*, each of the
+  ``*``, the product inside ``baddbmm``/``addmm``: the attention's Q·Kᵀ and A·V,
+  BLOOM's ALiBi scores, gated MLPs): *uniform rule*, each of the
   n operands gets 1/n of the product's relevance: the product's gradient is
   divided by n. A product with a weight or a constant (rotary cos/sin, a
   norm's weight, DeBERTa's relative-position keys, which come from weights
@@ -55,12 +58,21 @@ PRODUCTS = frozenset({
     torch.bmm, torch.Tensor.bmm, torch.einsum,
     torch.mul, torch.Tensor.mul, torch.Tensor.__mul__, torch.Tensor.__rmul__,
 })
-# Element-wise non-linear functions of one input-dependent tensor.
+# input + alpha · (b1 @ b2): the product of b1 and b2 takes the uniform rule (BLOOM's baddbmm).
+FUSED_PRODUCTS = frozenset({
+    torch.baddbmm, torch.Tensor.baddbmm, torch.addmm, torch.Tensor.addmm, torch.addbmm, torch.Tensor.addbmm,
+})
+# Element-wise non-linear functions of one input-dependent tensor with f(0) = 0: the identity
+# rule passes relevance unchanged only where f(x)/x exists (a sigmoid, 0.5 at 0, keeps its gradient).
 ELEMENTWISE = frozenset({
-    torch.tanh, torch.Tensor.tanh, F.tanh, torch.sigmoid, torch.Tensor.sigmoid, F.sigmoid,
+    torch.tanh, torch.Tensor.tanh, F.tanh,
     F.gelu, F.silu, F.relu, torch.relu, torch.Tensor.relu, F.mish, F.elu, F.leaky_relu,
 })
-_NOT_ELEMENTWISE = ("Softmax", "Softmin", "LogSoftmax", "MultiheadAttention", "GLU", "Threshold")
+_NOT_ELEMENTWISE = (
+    "Softmax", "Softmin", "LogSoftmax", "MultiheadAttention", "GLU", "Threshold", "Sigmoid", "LogSigmoid", "Softplus",
+)
+# A family's own activation module (BLOOM's BloomGelu): parameter-free, childless, named like one.
+_ACTIVATION_NAMES = ("gelu", "silu", "swish", "relu", "tanh", "mish", "activation")
 # Below this |x|, f(x)/x is taken as 0 instead of dividing by ~0 (lxt adds 1e-10 to x instead).
 _TINY = 1e-12
 
@@ -115,9 +127,14 @@ def _is_norm(module: nn.Module) -> bool:
 
 def _is_activation(module: nn.Module) -> bool:
     kind = type(module)
-    return kind.__module__ in ("torch.nn.modules.activation", "transformers.activations") and not any(
-        kind.__name__.startswith(name) for name in _NOT_ELEMENTWISE
-    )
+    if any(kind.__name__.startswith(name) for name in _NOT_ELEMENTWISE):
+        return False
+    if kind.__module__ in ("torch.nn.modules.activation", "transformers.activations"):
+        return True
+    # Written inline (x * 0.5 * (1 + tanh(...))), such a module would otherwise be taken
+    # for a product of two input-dependent tensors.
+    bare = next(module.parameters(), None) is None and next(module.children(), None) is None
+    return bare and any(name in kind.__name__.lower() for name in _ACTIVATION_NAMES)
 
 
 def _norm_hook(module: nn.Module, args, output):
@@ -168,9 +185,26 @@ class _FunctionRules(TorchFunctionMode):
             dependent = sum(isinstance(a, torch.Tensor) and a.requires_grad for a in operands)
             if dependent >= 2 and isinstance(result, torch.Tensor):
                 return uniform_rule(result, dependent)
+        elif func in FUSED_PRODUCTS:
+            return _fused_product(func, result, args, kwargs)
         elif func in ELEMENTWISE and args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor):
             return identity_rule(args[0], result)
         return result
+
+
+def _fused_product(func, result: torch.Tensor, args, kwargs) -> torch.Tensor:
+    """``beta · input + alpha · (b1 @ b2)``, its value exact, its gradient with b1 @ b2 halved."""
+    named = [kwargs.get("input"), kwargs.get("batch1", kwargs.get("mat1")), kwargs.get("batch2", kwargs.get("mat2"))]
+    source, first, second = (list(args) + named[len(args):])[:3]
+    if not all(isinstance(t, torch.Tensor) and t.requires_grad for t in (first, second)):
+        return result
+    product = torch.matmul(first, second)
+    if func in (torch.addbmm, torch.Tensor.addbmm):
+        product = product.sum(dim=0)
+    surrogate = kwargs.get("alpha", 1) * uniform_rule(product, 2)
+    if isinstance(source, torch.Tensor) and source.requires_grad:
+        surrogate = surrogate + kwargs.get("beta", 1) * source
+    return result.detach() + (surrogate - surrogate.detach())
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import numpy as np
@@ -32,6 +33,7 @@ from contrastcat.capture import (
     capture,
 )
 from contrastcat.errors import BadInput
+from contrastcat.lrp_rules import lrp_rules
 from contrastcat.methods import build_method
 from contrastcat.models import FAMILIES, wrap_classifier
 from contrastcat.pipeline import attribute, attribute_all
@@ -312,6 +314,36 @@ def test_conservation_in_every_family(model_type):
         assert scale > 1e-3  # relevance that is all zeros would conserve trivially
 
 
+@pytest.mark.parametrize("kind", ["gpt_neox", "bloom"])
+def test_conservation_in_families_with_no_row(kind):
+    """Families the fallback runs: fused per-head Q|K|V, rotary (GPT-NeoX); ALiBi through
+    baddbmm and a GELU of BLOOM's own (BLOOM). With Q = K = 0 the scores are the ALiBi
+    bias alone, and whatever the softmax input carries is absorbed by that constant: the
+    attention maps' relevance is still all that is absorbed."""
+    from .test_families import _fallback_model
+
+    model, tokenizer = _fallback_model(kind)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "bias" in name:
+                parameter.zero_()
+            elif name.endswith("query_key_value.weight"):  # rows per head: [q | k | v]
+                heads = model.config.num_attention_heads
+                parameter.view(heads, 3, -1, parameter.shape[-1])[:, :2] = 0
+    classifier = wrap_classifier(model, tokenizer, name=f"zeroed-{kind}")
+    texts = tokenize(tokenizer, TEXTS[:3], 64, classifier.empty_input)
+    captured = capture(
+        classifier, [t.ids for t in texts], [t.special for t in texts], [None, 0, 1],
+        needs=frozenset({WORD_RELEVANCE, ATTENTION_RELEVANCE}),
+    )
+    attention = captured.attention_relevance.double().sum(dim=(1, 2, 3, 4))
+    for b, length in enumerate(captured.lengths):
+        logit = float(captured.logits[b, captured.targets[b]])
+        total = float(captured.word_relevance[b, :length].sum() + attention[b])
+        scale = max(float(captured.word_relevance[b, :length].abs().sum()), abs(logit))
+        assert abs(total - logit) <= 1e-4 * scale and scale > 1e-3, (kind, b, total, logit)
+
+
 def test_conservation_breaks_without_the_rules(bert):
     """The same check on the plain gradient (input x gradient) fails: the check can fail."""
     model = copy.deepcopy(bert.model)
@@ -380,3 +412,76 @@ def test_a_fused_attention_kernel_is_refused_not_explained_wrongly(bert):
         capture(classifier, [tokens.ids], [tokens.special], [None], needs=frozenset({WORD_RELEVANCE}))
     assert not torch._C._is_torch_function_mode_enabled()
     assert all(p.requires_grad for p in model.parameters())
+
+
+# ------------------------------------------------------------------ the rules one by one
+
+
+def _grads(fn, *tensors, rules: bool):
+    """Values and gradients of sum(fn(*tensors) * weights) with or without the rules."""
+    leaves = [t.detach().clone().requires_grad_() for t in tensors]
+    holder = torch.nn.Linear(1, 1)  # lrp_rules needs a model; its parameters are frozen for the pass
+    context = lrp_rules(holder) if rules else contextlib.nullcontext()
+    with context:
+        out = fn(*leaves)
+        weights = torch.linspace(-1, 2, out.numel()).view_as(out)
+        grads = torch.autograd.grad((out * weights).sum(), leaves)
+    return out.detach(), grads
+
+
+@pytest.mark.parametrize(
+    "fn, shapes, shares",
+    [
+        (lambda a, b: a @ b, [(3, 4), (4, 5)], [0.5, 0.5]),
+        (lambda a, b: torch.matmul(a, b), [(2, 3, 4), (2, 4, 5)], [0.5, 0.5]),
+        (lambda a, b: a * b, [(3, 4), (3, 4)], [0.5, 0.5]),
+        (lambda a, b, c: torch.einsum("ij,jk,kl->il", a, b, c), [(2, 3), (3, 4), (4, 2)], [1 / 3] * 3),
+        (lambda c, a, b: c.baddbmm(batch1=a, batch2=b, beta=0.5, alpha=2.0), [(2, 3, 5), (2, 3, 4), (2, 4, 5)],
+         [1.0, 0.5, 0.5]),
+        (lambda c, a, b: torch.addmm(c, a, b), [(3, 5), (3, 4), (4, 5)], [1.0, 0.5, 0.5]),
+    ],
+    ids=["@", "matmul", "mul", "einsum-3", "Tensor.baddbmm", "addmm"],
+)
+def test_products_of_input_dependent_tensors_share_the_gradient(fn, shapes, shares):
+    generator = torch.Generator().manual_seed(0)
+    tensors = [torch.randn(shape, generator=generator, dtype=torch.float64) for shape in shapes]
+    plain_out, plain = _grads(fn, *tensors, rules=False)
+    ruled_out, ruled = _grads(fn, *tensors, rules=True)
+    assert torch.equal(plain_out, ruled_out)  # the forward value is the model's own
+    for share, p, r in zip(shares, plain, ruled):
+        assert torch.allclose(r, share * p, atol=1e-12)
+
+
+def test_a_product_with_a_constant_or_a_weight_is_linear():
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(3, 4, generator=generator, dtype=torch.float64, requires_grad=True)
+    layer = torch.nn.Linear(4, 4).double()
+    with lrp_rules(layer):
+        (gradient,) = torch.autograd.grad((x * layer.weight[0] * 3.0).sum(), x)
+    assert torch.allclose(gradient, (layer.weight[0] * 3.0).detach().expand_as(x))
+    assert all(p.requires_grad for p in layer.parameters())
+
+
+@pytest.mark.parametrize("function", [torch.tanh, F.gelu, F.silu, F.relu, torch.nn.GELU(approximate="tanh")])
+def test_element_wise_non_linearities_pass_relevance_unchanged(function):
+    x = torch.linspace(-3, 3, 13, dtype=torch.float64)
+    out, (gradient,) = _grads(function, x, rules=True)
+    weights = torch.linspace(-1, 2, 13, dtype=torch.float64)
+    assert torch.equal(out, function(x))
+    # relevance in = x * gradient = relevance out = f(x) * weight (x = 0 sits exactly on the grid)
+    assert torch.allclose(x * gradient, out * weights, atol=1e-12)
+
+
+def test_layer_norm_is_linear_with_its_standard_deviation_held():
+    generator = torch.Generator().manual_seed(2)
+    norm = torch.nn.LayerNorm(6).double()
+    with torch.no_grad():
+        norm.weight.copy_(torch.randn(6, generator=generator, dtype=torch.float64))
+        norm.bias.copy_(torch.randn(6, generator=generator, dtype=torch.float64))
+    x = torch.randn(2, 6, generator=generator, dtype=torch.float64, requires_grad=True)
+    with lrp_rules(norm):
+        y = norm(x)
+        (gradient,) = torch.autograd.grad(y.sum(), x)
+    assert torch.equal(y.detach(), norm(x).detach())
+    # conservation up to the bias: x . gradient = sum(y - bias) per row, since mean(gradient) = 0
+    assert torch.allclose((x * gradient).sum(-1), (y - norm.bias).sum(-1).detach(), atol=1e-12)
