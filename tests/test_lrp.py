@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import copy
 
 import numpy as np
@@ -485,3 +486,21 @@ def test_layer_norm_is_linear_with_its_standard_deviation_held():
     assert torch.equal(y.detach(), norm(x).detach())
     # conservation up to the bias: x . gradient = sum(y - bias) per row, since mean(gradient) = 0
     assert torch.allclose((x * gradient).sum(-1), (y - norm.bias).sum(-1).detach(), atol=1e-12)
+
+
+def test_method_all_and_the_method_list_include_the_lrp_methods(tmp_path, toy_dir):
+    from contrastcat.methods import parse_method_list
+
+    from .cli_helpers import invoke
+
+    assert set(LRP_METHODS) <= set(parse_method_list("all"))
+    listed = invoke("explain", "--list-methods")
+    assert listed.exit_code == 0, listed.output
+    assert set(LRP_METHODS) <= {line.split()[0] for line in listed.stdout.splitlines() if line.strip()}
+    out = tmp_path / "lrp.jsonl"
+    result = invoke(
+        "explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", ",".join(LRP_METHODS), "-o", out, "-q"
+    )
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["method"] for r in records[:4]] == LRP_METHODS and len(records) == 4 * 12
