@@ -75,6 +75,8 @@ class Captured:
     attention_gradients: torch.Tensor | None = None
     embeddings: torch.Tensor | None = None
     embedding_gradients: torch.Tensor | None = None
+    attributed_logits: torch.Tensor | None = None  # [B, C] of the pass gradients start from (masked or not)
+    relevance_logits: torch.Tensor | None = None  # [B]: the target logit the LRP relevances start from
     word_relevance: torch.Tensor | None = None
     layer_relevance: torch.Tensor | None = None
     attention_relevance: torch.Tensor | None = None
@@ -140,6 +142,11 @@ def capture(
         wanted |= {ACTIVATIONS, GRADIENTS}
     if ATTENTION_RELEVANCE in lrp:
         wanted |= {ATTENTIONS, ATTENTION_GRADIENTS}
+    implementation = getattr(classifier.model.config, "_attn_implementation", None)
+    if implementation not in (None, "eager"):
+        raise BadInput(
+            f"the LRP methods need eager attention (attn_implementation='eager'); this model uses {implementation!r}"
+        )
     with lrp_rules(classifier.model):
         # Relevance at the word embeddings in every family: under the LayerNorm rule the
         # norm is linear, so the scale invariance that moves input x gradient to A^1 is gone.
@@ -150,6 +157,8 @@ def capture(
         captured = Captured(
             relevant.token_ids, relevant.lengths, relevant.pooled, relevant.special, relevant.logits, relevant.targets
         )
+    # With --mask-special the LRP pass starts from the masked pass's logit, not the prediction's.
+    captured.relevance_logits = relevant.attributed_logits.gather(1, relevant.targets[:, None])[:, 0]
     # Relevance = value x modified gradient, summed in float64 (many terms of both signs).
     if WORD_RELEVANCE in lrp:
         captured.word_relevance = (relevant.embeddings.double() * relevant.embedding_gradients.double()).sum(-1)
@@ -256,6 +265,7 @@ def _capture_pass(
         special=special_mask,
         logits=(plain_logits if plain_logits is not None else logits).detach().float(),
         targets=chosen,
+        attributed_logits=logits.detach().float(),
     )
     if ACTIVATIONS in needs:
         captured.activations = torch.stack([a.detach().float() for a in inputs], dim=1)

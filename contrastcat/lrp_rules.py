@@ -10,9 +10,10 @@ uses). What changes, and where:
   ε-rule with ε → 0 (LRP-0): ``x_i Σ_j W_ji R_j / z_j``; the bias keeps its
   share ``b_j R_j / z_j`` (so do position and token-type embeddings).
 - **Element-wise non-linearities with f(0) = 0** (the activation modules of
-  ``torch.nn`` and ``transformers.activations`` but sigmoid and softplus; a
-  family's own parameter-free module named like one, e.g. BLOOM's
-  ``BloomGelu``; ``tanh``, ``gelu``, ``silu``, ``relu``, ``mish``, ``elu``,
+  ``torch.nn`` and ``transformers.activations``, also those made inside a
+  forward, and a family's own parameter-free module named like one, e.g.
+  BLOOM's ``BloomGelu``, each tried on a 0 first: sigmoid-like ones keep
+  their gradient; ``tanh``, ``gelu``, ``silu``, ``relu``, ``mish``, ``elu``,
   ``leaky_relu`` called as functions, e.g. RoBERTa's head): *identity rule*,
   relevance passes through unchanged: the local gradient is f(x)/x.
 - **Products of two input-dependent tensors** (``matmul``, ``bmm``, ``einsum``,
@@ -33,8 +34,9 @@ uses). What changes, and where:
   is not conservative (the softmax absorbs relevance, AttnLRP §3.3).
 - Dropout is off (the model is in eval mode).
 
-Nothing is patched: the rules are forward hooks on the norm and activation
-modules and a ``TorchFunctionMode`` for the functional calls, all removed,
+Nothing is patched: the rules are forward hooks on the norm modules, a
+module-call hook for activations and a ``TorchFunctionMode`` for the
+functional calls (both of this thread only), all removed,
 and every parameter's ``requires_grad`` restored, when the ``with`` block
 ends (even by an exception). Forward values are exactly the model's own (the
 hooks return the module's output; only its backward changes).
@@ -43,11 +45,13 @@ hooks return the module's output; only its backward changes).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.modules.module import register_module_forward_hook
 from torch.overrides import TorchFunctionMode
 
 from .errors import BadInput
@@ -83,7 +87,7 @@ class _Rerouted(torch.autograd.Function):
     @staticmethod
     def forward(ctx, value, source, factor):
         ctx.save_for_backward(factor)
-        return value.view_as(value)
+        return value.clone()  # not a view: models modify these in place (Falcon: scores /= sqrt(d))
 
     @staticmethod
     def backward(ctx, grad):
@@ -95,7 +99,7 @@ class _ScaledGradient(torch.autograd.Function):
     @staticmethod
     def forward(ctx, value, scale: float):
         ctx.scale = scale
-        return value.view_as(value)
+        return value.clone()
 
     @staticmethod
     def backward(ctx, grad):
@@ -158,10 +162,31 @@ def _norm_hook(module: nn.Module, args, output):
     return identity_rule(source, output)
 
 
-def _activation_hook(module: nn.Module, args, output):
-    if args and isinstance(args[0], torch.Tensor) and isinstance(output, torch.Tensor):
-        return identity_rule(args[0], output)
-    return None
+def _keeps_zero(module: nn.Module) -> bool:
+    """f(0) = 0: where the identity rule is defined (a Hardsigmoid or a Laplace CDF is 0.5 at 0)."""
+    try:
+        with torch.no_grad():
+            value = module.forward(torch.zeros(1))
+        return isinstance(value, torch.Tensor) and value.numel() == 1 and float(value) == 0.0
+    except Exception:  # noqa: BLE001 - a module that cannot take a lone zero is left alone
+        return False
+
+
+def _activation_hook(thread: int, zero_keeping: dict):
+    """A hook for every module call of this thread while the rules are on: activation modules
+    made inside a forward (DeBERTa's pooler calls ``ACT2FN[name](x)``) are not in ``model.modules()``."""
+
+    def hook(module: nn.Module, args, output):
+        if threading.get_ident() != thread or not _is_activation(module):
+            return None
+        if not (args and isinstance(args[0], torch.Tensor) and isinstance(output, torch.Tensor)):
+            return None
+        kind = type(module)
+        if kind not in zero_keeping:
+            zero_keeping[kind] = _keeps_zero(module)
+        return identity_rule(args[0], output) if zero_keeping[kind] else None
+
+    return hook
 
 
 class _FunctionRules(TorchFunctionMode):
@@ -209,7 +234,11 @@ def _fused_product(func, result: torch.Tensor, args, kwargs) -> torch.Tensor:
 
 @contextlib.contextmanager
 def lrp_rules(model: nn.Module) -> Iterator[None]:
-    """While inside, ``model``'s backward pass propagates AttnLRP relevance (see the module docstring)."""
+    """While inside, ``model``'s backward pass propagates AttnLRP relevance (see the module docstring).
+
+    Not for a model that another thread runs at the same time: its parameters are frozen and
+    its norms hooked for the duration (the function mode and the activation hook are this
+    thread's only)."""
     frozen = [p for p in model.parameters() if p.requires_grad]
     handles = []
     try:
@@ -218,8 +247,7 @@ def lrp_rules(model: nn.Module) -> Iterator[None]:
         for module in model.modules():
             if _is_norm(module):
                 handles.append(module.register_forward_hook(_norm_hook))
-            elif _is_activation(module):
-                handles.append(module.register_forward_hook(_activation_hook))
+        handles.append(register_module_forward_hook(_activation_hook(threading.get_ident(), {})))
         with _FunctionRules():
             yield
     finally:

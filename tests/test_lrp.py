@@ -315,19 +315,35 @@ def test_conservation_in_every_family(model_type):
         assert scale > 1e-3  # relevance that is all zeros would conserve trivially
 
 
-@pytest.mark.parametrize("kind", ["gpt_neox", "bloom"])
+def _falcon():
+    import transformers
+
+    tokenizer = tiny.make_tokenizer("gpt2")
+    config = transformers.FalconConfig(
+        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_labels=3,
+        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.eos_token_id,
+    )
+    torch.manual_seed(0)
+    model = transformers.AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
+    return model.eval(), tokenizer
+
+
+@pytest.mark.parametrize("kind", ["gpt_neox", "bloom", "falcon"])
 def test_conservation_in_families_with_no_row(kind):
     """Families the fallback runs: fused per-head Q|K|V, rotary (GPT-NeoX); ALiBi through
-    baddbmm and a GELU of BLOOM's own (BLOOM). With Q = K = 0 the scores are the ALiBi
-    bias alone, and whatever the softmax input carries is absorbed by that constant: the
-    attention maps' relevance is still all that is absorbed."""
+    baddbmm and a GELU of BLOOM's own (BLOOM); multi-query Q|K|V and scores divided in
+    place (Falcon). With Q = K = 0 the scores are the ALiBi bias alone, and whatever the
+    softmax input carries is absorbed by that constant: the attention maps' relevance is
+    still all that is absorbed."""
     from .test_families import _fallback_model
 
-    model, tokenizer = _fallback_model(kind)
+    model, tokenizer = _falcon() if kind == "falcon" else _fallback_model(kind)
     with torch.no_grad():
         for name, parameter in model.named_parameters():
             if "bias" in name:
                 parameter.zero_()
+            elif name.endswith("query_key_value.weight") and kind == "falcon":  # rows: [q (n) | k (d) | v (d)]
+                parameter[: parameter.shape[1] + parameter.shape[1] // model.config.num_attention_heads] = 0
             elif name.endswith("query_key_value.weight"):  # rows per head: [q | k | v]
                 heads = model.config.num_attention_heads
                 parameter.view(heads, 3, -1, parameter.shape[-1])[:, :2] = 0
@@ -378,6 +394,7 @@ def test_the_rules_leave_no_trace(bert):
     assert [p.requires_grad for p in model.parameters()] == grads_before
     assert {name: (tuple(m._forward_hooks), tuple(m._forward_pre_hooks)) for name, m in model.named_modules()} == hooks_before
     assert not torch._C._is_torch_function_mode_enabled()
+    assert not torch.nn.modules.module._global_forward_hooks
     # and a plain backward after them is the plain gradient again
     ids = torch.tensor([texts[1].ids])
     embedded = model.get_input_embeddings()(ids).detach().requires_grad_()
@@ -504,3 +521,58 @@ def test_method_all_and_the_method_list_include_the_lrp_methods(tmp_path, toy_di
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["method"] for r in records[:4]] == LRP_METHODS and len(records) == 4 * 12
+
+
+def test_in_place_changes_after_a_rule_work():
+    """Falcon divides its attention scores in place (scores /= sqrt(d)) right after Q·Kᵀ."""
+    generator = torch.Generator().manual_seed(3)
+    a, b = (torch.randn(2, 3, 3, generator=generator, dtype=torch.float64) for _ in range(2))
+    ruled_out, ruled = _grads(lambda x, y: (x @ y).div_(2.0), a, b, rules=True)
+    assert torch.allclose(ruled_out, (a @ b) / 2)
+    _, halved = _grads(lambda x, y: (x @ y) / 2.0, a, b, rules=False)
+    assert all(torch.allclose(r, 0.5 * h) for r, h in zip(ruled, halved))
+
+
+class _MakesItsOwnActivation(torch.nn.Module):
+    """As DeBERTa's pooler: ``ACT2FN[name](x)`` builds the activation module inside forward."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def forward(self, x):
+        from transformers.activations import ACT2FN
+
+        return ACT2FN[self.name](x)
+
+
+@pytest.mark.parametrize("name", ["gelu_new", "quick_gelu", "gelu_fast"])
+def test_an_activation_made_inside_forward_takes_the_identity_rule(name):
+    module = _MakesItsOwnActivation(name)
+    x = torch.linspace(-3, 3, 13, dtype=torch.float64)
+    out, (gradient,) = _grads(module, x, rules=True)
+    assert torch.allclose(x * gradient, out * torch.linspace(-1, 2, 13, dtype=torch.float64), atol=1e-12)
+
+
+@pytest.mark.parametrize("activation", [torch.nn.Hardsigmoid(), torch.nn.Sigmoid()])
+def test_an_activation_that_is_not_zero_at_zero_keeps_its_gradient(activation):
+    x = torch.linspace(-3, 3, 13, dtype=torch.float64)
+    assert torch.allclose(_grads(activation, x, rules=True)[1][0], _grads(activation, x, rules=False)[1][0])
+
+
+def test_with_mask_special_the_baselines_start_from_the_masked_pass(bert):
+    """--mask-special: the prediction comes from the plain mask, the relevances from the masked
+    pass; the latter's logit is what they sum to, and what the baselines divide by."""
+    model = copy.deepcopy(bert.model)
+    _zero_shares(model, "bert")
+    classifier = wrap_classifier(model, bert.tokenizer, name="zeroed-bert")
+    texts = tokenize(bert.tokenizer, TEXTS[1:3], classifier.max_length)
+    captured = capture(
+        classifier, [t.ids for t in texts], [t.special for t in texts], [0, 1],
+        needs=frozenset({WORD_RELEVANCE, ATTENTION_RELEVANCE}), mask_special=True,
+    )
+    for b, length in enumerate(captured.lengths):
+        total = float(captured.word_relevance[b, :length].sum() + captured.attention_relevance[b].double().sum())
+        started = float(captured.relevance_logits[b])
+        assert abs(total - started) <= 1e-4 * abs(started)
+        assert abs(started - float(captured.logits[b, captured.targets[b]])) > 1e-3  # not the prediction's

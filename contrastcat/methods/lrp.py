@@ -34,9 +34,12 @@ where a map is not only scaled: the positive part (``partial-lrp``,
 identity to relevance × gradient, so its scale sets how much the residual
 weighs. A target logit of exactly 0 leaves the relevances as they are.
 
-Scores are min–max scaled like every method's; signed relevances (``full-lrp``,
-``attnlrp``) keep their sign, so a token that speaks against the class scores
-lowest.
+Scores are min–max scaled like every method's. ``attnlrp``'s are signed
+relevances of the logit's value: a token that lowers the target logit scores
+lowest. ``full-lrp``'s are divided by the logit: when the target logit is
+negative (often so for a class other than the predicted one), the tokens that
+push it further down score highest, as relevance started from 1 gives them
+(Chefer's α1β0 relevances were all positive, so his code never met this).
 """
 
 from __future__ import annotations
@@ -49,8 +52,9 @@ from .base import AttributionMethod, minmax
 
 
 def unit_relevance(captured: Captured, b: int) -> float:
-    """What input b's relevances are divided by so that the target's own relevance is 1 (Chefer's start)."""
-    logit = float(captured.logits[b, captured.targets[b]])
+    """What input b's relevances are divided by so that the target's own relevance is 1 (Chefer's start):
+    the target logit of the pass the relevances come from (with --mask-special, the masked one)."""
+    logit = float(captured.relevance_logits[b])
     return logit if logit != 0.0 else 1.0
 
 
