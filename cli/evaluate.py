@@ -17,6 +17,7 @@ from contrastcat.metrics import (
     SECOND,
     Comparison,
     EvalSettings,
+    MethodLabels,
     step_labels,
 )
 from contrastcat.files import atomic_text_output, check_output_path
@@ -46,10 +47,18 @@ Examples:
   contrastcat evaluate attr.jsonl --order morf --steps reference --perturb mask -o report.json
   contrastcat evaluate attr.jsonl --kendall --refs refs.h5 --json
   cat contrastcat.jsonl attcat.jsonl random.jsonl | contrastcat evaluate - --markdown
+  contrastcat evaluate attr.jsonl --compare contrastcat,attcat --bootstrap 2000
+  contrastcat evaluate attr.jsonl --fail-under 'morf.aopc=0.5,lerf.lodds=0.1'
+  contrastcat evaluate attr.jsonl --per-input -o report.json      # a baseline for later runs
+  contrastcat evaluate attr.jsonl --baseline report.json --tolerance 0.01
 
 A file with several methods' records prints one comparison table (mean over
-the steps; best of each column in bold, second underlined); --curves adds
-each method's step table.
+the steps ± half its bootstrap interval over inputs; best of each column in
+bold, second underlined); --curves adds each method's step table.
+
+Exit codes: 0 done; 1 the run failed; 2 bad input; 3 a --fail-under bound or
+the --baseline was not met (after the report is written and printed); 130
+interrupted.
 """
 
 
@@ -81,6 +90,28 @@ def evaluate(
     curves: Annotated[
         bool, typer.Option("--curves", help="With several methods, also print each method's step table.")
     ] = False,
+    bootstrap: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples of the inputs for each mean's interval; 0: none.")
+    ] = 1000,
+    ci: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")] = 0,
+    compare: Annotated[
+        str | None, typer.Option(metavar="A,B", help="Paired difference A − B over their shared inputs, with its interval.")
+    ] = None,
+    per_input: Annotated[
+        bool, typer.Option("--per-input", help="Keep every input's values in the JSON report (for --baseline).")
+    ] = False,
+    fail_under: Annotated[
+        str | None,
+        typer.Option(metavar="BOUNDS", help="Exit 3 when a metric is worse than its bound: 'morf.aopc=0.5,lerf.lodds=0.1' "
+                     "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau)."),
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option(metavar="REPORT", help="Exit 3 when a metric is worse than in this earlier report (-o).")
+    ] = None,
+    tolerance: Annotated[
+        float, typer.Option(min=0.0, help="How much worse than --baseline a metric may be.")
+    ] = 0.01,
     batch_size: BatchOption = 64,
     device: DeviceOption = "auto",
     dtype: DtypeOption = "auto",
@@ -90,8 +121,10 @@ def evaluate(
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
     # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.library import RefLibrary
+    from contrastcat.gates import GateFailed, check_baseline, check_bounds, parse_bounds, read_baseline
     from contrastcat.reports import check_explained, evaluate_records
     from contrastcat.resolve import model_location
+    from contrastcat.stats import BootstrapSettings
 
     settings = EvalSettings(
         orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target,
@@ -99,12 +132,26 @@ def evaluate(
     )
     if as_json and markdown:
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
+    resampling = BootstrapSettings(bootstrap, ci, seed)
+    pair = _pair(compare)
+    bounds = parse_bounds(fail_under) if fail_under is not None else []
+    old_report = read_baseline(baseline) if baseline is not None else None
     if output is not None:
         check_output_path(output, [attributions, refs])
     record_file = RecordFile(attributions)
     source = record_file.name
     # Every line, before the model loads; then the records stream.
-    total = record_file.check(lambda record: check_explained([record], source))
+    labels = MethodLabels()
+    seen_methods: set[str] = set()
+
+    def check(record) -> None:
+        check_explained([record], source)
+        seen_methods.add(labels.label(record))
+
+    total = record_file.check(check)
+    missing = [name for name in pair or () if name not in seen_methods]
+    if missing:
+        raise BadInput(f"--compare: no method {missing[0]!r} in {source} (it has: {', '.join(sorted(seen_methods))})")
     first = next(record_file.records())
     library = RefLibrary(refs) if refs is not None else None
     model = model or first.model
@@ -114,23 +161,44 @@ def evaluate(
     with phased_progress(quiet) as report:
         evaluation = evaluate_records(
             classifier, record_file.records(), settings, library, kendall, batch_size, source,
-            progress=lambda done: report("evaluating", done, total),
+            progress=lambda done: report("evaluating", done, total), bootstrap=resampling,
         )
     record_file.close()
     records_count = evaluation.records
     reports = evaluation.methods
-    document = evaluation.to_dict()
+    document = evaluation.to_dict(per_input or baseline is not None, pair)
     report_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     if output is not None:
         with atomic_text_output(output, [attributions, refs]) as stream:
             stream.write(report_text + "\n")
         info(f"wrote report to {output}", quiet)
     _say_what_was_left_out(reports, document["truncated"], records_count, quiet)
+    problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
+    if old_report is not None:
+        problems += check_baseline(evaluation, old_report, tolerance, resampling, baseline)
+    _print(evaluation, document, report_text, as_json, markdown, curves, kendall, steps)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise GateFailed(problems[0] + more)
+
+
+def _pair(compare: str | None) -> tuple[str, str] | None:
+    if compare is None:
+        return None
+    names = [part.strip() for part in compare.split(",")]
+    if len(names) != 2 or not all(names):
+        raise BadInput(f"--compare takes two methods, A,B; got {compare!r}")
+    return names[0], names[1]
+
+
+def _print(evaluation, document, report_text, as_json, markdown, curves, kendall, steps) -> None:
+    reports = evaluation.methods
     if as_json:
         typer.echo(report_text)
         return
     if markdown:
         typer.echo(evaluation.table(MARKDOWN_DECIMALS))
+        _print_compare(document, MARKDOWN_DECIMALS)
         return
     console = stdout_console(soft_wrap=True)
     if len(reports) == 1 or curves:
@@ -155,6 +223,29 @@ def evaluate(
                 f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
                 "below 0.05 passes."
             )
+    if evaluation.bootstrap.resamples and len(reports) > 1:
+        b = evaluation.bootstrap
+        typer.echo(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
+    _print_compare(document, TABLE_DECIMALS)
+
+
+def _print_compare(document: dict, decimals: int) -> None:
+    """``A − B: MoRF AOPC +0.030 [+0.012, +0.047], excludes 0`` per metric."""
+    compare = document.get("compare")
+    if compare is None:
+        return
+    names = {c["key"]: c["name"] for c in document["comparison"]["columns"]}
+    typer.echo(f"{compare['first']} − {compare['second']}, paired over the inputs both evaluated:")
+    for key, found in compare["differences"].items():
+        interval = found["interval"]
+        if interval is None:
+            typer.echo(f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} ({found['inputs']} inputs; no interval)")
+            continue
+        verdict = "excludes 0" if found["excludes_zero"] else "includes 0"
+        typer.echo(
+            f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} "
+            f"[{interval['low']:+.{decimals}f}, {interval['high']:+.{decimals}f}], {verdict} ({found['inputs']} inputs)"
+        )
 
 
 def _say_what_was_left_out(reports: dict, truncated: int, total: int, quiet: bool) -> None:
@@ -208,7 +299,7 @@ def _comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
         cells = []
         for column in comparison.columns:
             mark = row.marks[column.key]
-            text = number(row.values[column.key], TABLE_DECIMALS)
+            text = number(row.values[column.key], TABLE_DECIMALS, row.intervals.get(column.key))
             if mark is None:
                 cells.append(Text(text + ("  " if plain else "")))
             elif plain:

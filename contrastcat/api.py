@@ -26,6 +26,7 @@ from .library import build_library as _build_library
 from .methods import METHODS, AttributionMethod, build_methods
 from .models import Classifier
 from .records import AttributionRecord, Records, rows_from_objects
+from .stats import BootstrapSettings
 from .reports import EvaluationReport, evaluate_records
 
 
@@ -180,14 +181,22 @@ def evaluate(
     target: str = "pred",
     batch_size: int = 64,
     forward_dtype: str = "same",
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
 ) -> EvaluationReport:
     """Faithfulness (docs/spec.md §5): AOPC and log-odds per step, MoRF and LeRF, per method;
-    Kendall-τ with ``kendall`` (records of library methods need their ``library``)."""
+    Kendall-τ with ``kendall`` (records of library methods need their ``library``). Every mean
+    has a bootstrap interval over inputs (``bootstrap`` resamples, 0: none);
+    ``report.difference("contrastcat", "attcat")`` pairs two methods on their shared inputs."""
     settings = EvalSettings(
         orders=tuple(orders), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target,
         forward_dtype=forward_dtype,
     )
-    return evaluate_records(classifier, list(records), settings, library, kendall, batch_size, source="records")
+    return evaluate_records(
+        classifier, list(records), settings, library, kendall, batch_size, source="records",
+        bootstrap=BootstrapSettings(bootstrap, ci, seed),
+    )
 
 
 def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: bool = True) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 from .errors import BadInput
 from .perturb import DELETE, LERF, MASK, MORF, perturb, ranked_positions
 from .records import AttributionRecord, resolve_label
+from .stats import BootstrapSettings, Interval, column_intervals, mean_interval
 
 if TYPE_CHECKING:  # only a type: importing tokens would pull in torch
     from .tokens import ProbabilityFn
@@ -160,6 +161,12 @@ class Evaluable:
     duplicates: int  # the same input, target, method and settings seen before (first one kept)
 
 
+def _input_digest(record: AttributionRecord) -> bytes:
+    return hashlib.blake2b(
+        json.dumps([record.id, record.token_ids, record.target], sort_keys=True).encode(), digest_size=16
+    ).digest()
+
+
 def evaluable(records: Sequence[AttributionRecord], min_tokens: int, seen: set[bytes] | None = None) -> Evaluable:
     """Drop duplicates (keeping the first; ``seen`` carries the keys of earlier chunks), inputs
     too short, and inputs of special tokens only."""
@@ -167,15 +174,27 @@ def evaluable(records: Sequence[AttributionRecord], min_tokens: int, seen: set[b
     unique = []
     for record in records:
         # A digest, not the ids themselves: the set lives as long as the stream of records.
-        key = hashlib.blake2b(
-            json.dumps([record.id, record.token_ids, record.target], sort_keys=True).encode(), digest_size=16
-        ).digest()
+        key = _input_digest(record)
         if key not in seen:
             seen.add(key)
             unique.append(record)
     long = long_enough(unique, min_tokens)
     usable = [r for r in long if not all(r.special)]
     return Evaluable(usable, len(unique) - len(long), len(long) - len(usable), len(records) - len(unique))
+
+
+@dataclass
+class PerInput:
+    """One order's values per evaluated input: the keys pair inputs across methods and reports."""
+
+    keys: list[str]  # digest of the record's id, token ids and target
+    ids: list  # the records' ids, for people
+    aopc: np.ndarray  # [n, steps]
+    lodds: np.ndarray  # [n, steps]
+
+    def means(self, key: str) -> dict[str, float]:
+        """Input key -> the mean over the steps of ``key`` (aopc or lodds)."""
+        return dict(zip(self.keys, getattr(self, key).mean(axis=1).tolist()))
 
 
 @dataclass
@@ -188,8 +207,30 @@ class MethodReport:
     skipped_special: int = 0  # only special tokens: nothing to perturb
     skipped_duplicates: int = 0
     truncated: int = 0  # evaluated records whose text was cut to the model's length limit
+    per_input: dict[str, PerInput] = field(default_factory=dict, repr=False)
+    intervals: dict[str, Interval] = field(default_factory=dict)  # column key -> interval of its mean
+    curve_intervals: dict[str, dict[str, list[Interval]]] = field(default_factory=dict)  # order -> key -> per step
+    provenance: dict = field(default_factory=dict)  # settings and library of the records
 
-    def as_dict(self) -> dict:
+    def add_intervals(self, bootstrap: BootstrapSettings) -> None:
+        """Bootstrap intervals over inputs of every mean (one draw of inputs per order)."""
+        for order, values in self.per_input.items():
+            steps = values.aopc.shape[1]
+            found = column_intervals(
+                np.concatenate([values.aopc, values.lodds, values.aopc.mean(1, keepdims=True),
+                                values.lodds.mean(1, keepdims=True)], axis=1),
+                bootstrap,
+            )
+            if found is None:
+                continue
+            self.curve_intervals[order] = {"aopc": found[:steps], "lodds": found[steps : 2 * steps]}
+            self.intervals[f"{order}_aopc"], self.intervals[f"{order}_lodds"] = found[2 * steps :]
+        if self.kendall is not None:
+            found = mean_interval(self.kendall.index_taus, bootstrap)
+            if found is not None:
+                self.intervals["kendall_tau_index"] = found
+
+    def as_dict(self, per_input: bool = False) -> dict:
         out = {
             "evaluated": self.evaluated,
             "skipped_short": self.skipped_short,
@@ -197,9 +238,27 @@ class MethodReport:
             "skipped_duplicates": self.skipped_duplicates,
             "truncated": self.truncated,
             **{order: curve.as_dict() for order, curve in self.curves.items()},
+            "intervals": {key: interval.as_dict() for key, interval in self.intervals.items()},
+            "curve_intervals": {
+                order: {key: [[i.low, i.high] for i in steps] for key, steps in found.items()}
+                for order, found in self.curve_intervals.items()
+            },
+            **self.provenance,
         }
         if self.kendall is not None:
             out["kendall"] = self.kendall.as_dict()
+        if per_input:
+            out["per_input"] = {
+                order: {
+                    "keys": values.keys,
+                    "ids": values.ids,
+                    "aopc": [_finite_or_none(v) for v in values.aopc.mean(axis=1).tolist()],
+                    "lodds": [_finite_or_none(v) for v in values.lodds.mean(axis=1).tolist()],
+                }
+                for order, values in self.per_input.items()
+            }
+            if self.kendall is not None:
+                out["per_input"]["kendall_tau_index"] = [_finite_or_none(v) for v in self.kendall.index_taus]
         return out
 
 
@@ -229,6 +288,9 @@ class CurveTally:
         self.report = MethodReport(method=method, evaluated=0, skipped_short=0)
         self._seen: set[bytes] = set()
         self._sums: dict[str, np.ndarray] = {}  # order -> [2, steps]: AOPC and LOdds summed over inputs
+        self._keys: list[str] = []
+        self._ids: list = []
+        self._values: dict[str, list[np.ndarray]] = {}  # order -> chunks of [2, n, steps]
 
     def add(self, records: Sequence[AttributionRecord], predict: ProbabilityFn) -> list[AttributionRecord]:
         """Perturb and score a chunk of records; returns the ones that were evaluated."""
@@ -262,8 +324,12 @@ class CurveTally:
         for order, per_record in plans.items():
             index = np.array([[unique[s] for s in inputs] for inputs in per_record])  # [N, 9]
             p_k = np.clip(probs[index, np.asarray(targets)[:, None]], CLIP, 1.0)
-            sums = np.stack([(p[:, None] - p_k).sum(axis=0), np.log(p_k / p[:, None]).sum(axis=0)])
+            values = np.stack([p[:, None] - p_k, np.log(p_k / p[:, None])])  # [2, N, 9]
+            sums = values.sum(axis=1)
             self._sums[order] = self._sums[order] + sums if order in self._sums else sums
+            self._values.setdefault(order, []).append(values)
+        self._keys += [input_key(r) for r in usable]
+        self._ids += [r.id for r in usable]
         return usable
 
     def finish(self) -> MethodReport:
@@ -273,7 +339,14 @@ class CurveTally:
             self.report.curves[order] = Curve(
                 aopc=[float(v) for v in sums[0] / count], lodds=[float(v) for v in sums[1] / count]
             )
+            values = np.concatenate(self._values[order], axis=1)
+            self.report.per_input[order] = PerInput(list(self._keys), list(self._ids), values[0], values[1])
         return self.report
+
+
+def input_key(record: AttributionRecord) -> str:
+    """What pairs one input across methods and reports: its id, token ids and target."""
+    return _input_digest(record).hex()
 
 
 def perturbation_curves(
@@ -449,9 +522,13 @@ class ComparisonRow:
     evaluated: int
     values: dict[str, float | None]  # column key -> mean over steps (None: not computed or NaN)
     marks: dict[str, str | None]  # column key -> BEST, SECOND or None
+    intervals: dict[str, Interval | None] = field(default_factory=dict)  # column key -> bootstrap interval
 
     def as_dict(self) -> dict:
-        return {"method": self.method, "evaluated": self.evaluated, "values": self.values, "marks": self.marks}
+        return {
+            "method": self.method, "evaluated": self.evaluated, "values": self.values, "marks": self.marks,
+            "intervals": {k: None if v is None else v.as_dict() for k, v in self.intervals.items()},
+        }
 
 
 @dataclass
@@ -498,5 +575,8 @@ def compare_methods(
         ranked = rank_marks([row[column.key] for row in table], column.metric.higher_is_better, decimals)
         for row_marks, mark in zip(marks, ranked):
             row_marks[column.key] = mark
-    rows = [ComparisonRow(r.method, r.evaluated, values, m) for r, values, m in zip(reports, table, marks)]
+    rows = [
+        ComparisonRow(r.method, r.evaluated, values, m, {c.key: r.intervals.get(c.key) for c in columns})
+        for r, values, m in zip(reports, table, marks)
+    ]
     return Comparison(columns, rows, decimals)

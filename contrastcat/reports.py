@@ -33,6 +33,7 @@ from .metrics import (
 )
 from .perturb import MASK, mask_id_of
 from .records import AttributionRecord
+from .stats import BootstrapSettings, Difference, Interval, paired_difference
 
 TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks: values that print the same are tied
 MARKDOWN_DECIMALS = 3
@@ -51,13 +52,45 @@ class EvaluationReport:
     methods: dict[str, MethodReport]
     kendall: bool
     num_classes: int
+    bootstrap: BootstrapSettings = BootstrapSettings()
 
     def comparison(self, decimals: int = TABLE_DECIMALS) -> Comparison:
         return compare_methods(list(self.methods.values()), self.settings.orders, self.kendall, decimals)
 
-    def to_dict(self) -> dict:
-        """The JSON report (strict JSON: an undefined value is null)."""
-        return {
+    def difference(self, first: str, second: str) -> dict[str, Difference]:
+        """``first`` − ``second`` per metric, paired over the inputs both evaluated, with intervals."""
+        for name in (first, second):
+            if name not in self.methods:
+                raise BadInput(f"--compare: no method {name!r} in the report (it has: {', '.join(self.methods)})")
+        a, b = self.methods[first], self.methods[second]
+        found = {}
+        for order in self.settings.orders:
+            if order in a.per_input and order in b.per_input:
+                for key in ("aopc", "lodds"):
+                    paired = paired_difference(a.per_input[order].means(key), b.per_input[order].means(key), self.bootstrap)
+                    if paired is not None:
+                        found[f"{order}_{key}"] = paired
+        if a.kendall is not None and b.kendall is not None and a.per_input and b.per_input:
+            keys_a, keys_b = next(iter(a.per_input.values())).keys, next(iter(b.per_input.values())).keys
+            paired = paired_difference(
+                dict(zip(keys_a, a.kendall.index_taus)), dict(zip(keys_b, b.kendall.index_taus)), self.bootstrap
+            )
+            if paired is not None:
+                found["kendall_tau_index"] = paired
+        if not found:
+            raise BadInput(f"--compare: {first} and {second} have no evaluated input in common")
+        return found
+
+    def to_dict(self, per_input: bool = False, compare: tuple[str, str] | None = None) -> dict:
+        """The JSON report (strict JSON: an undefined value is null); ``per_input`` adds every input's
+        values (what a later run needs to pair its inputs with these), ``compare`` a paired difference."""
+        from . import __version__
+        from .gates import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
+
+        document = {
+            "schema": REPORT_SCHEMA,
+            "schema_version": REPORT_SCHEMA_VERSION,
+            "tool": {"name": "contrastcat", "version": __version__},
             "input": self.source,
             "model": self.model,
             "model_fingerprint": self.model_fingerprint,
@@ -69,9 +102,17 @@ class EvaluationReport:
             "min_tokens": self.settings.min_tokens,
             "forward_dtype": self.settings.forward_dtype,
             "truncated": self.truncated,
-            "methods": {name: report.as_dict() for name, report in self.methods.items()},
+            "orders": list(self.settings.orders),
+            "bootstrap": self.bootstrap.as_dict(),
+            "methods": {name: report.as_dict(per_input) for name, report in self.methods.items()},
             "comparison": self.comparison().as_dict(),
         }
+        if compare is not None:
+            document["compare"] = {
+                "first": compare[0], "second": compare[1],
+                "differences": {key: d.as_dict() for key, d in self.difference(*compare).items()},
+            }
+        return document
 
     def table(self, decimals: int = MARKDOWN_DECIMALS) -> str:
         """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>."""
@@ -84,7 +125,7 @@ class EvaluationReport:
         for row in comparison.rows:
             cells = []
             for column in comparison.columns:
-                text = number(row.values[column.key], MARKDOWN_DECIMALS)
+                text = number(row.values[column.key], MARKDOWN_DECIMALS, row.intervals.get(column.key))
                 mark = row.marks[column.key]
                 cells.append(f"<td><b>{text}</b></td>" if mark == BEST else f"<td><u>{text}</u></td>"
                              if mark == SECOND else f"<td>{text}</td>")
@@ -94,10 +135,14 @@ class EvaluationReport:
                 f"{''.join(rows)}</table>")
 
 
-def number(value: float | None, decimals: int) -> str:
+def number(value: float | None, decimals: int, interval: Interval | None = None) -> str:
+    """``0.556``, or ``0.556 ± 0.031`` with an interval (± its half-width; the report has both ends)."""
     if value is None:
         return "n/a"
-    return f"{round(value, decimals) + 0.0:.{decimals}f}"  # + 0.0: no "-0.000"
+    text = f"{round(value, decimals) + 0.0:.{decimals}f}"  # + 0.0: no "-0.000"
+    if interval is not None:
+        text += f" ± {round(interval.half_width, decimals) + 0.0:.{decimals}f}"
+    return text
 
 
 def header(metric) -> str:
@@ -112,7 +157,7 @@ def markdown_table(comparison: Comparison) -> str:
     for row in comparison.rows:
         cells = [row.method.replace("|", "\\|")]
         for column in comparison.columns:
-            text = number(row.values[column.key], decimals)
+            text = number(row.values[column.key], decimals, row.intervals.get(column.key))
             mark = row.marks[column.key]
             cells.append(f"**{text}**" if mark == BEST else f"<ins>{text}</ins>" if mark == SECOND else text)
         cells.append(str(row.evaluated))
@@ -161,8 +206,10 @@ def evaluate_records(
     batch_size: int = 64,
     source: str = "<records>",
     progress: Callable[[int], None] | None = None,
+    bootstrap: BootstrapSettings = BootstrapSettings(),
 ) -> EvaluationReport:
-    """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings.
+    """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings,
+    each mean with its bootstrap interval over inputs (``bootstrap``; 0 resamples: none).
 
     ``records`` may be a stream: it is read and evaluated :data:`CHUNK` records at a time.
     """
@@ -185,7 +232,14 @@ def evaluate_records(
         count += len(chunk)
         truncated += sum(r.truncated for r in chunk)
         for name, group in labels.group(chunk).items():
-            tally = tallies.setdefault(name, CurveTally(name, settings, classifier.label_names, mask_id, source))
+            if name not in tallies:
+                tallies[name] = CurveTally(name, settings, classifier.label_names, mask_id, source)
+                first = group[0]
+                tallies[name].report.provenance = {
+                    "method_name": first.method, "settings": first.settings, "library": first.library,
+                    "model_fingerprint": first.model_fingerprint,
+                }
+            tally = tallies[name]
             used = tally.add(group, predict)
             if kendall and used:
                 found = kendall_for_records(
@@ -207,6 +261,7 @@ def evaluate_records(
         report = tally.finish()  # variants of one method are told apart by their label
         if kendall:
             report.kendall = Kendall.of(*taus.get(name, ([], [])))
+        report.add_intervals(bootstrap)
         reports[name] = report
     return EvaluationReport(
         source=source,
@@ -218,4 +273,5 @@ def evaluate_records(
         methods=reports,
         kendall=kendall,
         num_classes=classifier.num_classes,
+        bootstrap=bootstrap,
     )

@@ -111,7 +111,7 @@ def test_compare_methods_only_the_evaluated_orders_and_missing_curves():
     assert document["columns"][0] == {"key": "lerf_aopc", "name": "LeRF AOPC", "higher_is_better": False}
     assert document["rows"][2] == {
         "method": "none", "evaluated": 0, "values": {"lerf_aopc": None, "lerf_lodds": None},
-        "marks": {"lerf_aopc": None, "lerf_lodds": None},
+        "marks": {"lerf_aopc": None, "lerf_lodds": None}, "intervals": {"lerf_aopc": None, "lerf_lodds": None},
     }
 
 
@@ -252,8 +252,11 @@ def test_markdown_marks_the_right_cells(three):
         assert inputs == document["methods"][name]["evaluated"]
         for key, (order, field), (mark, text) in zip(keys, fields, cells):
             assert mark == expected[key][index], (name, key)
-            assert float(text) == pytest.approx(document["methods"][name][order][field], abs=5e-4)
-            assert len(text.split(".")[1]) == 3
+            value, half = text.split(" ± ")  # the mean ± half its bootstrap interval
+            assert float(value) == pytest.approx(document["methods"][name][order][field], abs=5e-4)
+            interval = document["methods"][name]["intervals"][key]
+            assert float(half) == pytest.approx((interval["high"] - interval["low"]) / 2, abs=5e-4)
+            assert len(value.split(".")[1]) == 3 and len(half.split(".")[1]) == 3
 
 
 def test_terminal_shows_one_comparison_table(three):
@@ -310,7 +313,9 @@ def test_kendall_column(toy_dir, tmp_path):
     out = evaluate(path, "--kendall", "-o", tmp_path / "k.json")
     header = next(line for line in out.splitlines() if "method" in line)
     # One line, wider than 80 columns: a pipe gets the table unwrapped.
-    assert header.split("┃")[2:-1] == [" MoRF AOPC ↑ ", " MoRF LOdds ↓ ", " LeRF AOPC ↓ ", " LeRF LOdds ↑ ", " Kendall τ ↓ ", " inputs "]
+    assert [h.strip() for h in header.split("┃")[2:-1]] == [
+        "MoRF AOPC ↑", "MoRF LOdds ↓", "LeRF AOPC ↓", "LeRF LOdds ↑", "Kendall τ ↓", "inputs"
+    ]
     assert len(header) > 80
     document = json.loads((tmp_path / "k.json").read_text())
     comparison = document["comparison"]
