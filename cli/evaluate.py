@@ -51,6 +51,7 @@ Examples:
   contrastcat evaluate attr.jsonl --fail-under 'morf.aopc=0.5,lerf.lodds=0.1'
   contrastcat evaluate attr.jsonl --per-input -o report.json      # a baseline for later runs
   contrastcat evaluate attr.jsonl --baseline report.json --tolerance 0.01
+  contrastcat evaluate attr.jsonl --plot curves.svg
 
 A file with several methods' records prints one comparison table (mean over
 the steps ± half its bootstrap interval over inputs; best of each column in
@@ -112,6 +113,11 @@ def evaluate(
     tolerance: Annotated[
         float, typer.Option(min=0.0, help="How much worse than --baseline a metric may be.")
     ] = 0.01,
+    plot: Annotated[
+        str | None,
+        typer.Option(metavar="FILE", help="Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; "
+                     "needs matplotlib: pip install 'contrastcat[plot]')."),
+    ] = None,
     batch_size: BatchOption = 64,
     device: DeviceOption = "auto",
     dtype: DtypeOption = "auto",
@@ -136,6 +142,12 @@ def evaluate(
     pair = _pair(compare)
     bounds = parse_bounds(fail_under) if fail_under is not None else []
     old_report = read_baseline(baseline) if baseline is not None else None
+    if plot is not None:
+        from contrastcat.plots import plot_format, require_matplotlib
+
+        plot_format(plot)
+        require_matplotlib()
+        check_output_path(plot, [attributions, refs, baseline])
     if output is not None:
         check_output_path(output, [attributions, refs])
     record_file = RecordFile(attributions)
@@ -172,6 +184,11 @@ def evaluate(
         with atomic_text_output(output, [attributions, refs]) as stream:
             stream.write(report_text + "\n")
         info(f"wrote report to {output}", quiet)
+    if plot is not None:
+        from contrastcat.plots import plot_curves
+
+        plot_curves(evaluation, plot, [attributions, refs, baseline])
+        info(f"wrote the curves to {plot}", quiet)
     _say_what_was_left_out(reports, document["truncated"], records_count, quiet)
     problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
     if old_report is not None:
@@ -223,7 +240,7 @@ def _print(evaluation, document, report_text, as_json, markdown, curves, kendall
                 f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
                 "below 0.05 passes."
             )
-    if evaluation.bootstrap.resamples and len(reports) > 1:
+    if evaluation.bootstrap.resamples:
         b = evaluation.bootstrap
         typer.echo(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
     _print_compare(document, TABLE_DECIMALS)
@@ -279,6 +296,9 @@ def _curve_table(name: str, report, labels: list[str]) -> Table:
         table.add_row(label, *[f"{values[step]:.4f}" for values in columns])
     table.add_section()
     table.add_row("mean", *[f"{sum(values) / len(values):.4f}" for values in columns], style="bold")
+    keys = [f"{order}_{key}" for order in report.curves for key in ("aopc", "lodds")]
+    if all(key in report.intervals for key in keys):  # its own row: the table still fits 80 columns
+        table.add_row("±", *[f"{report.intervals[key].half_width:.4f}" for key in keys])
     return table
 
 

@@ -7,7 +7,7 @@ _contrastcat() {
     case "$sub" in
         "") COMPREPLY=($(compgen -W "build-refs evaluate explain merge models render --version --help" -- "$cur")); return ;;
         build-refs) opts="--output -o --model -m --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
-        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
+        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
         explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods -h --help" ;;
         merge) opts="--output -o --quiet -q -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;

@@ -188,3 +188,35 @@ def test_a_baseline_of_another_protocol_or_not_a_report_is_refused(records, base
     old.write_text(json.dumps({**json.loads(baseline.read_text()), "schema_version": 1}))
     _one_line(run(records, "--baseline", old), 2, "schema version 1")
     _one_line(run(records, "--baseline", tmp_path / "missing.json"), 2, "cannot read the baseline report")
+
+
+# ------------------------------------------------------------------ pictures
+
+
+@pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml"), (".pdf", b"%PDF")])
+def test_plot_writes_the_curves_in_the_format_its_name_says(records, tmp_path, suffix, magic):
+    path = tmp_path / f"curves{suffix}"
+    result = run(records, "--plot", path)
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes().startswith(magic)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_the_svg_names_every_method_and_panel_and_is_the_same_twice(records, tmp_path):
+    first, second = tmp_path / "a.svg", tmp_path / "b.svg"
+    assert run(records, "--plot", first).exit_code == 0 and run(records, "--plot", second).exit_code == 0
+    text = first.read_text()
+    for name in (*METHODS, "MoRF AOPC", "MoRF LOdds", "LeRF AOPC", "LeRF LOdds", "bootstrap intervals"):
+        assert name in text, name
+    assert first.read_bytes() == second.read_bytes()
+    # one curve per method and panel: four panels
+    assert text.count("<path") > 4 * len(METHODS)
+
+
+def test_a_plot_with_no_known_format_or_without_matplotlib_fails_before_any_work(records, tmp_path, monkeypatch):
+    _one_line(run(records, "--plot", tmp_path / "curves.gif"), 2, "must end in .png, .svg, .pdf")
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
+    _one_line(run(records, "--plot", tmp_path / "curves.png"), 2, "pip install 'contrastcat[plot]'")
+    assert not (tmp_path / "curves.png").exists()
