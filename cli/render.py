@@ -1,4 +1,4 @@
-"""contrastcat render: attributions as coloured tokens in the terminal."""
+"""contrastcat render: attributions as coloured tokens in the terminal, or as one HTML page."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.text import Text
 
 from contrastcat.errors import BadInput
 from contrastcat.records import RecordFile
-from contrastcat.terminal import header, render_plain, render_rich
+from contrastcat.terminal import header, render_plain, render_rich, top_words
 
 from .common import reports_errors, stdout_console
 
@@ -23,6 +23,9 @@ Examples:
   contrastcat render attr.jsonl --words
   contrastcat explain in.jsonl --refs refs.h5 -o - | contrastcat render - --limit 5
   contrastcat render attr.jsonl --threshold 0.5 --color never > marked.txt
+  contrastcat render attr.jsonl --html attr.html --words       # one self-contained page
+  contrastcat render attr.jsonl --top 5                         # the 5 most relevant words per input
+  contrastcat render attr.jsonl --compare contrastcat,attcat    # two methods, one above the other
 """
 
 COLOR_CHOICES = ("auto", "always", "never")
@@ -49,14 +52,47 @@ def render(
         typer.Option(help="Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores."),
     ] = True,
     color: Annotated[str, typer.Option(help="auto (colour on a terminal without NO_COLOR), always or never.")] = "auto",
+    html: Annotated[
+        Optional[str],
+        typer.Option("--html", metavar="FILE", help="Write one self-contained HTML page instead (- for stdout)."),
+    ] = None,
+    top: Annotated[
+        Optional[int], typer.Option(min=1, metavar="K", help="Print each record's K most relevant words (tokens without --words).")
+    ] = None,
+    compare: Annotated[
+        Optional[str], typer.Option(metavar="A,B", help="Only methods A and B, each input's shadings one above the other.")
+    ] = None,
 ) -> None:
     """Print each record's text with relevant tokens highlighted (stronger red = more relevant)."""
     colored = use_color(color)
+    pair = _pair(compare)
     source = RecordFile(attributions)
-    source.check()  # a bad line fails before anything is printed; then the records stream
-    records = itertools.islice(source.records(), limit)
+    methods: set[str] = set()
+    # A bad line fails before anything is printed; then the records stream.
+    source.check(lambda record: methods.add(record.method))
+    missing = [name for name in pair or () if name not in methods]
+    if missing:
+        raise BadInput(f"--compare: no records of method {missing[0]!r} in {source.name} (it has: {', '.join(sorted(methods))})")
+    records = source.records()
+    if pair is not None:
+        records = (r for r in records if r.method in pair)
+    records = itertools.islice(records, limit)
+    if html is not None:
+        from contrastcat.files import atomic_text_output
+        from contrastcat.html_view import html_page
+
+        with atomic_text_output(html, [attributions]) as stream:
+            stream.write(html_page(records, f"contrastcat: {source.name}", words, rescale))
+        if html != "-":
+            typer.echo(f"wrote {html}", err=True)
+        return
+    if pair is not None:
+        records = _input_major(records, pair)
     console = stdout_console(force_terminal=colored, no_color=not colored, soft_wrap=True)
     for index, record in enumerate(records):
+        if top is not None:
+            typer.echo(f"{header(record)}: {top_words(record, top, words)}")
+            continue
         if index:
             console.print()
         if colored:
@@ -65,3 +101,27 @@ def render(
         else:
             typer.echo(header(record))
             typer.echo(render_plain(record, threshold, words, rescale))
+
+
+def _pair(compare: str | None) -> tuple[str, str] | None:
+    if compare is None:
+        return None
+    names = tuple(part.strip() for part in compare.split(","))
+    if len(names) != 2 or not all(names) or names[0] == names[1]:
+        raise BadInput(f"--compare takes two different methods, A,B; got {compare!r}")
+    return names
+
+
+def _input_major(records, pair):
+    """Each input's record of A, then of B, in the order the inputs come (records of one input are adjacent
+    when explain wrote them; otherwise an input's A waits for its B)."""
+    waiting: dict = {}
+    for record in records:
+        key = (repr(record.id), record.text)
+        found = waiting.setdefault(key, {})
+        found[record.method] = record
+        if len(found) == 2:
+            del waiting[key]
+            yield from (found[name] for name in pair)
+    for found in waiting.values():  # inputs only one of the two explained
+        yield from found.values()

@@ -18,7 +18,7 @@ from .errors import BadInput
 from .files import atomic_text_output
 from .inputs import InputFile, InputRow, _is_int, read_inputs, rows_from_objects
 from .lines import LineSource
-from .spans import record_html
+from .html_view import notebook_html
 
 __all__ = [
     "AttributionRecord",
@@ -74,7 +74,7 @@ class AttributionRecord:
         return jsonl.dumps(self.to_dict())
 
     def _repr_html_(self) -> str:
-        return record_html(self)
+        return notebook_html([self])
 
 
 class Records(list):
@@ -88,9 +88,8 @@ class Records(list):
         return write_records(path, self)
 
     def _repr_html_(self) -> str:
-        shown = [record_html(record) for record in self[:50]]
         more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
-        return "".join(shown) + more
+        return notebook_html(self[:50]) + more
 
 
 def resolve_label(value: Any, label_names: Sequence[str], where: str) -> int:

@@ -49,3 +49,9 @@ def render_plain(record: AttributionRecord, threshold: float = 0.0, words: bool 
         cursor = span.end
     parts.append(record.text[cursor:])
     return "".join(parts)
+
+
+def top_words(record: AttributionRecord, count: int, words: bool = True) -> str:
+    """The ``count`` most relevant words (or tokens) of a record, strongest first: ``film 1.00, dull 0.82``."""
+    found = sorted(spans(record, words), key=lambda span: (-span.score, span.start))[:count]
+    return ", ".join(f"{record.text[s.start:s.end]} {s.score:.2f}" for s in found)

@@ -1,0 +1,128 @@
+"""Records as one self-contained HTML page (``render --html``), and as a notebook's display.
+
+One block per input: its id, the prediction and its probability, and one row
+per method that explained it (methods side by side when there is room), the
+tokens (or ``words``) shaded by score, the score on hover and on keyboard
+focus, a legend. No script, no network: the page carries its own style and a
+Content-Security-Policy that forbids scripts and remote loads, and every
+piece of text from the records is escaped (a text holding ``<script>`` shows
+as text). Dark mode follows the reader's system setting.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+
+from .spans import spans
+
+STYLE = """
+.contrastcat { color-scheme: light dark; --fg: #1b1b1b; --bg: #ffffff; --muted: #5b5b5b; --line: #d0d0d0;
+        --heat: 214, 39, 40; --focus: #1f5fbf; color: var(--fg); background: var(--bg); }
+@media (prefers-color-scheme: dark) {
+  .contrastcat { --fg: #e8e8e8; --bg: #161616; --muted: #a8a8a8; --line: #3a3a3a; --heat: 255, 82, 82; --focus: #7fb0ff; }
+}
+.contrastcat .muted { color: var(--muted); font-size: .85rem; }
+.contrastcat .legend { display: flex; align-items: center; gap: .5rem; margin: .5rem 0 1.5rem; }
+.contrastcat .bar { width: 12rem; height: .8rem; border: 1px solid var(--line);
+       background: linear-gradient(to right, rgba(var(--heat), 0), rgba(var(--heat), 1)); }
+.contrastcat .input { border-top: 1px solid var(--line); padding: .75rem 0; }
+.contrastcat .input:focus-within, .contrastcat .input:focus { outline: 2px solid var(--focus); outline-offset: 4px; }
+.contrastcat .input h2 { font-size: 1rem; margin: 0 0 .4rem; }
+.contrastcat .methods { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: .75rem 1.5rem; }
+.contrastcat .method h3 { font-size: .85rem; margin: 0 0 .2rem; color: var(--muted); font-weight: 600; }
+.contrastcat .text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.contrastcat .t { background: rgba(var(--heat), var(--s)); border-radius: .2rem; position: relative; }
+.contrastcat .t.hi { color: #fff; }
+.contrastcat .t:focus { outline: 2px solid var(--focus); }
+.contrastcat .t:hover::after, .contrastcat .t:focus::after { content: attr(data-score); position: absolute; left: 0; top: 1.5em; z-index: 1;
+       background: var(--fg); color: var(--bg); font-size: .75rem; padding: 0 .3rem; border-radius: .2rem; }
+"""
+
+PAGE_STYLE = """
+body { font: 16px/1.6 system-ui, sans-serif; margin: 0; padding: 1.5rem max(1rem, calc((100% - 72rem) / 2)); }
+h1 { font-size: 1.2rem; }
+"""
+
+# Scripts, frames and remote loads forbidden: only the page's own style runs.
+POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def _probability(record) -> float:
+    return record.probs[record.target] if len(record.probs) > record.target else float("nan")
+
+
+def shaded_text(record, words: bool = False, rescale: bool = True) -> str:
+    """The record's text, each token (or word) a focusable span shaded by its score."""
+    parts, cursor = [], 0
+    for span in spans(record, words, rescale):
+        level = max(0.0, min(1.0, span.score))
+        piece = record.text[span.start : span.end]
+        parts.append(html.escape(record.text[cursor : span.start]))
+        shown = f"{span.score:.3f}"
+        parts.append(
+            f'<span class="t{" hi" if level > 0.6 else ""}" style="--s:{level:.3f}" tabindex="0" '
+            f'data-score="{shown}" title="{shown}" aria-label="{html.escape(piece)}: {shown}">{html.escape(piece)}</span>'
+        )
+        cursor = span.end
+    parts.append(html.escape(record.text[cursor:]))
+    return "".join(parts)
+
+
+def _group(records: Iterable) -> list[list]:
+    """Records of the same input (id and text) together, in order of first appearance."""
+    groups: dict[tuple, list] = {}
+    for record in records:
+        groups.setdefault((repr(record.id), record.text), []).append(record)
+    return list(groups.values())
+
+
+def input_block(records: list, words: bool = False, rescale: bool = True) -> str:
+    """One input: its id and prediction, then each method's shading of it."""
+    first = records[0]
+    predicted = first.predicted
+    heading = f"{first.id}"
+    methods = []
+    for record in records:
+        target = f"{record.target_name} (p = {_probability(record):.3f})"
+        note = "" if record.target == predicted else " — not the predicted class"
+        methods.append(
+            f'<div class="method"><h3>{html.escape(record.method)} → {html.escape(target)}{html.escape(note)}</h3>'
+            f'<div class="text">{shaded_text(record, words, rescale)}</div></div>'
+        )
+    cut = ' <span class="muted">(text cut to the model\'s length)</span>' if first.truncated else ""
+    return (
+        f'<section class="input" tabindex="-1" aria-label="input {html.escape(heading)}">'
+        f"<h2>{html.escape(heading)}{cut}</h2>"
+        f'<div class="methods">{"".join(methods)}</div></section>'
+    )
+
+
+LEGEND = (
+    '<div class="legend" aria-hidden="true"><span class="muted">score 0</span><span class="bar"></span>'
+    '<span class="muted">1</span></div>'
+)
+
+
+def html_page(records: Iterable, title: str, words: bool = False, rescale: bool = True) -> str:
+    """The whole page: one block per input, methods of the same input side by side."""
+    blocks = [input_block(group, words, rescale) for group in _group(records)]
+    unit = "words" if words else "tokens"
+    scaling = "min–max scaled over each text's tokens" if rescale else "as stored"
+    return (
+        "<!doctype html>\n"
+        f'<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{PAGE_STYLE}{STYLE}</style></head><body class=\"contrastcat\">"
+        f"<h1>{html.escape(title)}</h1>"
+        f'<p class="muted">{len(blocks)} input(s); {unit} shaded by attribution score ({scaling}); '
+        "hover or focus (Tab) a token for its score.</p>"
+        f"{LEGEND}<main>{''.join(blocks)}</main></body></html>\n"
+    )
+
+
+def notebook_html(records: list, words: bool = True) -> str:
+    """A notebook's display of records: the page's blocks and style, without the page."""
+    blocks = "".join(input_block(group, words) for group in _group(records))
+    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{LEGEND}{blocks}</div>"
