@@ -160,22 +160,23 @@ def closed(descriptor: int):
 
 
 def test_closed_standard_streams(tmp_path, toy_dir, refs):
-    out = tmp_path / "out.jsonl"
+    out, other = tmp_path / "out.jsonl", tmp_path / "other.jsonl"
     explain = ["explain", toy_dir / "inputs.jsonl", "--refs", refs, "--method", "random"]
+    full = open("/dev/full", "w")
+    # All at once (each takes seconds to import torch); each waited for below.
     # stdout closed: a run that writes to a file does not care; one that must print says so.
-    process = start(*explain, "-o", out, preexec_fn=closed(1), stdout=None)
-    assert (process.wait(timeout=120), process.stderr.read()) == (0, f"wrote 12 record(s) to {out}\n")
-    process = start(*explain, "-o", "-", preexec_fn=closed(1), stdout=None)
-    assert process.wait(timeout=120) == 1
-    assert process.stderr.read() == "error: standard output: cannot write (it was closed by the caller); nothing was written there\n"
-    process = start("--version", preexec_fn=closed(1), stdout=None)
-    assert process.wait(timeout=120) == 1 and process.stderr.read().count("\n") == 1
+    to_file = start(*explain, "-o", out, preexec_fn=closed(1), stdout=None)
+    to_stdout = start(*explain, "-o", "-", preexec_fn=closed(1), stdout=None)
+    version = start("--version", preexec_fn=closed(1), stdout=None)
     # stderr closed or full: the messages are lost, never the exit code.
-    cases = (
-        (closed(2), None, explain + ["-o", out], 0),
-        (None, open("/dev/full", "w"), ["explain", tmp_path / "missing.jsonl", "-o", out], 2),
-    )
-    for setup, stderr, command, code in cases:
-        run = subprocess.run([EXE, *map(str, command)], stdout=subprocess.DEVNULL, stderr=stderr,
-                             preexec_fn=setup, env={**os.environ, **OFFLINE}, timeout=120)
-        assert run.returncode == code, command
+    no_stderr = subprocess.Popen([EXE, *map(str, explain + ["-o", other])], stdout=subprocess.DEVNULL,
+                                 preexec_fn=closed(2), env={**os.environ, **OFFLINE})
+    full_stderr = subprocess.Popen([EXE, "explain", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "never.jsonl")],
+                                   stdout=subprocess.DEVNULL, stderr=full, env={**os.environ, **OFFLINE})
+    assert (to_file.wait(timeout=120), to_file.stderr.read()) == (0, f"wrote 12 record(s) to {out}\n")
+    assert to_stdout.wait(timeout=120) == 1
+    assert to_stdout.stderr.read() == "error: standard output: cannot write (it was closed by the caller); nothing was written there\n"
+    assert version.wait(timeout=120) == 1 and version.stderr.read().count("\n") == 1
+    assert no_stderr.wait(timeout=120) == 0 and other.exists()
+    assert full_stderr.wait(timeout=120) == 2
+    full.close()
