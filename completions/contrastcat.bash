@@ -11,7 +11,7 @@ _contrastcat() {
         explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods -h --help" ;;
         merge) opts="--output -o --quiet -q -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
-        render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color -h --help" ;;
+        render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color --html --top --compare -h --help" ;;
     esac
     case "$prev" in
         --method) COMPREPLY=($(compgen -W "contrastcat attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;

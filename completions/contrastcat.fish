@@ -114,5 +114,8 @@ complete -c contrastcat -n '__fish_seen_subcommand_from render' -l no-words -d '
 complete -c contrastcat -n '__fish_seen_subcommand_from render' -l rescale -d 'Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores'
 complete -c contrastcat -n '__fish_seen_subcommand_from render' -l no-rescale -d 'Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores'
 complete -c contrastcat -n '__fish_seen_subcommand_from render' -l color -x -a 'auto always never' -d 'auto (colour on a terminal without NO_COLOR), always or never'
+complete -c contrastcat -n '__fish_seen_subcommand_from render' -l html -x -d 'Write one self-contained HTML page instead (- for stdout)'
+complete -c contrastcat -n '__fish_seen_subcommand_from render' -l top -x -d 'Print each record’s K most relevant words (tokens without --words)'
+complete -c contrastcat -n '__fish_seen_subcommand_from render' -l compare -x -d 'Only methods A and B, each input’s shadings one above the other'
 complete -c contrastcat -n '__fish_seen_subcommand_from render' -s h -l help -d 'Show help and exit'
 complete -c contrastcat -n '__fish_seen_subcommand_from render' -F
