@@ -129,6 +129,14 @@ def test_the_page_in_a_real_headless_chromium(records, tmp_path):
     )
     assert taken.returncode == 0, taken.stderr[-2000:]
     assert shot.read_bytes().startswith(b"\x89PNG")
+    dark = ARTIFACTS / "render-html-dark.png"  # the reader's system in dark mode
+    taken = subprocess.run(
+        [*browser, "--blink-settings=preferredColorScheme=0", f"--screenshot={dark}", "--window-size=1200,900",
+         words.as_uri()],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert taken.returncode == 0 and dark.read_bytes().startswith(b"\x89PNG")
+    assert dark.read_bytes() != shot.read_bytes()
 
 
 # ------------------------------------------------------------------ terminal extras
