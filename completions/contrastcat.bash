@@ -25,7 +25,7 @@ _contrastcat() {
         --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
-        --reference-select) COMPREPLY=($(compgen -W "contrast same random" -- "$cur")); return ;;
+        --reference-select) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
         --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
         --data|--model|--output|--refs|-m|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac

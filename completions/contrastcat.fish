@@ -71,7 +71,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l rho -x -a 'm
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l deletion-grid -x -d 'Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)(1:)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l attention -d 'Contrast-CAT: weight layers by attention received (--no-attention drops alpha)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l no-attention -d 'Contrast-CAT: weight layers by attention received (--no-attention drops alpha)'
-complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l reference-select -x -a 'contrast same random' -d 'Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target’s class) or random (random training rows, seeded); same/random need build-refs --pools'
+complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l reference-select -x -a 'contrast same random contrast+random' -d 'Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target’s class) random (random training rows, seeded) or contrast+random (half each); same/random need build-refs --pools'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l layers -x -a 'all 1 2 3' -d 'CAT family: all layers, or the last N'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l seed -x -d 'Seed of random, tis and --reference-select random'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l clusters -x -d 'TIS: k-means clusters (masks) per input'

@@ -156,3 +156,18 @@ def test_more_layers_than_the_model_has(toy_classifier, toy_library):
     (tokens,) = tokenize(toy_classifier.tokenizer, [TEXTS[0]], toy_classifier.max_length)
     with pytest.raises(BadInput, match="layers"):
         attribute(toy_classifier, [tokens], [None], ContrastCAT(layers=9), toy_library)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_contrast_plus_random_references_match_loop(toy_classifier, pooled_library, text):
+    """Beyond the paper (issue 14): K - K//2 contrasting references, then K//2 random rows."""
+    model = toy_classifier.model
+    ids, target, mixed = unrefined(
+        toy_classifier, pooled_library, text, refs_used=5, reference_select="contrast+random", seed=4
+    )
+    contrast = pooled_library.entries(target)[:3]
+    pool = pooled_library.entries(target, "random")
+    rows = np.random.default_rng(input_seed(4, ids)).permutation(len(pool))[:2]
+    references = [list(r.token_ids) for r in contrast] + [list(pool[r].token_ids) for r in rows]
+    expected = average_of([map_by_loop(model, ids, target, reference) for reference in references])
+    assert mixed.tolist() == pytest.approx(expected, abs=1e-5)

@@ -53,7 +53,8 @@ def contrast_maps(
     return per_layer.sum(dim=1)
 
 
-REFERENCE_SELECTIONS = ("contrast", "same", "random")
+REFERENCE_SELECTIONS = ("contrast", "same", "random", "contrast+random")
+MIXED = "contrast+random"
 
 
 def parse_layers(layers: str | int) -> int | None:
@@ -133,7 +134,8 @@ class ContrastCATOptions(MethodOptions):
     reference_select: str = option(
         "contrast",
         "Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target's class) "
-        "or random (random training rows, seeded); same/random need build-refs --pools.",
+        "random (random training rows, seeded) or contrast+random (half each); same/random need "
+        "build-refs --pools.",
         choices=REFERENCE_SELECTIONS,
     )
     layers: str | int = option("all", LAYERS_HELP)
@@ -185,18 +187,28 @@ class ContrastCAT(AttributionMethod):
 
     @property
     def reference_pool(self) -> str:
-        return self.reference_select
+        return "random" if self.reference_select == MIXED else self.reference_select
 
     @property
     def references_needed(self) -> int:
         return self.refs_used
 
     def _references(self, library: ReferenceSource, target: int, ids, device) -> torch.Tensor:
+        if self.reference_select == MIXED:
+            # Beyond the paper: half the maps against contrasting references, half against random rows.
+            randoms = self._random(library, target, ids, device, self.refs_used // 2)
+            contrast = library.references(target, self.refs_used - len(randoms), device, pool="contrast")
+            length = max(randoms.shape[2], contrast.shape[2])
+            pad = lambda r: torch.nn.functional.pad(r, (0, 0, 0, length - r.shape[2]))  # noqa: E731 - R = 0 beyond
+            return torch.cat([pad(contrast), pad(randoms)])
         if self.reference_select != "random":
             return library.references(target, self.refs_used, device, pool=self.reference_select)
+        return self._random(library, target, ids, device, self.refs_used)
+
+    def _random(self, library: ReferenceSource, target: int, ids, device, count: int) -> torch.Tensor:
         available = library.pool_size("random", target)
         generator = np.random.default_rng(input_seed(self.seed, ids))
-        rows = generator.permutation(available)[: self.refs_used]
+        rows = generator.permutation(available)[:count]
         return library.references(target, len(rows), device, pool="random", rows=[int(r) for r in rows])
 
     def candidate_maps(self, captured: Captured, library: ReferenceSource | None = None, passes=None) -> list[torch.Tensor]:

@@ -1,0 +1,129 @@
+"""Issue 14's harness: Contrast-CAT variants against the paper's method on held-out inputs.
+
+    python benchmarks/variants.py --model minilm-rt --split select --variants paper,random-refs,k50
+    python benchmarks/variants.py --model minilm-bbc --split report --variants paper,<chosen>
+
+The held-out rows of the model's corpus that are not among its examples
+(``examples/<model>/inputs.jsonl``) are taken in their fixed order: the first
+500 for ``minilm-rt``, all of them for ``minilm-bbc``; ``--split select`` is the
+first half (choose variants and their defaults there), ``--split report`` the
+second (report the chosen one there, once). Each variant's records are cached
+in ``build/variants/<model>/<split>/<variant>.jsonl`` (delete to recompute).
+Printed per variant: MoRF and LeRF AOPC (paper grid, deletion) with their
+bootstrap intervals, the paired difference against ``paper`` with its 95 %
+interval (10,000 resamples, seed 0), and explain's seconds per input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from contrastcat.api import explain, load_model
+from contrastcat.library import RefLibrary
+from contrastcat.metrics import EvalSettings
+from contrastcat.records import AttributionRecord, RecordFile, write_records
+from contrastcat.reports import evaluate_records
+from contrastcat.stats import BootstrapSettings, paired_difference
+from contrastcat.zoo.corpora import CORPORA
+
+ROOT = Path(__file__).resolve().parent.parent
+# name -> (method, options). Every variant tried stays here, the ones that lost included.
+VARIANTS: dict[str, tuple[str, dict]] = {
+    "paper": ("contrastcat", {}),
+    "attcat": ("attcat", {}),
+    "no-refine": ("contrastcat", {"refine": False}),
+    "random-refs": ("contrastcat", {"reference_select": "random"}),
+    "same-refs": ("contrastcat", {"reference_select": "same"}),
+    "k50": ("contrastcat", {"refs_used": 50}),
+    "rho-mean": ("contrastcat", {"rho": "mean"}),
+    "mixed30": ("contrastcat", {"reference_select": "contrast+random"}),  # 15 + 15
+    "mixed60": ("contrastcat", {"reference_select": "contrast+random", "refs_used": 60}),  # 30 + 30
+    "random50": ("contrastcat", {"reference_select": "random", "refs_used": 50}),
+}
+CORPUS = {"minilm-rt": ("rotten-tomatoes", 500), "minilm-bbc": ("bbc-news", None)}
+
+
+def held_out(model: str, split: str) -> list[dict]:
+    corpus_name, count = CORPUS[model]
+    shown = {json.loads(line)["text"] for line in (ROOT / "examples" / model / "inputs.jsonl").read_text().splitlines()}
+    corpus = CORPORA[corpus_name]()
+    rows = [e for e in corpus.held_out if e.text not in shown][:count]
+    half = len(rows) // 2
+    chosen = rows[:half] if split == "select" else rows[half:]
+    return [{"id": e.id, "text": e.text, "label": corpus.label_names[e.label]} for e in chosen]
+
+
+def library_for(classifier, model: str) -> RefLibrary:
+    path = ROOT / "build" / "variants" / model / "refs.h5"
+    if not path.exists():
+        from contrastcat.api import build_library
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        build_library(classifier, path, pools=("same", "random"))
+    return RefLibrary(path)
+
+
+def records_of(classifier, library, rows, model, split, name) -> tuple[list[AttributionRecord], float | None]:
+    path = ROOT / "build" / "variants" / model / split / f"{name}.jsonl"
+    method, options = VARIANTS[name]
+    if path.exists():
+        return list(RecordFile(str(path)).records()), None
+    start = time.perf_counter()
+    found = list(explain(classifier, rows, library, method, **options))
+    seconds = (time.perf_counter() - start) / len(rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_records(str(path), found)
+    (path.with_suffix(".seconds")).write_text(f"{seconds:.4f}\n")
+    return found, seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=sorted(CORPUS), default="minilm-rt")
+    parser.add_argument("--split", choices=("select", "report"), default="select")
+    parser.add_argument("--variants", default="paper,attcat,random-refs")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.variants.split(",")]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
+    if "paper" not in names:
+        names.insert(0, "paper")
+
+    classifier = load_model(args.model)
+    library = library_for(classifier, args.model)
+    rows = held_out(args.model, args.split)
+    bootstrap = BootstrapSettings(10_000, 0.95, 0)
+    values, seconds = {}, {}
+    for name in names:
+        found, cost = records_of(classifier, library, rows, args.model, args.split, name)
+        cached = ROOT / "build" / "variants" / args.model / args.split / f"{name}.seconds"
+        seconds[name] = cost if cost is not None else float(cached.read_text()) if cached.exists() else float("nan")
+        report = evaluate_records(classifier, found, EvalSettings(), library, bootstrap=bootstrap)
+        (method_report,) = report.methods.values()
+        values[name] = method_report
+    print(f"{args.model}, {args.split} half: {len(rows)} held-out inputs (not the examples)")
+    print(f"{'variant':14s} {'MoRF AOPC':>16s} {'Δ vs paper [95 %]':>26s} {'LeRF AOPC':>16s} "
+          f"{'Δ vs paper [95 %]':>26s} {'s/input':>8s}")
+    paper = values["paper"]
+    for name in names:
+        cells = [f"{name:14s}"]
+        for order in ("morf", "lerf"):
+            mine = values[name]
+            interval = mine.intervals[f"{order}_aopc"]
+            cells.append(f"{mine.curves[order].aopc_mean:7.3f} ± {interval.half_width:.3f}")
+            if name == "paper":
+                cells.append(f"{'':>26s}")
+                continue
+            found = paired_difference(mine.per_input[order].means("aopc"), paper.per_input[order].means("aopc"), bootstrap)
+            low, high = found.interval.low, found.interval.high
+            cells.append(f"{found.mean:+.3f} [{low:+.3f}, {high:+.3f}] n={found.inputs:<4d}")
+        cells.append(f"{seconds[name]:8.3f}")
+        print(" ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
