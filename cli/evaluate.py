@@ -127,7 +127,15 @@ def evaluate(
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
     # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.library import RefLibrary
-    from contrastcat.gates import GateFailed, check_baseline, check_bounds, parse_bounds, read_baseline
+    from contrastcat.gates import (
+        GateFailed,
+        check_baseline,
+        check_bounds,
+        check_bounds_usable,
+        check_same_protocol,
+        parse_bounds,
+        read_baseline,
+    )
     from contrastcat.reports import check_explained, evaluate_records
     from contrastcat.resolve import model_location
     from contrastcat.stats import BootstrapSettings
@@ -142,6 +150,11 @@ def evaluate(
     pair = _pair(compare)
     bounds = parse_bounds(fail_under) if fail_under is not None else []
     old_report = read_baseline(baseline) if baseline is not None else None
+    if old_report is not None:
+        check_same_protocol(old_report, baseline, {
+            "steps": settings.steps, "perturb": settings.perturb, "target": settings.target,
+            "min_tokens": settings.min_tokens, "orders": list(settings.orders),
+        })
     if plot is not None:
         from contrastcat.plots import plot_format, require_matplotlib
 
@@ -164,12 +177,15 @@ def evaluate(
     missing = [name for name in pair or () if name not in seen_methods]
     if missing:
         raise BadInput(f"--compare: no method {missing[0]!r} in {source} (it has: {', '.join(sorted(seen_methods))})")
+    check_bounds_usable(bounds, seen_methods, settings.orders, kendall)
     first = next(record_file.records())
     library = RefLibrary(refs) if refs is not None else None
     model = model or first.model
     if output is not None:
         check_output_path(output, [model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
+    if old_report is not None:
+        check_same_protocol(old_report, baseline, {"model_fingerprint": classifier.fingerprint})
     with phased_progress(quiet) as report:
         evaluation = evaluate_records(
             classifier, record_file.records(), settings, library, kendall, batch_size, source,
@@ -200,9 +216,11 @@ def evaluate(
 
 
 def _pair(compare: str | None) -> tuple[str, str] | None:
+    from contrastcat.gates import split_list
+
     if compare is None:
         return None
-    names = [part.strip() for part in compare.split(",")]
+    names = split_list(compare)
     if len(names) != 2 or not all(names):
         raise BadInput(f"--compare takes two methods, A,B; got {compare!r}")
     return names[0], names[1]

@@ -11,6 +11,8 @@ import typer
 from rich.text import Text
 
 from contrastcat.errors import BadInput
+from contrastcat.gates import split_list
+from contrastcat.metrics import MethodLabels
 from contrastcat.records import RecordFile
 from contrastcat.terminal import header, render_plain, render_rich, top_words
 
@@ -66,60 +68,65 @@ def render(
     """Print each record's text with relevant tokens highlighted (stronger red = more relevant)."""
     colored = use_color(color)
     pair = _pair(compare)
+    if html is not None and (top is not None or threshold > 0.0):
+        raise BadInput("--html shades every token and shows each score on hover: --top and --threshold are for the terminal")
     source = RecordFile(attributions)
     methods: set[str] = set()
+    labels = MethodLabels()  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]
     # A bad line fails before anything is printed; then the records stream.
-    source.check(lambda record: methods.add(record.method))
+    source.check(lambda record: methods.add(labels.label(record)))
     missing = [name for name in pair or () if name not in methods]
     if missing:
         raise BadInput(f"--compare: no records of method {missing[0]!r} in {source.name} (it has: {', '.join(sorted(methods))})")
+    labels = MethodLabels()  # again from the first record: the same labels as the check gave
     records = source.records()
     if pair is not None:
-        records = (r for r in records if r.method in pair)
+        records = _input_major((r for r in records if labels.label(r) in pair), pair, labels.label)
     records = itertools.islice(records, limit)
     if html is not None:
         from contrastcat.files import atomic_text_output
         from contrastcat.html_view import html_page
 
+        label = labels.label
         with atomic_text_output(html, [attributions]) as stream:
-            stream.write(html_page(records, f"contrastcat: {source.name}", words, rescale))
+            stream.write(html_page(records, f"contrastcat: {source.name}", words, rescale, label))
         if html != "-":
             typer.echo(f"wrote {html}", err=True)
         return
-    if pair is not None:
-        records = _input_major(records, pair)
     console = stdout_console(force_terminal=colored, no_color=not colored, soft_wrap=True)
     for index, record in enumerate(records):
+        # A variant shows its label (contrastcat[refs_used=5]) where its method name would be ambiguous.
+        title = header(record).replace(f"  {record.method} → ", f"  {labels.label(record)} → ", 1)
         if top is not None:
-            typer.echo(f"{header(record)}: {top_words(record, top, words)}")
+            typer.echo(f"{title}: {top_words(record, top, words, rescale)}")
             continue
         if index:
             console.print()
         if colored:
-            console.print(Text(header(record), style="bold"))  # Text: an id like "a[/]" is not markup
+            console.print(Text(title, style="bold"))  # Text: an id like "a[/]" is not markup
             console.print(render_rich(record, threshold, words, rescale))
         else:
-            typer.echo(header(record))
+            typer.echo(title)
             typer.echo(render_plain(record, threshold, words, rescale))
 
 
 def _pair(compare: str | None) -> tuple[str, str] | None:
     if compare is None:
         return None
-    names = tuple(part.strip() for part in compare.split(","))
+    names = tuple(split_list(compare))
     if len(names) != 2 or not all(names) or names[0] == names[1]:
         raise BadInput(f"--compare takes two different methods, A,B; got {compare!r}")
     return names
 
 
-def _input_major(records, pair):
+def _input_major(records, pair, label):
     """Each input's record of A, then of B, in the order the inputs come (records of one input are adjacent
     when explain wrote them; otherwise an input's A waits for its B)."""
     waiting: dict = {}
     for record in records:
         key = (repr(record.id), record.text)
         found = waiting.setdefault(key, {})
-        found[record.method] = record
+        found[label(record)] = record
         if len(found) == 2:
             del waiting[key]
             yield from (found[name] for name in pair)

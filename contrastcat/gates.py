@@ -16,7 +16,7 @@ from .metrics import KENDALL_METRIC, METRICS, Metric
 from .stats import BootstrapSettings, paired_difference
 
 REPORT_SCHEMA = "contrastcat/evaluate-report"
-REPORT_SCHEMA_VERSION = 2  # 1: the reports of contrastcat 0.1 to 0.5, which had no schema field
+REPORT_SCHEMA_VERSION = 2  # 1: the reports of contrastcat before 0.5, which had no schema field
 
 # What --fail-under names: morf.aopc -> the comparison's column morf_aopc.
 GATE_NAMES = {
@@ -42,14 +42,27 @@ class Bound:
         return value < self.value if self.metric.higher_is_better else value > self.value
 
 
+def split_list(spec: str) -> list[str]:
+    """Split at commas outside brackets: a variant label ``contrastcat[refs_used=5,rho=mean]`` stays whole."""
+    parts, depth, current = [], 0, ""
+    for character in spec:
+        depth += {"[": 1, "]": -1}.get(character, 0)
+        if character == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += character
+    return [part.strip() for part in [*parts, current]]
+
+
 def parse_bounds(spec: str) -> list[Bound]:
     """``morf.aopc=0.5,lerf.lodds=0.1``; ``contrastcat:morf.aopc=0.55`` for one method only."""
     bounds = []
-    for part in (p.strip() for p in spec.split(",")):
+    for part in split_list(spec):
         if not part:
             continue
         name, equals, number = part.rpartition("=")
-        method, colon, name = name.rpartition(":") if ":" in name else ("", "", name)
+        method, _, name = name.rpartition(":") if ":" in name else ("", "", name)
         if not equals or name.strip().lower() not in GATE_NAMES:
             raise BadInput(
                 f"--fail-under: {part!r} is not METRIC=VALUE or METHOD:METRIC=VALUE "
@@ -70,6 +83,17 @@ def parse_bounds(spec: str) -> list[Bound]:
 
 def _side(metric: Metric) -> str:
     return "below" if metric.higher_is_better else "above"
+
+
+def check_bounds_usable(bounds: list[Bound], methods: set[str], orders, kendall: bool) -> None:
+    """Before any work: every bound names a method in the records and a metric this run computes."""
+    for bound in bounds:
+        if bound.method is not None and bound.method not in methods:
+            raise BadInput(f"--fail-under names method {bound.method!r}, which has no records (there are: "
+                           f"{', '.join(sorted(methods))})")
+        evaluated = bound.key == "kendall_tau_index" and kendall or bound.key.split("_")[0] in orders
+        if not evaluated:
+            raise BadInput(f"--fail-under: {bound.metric.name} is not evaluated by this run (see --order, --kendall)")
 
 
 def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
@@ -109,46 +133,93 @@ def read_baseline(path: str) -> dict:
             f"{path}: report schema version {document.get('schema_version')!r}; this contrastcat reads "
             f"{REPORT_SCHEMA_VERSION}: evaluate the baseline's records again"
         )
+    _check_shape(document, path)
     return document
 
 
-SAME_PROTOCOL = ("steps", "perturb", "target", "min_tokens")
+def _number_or_none(value) -> bool:
+    return value is None or isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_shape(document: dict, path: str) -> None:
+    """The parts the gate reads, each of the type it expects: a damaged baseline is exit 2, not a crash."""
+    methods, comparison = document.get("methods"), document.get("comparison")
+    rows = comparison.get("rows") if isinstance(comparison, dict) else None
+    if not isinstance(methods, dict) or not isinstance(rows, list):
+        raise BadInput(f"{path}: damaged report: 'methods' must be an object and 'comparison.rows' a list")
+    for index, row in enumerate(rows):
+        values = row.get("values") if isinstance(row, dict) else None
+        if not isinstance(row, dict) or not isinstance(row.get("method"), str) or not isinstance(values, dict) or not all(
+            _number_or_none(v) for v in values.values()
+        ):
+            raise BadInput(f"{path}: damaged report: comparison row {index} needs a method name and numeric values")
+        method = methods.get(row["method"])
+        if not isinstance(method, dict):
+            raise BadInput(f"{path}: damaged report: method {row['method']!r} is in the comparison but not in 'methods'")
+        per_input = method.get("per_input", {})
+        for order, found in (per_input.items() if isinstance(per_input, dict) else [(None, None)]):
+            if order == "kendall_tau_index":
+                continue
+            if not isinstance(found, dict) or not isinstance(found.get("keys"), list) or not all(
+                isinstance(found.get(k), list) and len(found[k]) == len(found["keys"]) and all(_number_or_none(v) for v in found[k])
+                for k in ("aopc", "lodds")
+            ):
+                raise BadInput(f"{path}: damaged report: per-input values of {row['method']!r} ({order})")
+
+
+def check_same_protocol(baseline: dict, path: str, protocol: dict) -> None:
+    """Before any work: the baseline was evaluated as this run will be (``protocol``: report fields)."""
+    for name, value in protocol.items():
+        if name in baseline and baseline.get(name) != value:
+            raise BadInput(
+                f"{path}: the baseline was evaluated with {name} {baseline.get(name)!r}, this run with "
+                f"{value!r}: compare like with like"
+            )
+
+
+def _identity(method: dict) -> str:
+    """What makes two reports' methods the same one: its name, settings and library, not its label
+    (labels of variants depend on which came first in the records)."""
+    return json.dumps([method.get("method_name"), method.get("settings"), method.get("library")], sort_keys=True)
 
 
 def check_baseline(
     report, baseline: dict, tolerance: float, bootstrap: BootstrapSettings, path: str
 ) -> list[str]:
-    """Every (method, metric) of the baseline that this report is worse on by more than ``tolerance``."""
+    """Every (method, metric) of the baseline that this report is worse on by more than ``tolerance``;
+    a metric of the baseline this run did not compute counts as worse."""
     mine = report.to_dict()
-    for name in SAME_PROTOCOL:
-        if baseline.get(name) != mine.get(name):
-            raise BadInput(
-                f"{path}: the baseline was evaluated with {name} {baseline.get(name)!r}, this run with "
-                f"{mine.get(name)!r}: compare like with like"
-            )
+    check_same_protocol(baseline, path, {name: mine[name] for name in ("model_fingerprint", "forward_dtype")})
     comparison = report.comparison()
     rows = {row.method: row for row in comparison.rows}
+    by_identity = {_identity(mine["methods"][label]): label for label in rows}
     problems = []
-    for old in baseline.get("comparison", {}).get("rows", []):
-        method = old.get("method")
-        if method not in rows:
-            problems.append(f"{method}: in the baseline {path}, not in this report")
+    for old in baseline["comparison"]["rows"]:
+        method = old["method"]
+        label = by_identity.get(_identity(baseline["methods"][method]))
+        if label is None:
+            problems.append(f"{method}: in the baseline {path}, not in this report (same method, settings and library)")
             continue
-        row = rows[method]
-        for key, old_value in (old.get("values") or {}).items():
-            if old_value is None or key not in row.values:
+        row = rows[label]
+        for key, old_value in old["values"].items():
+            if old_value is None:
                 continue
-            metric = next(c.metric for c in comparison.columns if c.key == key)
+            found = next((c.metric for c in comparison.columns if c.key == key), None)
+            if found is None:
+                name = next((n for n, (k, _) in GATE_NAMES.items() if k == key), key)
+                problems.append(f"{label}: {name} is in the baseline {path} but not evaluated by this run")
+                continue
+            metric = found
             value = row.values[key]
             allowed = old_value - tolerance if metric.higher_is_better else old_value + tolerance
             if value is not None and not (value < allowed if metric.higher_is_better else value > allowed):
                 continue
             shown = "n/a" if value is None else f"{value:.4f}"
             message = (
-                f"{method}: {metric.name} {shown} is {_side(metric)} {allowed:.4f}, the baseline's "
+                f"{label}: {metric.name} {shown} is {_side(metric)} {allowed:.4f}, the baseline's "
                 f"{old_value:.4f} with tolerance {tolerance:g} ({path})"
             )
-            paired = _paired(report, baseline, method, key, bootstrap)
+            paired = _paired(report, baseline, label, method, key, bootstrap)
             if paired is not None:
                 low, high = paired.interval.low, paired.interval.high
                 message += (
@@ -158,11 +229,11 @@ def check_baseline(
     return problems
 
 
-def _paired(report, baseline: dict, method: str, key: str, bootstrap: BootstrapSettings):
+def _paired(report, baseline: dict, label: str, old_label: str, key: str, bootstrap: BootstrapSettings):
     """This report − the baseline on the inputs both evaluated, when both kept per-input values."""
     order, _, metric = key.partition("_")
-    old = (baseline.get("methods", {}).get(method) or {}).get("per_input", {}).get(order)
-    values = report.methods[method].per_input.get(order)
+    old = baseline["methods"][old_label].get("per_input", {}).get(order)
+    values = report.methods[label].per_input.get(order)
     if not old or values is None or metric not in ("aopc", "lodds"):
         return None
     before = {k: v for k, v in zip(old.get("keys", []), old.get(metric, [])) if v is not None}

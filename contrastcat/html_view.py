@@ -77,8 +77,9 @@ def _group(records: Iterable) -> list[list]:
     return list(groups.values())
 
 
-def input_block(records: list, words: bool = False, rescale: bool = True) -> str:
-    """One input: its id and prediction, then each method's shading of it."""
+def input_block(records: list, words: bool = False, rescale: bool = True, label=None) -> str:
+    """One input: its id and prediction, then each method's shading of it (``label``: a record's
+    method label, e.g. ``contrastcat[refs_used=5]`` for a variant; default its method)."""
     first = records[0]
     predicted = first.predicted
     heading = f"{first.id}"
@@ -87,7 +88,8 @@ def input_block(records: list, words: bool = False, rescale: bool = True) -> str
         target = f"{record.target_name} (p = {_probability(record):.3f})"
         note = "" if record.target == predicted else " — not the predicted class"
         methods.append(
-            f'<div class="method"><h3>{html.escape(record.method)} → {html.escape(target)}{html.escape(note)}</h3>'
+            f'<div class="method"><h3>{html.escape(label(record) if label else record.method)} → '
+            f'{html.escape(target)}{html.escape(note)}</h3>'
             f'<div class="text">{shaded_text(record, words, rescale)}</div></div>'
         )
     cut = ' <span class="muted">(text cut to the model\'s length)</span>' if first.truncated else ""
@@ -104,9 +106,9 @@ LEGEND = (
 )
 
 
-def html_page(records: Iterable, title: str, words: bool = False, rescale: bool = True) -> str:
+def html_page(records: Iterable, title: str, words: bool = False, rescale: bool = True, label=None) -> str:
     """The whole page: one block per input, methods of the same input side by side."""
-    blocks = [input_block(group, words, rescale) for group in _group(records)]
+    blocks = [input_block(group, words, rescale, label) for group in _group(records)]
     unit = "words" if words else "tokens"
     scaling = "min–max scaled over each text's tokens" if rescale else "as stored"
     return (

@@ -19,6 +19,9 @@ from .errors import BadInput
 _DRAW_BUDGET = 4_000_000
 
 
+MIN_RESAMPLES = 100
+
+
 @dataclass(frozen=True)
 class BootstrapSettings:
     resamples: int = 1000  # 0: no intervals
@@ -26,8 +29,11 @@ class BootstrapSettings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.resamples < 0:
-            raise BadInput(f"--bootstrap must be 0 (off) or a number of resamples, got {self.resamples}")
+        if self.resamples < 0 or 0 < self.resamples < MIN_RESAMPLES:
+            # A handful of resamples gives "intervals" that need not even hold the mean.
+            raise BadInput(f"--bootstrap must be 0 (off) or at least {MIN_RESAMPLES} resamples, got {self.resamples}")
+        if self.seed < 0:
+            raise BadInput(f"--seed must be 0 or more, got {self.seed}")
         if not 0.0 < self.level < 1.0:
             raise BadInput(f"--ci must be between 0 and 1 (e.g. 0.95), got {self.level}")
 

@@ -51,7 +51,8 @@ def render_plain(record: AttributionRecord, threshold: float = 0.0, words: bool 
     return "".join(parts)
 
 
-def top_words(record: AttributionRecord, count: int, words: bool = True) -> str:
-    """The ``count`` most relevant words (or tokens) of a record, strongest first: ``film 1.00, dull 0.82``."""
-    found = sorted(spans(record, words), key=lambda span: (-span.score, span.start))[:count]
+def top_words(record: AttributionRecord, count: int, words: bool = True, rescale: bool = True) -> str:
+    """The ``count`` most relevant words (or tokens) of a record, strongest first: ``film 1.00, dull 0.82``
+    (scores rescaled over the words shown, as the shaded text is, unless ``rescale`` is off)."""
+    found = sorted(spans(record, words, rescale), key=lambda span: (-span.score, span.start))[:count]
     return ", ".join(f"{record.text[s.start:s.end]} {s.score:.2f}" for s in found)

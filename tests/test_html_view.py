@@ -161,3 +161,24 @@ def test_compare_puts_two_methods_of_an_input_one_above_the_other(records):
     assert [h.split()[1] for h in headers] == ["random", "attcat"] * len(HOSTILE)
     bad = invoke("render", records, "--compare", "random,nosuch")
     assert bad.exit_code == 2 and "no records of method 'nosuch'" in bad.stderr
+
+
+def test_compare_keeps_variants_apart_and_limits_after_pairing(records, tmp_path):
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    variant = [{**r, "settings": {**r["settings"], "seed": 9}} for r in lines if r["method"] == "random"]
+    path = tmp_path / "variants.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines + variant))
+    result = invoke("render", path, "--compare", "random,random[seed=9]", "--limit", "4", "--color", "never")
+    assert result.exit_code == 0, result.output
+    headers = [line for line in result.stdout.splitlines() if "→" in line]
+    assert [h.split()[1] for h in headers] == ["random", "random[seed=9]"] * 2
+    page = tmp_path / "variants.html"
+    assert invoke("render", path, "--html", page).exit_code == 0
+    assert "random[seed=9] →" in page.read_text()
+    refused = invoke("render", path, "--html", page, "--top", "3")
+    assert refused.exit_code == 2 and "--top and --threshold are for the terminal" in refused.stderr
+
+
+def test_top_scores_are_the_shown_ones(records):
+    plain = invoke("render", records, "--top", "1", "--limit", "1").stdout
+    assert plain.rstrip().endswith(" 1.00")  # rescaled over the tokens shown, like the shaded text

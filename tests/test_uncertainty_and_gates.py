@@ -220,3 +220,52 @@ def test_a_plot_with_no_known_format_or_without_matplotlib_fails_before_any_work
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
     _one_line(run(records, "--plot", tmp_path / "curves.png"), 2, "pip install 'contrastcat[plot]'")
     assert not (tmp_path / "curves.png").exists()
+
+
+# ------------------------------------------------------------------ review findings: refused before any work
+
+
+def _variant_file(records, path, variant_first: bool):
+    """The records plus a variant of 'keyword' (other settings, position's scores); either one first."""
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    position = {r["id"]: r["scores"] for r in lines if r["method"] == "position"}
+    base = [r for r in lines if r["method"] == "keyword"]
+    variant = [{**r, "scores": position[r["id"]], "settings": {"x": 1, "y": 2}} for r in base]
+    path.write_text("".join(json.dumps(r) + "\n" for r in (variant + base if variant_first else base + variant)))
+    return path
+
+
+def test_a_baseline_pairs_methods_by_settings_not_by_label_order(records, tmp_path):
+    first = _variant_file(records, tmp_path / "a.jsonl", variant_first=False)
+    again = _variant_file(records, tmp_path / "b.jsonl", variant_first=True)  # the labels swap here
+    report = tmp_path / "a.json"
+    assert run(first, "--order", "morf", "--per-input", "-o", report).exit_code == 0
+    labels = [row["method"] for row in json.loads(report.read_text())["comparison"]["rows"]]
+    assert labels == ["keyword", "keyword[x=1,y=2]"]
+    result = run(again, "--order", "morf", "--baseline", report, "--tolerance", "0")
+    assert result.exit_code == 0, result.output
+    # a variant label with commas can be named
+    compared = run(first, "--order", "morf", "--json", "--compare", "keyword,keyword[x=1,y=2]")
+    assert compared.exit_code == 0, compared.output
+    bound = run(first, "--order", "morf", "--fail-under", "keyword[x=1,y=2]:morf.aopc=-5")
+    assert bound.exit_code == 0, bound.output
+
+
+def test_what_a_baseline_or_a_gate_cannot_use_is_refused_before_any_work(records, baseline, tmp_path):
+    _one_line(run(records, "--order", "morf", "--baseline", baseline), 2, "evaluated with orders ['morf', 'lerf']")
+    other_model = tmp_path / "other.json"
+    other_model.write_text(json.dumps({**json.loads(baseline.read_text()), "model_fingerprint": "sha256:0"}))
+    _one_line(run(records, "--baseline", other_model), 2, "evaluated with model_fingerprint 'sha256:0'")
+    document = json.loads(baseline.read_text())
+    document["comparison"]["rows"][0]["values"]["morf_aopc"] = "high"
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text(json.dumps(document))
+    _one_line(run(records, "--baseline", damaged), 2, "damaged report")
+    listed = tmp_path / "listed.json"
+    listed.write_text(json.dumps({**json.loads(baseline.read_text()), "comparison": []}))
+    _one_line(run(records, "--baseline", listed), 2, "damaged report")
+    _one_line(run(records, "--seed", "-1"), 2, "--seed must be 0 or more")
+    _one_line(run(records, "--bootstrap", "5"), 2, "at least 100 resamples")
+    _one_line(run(records, "--fail-under", "nosuch:morf.aopc=0"), 2, "names method 'nosuch'")
+    _one_line(run(records, "--fail-under", "kendall.tau=0.5"), 2, "Kendall τ is not evaluated")
+    _one_line(run(records, "--order", "morf", "--fail-under", "lerf.aopc=0.5"), 2, "LeRF AOPC is not evaluated")
