@@ -191,7 +191,8 @@ class ContrastCAT(AttributionMethod):
 
     @property
     def references_needed(self) -> int:
-        return self.refs_used
+        """Per pool: contrast+random reads K - K//2 contrasting and K//2 random references."""
+        return self.refs_used - self.refs_used // 2 if self.reference_select == MIXED else self.refs_used
 
     def _references(self, library: ReferenceSource, target: int, ids, device) -> torch.Tensor:
         if self.reference_select == MIXED:
