@@ -40,21 +40,31 @@ Examples:
 """
 
 
-def _list_methods(value: bool) -> None:
-    if not value:
-        return
+def _list_methods(as_json: bool) -> None:
+    import json
+
     from rich.console import Console
 
     from contrastcat.methods import list_methods, method_options
 
+    rows = [
+        {
+            "name": method.name, "needs_refs": bool(method.uses_library),
+            "options": ["--" + name.replace("_", "-") for name in method_options(method.name)],
+            "description": method.summary,
+        }
+        for method in list_methods()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
     table = Table(show_header=True, box=None)
     for column in ("method", "needs --refs", "options", "description"):
         table.add_column(column)
-    for method in list_methods():
-        options = ", ".join("--" + name.replace("_", "-") for name in method_options(method.name))
-        table.add_row(method.name, "yes" if method.uses_library else "no", options or "-", method.summary)
+    for row in rows:
+        table.add_row(row["name"], "yes" if row["needs_refs"] else "no", ", ".join(row["options"]) or "-",
+                      row["description"])
     Console(highlight=False).print(table)
-    raise typer.Exit(0)
 
 
 @reports_errors
@@ -106,11 +116,17 @@ def explain(
     quiet: QuietOption = False,
     list_methods_: Annotated[
         bool,
-        typer.Option("--list-methods", is_eager=True, callback=_list_methods, help="List methods and exit."),
+        typer.Option("--list-methods", help="List methods and exit."),
     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --list-methods: the list as JSON.")] = False,
     method_options: dict | None = None,  # one flag per method option, added by cli.method_flags
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
+    if list_methods_:
+        _list_methods(as_json)
+        return
+    if as_json:
+        raise BadInput("--json goes with --list-methods (the records are JSON Lines already)")
     # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.distributed import rank_device, sharded_output, torchrun_world
     from contrastcat.inputs import InputFile

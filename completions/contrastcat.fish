@@ -94,6 +94,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l dtype -x -a 
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l forward-dtype -x -d 'Precision of the forward-only passes (deletion test, evaluate’s curves, the f_c scan) by autocast: same (the weights’), float32, bfloat16 (about 3x faster on CPUs with AMX; scores change, see docs/performance.md), float16. Gradients keep the weights’ precision'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l quiet -s q -d 'No progress bars or summaries on stderr'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l list-methods -d 'List methods and exit'
+complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l json -d 'With --list-methods: the list as JSON'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -s h -l help -d 'Show help and exit'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -F
 complete -c contrastcat -n '__fish_seen_subcommand_from merge' -l output -s o -r -F -d 'Records (JSONL); - for stdout'

@@ -514,6 +514,10 @@ def test_method_all_and_the_method_list_include_the_lrp_methods(tmp_path, toy_di
     listed = invoke("explain", "--list-methods")
     assert listed.exit_code == 0, listed.output
     assert set(LRP_METHODS) <= {line.split()[0] for line in listed.stdout.splitlines() if line.strip()}
+    as_json = json.loads(invoke("explain", "--list-methods", "--json").stdout)
+    assert [entry["name"] for entry in as_json] == parse_method_list("all")
+    assert {entry["name"]: entry["needs_refs"] for entry in as_json}["contrastcat"] is True
+    assert invoke("explain", "in.jsonl", "--json").exit_code == 2  # --json is for the list only
     out = tmp_path / "lrp.jsonl"
     result = invoke(
         "explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", ",".join(LRP_METHODS), "-o", out, "-q"
