@@ -208,7 +208,7 @@ def evaluate(
     _say_what_was_left_out(reports, document["truncated"], records_count, quiet)
     problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
     if old_report is not None:
-        problems += check_baseline(evaluation, old_report, tolerance, resampling, baseline)
+        problems += check_baseline(evaluation, document, old_report, tolerance, resampling, baseline)
     _print(evaluation, document, report_text, as_json, markdown, curves, kendall, steps)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -78,7 +78,6 @@ def render(
     missing = [name for name in pair or () if name not in methods]
     if missing:
         raise BadInput(f"--compare: no records of method {missing[0]!r} in {source.name} (it has: {', '.join(sorted(methods))})")
-    labels = MethodLabels()  # again from the first record: the same labels as the check gave
     records = source.records()
     if pair is not None:
         records = _input_major((r for r in records if labels.label(r) in pair), pair, labels.label)

@@ -184,11 +184,10 @@ def _identity(method: dict) -> str:
 
 
 def check_baseline(
-    report, baseline: dict, tolerance: float, bootstrap: BootstrapSettings, path: str
+    report, mine: dict, baseline: dict, tolerance: float, bootstrap: BootstrapSettings, path: str
 ) -> list[str]:
-    """Every (method, metric) of the baseline that this report is worse on by more than ``tolerance``;
-    a metric of the baseline this run did not compute counts as worse."""
-    mine = report.to_dict()
+    """Every (method, metric) of the baseline that this report (``mine``: its ``to_dict()``) is worse on
+    by more than ``tolerance``; a metric of the baseline this run did not compute counts as worse."""
     check_same_protocol(baseline, path, {name: mine[name] for name in ("model_fingerprint", "forward_dtype")})
     comparison = report.comparison()
     rows = {row.method: row for row in comparison.rows}
