@@ -9,20 +9,25 @@ The held-out rows of the model's corpus that are not among its examples
 first half (choose variants and their defaults there), ``--split report`` the
 second (report the chosen one there, once). Each variant's records are cached
 in ``build/variants/<model>/<split>/<variant>.jsonl`` (delete to recompute).
-Printed per variant: MoRF and LeRF AOPC (paper grid, deletion) with their
-bootstrap intervals, the paired difference against ``paper`` with its 95 %
-interval (10,000 resamples, seed 0), and explain's seconds per input.
+A cache made with other settings than the variant now has is recomputed.
+Printed per variant, for AOPC and for LOdds: the MoRF and LeRF means (paper
+grid; deletion, or masking with ``--perturb mask``) with their bootstrap
+intervals, the paired difference against ``paper`` with its 95 % interval
+(10,000 resamples, seed 0), and explain's seconds per input (one run; run it
+on a quiet machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 from contrastcat.api import explain, load_model
 from contrastcat.library import RefLibrary
+from contrastcat.methods import build_method
 from contrastcat.metrics import EvalSettings
 from contrastcat.records import AttributionRecord, RecordFile, write_records
 from contrastcat.reports import evaluate_records
@@ -34,6 +39,10 @@ ROOT = Path(__file__).resolve().parent.parent
 VARIANTS: dict[str, tuple[str, dict]] = {
     "paper": ("contrastcat", {}),
     "attcat": ("attcat", {}),
+    "tis": ("tis", {}),
+    "attnlrp": ("attnlrp", {}),
+    "integrated-gradients": ("integrated-gradients", {}),
+    "random": ("random", {}),
     "no-refine": ("contrastcat", {"refine": False}),
     "random-refs": ("contrastcat", {"reference_select": "random"}),
     "same-refs": ("contrastcat", {"reference_select": "same"}),
@@ -42,6 +51,20 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "mixed30": ("contrastcat", {"reference_select": "contrast+random"}),  # 15 + 15
     "mixed60": ("contrastcat", {"reference_select": "contrast+random", "refs_used": 60}),  # 30 + 30
     "random50": ("contrastcat", {"reference_select": "random", "refs_used": 50}),
+    "plus": ("contrastcat-plus", {}),  # the shipped defaults: mixed60-top1-lerf, fixed on the select half
+    # contrastcat-plus (beyond the paper) with its knobs: candidates K, pool, top_maps, refine_score, magnitude.
+    "top1": ("contrastcat-plus", {"candidates": 30, "pool": "contrast", "top_maps": 1, "refine_score": "morf"}),
+    "top3": ("contrastcat-plus", {"candidates": 30, "pool": "contrast", "top_maps": 3, "refine_score": "morf"}),
+    "top5": ("contrastcat-plus", {"candidates": 30, "pool": "contrast", "top_maps": 5, "refine_score": "morf"}),
+    "mixed60-top3": ("contrastcat-plus", {"candidates": 60, "top_maps": 3, "refine_score": "morf"}),
+    "random50-top3": ("contrastcat-plus", {"candidates": 50, "pool": "random", "top_maps": 3, "refine_score": "morf"}),
+    "mixed60-top1": ("contrastcat-plus", {"candidates": 60, "top_maps": 1, "refine_score": "morf"}),
+    "mixed100-top3": ("contrastcat-plus", {"candidates": 100, "top_maps": 3, "refine_score": "morf"}),
+    "mixed60-top1-lerf": ("contrastcat-plus", {"candidates": 60, "top_maps": 1, "refine_score": "morf-lerf"}),
+    "mixed60-top3-lerf": ("contrastcat-plus", {"candidates": 60, "top_maps": 3, "refine_score": "morf-lerf"}),
+    "top3-magnitude": (
+        "contrastcat-plus", {"candidates": 30, "pool": "contrast", "top_maps": 3, "refine_score": "morf", "magnitude": True}
+    ),
 }
 CORPUS = {"minilm-rt": ("rotten-tomatoes", 500), "minilm-bbc": ("bbc-news", None)}
 
@@ -70,7 +93,10 @@ def records_of(classifier, library, rows, model, split, name) -> tuple[list[Attr
     path = ROOT / "build" / "variants" / model / split / f"{name}.jsonl"
     method, options = VARIANTS[name]
     if path.exists():
-        return list(RecordFile(str(path)).records()), None
+        cached = list(RecordFile(str(path)).records())
+        if cached and made_by(cached[0], method, options):
+            return cached, None
+        print(f"{path}: made with other settings than {name!r} now has; recomputing", file=sys.stderr)
     start = time.perf_counter()
     found = list(explain(classifier, rows, library, method, **options))
     seconds = (time.perf_counter() - start) / len(rows)
@@ -80,11 +106,22 @@ def records_of(classifier, library, rows, model, split, name) -> tuple[list[Attr
     return found, seconds
 
 
+def made_by(record: AttributionRecord, method: str, options: dict) -> bool:
+    """The cache holds what the variant asks for: same method, same settings."""
+    wanted = build_method(method, **options).settings()
+    return record.method == method and all(record.settings.get(key) == value for key, value in wanted.items())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", choices=sorted(CORPUS), default="minilm-rt")
     parser.add_argument("--split", choices=("select", "report"), default="select")
     parser.add_argument("--variants", default="paper,attcat,random-refs")
+    parser.add_argument(
+        "--perturb", choices=("delete", "mask"), default="delete",
+        help="how the evaluation removes tokens; the deletion test inside the methods always deletes, so "
+        "mask is a check the selection did not fit",
+    )
     args = parser.parse_args()
     names = [n.strip() for n in args.variants.split(",")]
     unknown = [n for n in names if n not in VARIANTS]
@@ -102,27 +139,32 @@ def main() -> None:
         found, cost = records_of(classifier, library, rows, args.model, args.split, name)
         cached = ROOT / "build" / "variants" / args.model / args.split / f"{name}.seconds"
         seconds[name] = cost if cost is not None else float(cached.read_text()) if cached.exists() else float("nan")
-        report = evaluate_records(classifier, found, EvalSettings(), library, bootstrap=bootstrap)
+        report = evaluate_records(classifier, found, EvalSettings(perturb=args.perturb), library, bootstrap=bootstrap)
         (method_report,) = report.methods.values()
         values[name] = method_report
-    print(f"{args.model}, {args.split} half: {len(rows)} held-out inputs (not the examples)")
-    print(f"{'variant':14s} {'MoRF AOPC':>16s} {'Δ vs paper [95 %]':>26s} {'LeRF AOPC':>16s} "
-          f"{'Δ vs paper [95 %]':>26s} {'s/input':>8s}")
-    paper = values["paper"]
-    for name in names:
-        cells = [f"{name:14s}"]
-        for order in ("morf", "lerf"):
-            mine = values[name]
-            interval = mine.intervals[f"{order}_aopc"]
-            cells.append(f"{mine.curves[order].aopc_mean:7.3f} ± {interval.half_width:.3f}")
-            if name == "paper":
-                cells.append(f"{'':>26s}")
-                continue
-            found = paired_difference(mine.per_input[order].means("aopc"), paper.per_input[order].means("aopc"), bootstrap)
-            low, high = found.interval.low, found.interval.high
-            cells.append(f"{found.mean:+.3f} [{low:+.3f}, {high:+.3f}] n={found.inputs:<4d}")
-        cells.append(f"{seconds[name]:8.3f}")
-        print(" ".join(cells))
+    print(f"{args.model}, {args.split} half: {len(rows)} held-out inputs (not the examples), {args.perturb}; "
+          f"paired differences against paper, 95 % bootstrap (10,000 resamples, seed 0)")
+    for key, better in (("aopc", "MoRF higher, LeRF lower"), ("lodds", "MoRF lower, LeRF higher")):
+        print(f"\n{key.upper() if key == 'aopc' else 'LOdds'} (better: {better})")
+        print(f"{'variant':14s} {'MoRF':>15s} {'Δ vs paper [95 %]':>26s} {'LeRF':>15s} "
+              f"{'Δ vs paper [95 %]':>26s} {'s/input':>8s}")
+        for name in names:
+            print(" ".join([f"{name:14s}", *cells(values[name], values["paper"], key, name == "paper", bootstrap),
+                            f"{seconds[name]:8.3f}"]))
+
+
+def cells(mine, paper, key: str, is_paper: bool, bootstrap: BootstrapSettings) -> list[str]:
+    found = []
+    for order in ("morf", "lerf"):
+        interval = mine.intervals[f"{order}_{key}"]
+        mean = getattr(mine.curves[order], f"{key}_mean")
+        found.append(f"{mean:7.3f} ± {interval.half_width:.3f}")
+        if is_paper:
+            found.append(f"{'':>26s}")
+            continue
+        diff = paired_difference(mine.per_input[order].means(key), paper.per_input[order].means(key), bootstrap)
+        found.append(f"{diff.mean:+.3f} [{diff.interval.low:+.3f}, {diff.interval.high:+.3f}] n={diff.inputs:<4d}")
+    return found
 
 
 if __name__ == "__main__":

@@ -66,12 +66,13 @@ def build_refs(
     dtype: DtypeOption = "auto",
     forward_dtype: ForwardDtypeOption = "same",
     pools: Annotated[
-        str | None,
+        str,
         typer.Option(
-            help="Also store ablation pools for explain --reference-select: same, random or same,random "
-            "(the paper's Table 3; each adds up to --keep references per class, random one pool in all)."
+            help="Pools stored beside the contrasting references: random (the default; contrastcat-plus and "
+            "--reference-select random read it), same, same,random, or none (the paper's Table 3; same adds "
+            "up to --keep references per class, random one pool of --keep rows in all)."
         ),
-    ] = None,
+    ] = "random",
     seed: Annotated[int, typer.Option(help="Seed that draws the random pool.")] = 0,
     batch_size: BatchOption = 32,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
@@ -82,6 +83,7 @@ def build_refs(
     # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.api import labelled_data
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
+    from contrastcat.library.build import parse_pools
     from contrastcat.pipeline import check_max_length
     from contrastcat.resolve import model_location
 
@@ -90,7 +92,7 @@ def build_refs(
         batch_size=batch_size,
         dtype=store_dtype,
         strict_gamma=strict_gamma,
-        pools=tuple(part.strip() for part in (pools or "").split(",") if part.strip()),
+        pools=parse_pools(pools),
         seed=seed,
         forward_dtype=forward_dtype,
     )

@@ -33,7 +33,7 @@ STATIC_CHOICES: dict[str, tuple[str, ...]] = {
     "--perturb": (DELETE, MASK),
     "--order": ("morf,lerf", "morf", "lerf"),
     "--layers": ("all", "1", "2", "3"),
-    "--pools": ("same,random", "same", "random"),
+    "--pools": ("random", "same,random", "same", "none"),
     "--store-dtype": ("float32", "float16"),
     "--dtype": DTYPE_CHOICES,
     "--color": COLOR_CHOICES,

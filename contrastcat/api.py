@@ -57,7 +57,7 @@ def build_library(
     gamma: float = 1e-3,
     min_tokens: int = 10,
     max_scan: int | None = None,
-    pools: Sequence[str] = (),
+    pools: Sequence[str] = ("random",),
     seed: int = 0,
     store_dtype: str = "float32",
     strict_gamma: bool = False,

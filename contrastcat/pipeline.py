@@ -183,7 +183,8 @@ def check_library(methods: Sequence[AttributionMethod], library) -> None:
             continue
         if library is None:
             raise BadInput(f"method {each.name} needs a reference library: pass --refs (build one with build-refs)")
-        library.require_pool(each.reference_pool, at_least=each.references_needed)
+        for pool, count in each.pools_needed.items():
+            library.require_pool(pool, at_least=count, asked=each.count_option)
 
 
 def explain(

@@ -15,13 +15,14 @@ import torch
 from contrastcat.errors import BadInput
 from contrastcat.pipeline import ExplainOptions, attribute, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
-from contrastcat.methods import ContrastCAT, build_method, input_seed
+from contrastcat.library.build import parse_pools
+from contrastcat.methods import ContrastCAT, ContrastCATPlus, build_method, input_seed
 from contrastcat.records import InputRow
 from contrastcat.tokens import tokenize
 
 from .conftest import build_toy_library
 from .test_library import LABELS, stub_classifier, stub_texts
-from .test_method_exact import forward, minmax
+from .test_method_exact import forward, minmax, probability
 
 TEXTS = [
     "the film was great and the music was lovely too",
@@ -34,8 +35,9 @@ def pooled_library(toy_dir, toy_classifier, toy_examples):
     return build_toy_library(toy_classifier, toy_examples, toy_dir / "refs-pools.h5", pools=("same", "random"), seed=7)
 
 
-def map_by_loop(model, ids, target, reference_ids, attention=True, last=None):
-    """One contrastive map; ``attention`` False drops alpha-hat, ``last`` keeps the last N layers."""
+def map_by_loop(model, ids, target, reference_ids, attention=True, last=None, unscaled=False):
+    """One contrastive map; ``attention`` False drops alpha-hat, ``last`` keeps the last N layers;
+    ``unscaled`` returns it before min-max scaling."""
     layers = model.config.num_hidden_layers
     out = forward(model, ids)
     hidden = out.hidden_states[:layers]
@@ -56,7 +58,7 @@ def map_by_loop(model, ids, target, reference_ids, attention=True, last=None):
                 alpha = sum(h[q][i] for h in heads for q in range(length)) / (len(heads) * length)
             contrast = A[i] - R[i] if R is not None and i < len(R) else A[i]
             scores[i] += alpha * float(torch.dot(G[i], contrast))
-    return minmax(scores)
+    return scores if unscaled else minmax(scores)
 
 
 def unrefined(classifier, library, text, **options):
@@ -132,6 +134,21 @@ def test_pools_selected_by_hand(tmp_path):
     assert stacked.shape[0] == 2
 
 
+def test_random_pool_is_stored_by_default_and_plus_needs_it(tmp_path):
+    """contrastcat-plus reads the random pool, so a library has it unless asked not to."""
+    classifier = stub_classifier()
+    selection = SelectionSettings(k=2, keep=3)
+    build_library(classifier, stub_texts(), LABELS, tmp_path / "d.h5", BuildOptions(selection=selection), data="stub")
+    assert RefLibrary(tmp_path / "d.h5").info.pools == ("random",)
+    bare = tmp_path / "bare.h5"
+    build_library(classifier, stub_texts(), LABELS, bare, BuildOptions(selection=selection, pools=()), data="stub")
+    rows = [InputRow(line=1, id=0, text="r1 w w w w")]
+    with pytest.raises(BadInput, match="no 'random' reference pool.*--pools random"):
+        list(explain(classifier, rows, ContrastCATPlus(candidates=2), RefLibrary(bare)))
+    with pytest.raises(BadInput, match="--candidates 8 reads 4 references from the 'contrast' pool for class"):
+        list(explain(classifier, rows, ContrastCATPlus(candidates=8), RefLibrary(tmp_path / "d.h5")))
+
+
 def test_library_without_pools_refuses_clearly(toy_library):
     with pytest.raises(BadInput, match="--pools same"):
         toy_library.require_pool("same")
@@ -171,3 +188,74 @@ def test_contrast_plus_random_references_match_loop(toy_classifier, pooled_libra
     references = [list(r.token_ids) for r in contrast] + [list(pool[r].token_ids) for r in rows]
     expected = average_of([map_by_loop(model, ids, target, reference) for reference in references])
     assert mixed.tolist() == pytest.approx(expected, abs=1e-5)
+
+
+def drops_by_loop(model, ids, special, target, maps, lerf):
+    """The deletion test by hand: mean MoRF drop (minus the mean LeRF drop when ``lerf``)."""
+    base = probability(model, ids, target)
+    counts = list(dict.fromkeys(round(s / 9 * len(ids)) for s in range(1, 10)))
+    drops = []
+    for scores in maps:
+        total = 0.0
+        for sign, direction in ((1, -1), (-1, 1)) if lerf else ((1, -1),):
+            order = sorted((i for i in range(len(ids)) if not special[i]), key=lambda i: (direction * scores[i], i))
+            step = []
+            for count in counts:
+                removed = set(order[:count])
+                step.append(base - probability(model, [t for i, t in enumerate(ids) if i not in removed], target))
+            total += sign * sum(step) / len(step)
+        drops.append(total)
+    return drops
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"top_maps": 2, "refine_score": "morf"},
+        {"top_maps": 1, "refine_score": "morf-lerf"},
+        {"top_maps": 3, "refine_score": "morf", "magnitude": True, "pool": "contrast"},
+    ],
+    ids=["top2-morf", "top1-morf-lerf", "top3-morf-magnitude-contrast"],
+)
+def test_contrastcat_plus_matches_loop(toy_classifier, pooled_library, text, options):
+    """Beyond the paper (issue 14): the paper's maps against a mixed pool, the best N by drop score."""
+    model = toy_classifier.model
+    (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
+    method = ContrastCATPlus(candidates=5, seed=3, **options)
+    (refined,), _, (target,) = attribute(toy_classifier, [tokens], [None], method, pooled_library, ExplainOptions())
+    ids, special = list(tokens.ids), list(tokens.special)
+    contrast = pooled_library.entries(target)
+    if options.get("pool") == "contrast":
+        references = [list(r.token_ids) for r in contrast[:5]]
+    else:
+        pool = pooled_library.entries(target, "random")
+        rows = np.random.default_rng(input_seed(3, ids)).permutation(len(pool))[:2]
+        references = [list(r.token_ids) for r in contrast[:3]] + [list(pool[r].token_ids) for r in rows]
+    raw = [map_by_loop(model, ids, target, reference, unscaled=True) for reference in references]
+    maps = [minmax(r) for r in raw]
+    if options.get("magnitude"):
+        maps += [minmax([abs(v) for v in r]) for r in raw]
+    drops = drops_by_loop(model, ids, special, target, maps, options["refine_score"] == "morf-lerf")
+    # The N best, and any map tied with the N-th (|map| equals the map when it has no negative term).
+    threshold = sorted(drops, reverse=True)[options["top_maps"] - 1]
+    best = [k for k in range(len(maps)) if drops[k] >= threshold - 1e-9]
+    expected = minmax([sum(maps[k][i] for k in best) / len(best) for i in range(len(ids))])
+    assert refined.scores.tolist() == pytest.approx(expected, abs=1e-5)
+    assert sorted(np.flatnonzero(refined.kept).tolist()) == sorted(best)
+    assert refined.drop_scores.tolist() == pytest.approx(drops, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("random", ("random",)), ("none", ()), (" same , random ", ("same", "random")), ("same,same", ("same",))],
+)
+def test_pools_spelling(text, expected):
+    assert parse_pools(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [("", "or none for neither"), (",", "or none"),
+                                           ("random,none", "none stands alone"), ("bogus", "unknown pool 'bogus'")])
+def test_bad_pools_spelling(text, message):
+    with pytest.raises(BadInput, match=message):
+        parse_pools(text)

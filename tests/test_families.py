@@ -28,7 +28,7 @@ from .method_cases import TEXTS as ALL_TEXTS
 FAMILY_NAMES = sorted(FAMILIES)
 ALBERT_LAYERS = 3
 # Cheap settings: every method still runs its whole code path.
-OPTIONS = {"refs_used": 4, "ig_steps": 4, "clusters": 4}
+OPTIONS = {"refs_used": 4, "candidates": 4, "ig_steps": 4, "clusters": 4}
 TEXTS = ALL_TEXTS[:5]
 
 

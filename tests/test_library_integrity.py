@@ -131,7 +131,10 @@ def test_schema_1_libraries_without_checksums_are_refused(tmp_path, copy, toy_di
 def test_refs_used_beyond_the_library_is_refused(tmp_path, toy_library, toy_dir):
     stored = min(toy_library.pool_size("contrast", c) for c in range(3))
     result, out = explain(tmp_path, toy_library.path, toy_dir, "--refs-used", "1000")
-    assert_one_line_error(result, f"--refs-used 1000: {toy_library.path} holds only {stored} references")
+    assert_one_line_error(
+        result, "--refs-used 1000 reads 1000 references from the 'contrast' pool for class",
+        f"{toy_library.path} holds only {stored}:", "--keep 1000 --min-refs 1000",
+    )
     assert not out.exists()
     result, out = explain(tmp_path, toy_library.path, toy_dir, "--refs-used", str(stored), "--method", "contrastcat")
     assert result.exit_code == 0, result.output

@@ -46,3 +46,40 @@ def test_refine_keeps_the_map_whose_deletions_hurt():
     assert np.allclose(result.drop_scores, [0.7, 0.35, 0.35])
     assert result.kept.tolist() == [True, False, False]
     assert np.allclose(result.scores, good / np.max(good))
+
+
+def test_keep_the_best_maps_ties_included():
+    scores = np.array([0.1, 0.3, 0.3, 0.2])
+    assert select_maps(scores, keep=1).tolist() == [False, True, True, False]  # tied with the best: both
+    assert select_maps(scores, keep=2).tolist() == [False, True, True, False]
+    assert select_maps(scores, keep=3).tolist() == [False, True, True, True]
+    assert select_maps(scores, keep=10).all()
+
+
+def test_refine_settings_refuse_unknown_rules():
+    for bad in ({"score": "lerf"}, {"keep": 0}, {"rho": "median"}):
+        try:
+            RefineSettings(**bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad} was accepted")
+
+
+def test_morf_minus_lerf_score_by_hand():
+    # As above: p(class 1) = 0.9 while token 10 (position 2) is present, else 0.2; steps delete 1 … 6 tokens.
+    def predict(sequences):
+        return np.array([[0.1, 0.9] if 10 in s else [0.8, 0.2] for s in sequences])
+
+    ids = (2, 11, 10, 12, 13, 3)
+    special = (True, False, False, False, False, True)
+    good = [0.0, 0.1, 1.0, 0.2, 0.3, 0.0]  # MoRF: 10 goes at every step (0.7); LeRF: at steps 4, 5, 6 (0.35)
+    bad = [0.0, 1.0, 0.0, 0.9, 0.8, 0.0]  # MoRF: steps 4, 5, 6 (0.35); LeRF: every step (0.7)
+    mid = [0.0, 0.5, 0.4, 1.0, 0.0, 0.0]  # MoRF: steps 3 … 6 (4/6 of 0.7); LeRF: steps 2 … 6 (5/6 of 0.7)
+    item = RefineItem(ids, special, 1, np.array([bad, mid, good]))
+    (result,) = refine([item], predict, RefineSettings(score="morf-lerf", keep=2))
+    assert np.allclose(result.drop_scores, [0.35 - 0.7, 0.7 * (4 - 5) / 6, 0.7 - 0.35])
+    assert result.kept.tolist() == [False, True, True]
+    expected = (np.array(mid) + np.array(good)) / 2
+    assert np.allclose(result.scores, (expected - expected.min()) / (expected.max() - expected.min()))
+    (morf_only,) = refine([item], predict, RefineSettings(keep=1))
+    assert np.allclose(morf_only.drop_scores, [0.35, 0.7 * 4 / 6, 0.7])

@@ -30,13 +30,30 @@ from .select import (
 ABLATION_POOLS = ("same", "random")
 
 
+def parse_pools(text: str) -> tuple[str, ...]:
+    """``--pools``: a comma list of same and random, or ``none`` alone."""
+    parts = [part.strip() for part in text.split(",")]
+    if parts == ["none"]:
+        return ()
+    if "" in parts:
+        raise BadInput(f"--pools {text!r}: name same, random or both (same,random), or none for neither")
+    if "none" in parts:
+        raise BadInput(f"--pools {text!r}: none stands alone (it stores no pool)")
+    unknown = [part for part in parts if part not in ABLATION_POOLS]
+    if unknown:
+        raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from same, random, or none)")
+    return tuple(dict.fromkeys(parts))
+
+
 @dataclass(frozen=True)
 class BuildOptions:
     selection: SelectionSettings = SelectionSettings()
     batch_size: int = 32
     dtype: str = "float32"
     strict_gamma: bool = False
-    pools: tuple[str, ...] = ()  # ablation pools to store as well: "same", "random"
+    # Pools stored beside the contrasting references: "random" by default (contrastcat-plus
+    # reads it, as does --reference-select random), "same" for the paper's Table 3 ablation.
+    pools: tuple[str, ...] = ("random",)
     seed: int = 0  # draws the random pool
     forward_dtype: str = "same"  # autocast of the f_c scan (--forward-dtype); same: the weights'
 

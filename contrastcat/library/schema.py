@@ -41,7 +41,8 @@ Layout (schema version 2), readable with plain h5py::
     /pools/same/<c>/        optional (build-refs --pools same): for the paper's
                             Table 3 ablation, rows OF class c classified
                             correctly, highest f_c first; same datasets as above
-    /pools/random/          optional (build-refs --pools random): rows drawn at
+    /pools/random/          stored by default since 0.6 (build-refs --pools none
+                            leaves it out; contrastcat-plus reads it): rows drawn at
                             random (attribute seed) from the whole scanned data,
                             any class; f_c holds each row's probability of its
                             own label; same datasets as above
@@ -426,15 +427,17 @@ class RefLibrary:
 
     def entries(self, target: int, pool: str = "contrast") -> list[ReferenceEntry]:
         if pool != "contrast" and pool not in self.info.pools:
+            wanted = ",".join(p for p in ("same", "random") if p in self.info.pools or p == pool)
             raise BadInput(
                 f"{self.path}: this library has no {pool!r} reference pool; "
-                f"rebuild it with build-refs --pools {pool}"
+                f"rebuild it with build-refs --pools {wanted}"
             )
         return self._entries.get(group_path(pool, target), [])
 
-    def require_pool(self, pool: str, at_least: int = 0) -> None:
+    def require_pool(self, pool: str, at_least: int = 0, asked: str = "--refs-used") -> None:
         """Fail early, before any model pass, when ``pool`` is not in this library or
-        holds fewer than ``at_least`` references for some class."""
+        holds fewer than ``at_least`` references for some class (``asked``: the option
+        that asked for them, for the message)."""
         self.entries(0, pool)
         if at_least <= 0:
             return
@@ -442,10 +445,11 @@ class RefLibrary:
         sizes = {target: self.pool_size(pool, target) for target in targets}
         smallest = min(sizes, key=sizes.get)
         if sizes[smallest] < at_least:
-            which = "in its random pool" if pool == "random" else f"for class {self.info.label_names[smallest]!r}"
+            which = "" if pool == "random" else f" for class {self.info.label_names[smallest]!r}"
             raise BadInput(
-                f"--refs-used {at_least}: {self.path} holds only {sizes[smallest]} references {which}; "
-                f"use --refs-used {sizes[smallest]} or fewer, or rebuild the library with build-refs --keep {at_least}"
+                f"{asked} reads {at_least} references from the {pool!r} pool{which}; {self.path} holds "
+                f"only {sizes[smallest]}: ask for fewer, or rebuild the library with build-refs --keep {at_least}"
+                + (f" --min-refs {at_least}" if pool == "contrast" else "")
             )
 
     def pool_size(self, pool: str, target: int) -> int:

@@ -27,6 +27,7 @@ from .cat import (
     ContrastCAT,
     contrast_maps,
 )
+from .contrast_plus import ContrastCATPlus
 from .gradients import IG_BASELINES, InputXGradient, IntegratedGradients
 from .lrp import AttnLRP, FullLRP, PartialLRP, TransAtt
 from .random import RandomScores
@@ -37,6 +38,7 @@ METHODS: dict[str, type[AttributionMethod]] = {
     method.name: method
     for method in (
         ContrastCAT,
+        ContrastCATPlus,
         AttCAT,
         CAT,
         TIS,
@@ -165,6 +167,7 @@ __all__ = [
     "AttnLRP",
     "AttributionMethod",
     "ContrastCAT",
+    "ContrastCATPlus",
     "FullLRP",
     "GenericAttention",
     "GradSAM",

@@ -79,14 +79,15 @@ class AttributionMethod(ABC):
         self.options = options if options is not None else self.Options.build(self.name, **values)
 
     @property
-    def reference_pool(self) -> str:
-        """Which pool of the library it reads, when it uses one."""
-        return "contrast"
+    def pools_needed(self) -> dict[str, int]:
+        """Pool of the library -> how many references per class it reads from it, when it
+        uses one (checked before any work)."""
+        return {"contrast": 0}
 
     @property
-    def references_needed(self) -> int:
-        """How many references per class it reads from the library (checked before any work)."""
-        return 0
+    def count_option(self) -> str:
+        """The option and value that set how many references it reads, for the library's refusal."""
+        return "--refs-used"
 
     @property
     def refinement(self) -> RefineSettings | None:

@@ -133,13 +133,13 @@ class ContrastCATOptions(MethodOptions):
     attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
     reference_select: str = option(
         "contrast",
-        "Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target's class) "
-        "random (random training rows, seeded) or contrast+random (half each); same/random need "
-        "build-refs --pools.",
+        "Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target's class), "
+        "random (random training rows, seeded) or contrast+random (half each); same needs "
+        "build-refs --pools same,random.",
         choices=REFERENCE_SELECTIONS,
     )
     layers: str | int = option("all", LAYERS_HELP)
-    seed: int = option(0, "Seed of random, tis and --reference-select random.")
+    seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
 
     def check(self) -> None:
         parse_layers(self.layers)
@@ -186,13 +186,15 @@ class ContrastCAT(AttributionMethod):
         return RefineSettings(self.rho, self.deletion_grid) if self.refine else None
 
     @property
-    def reference_pool(self) -> str:
-        return "random" if self.reference_select == MIXED else self.reference_select
+    def pools_needed(self) -> dict[str, int]:
+        """contrast+random reads K - K//2 contrasting and K//2 random references."""
+        if self.reference_select == MIXED:
+            return {"contrast": self.refs_used - self.refs_used // 2, "random": self.refs_used // 2}
+        return {self.reference_select: self.refs_used}
 
     @property
-    def references_needed(self) -> int:
-        """Per pool: contrast+random reads K - K//2 contrasting and K//2 random references."""
-        return self.refs_used - self.refs_used // 2 if self.reference_select == MIXED else self.refs_used
+    def count_option(self) -> str:
+        return f"--refs-used {self.refs_used}"
 
     def _references(self, library: ReferenceSource, target: int, ids, device) -> torch.Tensor:
         if self.reference_select == MIXED:
@@ -214,7 +216,7 @@ class ContrastCAT(AttributionMethod):
 
     def candidate_maps(self, captured: Captured, library: ReferenceSource | None = None, passes=None) -> list[torch.Tensor]:
         if self.uses_library and library is None:
-            raise BadInput("method contrastcat needs a reference library (--refs)")
+            raise BadInput(f"method {self.name} needs a reference library (--refs)")
         used = last_layers(self.layer_count, captured.activations.shape[1])
         maps = []
         for b, length in enumerate(captured.lengths):
@@ -229,5 +231,9 @@ class ContrastCAT(AttributionMethod):
                 captured.attention_received[b, used, :length] if self.attention else None,
                 references,
             )
-            maps.append(minmax(raw))
+            maps.append(self.scaled(raw))
         return maps
+
+    def scaled(self, raw: torch.Tensor) -> torch.Tensor:
+        """The candidate maps [K', T] made from the unscaled maps [K, T]."""
+        return minmax(raw)
