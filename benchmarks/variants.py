@@ -12,7 +12,7 @@ in ``build/variants/<model>/<split>/<variant>.jsonl`` (delete to recompute).
 A cache made with other settings than the variant now has is recomputed.
 Printed per variant, for AOPC and for LOdds: the MoRF and LeRF means (paper
 grid; deletion, or masking with ``--perturb mask``) with their bootstrap
-intervals, the paired difference against ``paper`` with its 95 % interval
+intervals, the paired difference against ``paper`` (``--against``) with its 95 % interval
 (10,000 resamples, seed 0), and explain's seconds per input (one run; run it
 on a quiet machine).
 """
@@ -117,6 +117,7 @@ def main() -> None:
     parser.add_argument("--model", choices=sorted(CORPUS), default="minilm-rt")
     parser.add_argument("--split", choices=("select", "report"), default="select")
     parser.add_argument("--variants", default="paper,attcat,random-refs")
+    parser.add_argument("--against", default="paper", help="the variant the differences are taken against")
     parser.add_argument(
         "--perturb", choices=("delete", "mask"), default="delete",
         help="how the evaluation removes tokens; the deletion test inside the methods always deletes, so "
@@ -127,8 +128,10 @@ def main() -> None:
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         raise SystemExit(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
-    if "paper" not in names:
-        names.insert(0, "paper")
+    if args.against not in VARIANTS:
+        raise SystemExit(f"unknown variant {args.against!r} for --against")
+    if args.against not in names:
+        names.insert(0, args.against)
 
     classifier = load_model(args.model)
     library = library_for(classifier, args.model)
@@ -143,26 +146,26 @@ def main() -> None:
         (method_report,) = report.methods.values()
         values[name] = method_report
     print(f"{args.model}, {args.split} half: {len(rows)} held-out inputs (not the examples), {args.perturb}; "
-          f"paired differences against paper, 95 % bootstrap (10,000 resamples, seed 0)")
+          f"paired differences against {args.against}, 95 % bootstrap (10,000 resamples, seed 0)")
     for key, better in (("aopc", "MoRF higher, LeRF lower"), ("lodds", "MoRF lower, LeRF higher")):
         print(f"\n{key.upper() if key == 'aopc' else 'LOdds'} (better: {better})")
-        print(f"{'variant':14s} {'MoRF':>15s} {'Δ vs paper [95 %]':>26s} {'LeRF':>15s} "
-              f"{'Δ vs paper [95 %]':>26s} {'s/input':>8s}")
+        print(f"{'variant':14s} {'MoRF':>15s} {'Δ [95 %]':>26s} {'LeRF':>15s} "
+              f"{'Δ [95 %]':>26s} {'s/input':>8s}")
         for name in names:
-            print(" ".join([f"{name:14s}", *cells(values[name], values["paper"], key, name == "paper", bootstrap),
+            print(" ".join([f"{name:14s}", *cells(values[name], values[args.against], key, name == args.against, bootstrap),
                             f"{seconds[name]:8.3f}"]))
 
 
-def cells(mine, paper, key: str, is_paper: bool, bootstrap: BootstrapSettings) -> list[str]:
+def cells(mine, against, key: str, is_against: bool, bootstrap: BootstrapSettings) -> list[str]:
     found = []
     for order in ("morf", "lerf"):
         interval = mine.intervals[f"{order}_{key}"]
         mean = getattr(mine.curves[order], f"{key}_mean")
         found.append(f"{mean:7.3f} ± {interval.half_width:.3f}")
-        if is_paper:
+        if is_against:
             found.append(f"{'':>26s}")
             continue
-        diff = paired_difference(mine.per_input[order].means(key), paper.per_input[order].means(key), bootstrap)
+        diff = paired_difference(mine.per_input[order].means(key), against.per_input[order].means(key), bootstrap)
         found.append(f"{diff.mean:+.3f} [{diff.interval.low:+.3f}, {diff.interval.high:+.3f}] n={diff.inputs:<4d}")
     return found
 
