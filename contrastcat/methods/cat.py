@@ -124,7 +124,21 @@ class AttCAT(CAT):
 
 
 @dataclass(frozen=True)
-class ContrastCATOptions(MethodOptions):
+class LayeredOptions(MethodOptions):
+    """Options with a ``layers`` field: checked once, recorded as "all" or a count."""
+
+    def check(self) -> None:
+        parse_layers(self.layers)
+
+    def settings(self) -> dict:
+        values = super().settings()
+        count = parse_layers(self.layers)
+        values["layers"] = "all" if count is None else count
+        return values
+
+
+@dataclass(frozen=True)
+class ContrastCATOptions(LayeredOptions):
     refs_used: int = option(30, "Contrast-CAT: references per input (K); 0 is AttCAT.", minimum=0,
                             why="must be 0 (AttCAT) or more")
     refine: bool = option(True, "Contrast-CAT: keep maps by deletion test (--no-refine: average all).")
@@ -140,15 +154,6 @@ class ContrastCATOptions(MethodOptions):
     )
     layers: str | int = option("all", LAYERS_HELP)
     seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
-
-    def check(self) -> None:
-        parse_layers(self.layers)
-
-    def settings(self) -> dict:
-        values = super().settings()
-        count = parse_layers(self.layers)
-        values["layers"] = "all" if count is None else count
-        return values
 
 
 class ContrastCAT(AttributionMethod):

@@ -26,12 +26,12 @@ import torch
 from ..capture import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS
 from ..refine import SCORE_RULES, RefineSettings
 from .base import AttributionMethod, minmax
-from .cat import LAYERS_HELP, REFERENCE_SELECTIONS, ContrastCAT, parse_layers
-from .options import MethodOptions, option
+from .cat import LAYERS_HELP, REFERENCE_SELECTIONS, ContrastCAT, LayeredOptions, parse_layers
+from .options import option
 
 
 @dataclass(frozen=True)
-class ContrastCATPlusOptions(MethodOptions):
+class ContrastCATPlusOptions(LayeredOptions):
     candidates: int = option(60, "contrastcat-plus: references per input, so candidate maps (K).", minimum=1)
     pool: str = option(
         "contrast+random",
@@ -53,15 +53,6 @@ class ContrastCATPlusOptions(MethodOptions):
     attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
     layers: str | int = option("all", LAYERS_HELP)
     seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
-
-    def check(self) -> None:
-        parse_layers(self.layers)
-
-    def settings(self) -> dict:
-        values = super().settings()
-        count = parse_layers(self.layers)
-        values["layers"] = "all" if count is None else count
-        return values
 
 
 class ContrastCATPlus(ContrastCAT):
