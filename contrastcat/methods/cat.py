@@ -79,18 +79,26 @@ LAYERS_HELP = "CAT family: all layers, or the last N."
 
 
 @dataclass(frozen=True)
-class CATOptions(MethodOptions):
-    layers: str | int = option("all", LAYERS_HELP)
+class LayeredOptions(MethodOptions):
+    """Options with a ``layers`` field: checked once, recorded as "all" or a count."""
 
     def check(self) -> None:
         parse_layers(self.layers)
 
+    def settings(self) -> dict:
+        values = super().settings()
+        count = parse_layers(self.layers)
+        values["layers"] = "all" if count is None else count
+        return values
+
+
+@dataclass(frozen=True)
+class CATOptions(LayeredOptions):
+    layers: str | int = option("all", LAYERS_HELP)
+
     @property
     def layer_count(self) -> int | None:
         return parse_layers(self.layers)
-
-    def settings(self) -> dict:
-        return {"layers": "all" if self.layer_count is None else self.layer_count}
 
 
 class CAT(AttributionMethod):
@@ -121,20 +129,6 @@ class AttCAT(CAT):
     summary = "CAT weighted by the attention each token receives (Qiang et al. 2022)"
     needs = frozenset({ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED})
     attention_weighted = True
-
-
-@dataclass(frozen=True)
-class LayeredOptions(MethodOptions):
-    """Options with a ``layers`` field: checked once, recorded as "all" or a count."""
-
-    def check(self) -> None:
-        parse_layers(self.layers)
-
-    def settings(self) -> dict:
-        values = super().settings()
-        count = parse_layers(self.layers)
-        values["layers"] = "all" if count is None else count
-        return values
 
 
 @dataclass(frozen=True)
