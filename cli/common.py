@@ -7,6 +7,7 @@ import functools
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Annotated
 
@@ -14,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from contrastcat.errors import BadInput, ContrastCatError, Interrupted
+from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
 
 from .launch import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
 
@@ -34,8 +35,9 @@ ForwardDtypeOption = Annotated[
     typer.Option(
         "--forward-dtype",
         help="Precision of the forward-only passes (deletion test, evaluate's curves, the f_c scan) by autocast: "
-        "same (the weights'), float32, bfloat16 (about 3x faster on CPUs with AMX; scores change, see "
-        "docs/performance.md), float16. Gradients keep the weights' precision.",
+        "same (the weights'), auto (bfloat16 where the hardware runs it natively: AMX or AVX-512 BF16 CPUs, "
+        "recent GPUs; else same), float32, bfloat16 (about 2.4x faster with AMX, slower without: a warning "
+        "says so; scores change, see docs/performance.md), float16. Gradients keep the weights' precision.",
         show_default=True,
     ),
 ]
@@ -74,7 +76,9 @@ def reports_errors(command: Callable) -> Callable:
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
-            return command(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning(warnings.showwarning)
+                return command(*args, **kwargs)
         except ContrastCatError as error:
             if _torchrun_follower():  # rank 0 says it (or that this rank failed) once for all
                 # Failing the same way before the processes meet, rank 0 needs a moment to say
@@ -105,6 +109,21 @@ def reports_errors(command: Callable) -> Callable:
 
 
 FOLLOWER_GRACE = 2.0  # seconds
+
+
+def _show_warning(fallback):
+    """The library's warnings as one ``warning:`` line each, each text once per command
+    (whatever Python's filters say); other libraries' warnings as Python shows them."""
+    shown: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, ContrastCatWarning):
+            return fallback(message, category, filename, lineno, file, line)
+        if str(message) not in shown and not _torchrun_follower():  # rank 0 speaks for all
+            shown.add(str(message))
+            warn(str(message))
+
+    return show
 
 
 def _torchrun_follower() -> bool:

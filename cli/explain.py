@@ -137,6 +137,7 @@ def explain(
     from contrastcat.shards import write_part as write_part_file
     from contrastcat.library import RefLibrary
     from contrastcat.methods import build_methods, parse_method_list
+    from contrastcat.models.precision import on_classifier
     from contrastcat.resolve import library_model, model_location
     from contrastcat.resume import Run, write_resumable
 
@@ -175,9 +176,9 @@ def explain(
     quiet = quiet or follower
     classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
     chosen_target = parse_target(target, classifier.num_classes)
-    settings = ExplainOptions(
+    settings = on_classifier(ExplainOptions(  # as records say it: --forward-dtype auto resolved here
         batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype
-    )
+    ), classifier)
     limit = check_max_length(classifier, max_length)
     source = input_file.name
     if skipped is None and chosen_target == GOLD and not follower:

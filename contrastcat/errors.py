@@ -1,7 +1,9 @@
-"""One family of domain exceptions.
+"""One family of domain exceptions, and the warnings.
 
 The CLI catches :class:`ContrastCatError`, prints its message as one line and
-exits with :attr:`exit_code`; the library never prints.
+exits with :attr:`exit_code`; the library never prints. Warnings go through
+Python's ``warnings`` (a notebook shows them; the CLI prints each as one
+``warning:`` line).
 """
 
 from __future__ import annotations
@@ -57,3 +59,11 @@ def located(path: str, line: int | None, problem: str) -> str:
     """Format ``file:line: problem`` the way compilers do, so editors can jump to it."""
     where = path if line is None else f"{path}:{line}"
     return f"{where}: {problem}"
+
+
+class ContrastCatWarning(UserWarning):
+    """Something the user asked for runs, but not as they would expect."""
+
+
+class SlowPrecision(ContrastCatWarning):
+    """A half precision asked for on hardware that emulates it (slower than float32)."""

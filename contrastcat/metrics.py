@@ -82,9 +82,9 @@ class EvalSettings:
     forward_dtype: str = "same"  # autocast of the curves' passes (--forward-dtype); same: the weights'
 
     def __post_init__(self) -> None:
-        from .models.precision import resolve_forward_dtype
+        from .models.precision import check_forward_dtype
 
-        resolve_forward_dtype(self.forward_dtype)
+        check_forward_dtype(self.forward_dtype)
         if not self.orders or any(order not in ORDERS for order in self.orders):
             raise BadInput(f"--order must be a comma list of {', '.join(ORDERS)}, got {','.join(self.orders)!r}")
         if self.steps not in STEP_GRIDS:

@@ -7,7 +7,6 @@ input order, and a batched result equals the one-at-a-time result.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,7 +18,7 @@ from .capture import capture
 from .errors import BadInput, NonFiniteOutput, RunFailed
 from .methods import AttributionMethod, build_method
 from .models import Classifier
-from .models.precision import SAME, dtype_name, effective_forward_dtype, resolve_forward_dtype
+from .models.precision import SAME, check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from .passes import ModelPasses
 from .records import AttributionRecord, InputRow, resolve_label, rounded
 from .refine import Refined, RefineItem, average, refine
@@ -86,7 +85,7 @@ class ExplainOptions:
     forward_dtype: str = SAME  # autocast of the forward-only passes (deletion test, TIS); SAME: the weights'
 
     def __post_init__(self) -> None:
-        resolve_forward_dtype(self.forward_dtype)  # a wrong name fails here, not after the first batch
+        check_forward_dtype(self.forward_dtype)  # a wrong name fails here, not after the first batch
 
     @property
     def window_inputs(self) -> int:
@@ -211,7 +210,7 @@ def explain(
         library.check_model(classifier)
     check_mask_special(classifier, options.mask_special)
     max_length = check_max_length(classifier, options.max_length)
-    options = dataclasses.replace(options, forward_dtype=effective_forward_dtype(options.forward_dtype, classifier.dtype))
+    options = on_classifier(options, classifier)
     pending = iter(rows)
     while window := list(itertools.islice(pending, options.window_inputs)):
         yield from _explain_window(classifier, window, methods, library, target, options, source, progress, max_length)

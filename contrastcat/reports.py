@@ -9,7 +9,6 @@ whose ``table()`` / ``_repr_html_`` show the comparison.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import itertools
 from collections.abc import Callable, Iterable, Sequence
@@ -215,9 +214,9 @@ def evaluate_records(
     """
     from .pipeline import reattribute_records  # the use case sits above explain
     from .models import predictor, resolve_forward_dtype
-    from .models.precision import effective_forward_dtype
+    from .models.precision import on_classifier
 
-    settings = dataclasses.replace(settings, forward_dtype=effective_forward_dtype(settings.forward_dtype, classifier.dtype))
+    settings = on_classifier(settings, classifier)
     predict = predictor(classifier, batch_size, resolve_forward_dtype(settings.forward_dtype))
     mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if settings.perturb == MASK else None
     labels = MethodLabels()

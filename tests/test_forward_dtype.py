@@ -17,6 +17,7 @@ from contrastcat import toy
 from contrastcat.library import RefLibrary
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
+from contrastcat.models.precision import NATIVE_BF16_ENV
 from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.records import InputRow
 from contrastcat.reports import evaluate_records
@@ -117,10 +118,11 @@ def test_a_wrong_forward_dtype_is_one_line(tmp_path, toy_dir):
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"text": "a fine film"}) + "\n")
     result = invoke("explain", source, "--model", toy_dir / "model", "--method", "attcat", "--forward-dtype", "fp8")
-    assert_one_line_error(result, "--forward-dtype must be one of same, float32, bfloat16, float16")
+    assert_one_line_error(result, "--forward-dtype must be one of same, auto, float32, bfloat16, float16")
 
 
-def test_the_weights_own_precision_is_same_and_raising_it_is_refused(tmp_path, toy_dir, toy_classifier):
+def test_the_weights_own_precision_is_same_and_raising_it_is_refused(tmp_path, toy_dir, toy_classifier, monkeypatch):
+    monkeypatch.setenv(NATIVE_BF16_ENV, "1")  # as with AMX: the refusal alone, no warning on the speed
     records = list(explain(toy_classifier, ROWS[:3], build_method("attcat"),
                            options=ExplainOptions(forward_dtype="float32")))
     assert all("forward_dtype" not in r.settings for r in records)  # float32 weights: the same run

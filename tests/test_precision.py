@@ -15,7 +15,7 @@ import torch
 from contrastcat.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.models import recast
-from contrastcat.models.precision import resolve_dtype
+from contrastcat.models.precision import NATIVE_BF16_ENV, resolve_dtype
 from contrastcat.records import InputRow
 from contrastcat.resolve import load_classifier
 
@@ -51,7 +51,8 @@ def test_recast_changes_the_fingerprint_and_keeps_auto():
     assert recast(classifier, "float16").fingerprint != classifier.fingerprint
 
 
-def test_cli_dtype_everywhere_and_library_precision_is_checked(toy_dir, toy_library, tmp_path):
+def test_cli_dtype_everywhere_and_library_precision_is_checked(toy_dir, toy_library, tmp_path, monkeypatch):
+    monkeypatch.setenv(NATIVE_BF16_ENV, "1")  # as on a CPU with AMX: no warning beside the errors checked here
     model = str(toy_dir / "model")
     out = tmp_path / "half.jsonl"
     result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "attcat",

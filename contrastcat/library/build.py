@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from .. import __version__
 from ..capture import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
-from ..models.precision import dtype_name, effective_forward_dtype, resolve_forward_dtype
+from ..models.precision import check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from ..models.forward import predictor
 from ..tokens import length_batches, tokenize
 from .schema import LibraryInfo, LibraryWriter, ReferenceEntry, group_path
@@ -58,7 +57,7 @@ class BuildOptions:
     forward_dtype: str = "same"  # autocast of the f_c scan (--forward-dtype); same: the weights'
 
     def __post_init__(self) -> None:
-        resolve_forward_dtype(self.forward_dtype)
+        check_forward_dtype(self.forward_dtype)
         if self.dtype not in ("float32", "float16"):
             raise BadInput(f"--store-dtype must be float32 or float16, got {self.dtype!r}")
         unknown = [pool for pool in self.pools if pool not in ABLATION_POOLS]
@@ -92,7 +91,7 @@ def build_library(
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
     tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)
     sequences = [t.ids for t in tokenized]
-    options = dataclasses.replace(options, forward_dtype=effective_forward_dtype(options.forward_dtype, classifier.dtype))
+    options = on_classifier(options, classifier)
     predict = predictor(classifier, options.batch_size, resolve_forward_dtype(options.forward_dtype))
     probs = np.zeros((len(sequences), classifier.num_classes))
     done = 0

@@ -16,6 +16,7 @@ from ..errors import ModelUnavailable, RunFailed
 from . import cache
 from .corpora import Corpus, bbc_news, rotten_tomatoes
 from ..models.loading import load_pretrained, quiet_transformers, recast, weights_fingerprint
+from ..models.precision import describe_hardware, dtype_name
 from .train import Progress, Recipe, cls_features, fine_tune, head_logits, sharpen_head
 
 RECIPE_VERSION = 1
@@ -133,10 +134,12 @@ def prepare(
 def describe_entry(name: str, metadata: dict) -> str:
     """One line: what a prepared model scored and where it lives."""
     references = ", ".join(f"{label} {count}" for label, count in metadata["confident_references"].items())
+    # Entries made before 0.7 do not say how they were trained (bfloat16 autocast, always).
+    trained = f"trained in {metadata['training_dtype']} on {metadata['trained_on']}; " if "training_dtype" in metadata else ""
     return (
         f"{name} ready: held-out accuracy {metadata['held_out_accuracy']:.3f} on {metadata['held_out_rows']} rows; "
         f"training rows usable as references (f_c < {metadata['recipe']['gamma']:g}) per class: {references}; "
-        f"cached in {cache.entry_dir(name)}"
+        f"{trained}cached in {cache.entry_dir(name)}"
     )
 
 
@@ -193,6 +196,8 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
         "held_out_accuracy_before_sharpening": accuracy_before,
         "min_accuracy": spec.min_accuracy,
         "recipe": recipe.as_dict(),
+        "training_dtype": dtype_name(recipe.training_dtype(device)),
+        "trained_on": describe_hardware(device),
         "sharpen_steps_run": sharpened.steps,
         "confident_references": dict(zip(corpus.label_names, sharpened.confident)),
         "weights_fingerprint": weights_fingerprint(model),
