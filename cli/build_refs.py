@@ -30,7 +30,8 @@ EPILOG = """\
 Examples:
 
 \b
-  contrastcat build-refs --model bert-sst2 -o refs.h5
+  contrastcat build-refs --model minilm-rt                  # writes ./refs.h5, which explain then uses
+  contrastcat build-refs --model bert-sst2 -o sst2-refs.h5
   contrastcat build-refs --model ./my-model --data train.jsonl --label-field y -o refs.h5
   contrastcat build-refs --model bert-imdb --max-scan 5000 --gamma 1e-2 -o imdb-refs.h5 --json
   contrastcat build-refs --model minilm-rt --pools same,random -o refs-ablation.h5
@@ -39,8 +40,15 @@ Examples:
 
 @reports_errors
 def build_refs(
-    output: Annotated[str, typer.Option("--output", "-o", help="Library file to write (HDF5).")],
     model: Annotated[str, typer.Option("--model", "-m", help="Alias, hub id or local model directory.")],
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output", "-o",
+            help="Library file to write (HDF5). Default: refs.h5 here, replaced only if it is a library of "
+            "the same model (explain uses ./refs.h5 when given no --refs or --model).",
+        ),
+    ] = None,
     data: Annotated[
         str | None,
         typer.Option(help="Labelled data: a .jsonl/.csv file or a hub data set NAME[:CONFIG]. Default: the alias's."),
@@ -82,6 +90,7 @@ def build_refs(
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
     # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.api import labelled_data
+    from contrastcat.defaults import DEFAULT_LIBRARY, check_replaceable
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
     from contrastcat.library.build import parse_pools
     from contrastcat.pipeline import check_max_length
@@ -98,11 +107,15 @@ def build_refs(
     )
     if output == "-":
         raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
+    chosen = output is None  # the default file: replaced only if it holds this model's library
+    output = DEFAULT_LIBRARY if chosen else output
     if dtype == "float16" and store_dtype == "float32":  # what --dtype float16 meant before 0.3
         warn("--dtype float16 loads the model's weights in float16 (since 0.3); the activations on disk "
              "stay float32: --store-dtype float16 halves the file")
     check_output_path(output, [data, model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
+    if chosen:
+        check_replaceable(output, classifier)
     classifier.max_length = check_max_length(classifier, max_length)
     texts, labels, description, split_used = labelled_data(
         classifier, data, None, split, text_field, label_field, max_scan

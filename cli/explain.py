@@ -28,6 +28,7 @@ EPILOG = """\
 Examples:
 
 \b
+  contrastcat explain reviews.jsonl -o attr.jsonl          # ./refs.h5 and its model, else minilm-rt
   contrastcat explain reviews.jsonl --refs refs.h5 -o attr.jsonl
   contrastcat explain reviews.csv --text-field review --refs refs.h5 -o - | contrastcat render -
   contrastcat explain reviews.jsonl --method attcat --model bert-sst2 -o attcat.jsonl
@@ -73,8 +74,14 @@ def explain(
         str | None, typer.Argument(metavar="INPUT", help="JSONL or CSV with a text field; - for stdin.")
     ] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="Records (JSONL); - for stdout.")] = "-",
-    refs: Annotated[str | None, typer.Option(help="Reference library from build-refs (needed by contrastcat).")] = None,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Default: the library's model.")] = None,
+    refs: Annotated[
+        str | None,
+        typer.Option(help="Reference library from build-refs (needed by contrastcat). With neither --refs nor "
+                     "--model: ./refs.h5 if it exists, else the embedded minilm-rt's own (built and cached on first use)."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Default: the library's model (with no library: minilm-rt).")
+    ] = None,
     method: Annotated[
         str,
         typer.Option(
@@ -135,11 +142,12 @@ def explain(
     from contrastcat.pipeline import record_settings, resolve_targets, usable_rows
     from contrastcat.shards import Shard, Tally, merge_parts, run_identity, shard_rows
     from contrastcat.shards import write_part as write_part_file
-    from contrastcat.library import RefLibrary
     from contrastcat.methods import build_methods, parse_method_list
     from contrastcat.models.precision import on_classifier
     from contrastcat.resolve import library_model, model_location
     from contrastcat.resume import Run, write_resumable
+    from contrastcat.api import cached_library
+    from contrastcat.defaults import unnamed_sources
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
@@ -155,6 +163,9 @@ def explain(
         raise BadInput("under torchrun every process reads the inputs: give a file, not - (standard input)")
     if resume and (part is not None or world is not None):
         raise BadInput("--resume cannot be combined with --shard or torchrun: rerun the failed shard instead")
+    unnamed = refs is None and model is None  # the card's `explain input.jsonl -o attr.jsonl`
+    if unnamed:
+        refs, model = unnamed_sources()
     inputs = [input_path, refs]
     check_output_path(output, inputs)
     if resume and output == "-":
@@ -166,8 +177,10 @@ def explain(
     # A bad line fails before anything is written. Under torchrun rank 0 checks for all, and says so once.
     total = input_file.check() if skipped is None and not follower else None
     methods = build_methods(names, shared=True, **(method_options or {}))
-    library = RefLibrary(refs) if refs is not None else None
-    check_library(methods, library)  # before the model loads: a wrong call fails fast
+    library = open_library(refs, unnamed) if refs is not None else None
+    default_library = unnamed and library is None and any(m.uses_library for m in methods)
+    if not default_library:
+        check_library(methods, library)  # before the model loads: a wrong call fails fast
     if model is None:
         if library is None:
             raise BadInput("--model is required when no --refs library is given")
@@ -175,6 +188,14 @@ def explain(
     check_output_path(output, [model_location(model)])
     quiet = quiet or follower
     classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
+    if default_library:
+        with phased_progress(quiet) as report:
+            library, built = cached_library(classifier, report, build=world is None)
+        check_library(methods, library)
+        inputs.append(library.path)
+        check_output_path(output, [library.path])
+    if unnamed:
+        info(said_unnamed(model, library, default_library and built), quiet)
     chosen_target = parse_target(target, classifier.num_classes)
     settings = on_classifier(ExplainOptions(  # as records say it: --forward-dtype auto resolved here
         batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype
@@ -232,6 +253,30 @@ def explain(
     input_file.close()
     if not follower:  # under torchrun, rank 0 speaks for all
         summary.finish(output, skipped, quiet, part)
+
+
+def open_library(path: str, unnamed: bool):
+    """The library at ``path``; one the user did not name (./refs.h5) says why it was read."""
+    from contrastcat.library import RefLibrary
+
+    try:
+        return RefLibrary(path)
+    except BadInput as error:
+        if not unnamed:
+            raise
+        raise BadInput(f"{error} (explain reads ./refs.h5 when neither --refs nor --model is given)") from None
+
+
+def said_unnamed(model: str, library, built: bool) -> str:
+    """The one line saying what explain used when the user named neither a model nor a library."""
+    from contrastcat.defaults import DEFAULT_LIBRARY
+
+    if library is not None and library.path == DEFAULT_LIBRARY:
+        return f"no --refs or --model given: using ./{DEFAULT_LIBRARY} and its model {model}"
+    if library is None:
+        return f"no --refs, --model or ./{DEFAULT_LIBRARY}: using the default model {model}"
+    how = "built now and cached" if built else "cached"
+    return f"no --refs, --model or ./{DEFAULT_LIBRARY}: using the default model {model} and its library {library.path} ({how})"
 
 
 ON_ERROR = ("stop", "skip")

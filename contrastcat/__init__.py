@@ -21,7 +21,7 @@ captured tensors) -> ``refine`` (deletion test) -> ``pipeline`` (batches ->
 
 __version__ = "0.6.0"
 
-API = ("load_model", "open_library", "build_library", "explain", "evaluate", "render")
+API = ("load_model", "open_library", "build_library", "cached_library", "explain", "evaluate", "render")
 __all__ = [*API, "__version__"]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 
+from .defaults import DEFAULT_LIBRARY, cached_library_path, check_replaceable
 from .errors import BadInput
 from .metrics import EvalSettings
 from .pipeline import ExplainOptions, check_library, parse_target
@@ -27,6 +28,7 @@ from .methods import METHODS, AttributionMethod, build_methods
 from .models import Classifier
 from .records import AttributionRecord, Records, rows_from_objects
 from .stats import BootstrapSettings
+from .library.build import Progress
 from .reports import EvaluationReport, evaluate_records
 
 
@@ -45,7 +47,7 @@ def open_library(path: str | os.PathLike) -> RefLibrary:
 
 def build_library(
     classifier: Classifier,
-    path: str | os.PathLike,
+    path: str | os.PathLike | None = None,
     data=None,
     labels: Sequence[int | str] | None = None,
     *,
@@ -63,14 +65,21 @@ def build_library(
     strict_gamma: bool = False,
     batch_size: int = 32,
     forward_dtype: str = "same",
+    progress: Progress | None = None,
 ) -> RefLibrary:
     """Pick references per class (docs/spec.md §2) and store their activations at ``path``.
+
+    ``path`` None: ``refs.h5`` in the current directory, as ``build-refs`` without ``-o``
+    (a file already there is replaced only if it is a library of the same model).
 
     ``data``: a ``--data`` spelling (a JSONL/CSV file, ``hub_name[:config]``,
     ``corpus:NAME``), a list of texts with ``labels``, or rows (dicts or a
     ``datasets.Dataset``) with ``text_field`` and ``label_field``. None: the
     alias's own data set (``minilm-rt``: its Rotten Tomatoes training split).
     """
+    if path is None:
+        path = DEFAULT_LIBRARY
+        check_replaceable(path, classifier)
     texts, label_ids, description, split_used = labelled_data(
         classifier, data, labels, split, text_field, label_field, max_scan
     )
@@ -83,8 +92,38 @@ def build_library(
         seed=seed,
         forward_dtype=forward_dtype,
     )
-    _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used)
+    _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used, progress=progress)
     return RefLibrary(path)
+
+
+def cached_library(
+    classifier: Classifier, progress: Progress | None = None, build: bool = True
+) -> tuple[RefLibrary, bool]:
+    """(library, built now) of a model known by its alias (``minilm-rt``, ``bert-sst2``, ...): what
+    ``explain`` uses with no library named. The cached one if it is readable and made for these
+    weights; else built now with ``build_library``'s defaults from the alias's own training data
+    and cached (``defaults.cached_library_path``); with ``build=False`` (several processes at
+    once, each of which would build its own) a missing one is an error."""
+    from .aliases import lookup_alias
+    from .errors import ContrastCatError
+
+    if lookup_alias(classifier.name) is None:
+        raise BadInput(f"model {classifier.name!r} is not an alias, so it has no default library: use build_library")
+    path = cached_library_path(classifier.name)
+    if path.is_file():
+        try:
+            library = RefLibrary(path)
+            library.check_model(classifier)
+            return library, False
+        except ContrastCatError:
+            pass  # the cache's own file: an older format, another training of the model, damage
+    if not build:
+        raise BadInput(
+            f"the default library of {classifier.name} is not built yet ({path}): build it with one "
+            "explain run outside torchrun first, or pass --refs"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return build_library(classifier, path, progress=progress), True
 
 
 def labelled_data(
