@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from contrastcat.models.precision import describe_hardware
 import contrastcat as cc
 from contrastcat import pipeline
 from contrastcat.capture import capture
@@ -223,7 +224,7 @@ def main() -> None:
     )
     rows = available[: args.inputs]
     lengths = [len(t) for t in tokenize(classifier.tokenizer, [r.text for r in rows], 512)]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; minilm-rt; {len(rows)} held-out "
+    print(f"torch {torch.__version__}, {describe_hardware(torch.device('cpu'))}, {torch.get_num_threads()} threads; minilm-rt; {len(rows)} held-out "
           f"Rotten Tomatoes snippets, median {int(np.median(lengths))} tokens (max {max(lengths)})")
     with tempfile.TemporaryDirectory() as folder:
         _, build_time = timed(lambda: cc.build_library(classifier, Path(folder) / "refs.h5"))

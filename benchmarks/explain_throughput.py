@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from contrastcat.models.precision import describe_hardware
 from contrastcat import toy
 from contrastcat.pipeline import ExplainOptions, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
@@ -73,7 +74,7 @@ def main() -> None:
             BuildOptions(selection=SelectionSettings(gamma=1e-3, k=30, keep=30, min_tokens=1)),
         )
         library = RefLibrary(path)
-        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.inputs} inputs of "
+        print(f"torch {torch.__version__}, {describe_hardware(torch.device('cpu'))}, {torch.get_num_threads()} threads, {args.inputs} inputs of "
               f"{args.words // 2}-{args.words} words, MiniLM-shaped BERT (6 x 384)")
         timings = {}
         for name in ("attcat", "contrastcat"):

@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from contrastcat.models.precision import describe_hardware
 from contrastcat.api import explain, load_model, open_library
 from contrastcat.methods import METHODS
 
@@ -33,7 +34,7 @@ def main() -> None:
     with open(args.inputs, encoding="utf-8") as stream:
         texts = [json.loads(line)["text"] for line in stream if line.strip()]
     names = args.methods.split(",")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, minilm-rt, {len(texts)} inputs, batch 16")
+    print(f"torch {torch.__version__}, {describe_hardware(torch.device('cpu'))}, {torch.get_num_threads()} threads, minilm-rt, {len(texts)} inputs, batch 16")
     seconds = {}
     for name in names:
         list(explain(classifier, texts[:1], library, name))  # warm-up: first-call allocations

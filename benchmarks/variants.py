@@ -25,8 +25,11 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 from contrastcat.api import explain, load_model
 from contrastcat.library import RefLibrary
+from contrastcat.models.precision import describe_hardware
 from contrastcat.methods import build_method
 from contrastcat.metrics import EvalSettings
 from contrastcat.records import AttributionRecord, RecordFile, write_records
@@ -145,7 +148,8 @@ def main() -> None:
         report = evaluate_records(classifier, found, EvalSettings(perturb=args.perturb), library, bootstrap=bootstrap)
         (method_report,) = report.methods.values()
         values[name] = method_report
-    print(f"{args.model}, {args.split} half: {len(rows)} held-out inputs (not the examples), {args.perturb}; "
+    print(f"{describe_hardware(torch.device('cpu'))}; {args.model}, {args.split} half: {len(rows)} held-out inputs "
+          f"(not the examples), {args.perturb}; "
           f"paired differences against {args.against}, 95 % bootstrap (10,000 resamples, seed 0)")
     for key, better in (("aopc", "MoRF higher, LeRF lower"), ("lodds", "MoRF lower, LeRF higher")):
         print(f"\n{key.upper() if key == 'aopc' else 'LOdds'} (better: {better})")

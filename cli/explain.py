@@ -188,6 +188,7 @@ def explain(
     check_output_path(output, [model_location(model)])
     quiet = quiet or follower
     classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
+    built = False
     if default_library:
         with phased_progress(quiet) as report:
             library, built = cached_library(classifier, report, build=world is None)
@@ -195,7 +196,7 @@ def explain(
         inputs.append(library.path)
         check_output_path(output, [library.path])
     if unnamed:
-        info(said_unnamed(model, library, default_library and built), quiet)
+        info(said_unnamed(model, library, built), quiet)
     chosen_target = parse_target(target, classifier.num_classes)
     settings = on_classifier(ExplainOptions(  # as records say it: --forward-dtype auto resolved here
         batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype

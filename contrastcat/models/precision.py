@@ -1,17 +1,19 @@
 """Precision: the weights' (``--dtype``), the forward-only passes' (``--forward-dtype``),
 and whether the hardware runs a half precision natively.
 
-``auto`` keeps a checkpoint's own dtype on a GPU and uses float32 on a CPU,
+``--dtype auto`` keeps a checkpoint's own dtype on a GPU and uses float32 on a CPU,
 where bfloat16 and float16 are slower than float32 except on recent CPUs
 and lose precision. Whatever the weights, captured tensors are cast to
 float32 before any method sums them (see ``contrastcat.capture``).
 
 A CPU without bfloat16 units (no AMX, no AVX-512 BF16: every AVX2-only CPU
 and many AVX-512 ones) emulates bfloat16 in software: measured with
-all-MiniLM-L6-v2, one thread, a forward pass ran 3.5x (AVX-512 CPU) to 10x
-(AVX2 CPU) slower than float32 and a training step 2.3x to 26x slower
-(docs/performance.md). Half precision is therefore chosen only where it is
-native, and asked for explicitly elsewhere it runs with a warning.
+all-MiniLM-L6-v2, one thread, a forward pass ran 3.9x (AVX-512 kernels) to
+5.5x (AVX2 kernels) slower than float32 and a training step 3.2x to 14x
+slower (``benchmarks/precision_speed.py``, docs/performance.md). Half
+precision is therefore chosen (``--forward-dtype auto``, the embedded models'
+training) only where it is native; asked for by name elsewhere, it runs
+with a warning.
 """
 
 from __future__ import annotations
@@ -162,11 +164,11 @@ def describe_hardware(device: torch.device) -> str:
     return f"CPU {_cpu_units()}, bfloat16 {'native' if native(torch.bfloat16, device) else 'emulated'}"
 
 
-# Measured here (docs/performance.md): one forward pass of all-MiniLM-L6-v2, 64 x 32 tokens,
-# one thread, under autocast against float32.
+# benchmarks/precision_speed.py on a Xeon without AMX or AVX-512 BF16 (docs/performance.md): one
+# forward pass of all-MiniLM-L6-v2, 64 x 32 tokens, one thread, under autocast against float32.
 EMULATED_COST = {
-    torch.bfloat16: "3.5x slower on an AVX-512 CPU without BF16, 5.4x with AVX2 kernels",
-    torch.float16: "8x slower on an AVX-512 CPU without AMX-FP16",
+    torch.bfloat16: "3.9x slower with AVX-512 kernels, 5.5x with AVX2 ones",
+    torch.float16: "9.1x slower with AVX-512 kernels, 5.6x with AVX2 ones",
 }
 
 
