@@ -50,6 +50,10 @@ def list_models(
                 "ready": ready,
                 "status": "ready" if ready else why,
                 "held_out_accuracy": metadata["held_out_accuracy"] if metadata else None,
+                # Entries made before 0.7 do not record it (they trained under bfloat16 autocast).
+                "training_dtype": metadata.get("training_dtype") if metadata else None,
+                "trained_on": metadata.get("trained_on") if metadata else None,
+                "weights_fingerprint": metadata.get("weights_fingerprint") if metadata else None,
                 "path": str(entry_dir(name)),
             }
         )

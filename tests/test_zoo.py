@@ -14,6 +14,7 @@ import torch
 
 from contrastcat.data import load_labelled
 from contrastcat.errors import BadInput, ModelUnavailable
+from contrastcat.models.precision import describe_hardware, native
 from contrastcat.zoo import EMBEDDED, entry_status, load_embedded, prepare
 from contrastcat.zoo import cache, registry
 from contrastcat.zoo.corpora import bbc_news, rotten_tomatoes
@@ -54,6 +55,9 @@ def test_quick_prepare_writes_a_complete_entry(quick_rt, monkeypatch):
     assert metadata["train_rows"] == 240 and metadata["held_out_rows"] == 60
     assert 0.0 <= metadata["held_out_accuracy"] <= 1.0 and 0.0 <= metadata["held_out_accuracy_before_sharpening"] <= 1.0
     assert metadata["recipe"]["seed"] == 0 and metadata["versions"]["torch"] == torch.__version__
+    cpu = torch.device("cpu")  # trained in bfloat16 only where this CPU has it natively, and it says so
+    assert metadata["training_dtype"] == ("bfloat16" if native(torch.bfloat16, cpu) else "float32")
+    assert metadata["trained_on"] == describe_hardware(cpu)
     assert set(metadata["confident_references"]) == {"negative", "positive"}
     assert entry_status("minilm-rt", quick=True) == (True, "")
     assert entry_status("minilm-rt")[0] is False  # a quick build never stands in for the real one
