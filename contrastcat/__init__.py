@@ -19,7 +19,7 @@ captured tensors) -> ``refine`` (deletion test) -> ``pipeline`` (batches ->
 ``terminal`` and ``spans`` turn records into coloured text.
 """
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 API = ("load_model", "open_library", "build_library", "cached_library", "explain", "evaluate", "render")
 __all__ = [*API, "__version__"]

@@ -193,7 +193,9 @@ def explain(
     methods' options (``refs_used=10``, ``ig_steps=20``; see ``--list-methods``):
     each method takes the ones it defines, and a name none of them defines is an error.
     ``forward_dtype="bfloat16"`` runs the deletion test's forward passes under autocast
-    (faster on CPUs with AMX and on GPUs; docs/performance.md has what it changes).
+    (faster on CPUs with AMX and on GPUs; elsewhere slower, with a
+    :class:`~contrastcat.errors.SlowPrecision` warning); ``"auto"`` picks it only where it
+    is native. docs/performance.md has what it changes.
     """
     names = list(METHODS) if method == "all" else [method] if isinstance(method, str) else list(method)
     methods: list[AttributionMethod] = build_methods(names, **options)
