@@ -184,7 +184,7 @@ def explain(
     if model is None:
         if library is None:
             raise BadInput("--model is required when no --refs library is given")
-        model = library_model(library.info)
+        model = library_model(library)
     check_output_path(output, [model_location(model)])
     quiet = quiet or follower
     classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)

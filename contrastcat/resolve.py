@@ -75,10 +75,18 @@ def load_classifier(
     )
 
 
-def library_model(info) -> str:
+def library_model(library) -> str:
     """The model a library was built with, as ``load_classifier`` takes it: its alias,
     else the directory it loaded (if it is still there), else its hub id."""
+    info = library.info
     if lookup_alias(info.model) is not None:
         return info.model
     source = info.model_source
-    return source if Path(source).is_dir() else info.model
+    if Path(source).is_dir():
+        return source
+    if Path(source).is_absolute():  # a local directory when the library was built (hub ids are not paths)
+        raise BadInput(
+            f"{library.path}: built for model {info.model!r} loaded from {source}, which is not a directory "
+            "any more: pass --model"
+        )
+    return info.model

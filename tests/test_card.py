@@ -139,3 +139,24 @@ def test_the_python_api_has_the_same_defaults(card):
         cache_file = defaults.cached_library_path("toy")
         cache_file.unlink()
         contrastcat.cached_library(classifier, build=False)
+
+
+def test_a_library_whose_model_directory_is_gone_says_so(card, toy_dir, tmp_path):
+    moved = tmp_path / "moved-model"
+    shutil.copytree(toy_dir / "model", moved)
+    classifier = contrastcat.load_model(str(moved))
+    contrastcat.build_library(classifier, "refs.h5", data=str(toy_dir / "train.jsonl"))
+    shutil.rmtree(moved)
+    result = invoke("explain", "inputs.jsonl", "-o", "attr.jsonl")
+    assert_one_line_error(result, f"refs.h5: built for model {str(moved)!r} loaded from {moved}",
+                          "not a directory any more: pass --model")
+
+
+def test_a_refs_h5_that_is_no_regular_file(card):
+    import os
+
+    os.mkfifo(card / "refs.h5")
+    assert_one_line_error(invoke("explain", "inputs.jsonl", "-o", "attr.jsonl"), "refs.h5: not a regular file")
+    assert_one_line_error(invoke("build-refs", "--model", "toy"),
+                          "refs.h5: exists and is not a usable reference library (not a regular file)")
+    assert (card / "refs.h5").is_fifo()

@@ -326,7 +326,8 @@ class RefLibrary:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
         if not Path(self.path).is_file():
-            raise BadInput(f"{self.path}: no such reference library file")
+            what = "not a regular file" if os.path.exists(self.path) else "no such reference library file"
+            raise BadInput(f"{self.path}: {what}")
         self._cache: dict[tuple[str, str], torch.Tensor] = {}
         try:
             with h5py.File(self.path, "r") as file:
