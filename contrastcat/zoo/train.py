@@ -3,7 +3,7 @@
 Two stages:
 1. ``fine_tune``: the whole model, length-sorted batches (little padding),
    bfloat16 autocast only where the hardware runs it natively (elsewhere it is
-   emulated, 2-26x slower than float32: ``models.precision``), AdamW with
+   emulated: a step measured 3-14x slower than float32, ``models.precision``), AdamW with
    linear decay and a higher learning rate for the freshly initialised head
    (pooler + classifier).
 2. ``sharpen_head``: the encoder frozen, its [CLS] features computed once in
