@@ -90,7 +90,7 @@ def build_refs(
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
     # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.api import labelled_data
-    from contrastcat.defaults import DEFAULT_LIBRARY, check_replaceable
+    from contrastcat.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
     from contrastcat.library.build import parse_pools
     from contrastcat.pipeline import check_max_length
@@ -113,9 +113,9 @@ def build_refs(
         warn("--dtype float16 loads the model's weights in float16 (since 0.3); the activations on disk "
              "stay float32: --store-dtype float16 halves the file")
     check_output_path(output, [data, model_location(model)])
+    existing = replaceable(output) if chosen else None  # a file that is no library: refused before the model loads
     classifier = load_model(model, device, quiet, dtype)
-    if chosen:
-        check_replaceable(output, classifier)
+    check_same_model(output, existing, classifier)
     classifier.max_length = check_max_length(classifier, max_length)
     texts, labels, description, split_used = labelled_data(
         classifier, data, None, split, text_field, label_field, max_scan

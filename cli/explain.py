@@ -179,7 +179,9 @@ def explain(
     methods = build_methods(names, shared=True, **(method_options or {}))
     library = open_library(refs, unnamed) if refs is not None else None
     default_library = unnamed and library is None and any(m.uses_library for m in methods)
-    if not default_library:
+    if default_library:
+        check_default_pools(methods)  # before the model loads and the library is built
+    else:
         check_library(methods, library)  # before the model loads: a wrong call fails fast
     if model is None:
         if library is None:
@@ -190,8 +192,10 @@ def explain(
     classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
     built = False
     if default_library:
+        # Shards and torchrun processes would each build a library of their own (fingerprints differ).
+        alone = world is None and part is None
         with phased_progress(quiet) as report:
-            library, built = cached_library(classifier, report, build=world is None)
+            library, built = cached_library(classifier, report, build=alone, notify=lambda line: info(line, quiet))
         check_library(methods, library)
         inputs.append(library.path)
         check_output_path(output, [library.path])
@@ -266,6 +270,21 @@ def open_library(path: str, unnamed: bool):
         if not unnamed:
             raise
         raise BadInput(f"{error} (explain reads ./refs.h5 when neither --refs nor --model is given)") from None
+
+
+def check_default_pools(methods) -> None:
+    """The default library stores the contrasting references and the random pool (build-refs'
+    defaults); a method that reads another pool needs a library built for it."""
+    from contrastcat.library.build import BuildOptions
+
+    stored = {"contrast", *BuildOptions().pools}
+    for method in methods:
+        missing = [pool for pool in method.pools_needed if pool not in stored] if method.uses_library else []
+        if missing:
+            raise BadInput(
+                f"method {method.name} reads the {missing[0]!r} reference pool, which the default library does not "
+                f"store: build one with build-refs --pools {missing[0]},random and pass it with --refs"
+            )
 
 
 def said_unnamed(model: str, library, built: bool) -> str:

@@ -15,9 +15,9 @@ reports coloured (``_repr_html_``), and every error a user can cause is a
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from .defaults import DEFAULT_LIBRARY, cached_library_path, check_replaceable
+from .defaults import DEFAULT_LIBRARY, cached_library_path, check_same_model, replaceable
 from .errors import BadInput
 from .metrics import EvalSettings
 from .pipeline import ExplainOptions, check_library, parse_target
@@ -79,7 +79,7 @@ def build_library(
     """
     if path is None:
         path = DEFAULT_LIBRARY
-        check_replaceable(path, classifier)
+        check_same_model(path, replaceable(path), classifier)
     texts, label_ids, description, split_used = labelled_data(
         classifier, data, labels, split, text_field, label_field, max_scan
     )
@@ -97,32 +97,45 @@ def build_library(
 
 
 def cached_library(
-    classifier: Classifier, progress: Progress | None = None, build: bool = True
+    classifier: Classifier,
+    progress: Progress | None = None,
+    build: bool = True,
+    notify: Callable[[str], None] | None = None,
 ) -> tuple[RefLibrary, bool]:
     """(library, built now) of a model known by its alias (``minilm-rt``, ``bert-sst2``, ...): what
-    ``explain`` uses with no library named. The cached one if it is readable and made for these
-    weights; else built now with ``build_library``'s defaults from the alias's own training data
-    and cached (``defaults.cached_library_path``); with ``build=False`` (several processes at
-    once, each of which would build its own) a missing one is an error."""
+    ``explain`` uses with no library named. The cached one (one per weights' precision) if it is
+    readable and made for these weights; else built now with ``build_library``'s defaults from
+    the alias's own training data and cached (``defaults.cached_library_path``; ``notify`` hears
+    of it first). With ``build=False`` (several processes at once, each of which would build its
+    own, different library) a missing or unusable one is an error."""
     from .aliases import lookup_alias
     from .errors import ContrastCatError
+    from .files import check_output_path
+    from .models.precision import dtype_name
 
     if lookup_alias(classifier.name) is None:
         raise BadInput(f"model {classifier.name!r} is not an alias, so it has no default library: use build_library")
-    path = cached_library_path(classifier.name)
-    if path.is_file():
+    path = cached_library_path(classifier.name, dtype_name(classifier.dtype))
+    why = "it is not built yet"
+    if os.path.lexists(path):
         try:
             library = RefLibrary(path)
             library.check_model(classifier)
             return library, False
-        except ContrastCatError:
-            pass  # the cache's own file: an older format, another training of the model, damage
+        except ContrastCatError as error:  # the cache's own file: an older format, another training, damage
+            why = f"it cannot be used ({error})"
     if not build:
         raise BadInput(
-            f"the default library of {classifier.name} is not built yet ({path}): build it with one "
-            "explain run outside torchrun first, or pass --refs"
+            f"the default library of {classifier.name} is needed, but {why}: build it with one plain explain "
+            "run first (no torchrun, no --shard), or pass --refs"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInput(f"{path.parent}: cannot hold the cached library ({error.strerror})") from None
+    check_output_path(str(path))  # before the scan: a place that cannot be written fails now
+    if notify:
+        notify(f"building the default library of {classifier.name} from its training data (once; cached in {path})")
     return build_library(classifier, path, progress=progress), True
 
 

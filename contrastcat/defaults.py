@@ -21,39 +21,53 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .aliases import lookup_alias
 from .errors import BadInput, ContrastCatError
-from .library import RefLibrary
+from .library import LibraryInfo, RefLibrary
 from .models import Classifier
 
 DEFAULT_LIBRARY = "refs.h5"
 DEFAULT_MODEL = "minilm-rt"
 
 
-def check_replaceable(path: str | os.PathLike, classifier: Classifier) -> None:
-    """Refuse to replace ``path`` (the default output, not one the user named) unless it is
-    missing or a library built for ``classifier``'s model."""
-    shown = str(path)
+ADVICE = "build-refs without -o replaces only a library of the same model: pass -o to choose the file"
+
+
+def replaceable(path: str | os.PathLike) -> LibraryInfo | None:
+    """Before any work (the model not loaded yet): what ``path``, the default output, holds.
+    None when nothing is there; a file that is no usable library is refused."""
     if not os.path.lexists(path):
-        return
-    advice = "build-refs without -o replaces only a library of the same model: pass -o to choose the file"
+        return None
     try:
-        info = RefLibrary(path).info
+        return RefLibrary(path).info
     except ContrastCatError as error:
-        why = str(error).removeprefix(f"{shown}: ")
-        raise BadInput(f"{shown}: exists and is not a usable reference library ({why}); {advice}") from None
-    if classifier.fingerprint == info.model_fingerprint or classifier.name == info.model or classifier.source == info.model_source:
+        why = str(error).removeprefix(f"{path}: ")
+        raise BadInput(f"{path}: exists and is not a usable reference library ({why}); {ADVICE}") from None
+
+
+def check_same_model(path: str | os.PathLike, info: LibraryInfo | None, classifier: Classifier) -> None:
+    """Refuse to replace the library ``info`` at ``path`` unless it was built for ``classifier``'s
+    model: the same weights, the same source (a hub id, an absolute directory) or the same
+    alias (an embedded model trained again replaces its library). Other names are not
+    compared: ``./model`` in two directories is two models."""
+    if info is None or classifier.fingerprint == info.model_fingerprint or classifier.source == info.model_source:
+        return
+    if lookup_alias(classifier.name) is not None and classifier.name == info.model:
         return
     raise BadInput(
-        f"{shown}: holds a library built for model {info.model!r}, not {classifier.name!r}; {advice} "
-        f"(-o {shown} replaces it)"
+        f"{path}: holds a library built for model {info.model!r} ({info.model_source}), not {classifier.name!r} "
+        f"({classifier.source}); {ADVICE} (-o {path} replaces it)"
     )
 
 
-def cached_library_path(name: str) -> Path:
-    """Where the default library of the model alias ``name`` is cached (see ``api.cached_library``)."""
+def cached_library_path(name: str, weights: str = "float32") -> Path:
+    """Where the default library of the model alias ``name`` with weights in ``weights`` is
+    cached (see ``api.cached_library``): one file per precision, so runs at two ``--dtype``
+    do not rebuild each other's."""
     from .zoo import cache
 
-    return cache.cache_root() / "libraries" / f"{name}.h5"
+    suffix = "" if weights == "float32" else f"-{weights}"
+    return cache.cache_root() / "libraries" / f"{name}{suffix}.h5"
 
 
 def unnamed_sources() -> tuple[str | None, str | None]:

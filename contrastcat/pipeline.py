@@ -18,7 +18,7 @@ from .capture import capture
 from .errors import BadInput, NonFiniteOutput, RunFailed
 from .methods import AttributionMethod, build_method
 from .models import Classifier
-from .models.precision import SAME, check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
+from .models.precision import AUTO, SAME, check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from .passes import ModelPasses
 from .records import AttributionRecord, InputRow, resolve_label, rounded
 from .refine import Refined, RefineItem, average, refine
@@ -324,11 +324,13 @@ def reattribute_records(
         method_settings = {key: value for key, value in settings.items() if key not in PIPELINE_SETTINGS}
         try:
             method = build_method(name, **method_settings)
-            options = ExplainOptions(
+            if settings.get("forward_dtype") == AUTO:  # a record says what ran; auto never does
+                raise BadInput("forward_dtype auto names no precision")
+            options = on_classifier(ExplainOptions(  # explained again as it was, warned if emulated here
                 batch_size=batch_size,
                 mask_special=bool(settings.get("mask_special", False)),
                 forward_dtype=str(settings.get("forward_dtype", SAME)),
-            )
+            ), classifier)
         except (TypeError, ValueError, BadInput) as error:
             first = records[indices[0]]
             where = f"{source}:{first.line}" if first.line is not None else f"{source}: record id {first.id!r}"

@@ -11,12 +11,13 @@ are the card's with only the model's name changed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
 
 import contrastcat
-from contrastcat import aliases, defaults, toy
+from contrastcat import aliases, defaults, resolve, toy
 from contrastcat.data import DataSource
 from contrastcat.errors import BadInput
 from contrastcat.library import RefLibrary
@@ -66,9 +67,10 @@ def test_with_no_library_here_the_default_model_and_its_cached_library(card, mon
     first = invoke("explain", "inputs.jsonl", "-o", "attr.jsonl")
     assert first.exit_code == 0, first.output
     cached = defaults.cached_library_path("toy")
-    assert first.stderr.splitlines()[0] == (
-        f"no --refs, --model or ./refs.h5: using the default model toy and its library {cached} (built now and cached)"
-    )
+    assert first.stderr.splitlines()[:2] == [  # said before the scan, and what was used
+        f"building the default library of toy from its training data (once; cached in {cached})",
+        f"no --refs, --model or ./refs.h5: using the default model toy and its library {cached} (built now and cached)",
+    ]
     assert not (card / "refs.h5").exists()  # the cache's library, not one in the user's directory
     assert {r["library"] for r in records(card / "attr.jsonl")} == {RefLibrary(cached).fingerprint}
 
@@ -149,14 +151,82 @@ def test_a_library_whose_model_directory_is_gone_says_so(card, toy_dir, tmp_path
     shutil.rmtree(moved)
     result = invoke("explain", "inputs.jsonl", "-o", "attr.jsonl")
     assert_one_line_error(result, f"refs.h5: built for model {str(moved)!r} loaded from {moved}",
-                          "not a directory any more: pass --model")
+                          "not a directory any more: name the model's directory now with --refs refs.h5 --model DIR")
 
 
 def test_a_refs_h5_that_is_no_regular_file(card):
-    import os
-
     os.mkfifo(card / "refs.h5")
     assert_one_line_error(invoke("explain", "inputs.jsonl", "-o", "attr.jsonl"), "refs.h5: not a regular file")
     assert_one_line_error(invoke("build-refs", "--model", "toy"),
                           "refs.h5: exists and is not a usable reference library (not a regular file)")
     assert (card / "refs.h5").is_fifo()
+
+
+def test_the_same_relative_name_in_two_directories_is_two_models(card, toy_dir, tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(toy_dir / "model", first / "model")
+    with quiet_transformers():
+        toy.make_model(seed=5).save_pretrained(second / "model")
+    toy.make_tokenizer().save_pretrained(second / "model")
+    data = str(toy_dir / "train.jsonl")
+    os.chdir(first)  # the fixture's monkeypatch.chdir puts the directory back
+    assert invoke("build-refs", "--model", "./model", "--data", data, "--quiet").exit_code == 0
+    shutil.copy(first / "refs.h5", second / "refs.h5")
+    os.chdir(second)
+    before = (second / "refs.h5").read_bytes()
+    refused = invoke("build-refs", "--model", "./model", "--data", data)
+    assert_one_line_error(refused, "refs.h5: holds a library built for model './model'")
+    assert (second / "refs.h5").read_bytes() == before
+
+
+def test_a_file_that_is_no_library_is_refused_before_the_model_loads(card, monkeypatch):
+    (card / "refs.h5").write_text("notes\n")
+    monkeypatch.setattr(resolve, "load_classifier", lambda *a, **k: pytest.fail("loaded the model"))
+    assert_one_line_error(invoke("build-refs", "--model", "toy"), "refs.h5: exists and is not a usable reference library")
+
+
+def test_one_cached_library_per_precision_and_clear_refusals(card, monkeypatch):
+    from contrastcat.models import recast
+
+    classifier = contrastcat.load_model("toy")
+    full, _ = contrastcat.cached_library(classifier)
+    stamp = defaults.cached_library_path("toy").stat().st_mtime_ns
+    half, built = contrastcat.cached_library(recast(classifier, "bfloat16"))
+    assert built and half.path == str(defaults.cached_library_path("toy", "bfloat16")) != full.path
+    assert half.info.model_dtype == "bfloat16"
+    assert contrastcat.cached_library(classifier)[1] is False  # the float32 one was not rebuilt
+    assert defaults.cached_library_path("toy").stat().st_mtime_ns == stamp
+
+    defaults.cached_library_path("toy").write_bytes(b"damaged")
+    with pytest.raises(BadInput, match="the default library of toy is needed, but it cannot be used"):
+        contrastcat.cached_library(classifier, build=False)
+
+
+def test_shards_need_the_default_library_built_first(card, monkeypatch):
+    monkeypatch.setattr(defaults, "DEFAULT_MODEL", "toy")
+    refused = invoke("explain", "inputs.jsonl", "--shard", "0/2", "-o", "part0.jsonl")
+    assert_one_line_error(refused, "the default library of toy is needed, but it is not built yet",
+                          "no torchrun, no --shard")
+    assert not defaults.cached_library_path("toy").exists()
+    assert invoke("explain", "inputs.jsonl", "-o", "whole.jsonl", "--quiet").exit_code == 0
+    for index in (0, 1):
+        part = invoke("explain", "inputs.jsonl", "--shard", f"{index}/2", "-o", f"part{index}.jsonl", "--quiet")
+        assert part.exit_code == 0, part.output
+    merged = invoke("merge", "part0.jsonl", "part1.jsonl", "-o", "merged.jsonl")
+    assert merged.exit_code == 0, merged.output
+    assert (card / "merged.jsonl").read_bytes() == (card / "whole.jsonl").read_bytes()
+
+
+def test_the_default_library_refuses_a_pool_it_lacks_before_building(card, monkeypatch):
+    monkeypatch.setattr(defaults, "DEFAULT_MODEL", "toy")
+    refused = invoke("explain", "inputs.jsonl", "--reference-select", "same", "-o", "attr.jsonl")
+    assert_one_line_error(refused, "reads the 'same' reference pool, which the default library does not store",
+                          "build-refs --pools same,random")
+    assert not defaults.cached_library_path("toy").exists()
+
+
+def test_a_cache_that_cannot_hold_the_library_is_one_line(card, monkeypatch, tmp_path):
+    monkeypatch.setattr(defaults, "DEFAULT_MODEL", "toy")
+    (tmp_path / "cache").mkdir(exist_ok=True)
+    (tmp_path / "cache" / "libraries").write_text("a file, not a folder\n")
+    assert_one_line_error(invoke("explain", "inputs.jsonl", "-o", "attr.jsonl"), "cannot hold the cached library")

@@ -161,3 +161,32 @@ def test_a_wrong_override_is_one_line(toy_dir, tmp_path, monkeypatch):
     result = invoke("explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "attcat",
                     "--forward-dtype", "auto", "-o", tmp_path / "out.jsonl")
     assert_one_line_error(result, "$CONTRASTCAT_NATIVE_BF16 must be 0 or 1")
+
+
+def test_evaluate_warns_when_it_explains_bfloat16_records_again_and_refuses_auto(toy_dir, toy_library, tmp_path,
+                                                                                   monkeypatch):
+    out = tmp_path / "bf.jsonl"
+    monkeypatch.setenv(NATIVE_BF16_ENV, "1")
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--refs-used", "5",
+                  "--forward-dtype", "bfloat16", "-o", out, "--quiet").exit_code == 0
+    monkeypatch.setenv(NATIVE_BF16_ENV, "0")
+    evaluated = invoke("evaluate", out, "--kendall", "--refs", toy_library.path, "--min-tokens", "3", "--json")
+    assert evaluated.exit_code == 0, evaluated.output
+    assert len(_warnings(evaluated.stderr)) == 1 and "--forward-dtype bfloat16" in evaluated.stderr
+
+    edited = tmp_path / "auto.jsonl"
+    lines = out.read_text().splitlines()
+    record = json.loads(lines[0])
+    record["settings"]["forward_dtype"] = "auto"
+    edited.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    result = invoke("evaluate", edited, "--kendall", "--refs", toy_library.path, "--min-tokens", "3", "--json")
+    assert_one_line_error(result, "settings cannot be used again (forward_dtype auto names no precision)")
+
+
+def test_an_empty_override_is_unset_and_a_forced_answer_is_not_called_hardware(cpu_has, monkeypatch):
+    cpu_has()
+    monkeypatch.setenv(NATIVE_BF16_ENV, "")
+    assert not native(torch.bfloat16, CPU)
+    assert precision.describe_hardware(CPU).endswith("bfloat16 emulated")
+    monkeypatch.setenv(NATIVE_BF16_ENV, "1")
+    assert precision.describe_hardware(CPU).endswith("bfloat16 native (as $CONTRASTCAT_NATIVE_BF16 says, not the hardware)")

@@ -326,7 +326,8 @@ class RefLibrary:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
         if not Path(self.path).is_file():
-            what = "not a regular file" if os.path.exists(self.path) else "no such reference library file"
+            what = ("not a regular file" if os.path.exists(self.path)
+                    else "a symbolic link to nothing" if os.path.islink(self.path) else "no such reference library file")
             raise BadInput(f"{self.path}: {what}")
         self._cache: dict[tuple[str, str], torch.Tensor] = {}
         try:

@@ -112,6 +112,14 @@ def on_classifier(options, classifier):
 NATIVE_BF16_ENV = "CONTRASTCAT_NATIVE_BF16"  # "0" or "1": overrides the detection (to measure the other path)
 
 
+def forced_bfloat16() -> bool | None:
+    """``$CONTRASTCAT_NATIVE_BF16``: True (1) or False (0) overrides the detection; unset or empty: None."""
+    forced = os.environ.get(NATIVE_BF16_ENV, "")
+    if forced not in ("", "0", "1"):
+        raise BadInput(f"${NATIVE_BF16_ENV} must be 0 or 1 (or unset), got {forced!r}")
+    return None if forced == "" else forced == "1"
+
+
 def _cpu_supports(query: str) -> bool:
     """One of torch's own CPU feature queries (``torch.cpu._is_amx_tile_supported`` ...);
     False where this torch does not have it."""
@@ -131,11 +139,9 @@ def native(dtype: torch.dtype, device: torch.device) -> bool:
     if dtype == torch.float32:
         return True
     if dtype == torch.bfloat16:
-        forced = os.environ.get(NATIVE_BF16_ENV)
+        forced = forced_bfloat16()
         if forced is not None:
-            if forced not in ("0", "1"):
-                raise BadInput(f"${NATIVE_BF16_ENV} must be 0 or 1 (or unset), got {forced!r}")
-            return forced == "1"
+            return forced
         if device.type == "cuda":
             try:
                 return bool(torch.cuda.is_bf16_supported(including_emulation=False))
@@ -161,7 +167,8 @@ def describe_hardware(device: torch.device) -> str:
         return f"CUDA {torch.cuda.get_device_name(device)}"
     if device.type != "cpu":
         return str(device)
-    return f"CPU {_cpu_units()}, bfloat16 {'native' if native(torch.bfloat16, device) else 'emulated'}"
+    forced = f" (as ${NATIVE_BF16_ENV} says, not the hardware)" if forced_bfloat16() is not None else ""
+    return f"CPU {_cpu_units()}, bfloat16 {'native' if native(torch.bfloat16, device) else 'emulated'}{forced}"
 
 
 # benchmarks/precision_speed.py on a Xeon without AMX or AVX-512 BF16 (docs/performance.md): one
