@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from contrastcat.arguments import MAX_BATCH_SIZE
 from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
 
 from .launch import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
@@ -42,7 +43,7 @@ ForwardDtypeOption = Annotated[
     ),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summaries on stderr.")]
-BatchOption = Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per forward pass.")]
+BatchOption = Annotated[int, typer.Option("--batch-size", min=1, max=MAX_BATCH_SIZE, help="Inputs per forward pass.")]
 
 
 class _Console(Console):

@@ -14,6 +14,8 @@ import os
 import signal
 import sys
 
+from . import _early_stop
+
 INTERRUPTED = 130
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool killed by a closed pipe
 
@@ -118,9 +120,9 @@ class _BestEffort:
 
 
 def main() -> None:
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _early_stop):
         signal.signal(signal.SIGTERM, _stop)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not when the shell made us ignore it
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _early_stop):  # not when the shell ignores it
         signal.signal(signal.SIGINT, _stop)
     sys.unraisablehook = _unraisable(sys.unraisablehook)
     sys.stderr = _BestEffort(sys.stderr)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 
+from . import arguments as check
 from .defaults import DEFAULT_LIBRARY, cached_library_path, check_same_model, replaceable
 from .errors import BadInput
 from .metrics import EvalSettings
@@ -35,14 +36,59 @@ from .reports import EvaluationReport, evaluate_records
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> Classifier:
     """An alias (``minilm-rt``, ``roberta-sst2``, ...), a hub id or a local directory, loaded with
     eager attention; embedded models are trained on first use and cached."""
+    import torch
+
     from .resolve import load_classifier
 
+    if isinstance(name, os.PathLike):
+        name = os.fspath(name)
+    if not isinstance(name, str) or not name.strip() or "\0" in name:
+        raise BadInput(f"load_model: name must be an alias, a hub id or a model directory, got {check.shown(name)}")
+    if not isinstance(device, (str, torch.device)):
+        raise BadInput(f"load_model: device must be a string (auto, cpu, cuda:0) or a torch.device, got {check.shown(device)}")
+    if not isinstance(dtype, (str, torch.dtype)):
+        raise BadInput(f"load_model: dtype must be a string (auto, float32, ...) or a torch.dtype, got {check.shown(dtype)}")
     return load_classifier(name, device, dtype=dtype)
 
 
 def open_library(path: str | os.PathLike) -> RefLibrary:
     """A reference library written by ``build_library`` or ``contrastcat build-refs``, verified."""
-    return RefLibrary(path)
+    return RefLibrary(check.path("open_library: path", path))
+
+
+def _classifier(function: str, value) -> Classifier:
+    if isinstance(value, (str, os.PathLike)):
+        raise BadInput(
+            f"{function}: classifier is the name {check.shown(os.fspath(value))}; load it first: "
+            f"contrastcat.load_model({check.shown(os.fspath(value))})"
+        )
+    return check.instance(f"{function}: classifier", value, Classifier, " (from contrastcat.load_model)")
+
+
+def _library(function: str, value) -> RefLibrary | None:
+    """A library, or a path to one (opened and verified here), or None."""
+    if value is None or isinstance(value, RefLibrary):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return RefLibrary(check.path(f"{function}: library", value))
+    raise BadInput(
+        f"{function}: library must be a RefLibrary (contrastcat.open_library) or a path to one, got {check.shown(value)}"
+    )
+
+
+def _records(function: str, value) -> list[AttributionRecord]:
+    items = list(check.collection(f"{function}: records", value, "records"))
+    for index, item in enumerate(items):
+        if not isinstance(item, AttributionRecord):
+            raise BadInput(
+                f"{function}: records: item {index} is {check.shown(item, 40)}, not an AttributionRecord "
+                "(contrastcat.explain returns them; contrastcat.records.read_records reads a file of them)"
+            )
+    return items
+
+
+def _model_directory(classifier: Classifier) -> str | None:
+    return classifier.source if os.path.isdir(classifier.source) else None
 
 
 def build_library(
@@ -77,20 +123,40 @@ def build_library(
     ``datasets.Dataset``) with ``text_field`` and ``label_field``. None: the
     alias's own data set (``minilm-rt``: its Rotten Tomatoes training split).
     """
+    from .files import check_output_path
+    from .library.build import parse_pools
+
+    classifier = _classifier("build_library", classifier)
+    options = BuildOptions(
+        selection=SelectionSettings(
+            gamma=check.number("build_library: gamma", gamma, minimum=0.0),
+            k=check.count("build_library: k", k),
+            keep=check.count("build_library: keep", keep),
+            min_tokens=check.count("build_library: min_tokens", min_tokens),
+        ),
+        batch_size=check.batch_size("build_library: batch_size", batch_size),
+        dtype=check.text("build_library: store_dtype", store_dtype),
+        strict_gamma=check.flag("build_library: strict_gamma", strict_gamma),
+        pools=parse_pools(pools) if isinstance(pools, str) else tuple(check.names("build_library: pools", pools)),
+        seed=check.seed("build_library: seed", seed),
+        forward_dtype=check.text("build_library: forward_dtype", forward_dtype),
+    )
+    max_scan = check.optional_count("build_library: max_scan", max_scan)
+    progress = check.callback("build_library: progress", progress)
+    if isinstance(data, (str, os.PathLike)):
+        data = check.path("build_library: data", data)
+    elif data is not None:
+        check.collection("build_library: data", data, "texts or rows")
+    # The same refusals as build-refs: the data, the model's files and a non-library are never replaced.
     if path is None:
         path = DEFAULT_LIBRARY
+        check_output_path(path, [data if isinstance(data, str) else None, _model_directory(classifier)])
         check_same_model(path, replaceable(path), classifier)
+    else:
+        path = check.path("build_library: path", path)
+        check_output_path(path, [data if isinstance(data, str) else None, _model_directory(classifier)])
     texts, label_ids, description, split_used = labelled_data(
         classifier, data, labels, split, text_field, label_field, max_scan
-    )
-    options = BuildOptions(
-        selection=SelectionSettings(gamma=gamma, k=k, keep=keep, min_tokens=min_tokens),
-        batch_size=batch_size,
-        dtype=store_dtype,
-        strict_gamma=strict_gamma,
-        pools=tuple(pools),
-        seed=seed,
-        forward_dtype=forward_dtype,
     )
     _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used, progress=progress)
     return RefLibrary(path)
@@ -113,6 +179,10 @@ def cached_library(
     from .files import check_output_path
     from .models.precision import dtype_name
 
+    classifier = _classifier("cached_library", classifier)
+    progress = check.callback("cached_library: progress", progress)
+    notify = check.callback("cached_library: notify", notify)
+    build = check.flag("cached_library: build", build)
     if lookup_alias(classifier.name) is None:
         raise BadInput(f"model {classifier.name!r} is not an alias, so it has no default library: use build_library")
     path = cached_library_path(classifier.name, dtype_name(classifier.dtype))
@@ -154,6 +224,11 @@ def labelled_data(
     from .data import load_labelled
     from .records import resolve_label
 
+    classifier = _classifier("labelled_data", classifier)
+    split = check.optional_text("split", split)
+    text_field = check.optional_text("text_field", text_field)
+    label_field = check.optional_text("label_field", label_field)
+    max_scan = check.optional_count("max_scan", max_scan)
     if data is None or isinstance(data, (str, os.PathLike)):
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None
@@ -169,8 +244,9 @@ def labelled_data(
         )
         return labelled.texts, labelled.labels, labelled.description, split or (source.split if source else "")
     text_field, label_field = text_field or "text", label_field or "label"
-    items = list(data)
+    items = list(check.collection("data", data, "texts or rows"))
     if labels is not None:
+        labels = list(check.collection("labels", labels, "labels"))
         if len(labels) != len(items):
             raise BadInput(f"{len(items)} texts but {len(labels)} labels")
         items = [{text_field: text, label_field: label} for text, label in zip(items, labels)]
@@ -210,14 +286,21 @@ def explain(
     :class:`~contrastcat.errors.SlowPrecision` warning); ``"auto"`` picks it only where it
     is native. docs/performance.md has what it changes.
     """
-    names = list(METHODS) if method == "all" else [method] if isinstance(method, str) else list(method)
+    classifier = _classifier("explain", classifier)
+    names = check.names("explain: method", method)
+    names = list(METHODS) if names == ["all"] else names
     methods: list[AttributionMethod] = build_methods(names, **options)
+    library = _library("explain", library)
     check_library(methods, library)
-    rows = rows_from_objects(inputs, text_field, id_field, label_field, source="inputs")
-    chosen = parse_target(target, classifier.num_classes)
+    for name, value in (("text_field", text_field), ("id_field", id_field), ("label_field", label_field)):
+        check.text(f"explain: {name}", value)
     settings = ExplainOptions(
-        batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype
+        batch_size=batch_size, mask_special=mask_special, max_length=max_length,
+        forward_dtype=check.text("explain: forward_dtype", forward_dtype),
     )
+    chosen = parse_target(target, classifier.num_classes)
+    items = check.collection("explain: inputs", inputs, "texts or rows")
+    rows = rows_from_objects(items, text_field, id_field, label_field, source="inputs")
     used = library if any(m.uses_library for m in methods) else None
     return Records(_explain(classifier, rows, methods, used, target=chosen, options=settings, source="inputs"))
 
@@ -243,13 +326,25 @@ def evaluate(
     Kendall-τ with ``kendall`` (records of library methods need their ``library``). Every mean
     has a bootstrap interval over inputs (``bootstrap`` resamples, 0: none);
     ``report.difference("contrastcat", "attcat")`` pairs two methods on their shared inputs."""
+    classifier = _classifier("evaluate", classifier)
+    records = _records("evaluate", records)
+    library = _library("evaluate", library)
     settings = EvalSettings(
-        orders=tuple(orders), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target,
-        forward_dtype=forward_dtype,
+        orders=tuple(check.names("evaluate: orders", orders)),
+        steps=check.text("evaluate: steps", steps),
+        perturb=check.text("evaluate: perturb", perturb),
+        min_tokens=check.count("evaluate: min_tokens", min_tokens),
+        target=check.text("evaluate: target", target),
+        forward_dtype=check.text("evaluate: forward_dtype", forward_dtype),
+    )
+    intervals = BootstrapSettings(
+        check.count("evaluate: bootstrap", bootstrap, minimum=0),
+        check.number("evaluate: ci", ci),
+        check.seed("evaluate: seed", seed),
     )
     return evaluate_records(
-        classifier, list(records), settings, library, kendall, batch_size, source="records",
-        bootstrap=BootstrapSettings(bootstrap, ci, seed),
+        classifier, records, settings, library, check.flag("evaluate: kendall", kendall),
+        check.batch_size("evaluate: batch_size", batch_size), source="records", bootstrap=intervals,
     )
 
 
@@ -257,4 +352,7 @@ def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: 
     """Records as plain text, ``[word 0.87]`` on words scoring at least ``threshold``."""
     from .terminal import header, render_plain
 
+    records = _records("render", records)
+    threshold = check.number("render: threshold", threshold)
+    words = check.flag("render: words", words)
     return "\n\n".join(f"{header(r)}\n{render_plain(r, threshold, words)}" for r in records)

@@ -8,8 +8,8 @@
   later run recognises one left by a killed run and removes it.
 - Anything else that exists (``/dev/null``, a FIFO, ``/dev/stdout``) is
   written in place: a rename would replace it with a regular file.
-- An output that is one of the run's inputs, or an existing file in its
-  model directory, is refused before any work.
+- An output that is one of the run's inputs, or an existing file its model
+  directory's loading reads (weights, config, tokenizer), is refused before any work.
 - A new file gets the mode the umask allows; a replaced file keeps its mode.
 
 Write failures (a full disk, a broken device) name the output path the user
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fnmatch
+import hashlib
 import os
 import shutil
 import stat
@@ -71,7 +73,12 @@ def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
     for source in inputs:
         if source is None:
             continue
-        if existing is not None and os.path.isdir(source) and resolved.is_relative_to(os.path.realpath(source)):
+        if (
+            existing is not None
+            and os.path.isdir(source)
+            and resolved.parent == Path(os.path.realpath(source))
+            and is_model_file(resolved.name)
+        ):
             raise BadInput(f"{path}: is a file of {source}, which this run reads (the model); choose another output")
         if existing is not None and stat.S_ISREG(existing.st_mode) and _same_file(existing, source):
             shown = "standard input" if source == STDIO else source
@@ -79,6 +86,23 @@ def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
     if not in_place:
         _probe(target)
     return target
+
+
+# What loading a model directory reads (transformers' and contrastcat's names): an output may
+# sit beside them (a library next to its model is a common layout), never replace one.
+MODEL_FILE_PATTERNS = (
+    "config.json", "generation_config.json", "contrastcat-model.json",
+    "*.safetensors", "*.safetensors.index.json", "*.bin", "*.bin.index.json", "*.pt", "*.pth", "*.ckpt",
+    "tf_model.h5", "flax_model.msgpack", "*.gguf",
+    "tokenizer*", "vocab.*", "merges.txt", "special_tokens_map.json", "added_tokens.json",
+    "*.model", "*.tiktoken", "spiece*", "sentencepiece*", "preprocessor_config.json", "chat_template.*",
+    "*.py",  # remote code, were it ever trusted
+)
+
+
+def is_model_file(name: str) -> bool:
+    """Whether loading a model directory would read a file of this name."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in MODEL_FILE_PATTERNS)
 
 
 def check_output_path(path: str, inputs: Sequence[str | None] = ()) -> None:
@@ -105,8 +129,19 @@ def _probe(target: OutputTarget) -> None:
     os.unlink(name)
 
 
+def _temp_stem(path: Path) -> str:
+    """The start of a temporary file's name for ``path``. A long name is shortened (its start
+    and a hash of all of it): the pid, random part and suffix must fit the file system's
+    255-byte limit beside any name that fits by itself."""
+    name = path.name
+    raw = os.fsencode(name)
+    if len(raw) > 160:
+        name = os.fsdecode(raw[:120]) + "~" + hashlib.sha256(raw).hexdigest()[:12]
+    return f".{name}."
+
+
 def _mkstemp(path: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    return tempfile.mkstemp(prefix=f"{_temp_stem(path)}{os.getpid()}.", suffix=TEMP_SUFFIX, dir=path.parent)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -121,7 +156,7 @@ def _pid_alive(pid: int) -> bool:
 
 def stale_temporaries(path: Path) -> list[Path]:
     """Temporary files beside ``path`` left by contrastcat runs that no longer exist."""
-    prefix = f".{path.name}."
+    prefix = _temp_stem(path)
     stale = []
     try:
         names = os.listdir(path.parent)

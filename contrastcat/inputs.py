@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str)
         identifier = line
     elif isinstance(identifier, bool) or not isinstance(identifier, (str, int, float)):
         raise _RowProblem(f"field {id_field!r} must be a string or a number")
+    elif isinstance(identifier, float) and not math.isfinite(identifier):  # JSON cannot write it back
+        raise _RowProblem(f"field {id_field!r} must be a finite number, got {identifier!r}")
     label = obj.get(label_field)
     if label is not None and not (isinstance(label, str) or _is_int(label)):
         raise _RowProblem(f"field {label_field!r} must be a class index or a class name")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import arguments
 from .capture import capture
 from .errors import BadInput, NonFiniteOutput, RunFailed
 from .methods import AttributionMethod, build_method
@@ -30,10 +31,15 @@ GOLD = "gold"
 
 def parse_target(spec: str | int, num_classes: int) -> str | int:
     """``pred``, ``gold`` or a class index."""
-    if isinstance(spec, int) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
-        index = int(spec)
+    if not (arguments.whole(spec) or isinstance(spec, str)):  # True is not class 1
+        raise BadInput(f"--target must be pred, gold or a class index, got {arguments.shown(spec)}")
+    if arguments.whole(spec) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
+        index = int(spec) if not isinstance(spec, str) or len(spec) < 10 else num_classes  # no 5000-digit int()
         if not 0 <= index < num_classes:
-            raise BadInput(f"--target {index}: the model has {num_classes} classes (0..{num_classes - 1})")
+            raise BadInput(
+                f"--target {arguments.shown(spec, 24).strip(chr(39))}: the model has {num_classes} classes "
+                f"(0..{num_classes - 1})"
+            )
         return index
     if spec in (PRED, GOLD):
         return spec
@@ -86,6 +92,10 @@ class ExplainOptions:
 
     def __post_init__(self) -> None:
         check_forward_dtype(self.forward_dtype)  # a wrong name fails here, not after the first batch
+        arguments.batch_size("batch_size", self.batch_size)
+        arguments.flag("mask_special", self.mask_special)
+        arguments.count("window", self.window)
+        arguments.optional_count("max_length", self.max_length, minimum=2)
 
     @property
     def window_inputs(self) -> int:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .. import __version__
+from .. import __version__, arguments
 from ..capture import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
@@ -58,6 +58,9 @@ class BuildOptions:
 
     def __post_init__(self) -> None:
         check_forward_dtype(self.forward_dtype)
+        arguments.batch_size("--batch-size", self.batch_size)
+        arguments.seed("--seed", self.seed)
+        arguments.flag("--strict-gamma", self.strict_gamma)
         if self.dtype not in ("float32", "float16"):
             raise BadInput(f"--store-dtype must be float32 or float16, got {self.dtype!r}")
         unknown = [pool for pool in self.pools if pool not in ABLATION_POOLS]
@@ -91,6 +94,7 @@ def build_library(
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
     tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)
     sequences = [t.ids for t in tokenized]
+    _check_candidates(np.asarray(labels), np.array([len(s) for s in sequences]), classifier, options, data)
     options = on_classifier(options, classifier)
     predict = predictor(classifier, options.batch_size, resolve_forward_dtype(options.forward_dtype))
     probs = np.zeros((len(sequences), classifier.num_classes))
@@ -106,10 +110,10 @@ def build_library(
     )
     for chosen in selection.classes:
         name = classifier.label_names[chosen.target]
-        if len(chosen.rows) == 0:
-            raise RunFailed(
-                f"class {name!r}: no correctly classified example of another class with at least "
-                f"{options.selection.min_tokens} tokens in the scanned data; cannot build references"
+        if len(chosen.rows) == 0:  # the data's fault (for this model): bad input, as before the scan
+            raise BadInput(
+                f"{data or 'data'}: class {name!r}: no correctly classified example of another class with at "
+                f"least {options.selection.min_tokens} tokens in the scanned data; cannot build references"
             )
         if options.strict_gamma and chosen.passing < options.selection.k:
             raise RunFailed(
@@ -154,7 +158,7 @@ def build_library(
     try:
         _store(classifier, writer, groups, labels, tokenized, texts, options, progress)
         if "random" in options.pools:
-            writer.file[group_path("random", 0)].attrs["seed"] = options.seed
+            writer.set_attribute(group_path("random", 0), "seed", options.seed)
         fingerprint = writer.commit()
     except BaseException:
         writer.discard()
@@ -165,6 +169,28 @@ def build_library(
         scanned=len(sequences),
         truncated=sum(t.truncated for t in tokenized),
     )
+
+
+def _check_candidates(labels: np.ndarray, lengths: np.ndarray, classifier: Classifier, options: BuildOptions, data: str):
+    """Before the scan: every class needs rows of another class, long enough to be references."""
+    where = data or "data"
+    if len(labels) == 0:
+        raise BadInput(f"{where}: no rows to scan")
+    for target, name in enumerate(classifier.label_names):
+        if not (labels != target).any():
+            raise BadInput(
+                f"{where}: every row is of class {name!r}; references for it are rows of other classes, "
+                "so the data needs at least two classes"
+            )
+    long_enough = lengths >= options.selection.min_tokens
+    for target, name in enumerate(classifier.label_names):
+        others = labels != target
+        if not (others & long_enough).any():
+            longest = int(lengths[others].max())
+            raise BadInput(
+                f"{where}: no row of a class other than {name!r} has {options.selection.min_tokens} tokens "
+                f"(--min-tokens; the longest has {longest})"
+            )
 
 
 def _store(

@@ -11,10 +11,13 @@ and the registry only.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BadInput
+
+MAX_INTEGER = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,11 @@ class MethodOptions:
             if spec.minimum is not None and value < spec.minimum:
                 why = self._why(spec.name) or f"must be at least {spec.minimum}"
                 raise BadInput(f"{spec.flag} {why}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise BadInput(f"{spec.flag} must be a finite number, got {value!r}")
+            if isinstance(value, int) and not isinstance(value, bool) and value > MAX_INTEGER:
+                # No count or seed here means anything this large: a typo, refused before it overflows.
+                raise BadInput(f"{spec.flag} must be at most {MAX_INTEGER}, got {value}")
         self.check()
 
     def check(self) -> None:

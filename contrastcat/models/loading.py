@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 import transformers
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
 from ..devices import resolve_device
 from ..errors import BadInput, ModelUnavailable
@@ -141,26 +141,123 @@ def load_pretrained(
     source = str(source)
     is_local = Path(source).is_dir()
     weights_dtype = resolve_dtype(dtype, device)
-    try:
-        with quiet_transformers(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # torch and transformers warn about odd configs on stderr
+    where = f"model {name!r}: cannot load {source}" if is_local else f"model {name!r} ({source})"
+    with quiet_transformers(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch and transformers warn about odd configs on stderr
+        with _loading(where, "config.json", is_local):
+            config = AutoConfig.from_pretrained(source, trust_remote_code=False)
+        check_known_code(config, name)
+        with _loading(where, "its tokenizer", is_local):
             tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
-            model = AutoModelForSequenceClassification.from_pretrained(
-                source, trust_remote_code=False, attn_implementation="eager", dtype=weights_dtype
-            )
-    except Exception as error:  # noqa: BLE001 - a damaged directory fails in many ways (safetensors, shapes, json)
-        if is_local:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise BadInput(f"model {name!r}: cannot load {source}: {first}") from None
-        if not isinstance(error, (OSError, ValueError)):
-            raise
-        raise ModelUnavailable(
-            f"model {name!r} ({source}) is not in the local cache and the hub cannot be reached: "
-            "run once with network access to cache it, or pass a local model directory"
-        ) from None
+        with _loading(where, "its weights", is_local):
+            try:
+                model, loaded = AutoModelForSequenceClassification.from_pretrained(
+                    source, config=config, trust_remote_code=False, attn_implementation="eager",
+                    dtype=weights_dtype, output_loading_info=True,
+                )
+            except Exception as error:  # noqa: BLE001 - shapes that disagree with the config: say which
+                raise _MismatchedShapes(_first_mismatch(source, config, weights_dtype)) from error
+    check_complete(loaded, name, source)
     if not getattr(tokenizer, "is_fast", False):
         raise BadInput(f"model {name!r}: a fast tokenizer is needed for character offsets")
+    check_vocabulary(tokenizer, name, source)
     return wrap_classifier(model, tokenizer, name=name, source=source, device=device, label_names=label_names)
+
+
+class _MismatchedShapes(Exception):
+    """Carries the first weight whose shape disagrees with the config (None: something else)."""
+
+
+@contextlib.contextmanager
+def _loading(where: str, part: str, is_local: bool) -> Iterator[None]:
+    """One line for a failure loading ``part``: a damaged directory fails in many ways (json,
+    safetensors, shapes), a hub id that is not cached in one."""
+    try:
+        yield
+    except (BadInput, ModelUnavailable):
+        raise
+    except Exception as error:  # noqa: BLE001
+        if not is_local:
+            if not isinstance(error, (OSError, ValueError, _MismatchedShapes)):
+                raise
+            raise ModelUnavailable(
+                f"{where} is not in the local cache and the hub cannot be reached: "
+                "run once with network access to cache it, or pass a local model directory"
+            ) from None
+        raise BadInput(f"{where}: {part}: {load_problem(error)}") from None
+
+
+def load_problem(error: BaseException) -> str:
+    """What went wrong, in one line, from what ``from_pretrained`` raised."""
+    if isinstance(error, _MismatchedShapes):
+        if error.args[0]:
+            return error.args[0]
+        error = error.__cause__ or error
+    if isinstance(error, KeyError):
+        return f"a required entry {error.args[0]!r} is missing"
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    # transformers points at a report it logged (we keep its log quiet): the first line alone says nothing.
+    lines = [line for line in lines if "look at the above report" not in line] or lines
+    return lines[0] if lines else type(error).__name__
+
+
+def _first_mismatch(source: str, config, weights_dtype) -> str | None:
+    """Load again, letting sizes disagree, to name the first weight that does."""
+    try:
+        _, loaded = AutoModelForSequenceClassification.from_pretrained(
+            source, config=config, trust_remote_code=False, attn_implementation="eager",
+            dtype=weights_dtype, output_loading_info=True, ignore_mismatched_sizes=True,
+        )
+    except Exception:  # noqa: BLE001 - not a shape problem after all
+        return None
+    for key, *shapes in sorted(loaded.get("mismatched_keys", ()), key=str):
+        if len(shapes) == 2:
+            saved, expected = (list(shape) for shape in shapes)
+            return f"{key} is {saved} in the checkpoint but config.json makes it {expected}"
+        return f"{key} does not have the shape config.json gives it"
+    return None
+
+
+def check_known_code(config, name: str) -> None:
+    """Refuse a model that needs its own code: contrastcat never runs it (trust_remote_code), and
+    loading it as its base type would run other code than the model's author wrote."""
+    auto_map = getattr(config, "auto_map", None)
+    if auto_map:
+        shown = ", ".join(f"{key} -> {value}" for key, value in sorted(dict(auto_map).items()))[:200]
+        raise BadInput(
+            f"model {name!r}: config.json declares its own code ({shown}), which contrastcat does not run "
+            "(no trust_remote_code); use a model transformers supports itself"
+        )
+    unknown = [arch for arch in (getattr(config, "architectures", None) or []) if not hasattr(transformers, str(arch))]
+    if unknown:
+        raise BadInput(
+            f"model {name!r}: config.json names the architecture {unknown[0]!r}, which transformers "
+            f"{transformers.__version__} does not have; contrastcat does not run a model's own code"
+        )
+
+
+def check_complete(loaded: dict, name: str, source: str) -> None:
+    """Every weight of the classifier came from the checkpoint: a missing one (a checkpoint without
+    a trained classification head) would be random, and so would every explanation."""
+    missing = sorted(loaded.get("missing_keys", ()))
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise BadInput(
+            f"model {name!r}: {source} lacks the weight {missing[0]}{more}: it would be random "
+            "(a checkpoint without a trained classification head is not a classifier)"
+        )
+
+
+def check_vocabulary(tokenizer, name: str, source: str) -> None:
+    """A tokenizer that knows only its special tokens (its vocabulary file missing) would map every
+    word to the unknown token, and the model would explain nothing: refuse it."""
+    special = set(getattr(tokenizer, "all_special_ids", ()) or ())
+    if len(tokenizer) - len(special) < 2:
+        raise BadInput(
+            f"model {name!r}: the tokenizer in {source} has no vocabulary beside its {len(special)} special "
+            "token(s): its vocabulary file (tokenizer.json, vocab.txt, vocab.json + merges.txt or a "
+            "sentencepiece model) is missing or empty"
+        )
 
 
 def wrap_classifier(

@@ -1,0 +1,304 @@
+"""The Python API under hostile use (issue 21, items 1, 6, 17): the same discipline as the CLI.
+
+Each public function is called with arbitrary values of the wrong type or range in one argument
+(the others right): the answer is a one-line :class:`BadInput` naming the argument, never
+another exception and never a result computed from something else. Values an argument accepts
+are left out (``assume``): those would run real work, and other tests check what it gives.
+Then the specific findings of the issue, each against what a correct call gives.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import contrastcat
+from contrastcat.arguments import MAX_BATCH_SIZE, MAX_SEED, whole
+from contrastcat.errors import BadInput
+from contrastcat.methods import METHODS
+
+HOSTILE = settings(
+    max_examples=60, derandomize=True, database=None, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+wrong = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=6)
+    | st.binary(max_size=4)
+    | st.lists(st.integers(-3, 3), max_size=3)
+    | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
+    | st.sampled_from([object(), float("nan"), -1, 0, 10**20, "16", "", " ", "all,", ",", "same", Path("nowhere")])
+)
+
+FORWARD_DTYPES = ("same", "auto", "float32", "bfloat16", "float16")
+
+
+def _count_ok(value, low=1, high=None) -> bool:
+    return whole(value) and value >= low and (high is None or value <= high)
+
+
+def _method_ok(value) -> bool:
+    if isinstance(value, str):
+        parts = [part.strip() for part in value.split(",")]
+        return all(part in METHODS or part == "all" for part in parts)
+    return False  # lists drawn here hold integers
+
+
+def _target_ok(value) -> bool:
+    return value in ("pred", "gold") or (whole(value) and 0 <= value < 3) or (
+        isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 10 and int(value) < 3
+    )
+
+
+def assert_bad_input(call, *fragments):
+    with pytest.raises(BadInput) as caught:
+        call()
+    message = str(caught.value)
+    assert message and "\n" not in message, message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+    return message
+
+
+# What explain accepts, per argument: a value it accepts is not drawn.
+EXPLAIN_ACCEPTS = {
+    "classifier": lambda v: False,
+    "inputs": lambda v: False,  # lists drawn here hold integers, never texts
+    "library": lambda v: False,  # contrastcat needs a library: None is refused too
+    "method": _method_ok,
+    "target": _target_ok,
+    "batch_size": lambda v: _count_ok(v, 1, MAX_BATCH_SIZE),
+    "max_length": lambda v: v is None or _count_ok(v, 2, 64),
+    "mask_special": lambda v: isinstance(v, bool),
+    "forward_dtype": lambda v: v in FORWARD_DTYPES,
+    "text_field": lambda v: v == "text",
+    "id_field": lambda v: isinstance(v, str) and v != "",  # any name: ids default to the position
+    "label_field": lambda v: isinstance(v, str) and v not in ("", "label"),
+}
+
+
+@pytest.mark.parametrize("argument", sorted(EXPLAIN_ACCEPTS))
+@HOSTILE
+@given(value=wrong)
+def test_explain_refuses_every_wrong_argument_in_one_line(toy_classifier, toy_library, argument, value):
+    assume(not EXPLAIN_ACCEPTS[argument](value))
+    call = {
+        "classifier": toy_classifier,
+        "inputs": [{"text": "a good film", "label": 1}],
+        "library": toy_library,
+        "method": "contrastcat",
+        "target": "pred",
+        "batch_size": 4,
+        "max_length": None,
+        "mask_special": False,
+        "forward_dtype": "same",
+        "text_field": "text",
+        "id_field": "id",
+        "label_field": "label",
+        argument: value,
+    }
+    classifier, inputs = call.pop("classifier"), call.pop("inputs")
+    assert_bad_input(lambda: contrastcat.explain(classifier, inputs, **call))
+
+
+EVALUATE_ACCEPTS = {
+    "classifier": lambda v: False,
+    "records": lambda v: False,
+    "library": lambda v: v is None,
+    "kendall": lambda v: isinstance(v, bool),
+    "orders": lambda v: isinstance(v, str) and all(p.strip() in ("morf", "lerf") for p in v.split(",")),
+    "steps": lambda v: v in ("paper", "reference"),
+    "perturb": lambda v: v in ("delete", "mask"),
+    "min_tokens": lambda v: _count_ok(v),
+    "target": lambda v: v in ("pred", "gold", "record"),
+    "batch_size": lambda v: _count_ok(v, 1, MAX_BATCH_SIZE),
+    "forward_dtype": lambda v: v in FORWARD_DTYPES,
+    "bootstrap": lambda v: whole(v) and (v == 0 or 100 <= v <= 100_000),
+    "ci": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1,
+    "seed": lambda v: _count_ok(v, 0, MAX_SEED),
+}
+
+
+@pytest.fixture(scope="module")
+def attcat_records(toy_classifier):
+    return contrastcat.explain(toy_classifier, ["a good film", "the worst plot"], method="attcat")
+
+
+@pytest.mark.parametrize("argument", sorted(EVALUATE_ACCEPTS))
+@HOSTILE
+@given(value=wrong)
+def test_evaluate_refuses_every_wrong_argument_in_one_line(toy_classifier, attcat_records, argument, value):
+    assume(not EVALUATE_ACCEPTS[argument](value))
+    call = {"classifier": toy_classifier, "records": attcat_records, "bootstrap": 0, argument: value}
+    classifier, records = call.pop("classifier"), call.pop("records")
+    assert_bad_input(lambda: contrastcat.evaluate(classifier, records, **call))
+
+
+RENDER_ACCEPTS = {
+    "records": lambda v: isinstance(v, list) and not v,  # no records: nothing to show, and "" says so
+    "threshold": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+    "words": lambda v: isinstance(v, bool),
+}
+
+
+@pytest.mark.parametrize("argument", sorted(RENDER_ACCEPTS))
+@HOSTILE
+@given(value=wrong)
+def test_render_refuses_every_wrong_argument_in_one_line(attcat_records, argument, value):
+    assume(not RENDER_ACCEPTS[argument](value))
+    call = {"records": attcat_records, argument: value}
+    assert_bad_input(lambda: contrastcat.render(**call))
+
+
+BUILD_ACCEPTS = {
+    "classifier": lambda v: False,
+    "path": lambda v: v is None or (isinstance(v, (str, os.PathLike)) and str(v) != ""),  # a name is written
+    "data": lambda v: isinstance(v, (str, os.PathLike)) and str(v) != "",  # a hub name: offline, exit 1
+    "k": lambda v: _count_ok(v, 1, 1_000_000),
+    "keep": lambda v: _count_ok(v, 1, 1_000_000),
+    "gamma": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0,
+    "min_tokens": lambda v: _count_ok(v, 1, 1_000_000),
+    "max_scan": lambda v: v is None or _count_ok(v),
+    "pools": lambda v: v in ("random", "same", "same,random", "random,same", "none") or v == [],
+    "seed": lambda v: _count_ok(v, 0, MAX_SEED),
+    "store_dtype": lambda v: v in ("float32", "float16"),
+    "strict_gamma": lambda v: isinstance(v, bool),
+    "batch_size": lambda v: _count_ok(v, 1, MAX_BATCH_SIZE),
+    "forward_dtype": lambda v: v in FORWARD_DTYPES,
+    "progress": lambda v: v is None,
+}
+
+
+@pytest.mark.parametrize("argument", sorted(BUILD_ACCEPTS))
+@HOSTILE
+@given(value=wrong)
+def test_build_library_refuses_every_wrong_argument_before_any_work(
+    toy_classifier, toy_dir, tmp_path_factory, argument, value
+):
+    assume(not BUILD_ACCEPTS[argument](value))
+    out = tmp_path_factory.mktemp("hostile") / "refs.h5"
+    call = {"classifier": toy_classifier, "path": out, "data": str(toy_dir / "train.jsonl"), "min_tokens": 1, argument: value}
+    # keep=1 and k=1 make a library of a few rows if a refusal were missing: fast, and caught below.
+    call.setdefault("k", 1)
+    call.setdefault("keep", 1)
+    if argument == "k":
+        call["keep"] = 1_000_000
+    assert_bad_input(lambda: contrastcat.build_library(**call))
+    assert not out.exists()
+
+
+@HOSTILE
+@given(value=wrong)
+def test_load_and_open_refuse_wrong_arguments(value):
+    assume(not isinstance(value, (str, os.PathLike)))  # a string is a name to look up (the hub is offline)
+    assert_bad_input(lambda: contrastcat.load_model(value), "load_model")
+    assert_bad_input(lambda: contrastcat.open_library(value), "open_library")
+
+
+@HOSTILE
+@given(argument=st.sampled_from(["device", "dtype"]), value=wrong)
+def test_load_model_refuses_a_wrong_device_or_dtype(toy_dir, argument, value):
+    assume(not (argument == "device" and value in ("auto", "cpu")))
+    assume(not (argument == "dtype" and value in ("auto", "float32", "bfloat16", "float16")))
+    assert_bad_input(lambda: contrastcat.load_model(str(toy_dir / "model"), **{argument: value}))
+
+
+# The issue's findings, one by one.
+
+
+def test_build_library_never_writes_over_its_data_or_the_model(toy_classifier, toy_dir, tmp_path):
+    """Item 1: the API refuses what build-refs refuses, and touches nothing."""
+    model = toy_dir / "model"
+    data = tmp_path / "data.jsonl"
+    data.write_bytes((toy_dir / "train.jsonl").read_bytes())
+    before = {p.name: p.read_bytes() for p in model.iterdir()}
+    assert_bad_input(lambda: contrastcat.build_library(toy_classifier, data, data=str(data)), "is the input file")
+    assert data.read_bytes() == (toy_dir / "train.jsonl").read_bytes()
+    for name in ("model.safetensors", "config.json", "tokenizer.json"):
+        assert_bad_input(
+            lambda: contrastcat.build_library(toy_classifier, model / name, data=str(data)),
+            "which this run reads (the model)",
+        )
+    assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+
+
+def test_explain_never_returns_nothing_for_something(toy_classifier, toy_library):
+    """Item 6: batch_size 0, no method, and a dict for a list are refused, not an empty or wrong answer."""
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a good film"], method="attcat", batch_size=0), "batch_size")
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a good film"], method=[]), "method")
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, {"text": "a good film"}, method="attcat"), "mapping")
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, "a good film", method="attcat"), "one string")
+
+
+def test_explain_takes_what_the_cli_takes(toy_classifier, toy_library, toy_dir):
+    """A comma list of methods, and a library given by its path (item 17): the same records as
+    the list and the opened library give."""
+    texts = ["a good film", "the worst plot ever"]
+    by_list = contrastcat.explain(toy_classifier, texts, library=toy_library, method=["contrastcat", "attcat"])
+    by_string = contrastcat.explain(toy_classifier, texts, library=str(toy_dir / "refs.h5"), method="contrastcat, attcat")
+    assert [r.to_dict() for r in by_string] == [r.to_dict() for r in by_list]
+    assert [r.method for r in by_list] == ["contrastcat", "attcat", "contrastcat", "attcat"]
+
+
+def test_the_wrong_types_of_item_17(toy_classifier, attcat_records, tmp_path):
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, None, method="attcat"), "inputs")
+    for method in (None, 5):
+        assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a film"], method=method), "method")
+    assert_bad_input(lambda: contrastcat.explain("toy", ["a film"], method="attcat"), "contrastcat.load_model('toy')")
+    for size in (-1, "16", 0, True, 10**12):
+        assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a film"], method="attcat", batch_size=size))
+    assert_bad_input(lambda: contrastcat.evaluate(toy_classifier, attcat_records, batch_size=0), "batch_size")
+    dicts = [r.to_dict() for r in attcat_records]
+    for records in (dicts, None, dicts[0]):
+        assert_bad_input(lambda: contrastcat.evaluate(toy_classifier, records), "records")
+        assert_bad_input(lambda: contrastcat.render(records), "records")
+    assert_bad_input(lambda: contrastcat.load_model(None), "load_model")
+    nan_id = [{"text": "a good film", "id": float("nan")}]
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, nan_id, method="attcat"), "finite")
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a film"], method="attcat", target=True), "target")
+    assert_bad_input(
+        lambda: contrastcat.explain(toy_classifier, ["a film"], method="attcat", mask_special="yes"), "mask_special"
+    )
+
+
+def test_pools_as_the_cli_spells_them(toy_classifier, toy_dir, tmp_path):
+    """pools="same" is the pool same (was: the pools 's', 'a', 'm', 'e')."""
+    library = contrastcat.build_library(
+        toy_classifier, tmp_path / "refs.h5", data=str(toy_dir / "train.jsonl"), pools="same", k=2, keep=2, max_scan=300
+    )
+    assert library.info.pools == ("same",)
+    assert_bad_input(
+        lambda: contrastcat.build_library(toy_classifier, tmp_path / "x.h5", data=str(toy_dir / "train.jsonl"), pools="sam"),
+        "unknown pool 'sam'",
+    )
+
+
+def test_build_library_on_data_that_cannot_give_references_is_bad_input(toy_classifier, tmp_path):
+    """Item 18: one class only, or rows all shorter than min_tokens: exit 2 (BadInput), before the scan."""
+    one_class = [f"a good film number {i}" for i in range(20)]
+    assert_bad_input(
+        lambda: contrastcat.build_library(toy_classifier, tmp_path / "a.h5", one_class, [1] * 20), "at least two classes"
+    )
+    mixed = ["a good film", "the worst plot"] * 10
+    assert_bad_input(
+        lambda: contrastcat.build_library(toy_classifier, tmp_path / "b.h5", mixed, [1, 0] * 10, min_tokens=1000),
+        "has 1000 tokens",
+    )
+    assert not list(tmp_path.iterdir())
+
+
+def test_records_json_round_trip_of_a_numeric_id(toy_classifier, tmp_path):
+    """A finite float id is kept and saved (NaN is refused above, since JSON cannot hold it)."""
+    records = contrastcat.explain(toy_classifier, [{"text": "a good film", "id": 2.5}], method="attcat")
+    records.save(str(tmp_path / "r.jsonl"))
+    assert json.loads((tmp_path / "r.jsonl").read_text())["id"] == 2.5

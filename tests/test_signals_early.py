@@ -1,0 +1,62 @@
+"""A Ctrl-C while the console script is still importing (issue 21, item 10).
+
+Before, a signal between the interpreter's start and ``launch.main`` installing its handlers
+could print the traceback of the import under way. Now the package's first lines install a
+handler that says one line and exits 130. What comes before them is the interpreter's own start
+(docs/cli.md, "Signals"; benchmarks/interrupt_window.py measures it).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+# The console script's first step, stopped at the worst moment: right after the package's
+# import, with the app and every library still to come.
+STARTING = """
+import os, signal, sys, time
+sys.argv[0] = {argv0!r}
+import contrastcat_cli
+os.kill(os.getpid(), signal.{name})
+time.sleep(30)
+print("not stopped")
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_a_signal_during_the_imports_is_one_line_and_130(name):
+    code = STARTING.format(argv0="/usr/local/bin/contrastcat", name=name)
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (ran.returncode, ran.stderr, ran.stdout) == (130, "error: interrupted\n", "")
+
+
+def test_a_program_importing_the_app_keeps_its_own_ctrl_c():
+    """pytest, a notebook: importing the package changes no signal handler of theirs."""
+    code = STARTING.format(argv0="my-program", name="SIGINT")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == -signal.SIGINT and ran.stderr.rstrip().endswith("KeyboardInterrupt")
+
+
+def test_main_takes_over_from_the_early_handler():
+    import contrastcat_cli
+    from contrastcat_cli import launch
+
+    code = """
+import signal, sys
+sys.argv[0] = "contrastcat"
+import contrastcat_cli
+from contrastcat_cli import launch
+assert signal.getsignal(signal.SIGINT) is contrastcat_cli._early_stop
+launch._run = lambda: print(signal.getsignal(signal.SIGINT) is launch._stop, signal.getsignal(signal.SIGTERM) is launch._stop) or 0
+try:
+    launch.main()
+except SystemExit:
+    pass
+"""
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert ran.stdout.splitlines()[-1] == "True True", ran
+    assert signal.getsignal(signal.SIGINT) is not contrastcat_cli._early_stop  # this process untouched
+    assert launch._early_stop is contrastcat_cli._early_stop
