@@ -95,7 +95,9 @@ def render(
     console = stdout_console(force_terminal=colored, no_color=not colored, soft_wrap=True)
     for index, record in enumerate(records):
         # A variant shows its label (contrastcat[refs_used=5]) where its method name would be ambiguous.
-        title = header(record).replace(f"  {record.method} → ", f"  {labels.label(record)} → ", 1)
+        # Every string from the record comes out escaped (contrastcat.spans.visible): no control or
+        # bidi character reaches the terminal as itself.
+        title = header(record, labels.label(record))
         if top is not None:
             typer.echo(f"{title}: {top_words(record, top, words, rescale)}")
             continue

@@ -6,7 +6,10 @@ tokens (or ``words``) shaded by score, the score on hover and on keyboard
 focus, a legend. No script, no network: the page carries its own style and a
 Content-Security-Policy that forbids scripts and remote loads, and every
 piece of text from the records is escaped (a text holding ``<script>`` shows
-as text). Dark mode follows the reader's system setting.
+as text), its control and bidi characters shown as escapes (``\\x1b``, ``\\u202e``, as
+in the terminal: :func:`~contrastcat.spans.visible`), and each token isolated in
+direction, so no token can reorder the ones after it. Dark mode follows the
+reader's system setting.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from .spans import spans
+from .spans import spans, visible
 
 STYLE = """
 .contrastcat { color-scheme: light dark; --fg: #1b1b1b; --bg: #ffffff; --muted: #5b5b5b; --line: #d0d0d0;
@@ -53,19 +56,21 @@ def _probability(record) -> float:
 
 
 def shaded_text(record, words: bool = False, rescale: bool = True) -> str:
-    """The record's text, each token (or word) a focusable span shaded by its score."""
+    """The record's text, each token (or word) a focusable span shaded by its score, isolated in
+    direction (``unicode-bidi: isolate``: right-to-left letters stay inside their token)."""
     parts, cursor = [], 0
     for span in spans(record, words, rescale):
         level = max(0.0, min(1.0, span.score))
         piece = record.text[span.start : span.end]
-        parts.append(html.escape(record.text[cursor : span.start]))
+        parts.append(html.escape(visible(record.text[cursor : span.start], body=True)))
         shown = f"{span.score:.3f}"
         parts.append(
-            f'<span class="t{" hi" if level > 0.6 else ""}" style="--s:{level:.3f}" tabindex="0" '
-            f'data-score="{shown}" title="{shown}" aria-label="{html.escape(piece)}: {shown}">{html.escape(piece)}</span>'
+            f'<span class="t{" hi" if level > 0.6 else ""}" style="--s:{level:.3f};unicode-bidi:isolate" tabindex="0" '
+            f'data-score="{shown}" title="{shown}" aria-label="{html.escape(visible(piece))}: {shown}">'
+            f"{html.escape(visible(piece, body=True))}</span>"
         )
         cursor = span.end
-    parts.append(html.escape(record.text[cursor:]))
+    parts.append(html.escape(visible(record.text[cursor:], body=True)))
     return "".join(parts)
 
 
@@ -82,15 +87,15 @@ def input_block(records: list, words: bool = False, rescale: bool = True, label=
     method label, e.g. ``contrastcat[refs_used=5]`` for a variant; default its method)."""
     first = records[0]
     predicted = first.predicted
-    heading = f"{first.id}"
+    heading = visible(first.id)
     methods = []
     for record in records:
         target = f"{record.target_name} (p = {_probability(record):.3f})"
         note = "" if record.target == predicted else " — not the predicted class"
         methods.append(
-            f'<div class="method"><h3>{html.escape(label(record) if label else record.method)} → '
-            f'{html.escape(target)}{html.escape(note)}</h3>'
-            f'<div class="text">{shaded_text(record, words, rescale)}</div></div>'
+            f'<div class="method"><h3>{html.escape(visible(label(record) if label else record.method))} → '
+            f'{html.escape(visible(target))}{html.escape(note)}</h3>'
+            f'<div class="text" dir="auto">{shaded_text(record, words, rescale)}</div></div>'
         )
     cut = ' <span class="muted">(text cut to the model\'s length)</span>' if first.truncated else ""
     return (
@@ -116,8 +121,8 @@ def html_page(records: Iterable, title: str, words: bool = False, rescale: bool 
         f'<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{PAGE_STYLE}{STYLE}</style></head><body class=\"contrastcat\">"
-        f"<h1>{html.escape(title)}</h1>"
+        f"<title>{html.escape(visible(title))}</title><style>{PAGE_STYLE}{STYLE}</style></head><body class=\"contrastcat\">"
+        f"<h1>{html.escape(visible(title))}</h1>"
         f'<p class="muted">{len(blocks)} input(s); {unit} shaded by attribution score ({scaling}); '
         "hover or focus (Tab) a token for its score.</p>"
         f"{LEGEND}<main>{''.join(blocks)}</main></body></html>\n"
