@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from . import jsonl
+from . import arguments, jsonl
 from .errors import BadInput
 from .files import atomic_text_output
 from .inputs import InputFile, InputRow, _is_int, read_inputs, rows_from_objects
@@ -85,7 +85,10 @@ class Records(list):
 
     def save(self, path: str) -> int:
         """Write them as JSONL (atomically; ``-``: standard output)."""
-        return write_records(path, self)
+        for index, record in enumerate(self):
+            if not isinstance(record, AttributionRecord):
+                raise BadInput(f"save: item {index} is not an AttributionRecord, got {type(record).__name__}")
+        return write_records(arguments.path("save: path", path), self)
 
     def _repr_html_(self) -> str:
         more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""

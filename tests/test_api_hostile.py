@@ -199,6 +199,13 @@ def test_build_library_refuses_every_wrong_argument_before_any_work(
 
 @HOSTILE
 @given(value=wrong)
+def test_saving_records_refuses_a_wrong_path(attcat_records, value):
+    assume(not (isinstance(value, (str, os.PathLike)) and str(value)))  # a name would be written
+    assert_bad_input(lambda: attcat_records.save(value), "save")
+
+
+@HOSTILE
+@given(value=wrong)
 def test_load_and_open_refuse_wrong_arguments(value):
     assume(not isinstance(value, (str, os.PathLike)))  # a string is a name to look up (the hub is offline)
     assert_bad_input(lambda: contrastcat.load_model(value), "load_model")
