@@ -111,8 +111,8 @@ def evaluate(
         str | None, typer.Option(metavar="REPORT", help="Exit 3 when a metric is worse than in this earlier report (-o).")
     ] = None,
     tolerance: Annotated[
-        float, typer.Option(min=0.0, help="How much worse than --baseline a metric may be.")
-    ] = 0.01,
+        str, typer.Option(metavar="T", help="How much worse than --baseline a metric may be (a finite number, 0 or more).")
+    ] = "0.01",
     plot: Annotated[
         str | None,
         typer.Option(metavar="FILE", help="Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; "
@@ -134,9 +134,10 @@ def evaluate(
         check_bounds_usable,
         check_same_protocol,
         parse_bounds,
+        parse_tolerance,
         read_baseline,
     )
-    from contrastcat.reports import check_explained, evaluate_records
+    from contrastcat.reports import check_against_model, check_explained, check_fingerprinted, evaluate_records
     from contrastcat.resolve import model_location
     from contrastcat.stats import BootstrapSettings
 
@@ -149,6 +150,7 @@ def evaluate(
     resampling = BootstrapSettings(bootstrap, ci, seed)
     pair = _pair(compare)
     bounds = parse_bounds(fail_under) if fail_under is not None else []
+    allowed = parse_tolerance(tolerance)
     old_report = read_baseline(baseline) if baseline is not None else None
     if old_report is not None:
         check_same_protocol(old_report, baseline, {
@@ -161,16 +163,20 @@ def evaluate(
         plot_format(plot)
         require_matplotlib()
         check_output_path(plot, [attributions, refs, baseline])
-    if output is not None:
-        check_output_path(output, [attributions, refs])
+    if output is not None:  # the baseline is an input: a report over it would pass the next run
+        check_output_path(output, [attributions, refs, baseline])
     record_file = RecordFile(attributions)
     source = record_file.name
     # Every line, before the model loads; then the records stream.
     labels = MethodLabels()
     seen_methods: set[str] = set()
 
+    models: dict[tuple, object] = {}  # the first record of each (weights, precision): all the model check needs
+
     def check(record) -> None:
         check_explained([record], source)
+        check_fingerprinted([record], source)
+        models.setdefault((record.model_fingerprint, record.model_dtype), record)
         seen_methods.add(labels.label(record))
 
     total = record_file.check(check)
@@ -184,6 +190,7 @@ def evaluate(
     if output is not None:
         check_output_path(output, [model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
+    check_against_model(list(models.values()), classifier, source)  # every record's model, before any work
     if old_report is not None:
         check_same_protocol(old_report, baseline, {"model_fingerprint": classifier.fingerprint})
     with phased_progress(quiet) as report:
@@ -197,7 +204,7 @@ def evaluate(
     document = evaluation.to_dict(per_input or baseline is not None, pair)
     report_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     if output is not None:
-        with atomic_text_output(output, [attributions, refs]) as stream:
+        with atomic_text_output(output, [attributions, refs, baseline]) as stream:
             stream.write(report_text + "\n")
         info(f"wrote report to {output}", quiet)
     if plot is not None:
@@ -208,7 +215,7 @@ def evaluate(
     _say_what_was_left_out(reports, document["truncated"], records_count, quiet)
     problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
     if old_report is not None:
-        problems += check_baseline(evaluation, document, old_report, tolerance, resampling, baseline)
+        problems += check_baseline(evaluation, document, old_report, allowed, resampling, baseline)
     _print(evaluation, document, report_text, as_json, markdown, curves, kendall, steps)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

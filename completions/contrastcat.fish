@@ -51,7 +51,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l compare -x 
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l per-input -d 'Keep every input’s values in the JSON report (for --baseline)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l fail-under -x -d 'Exit 3 when a metric is worse than its bound: ’morf.aopc=0.5,lerf.lodds=0.1’ (METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l baseline -x -d 'Exit 3 when a metric is worse than in this earlier report (-o)'
-complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l tolerance -x -d 'How much worse than --baseline a metric may be'
+complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l tolerance -x -d 'How much worse than --baseline a metric may be (a finite number, 0 or more)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l plot -x -d 'Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; needs matplotlib: pip install ’contrastcat(plot)’)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l batch-size -x -d 'Inputs per forward pass'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l device -x -a 'auto cpu cuda' -d 'auto (CUDA when available), cpu, cuda or cuda:N'

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 
 from .errors import BadInput, ContrastCatError
-from .metrics import KENDALL_METRIC, METRICS, Metric
+from .metrics import DELETE, KENDALL_METRIC, MASK, METRICS, ORDERS, STEP_GRIDS, TARGETS, Metric
 from .stats import BootstrapSettings, paired_difference
 
 REPORT_SCHEMA = "contrastcat/evaluate-report"
@@ -55,6 +56,28 @@ def split_list(spec: str) -> list[str]:
     return [part.strip() for part in [*parts, current]]
 
 
+# A plain ASCII decimal. Python's float() also takes "0_05" (5.0), "٠٫٥" and "inf": a typo in a
+# gate must not become another bound, or switch the gate off.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def parse_decimal(text: str, where: str) -> float:
+    """``text`` as a finite number written in ASCII decimal (``0.05``, ``-1``, ``5e-2``), else BadInput."""
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
+    if not math.isfinite(value):
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise BadInput(f"{where} {shown!r} is not a finite number written in ASCII decimal (like 0.05)")
+    return value
+
+
+def parse_tolerance(text: str) -> float:
+    """``--tolerance``: a finite number of at least 0."""
+    value = parse_decimal(text.strip(), "--tolerance")
+    if value < 0:
+        raise BadInput(f"--tolerance must be 0 or more, got {text!r}")
+    return value
+
+
 def parse_bounds(spec: str) -> list[Bound]:
     """``morf.aopc=0.5,lerf.lodds=0.1``; ``contrastcat:morf.aopc=0.55`` for one method only."""
     bounds = []
@@ -68,12 +91,7 @@ def parse_bounds(spec: str) -> list[Bound]:
                 f"--fail-under: {part!r} is not METRIC=VALUE or METHOD:METRIC=VALUE "
                 f"(metrics: {', '.join(GATE_NAMES)})"
             )
-        try:
-            value = float(number)
-        except ValueError:
-            raise BadInput(f"--fail-under: {part!r}: {number!r} is not a number") from None
-        if not math.isfinite(value):
-            raise BadInput(f"--fail-under: {part!r}: the bound must be a finite number")
+        value = parse_decimal(number.strip(), f"--fail-under: {part!r}:")
         key, metric = GATE_NAMES[name.strip().lower()]
         bounds.append(Bound(method.strip() or None, key, metric, value))
     if not bounds:
@@ -141,8 +159,28 @@ def _number_or_none(value) -> bool:
     return value is None or isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+# What a baseline must say about how it was made, and the form of each: a report without them
+# cannot be compared with anything (a missing fingerprint would pass any model).
+IDENTITY_FIELDS = {
+    "model_fingerprint": (lambda v: isinstance(v, str) and v.startswith("sha256:"), "a sha256: fingerprint"),
+    "steps": (lambda v: v in STEP_GRIDS, f"one of {', '.join(STEP_GRIDS)}"),
+    "perturb": (lambda v: v in (DELETE, MASK), f"{DELETE} or {MASK}"),
+    "target": (lambda v: v in TARGETS, f"one of {', '.join(TARGETS)}"),
+    "min_tokens": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a count"),
+    "orders": (lambda v: isinstance(v, list) and v and all(o in ORDERS for o in v), "a list of morf, lerf"),
+    "forward_dtype": (lambda v: isinstance(v, str), "a precision name"),
+}
+COLUMN_KEYS = frozenset(key for key, _ in GATE_NAMES.values())
+
+
 def _check_shape(document: dict, path: str) -> None:
-    """The parts the gate reads, each of the type it expects: a damaged baseline is exit 2, not a crash."""
+    """Every part the gate reads, each of the type it expects: a damaged or foreign baseline is
+    exit 2 before any work, never a crash or a misleading regression after it."""
+    for name, (fits, kind) in IDENTITY_FIELDS.items():
+        if name not in document:
+            raise BadInput(f"{path}: damaged report: no {name!r} (what it was evaluated with); write it again with evaluate -o")
+        if not fits(document[name]):
+            raise BadInput(f"{path}: damaged report: {name!r} must be {kind}, got {_short(document[name])}")
     methods, comparison = document.get("methods"), document.get("comparison")
     rows = comparison.get("rows") if isinstance(comparison, dict) else None
     if not isinstance(methods, dict) or not isinstance(rows, list):
@@ -153,18 +191,34 @@ def _check_shape(document: dict, path: str) -> None:
             _number_or_none(v) for v in values.values()
         ):
             raise BadInput(f"{path}: damaged report: comparison row {index} needs a method name and numeric values")
+        unknown = sorted(set(values) - COLUMN_KEYS)
+        if unknown:
+            raise BadInput(f"{path}: damaged report: comparison row {index} has an unknown metric {_short(unknown[0])}")
         method = methods.get(row["method"])
         if not isinstance(method, dict):
             raise BadInput(f"{path}: damaged report: method {row['method']!r} is in the comparison but not in 'methods'")
-        per_input = method.get("per_input", {})
-        for order, found in (per_input.items() if isinstance(per_input, dict) else [(None, None)]):
-            if order == "kendall_tau_index":
-                continue
-            if not isinstance(found, dict) or not isinstance(found.get("keys"), list) or not all(
-                isinstance(found.get(k), list) and len(found[k]) == len(found["keys"]) and all(_number_or_none(v) for v in found[k])
-                for k in ("aopc", "lodds")
-            ):
-                raise BadInput(f"{path}: damaged report: per-input values of {row['method']!r} ({order})")
+        _check_method(method, row["method"], path)
+
+
+def _check_method(method: dict, name: str, path: str) -> None:
+    if not isinstance(method.get("method_name"), str) or not isinstance(method.get("settings"), dict):
+        raise BadInput(f"{path}: damaged report: method {name!r} needs a 'method_name' string and a 'settings' object")
+    if not (method.get("library") is None or isinstance(method.get("library"), (str, dict))):
+        raise BadInput(f"{path}: damaged report: method {name!r}: 'library' must be null, a string or an object")
+    per_input = method.get("per_input", {})
+    for order, found in (per_input.items() if isinstance(per_input, dict) else [(None, None)]):
+        if order == "kendall_tau_index":
+            continue
+        if order not in ORDERS or not isinstance(found, dict) or not isinstance(found.get("keys"), list) or not all(
+            isinstance(found.get(k), list) and len(found[k]) == len(found["keys"]) and all(_number_or_none(v) for v in found[k])
+            for k in ("aopc", "lodds")
+        ) or not all(isinstance(key, str) for key in found["keys"]):
+            raise BadInput(f"{path}: damaged report: per-input values of {name!r} ({_short(order)})")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def check_same_protocol(baseline: dict, path: str, protocol: dict) -> None:

@@ -177,7 +177,8 @@ def check_against_model(records: Sequence[AttributionRecord], classifier, source
     """Records made with other weights or another precision, or whose token ids or classes do
     not fit the model, are refused with the line of the first one."""
     loaded = str(classifier.dtype).removeprefix("torch.")
-    mismatched = next((r for r in records if r.model_fingerprint and r.model_fingerprint != classifier.fingerprint), None)
+    check_fingerprinted(records, source)
+    mismatched = next((r for r in records if r.model_fingerprint != classifier.fingerprint), None)
     if mismatched is not None and mismatched.model_dtype not in (None, loaded):
         raise BadInput(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
@@ -191,6 +192,27 @@ def check_against_model(records: Sequence[AttributionRecord], classifier, source
             "or explain them again"
         )
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+
+
+def check_fingerprinted(records: Iterable[AttributionRecord], source: str) -> None:
+    """Every record names the weights it explains: without that, records of another model would be
+    evaluated on this one as if they were its own."""
+    for record in records:
+        if not record.model_fingerprint:
+            raise BadInput(
+                f"{source}:{record.line}: record id {record.id!r} has no model_fingerprint, so nothing says which "
+                "weights it explains: explain the inputs again (a record written by hand takes the model's "
+                "contrastcat.load_model(NAME).fingerprint)"
+            )
+
+
+def first_of_each_model(records: Iterable[AttributionRecord]) -> list[AttributionRecord]:
+    """The first record of each (fingerprint, precision): what :func:`check_against_model` needs to see
+    to judge a whole file before any work, whatever its length."""
+    seen: dict[tuple, AttributionRecord] = {}
+    for record in records:
+        seen.setdefault((record.model_fingerprint, record.model_dtype), record)
+    return list(seen.values())
 
 
 CHUNK = 1024  # records evaluated together: memory stays that of one chunk, however many records stream in
@@ -217,6 +239,9 @@ def evaluate_records(
     from .models.precision import on_classifier
 
     settings = on_classifier(settings, classifier)
+    if isinstance(records, Sequence):  # all at hand: judged whole before any work (a file's caller does it)
+        check_explained(records, source)
+        check_against_model(first_of_each_model(records), classifier, source)
     predict = predictor(classifier, batch_size, resolve_forward_dtype(settings.forward_dtype))
     mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if settings.perturb == MASK else None
     labels = MethodLabels()
@@ -255,6 +280,13 @@ def evaluate_records(
             progress(count)
     if not count:
         raise BadInput(f"{source}: no attribution records")
+    if not any(tally.report.evaluated for tally in tallies.values()):
+        short = sum(t.report.skipped_short for t in tallies.values())
+        special = sum(t.report.skipped_special for t in tallies.values())
+        raise BadInput(
+            f"{source}: none of its {count} record(s) could be evaluated ({short} shorter than --min-tokens "
+            f"{settings.min_tokens}, {special} only special tokens): nothing to report"
+        )
     reports: dict[str, MethodReport] = {}
     for name, tally in tallies.items():
         report = tally.finish()  # variants of one method are told apart by their label

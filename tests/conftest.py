@@ -75,3 +75,53 @@ def toy_library(toy_dir, toy_classifier, toy_examples):
 @pytest.fixture(autouse=True)
 def _deterministic():
     torch.manual_seed(0)
+
+
+def _mount_tmpfs(where, size: str) -> bool:
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True).returncode == 0
+
+
+FULL_DISK_ROOM = 300_000  # bytes: a toy library or report does not fit, a probe file does
+
+
+@pytest.fixture(params=["tmpfs", "patched"])
+def full_disk(request, tmp_path, monkeypatch):
+    """A directory on a disk with about 300 KB free: a real tmpfs where mounting works (root in a
+    container), else writes there patched to fail past that size with ENOSPC, as a full disk's do
+    (HDF5's unbuffered file and the text outputs alike)."""
+    import errno
+    import io
+    import subprocess
+
+    from contrastcat import files
+    from contrastcat.library import schema
+
+    place = tmp_path / "disk"
+    place.mkdir()
+    if request.param == "tmpfs" and _mount_tmpfs(place, f"{FULL_DISK_ROOM // 1000}k"):
+        request.addfinalizer(lambda: subprocess.run(["umount", "-l", str(place)], check=False))
+        return place
+    real_open = open
+
+    class FullDiskFile(io.FileIO):
+        def write(self, data) -> int:
+            if self.tell() + len(memoryview(data).cast("B")) > FULL_DISK_ROOM:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return super().write(data)
+
+    def opening(file, mode="r", buffering=-1, *args, **kwargs):
+        if not str(file).startswith(str(place)) or not any(flag in mode for flag in "wa+"):
+            return real_open(file, mode, buffering, *args, **kwargs)
+        raw = FullDiskFile(file, mode.replace("b", "").replace("t", ""))
+        if "b" in mode:
+            return raw if buffering == 0 else io.BufferedRandom(raw) if "+" in mode else io.BufferedWriter(raw)
+        return io.TextIOWrapper(io.BufferedWriter(raw, 8192), encoding=kwargs.get("encoding"), newline=kwargs.get("newline"))
+
+    monkeypatch.setattr(schema, "open", opening, raising=False)
+    monkeypatch.setattr(files, "open", opening, raising=False)
+    return place

@@ -1,68 +1,21 @@
 """build-refs and the files around a model under hostile use (issue 21, items 9, 16, 18, 19).
 
-A full disk is a real small tmpfs where this machine lets us mount one (root in a container),
-else a patched write that fails the way a full disk does: either way build-refs must end in one
-line naming the file, exit 1, no partial file, and an existing library untouched.
+A full disk (the ``full_disk`` fixture: a real small tmpfs where this machine lets us mount one,
+else patched writes that fail the way a full disk does): build-refs must end in one line naming
+the file, exit 1, no partial file, and an existing library untouched.
 """
 
 from __future__ import annotations
 
-import errno
-import io
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from contrastcat.library import RefLibrary
-from contrastcat.library import schema
 
 from .cli_helpers import assert_one_line_error, invoke
-
-
-def _mount_tmpfs(where: Path, size: str) -> bool:
-    where.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return False
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True)
-    return done.returncode == 0
-
-
-class _FullDiskFile(io.FileIO):
-    """A file on a disk that fills up after ``room`` bytes."""
-
-    room = 300_000
-
-    def write(self, data) -> int:
-        if self.tell() + len(memoryview(data).cast("B")) > self.room:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return super().write(data)
-
-
-@pytest.fixture(params=["tmpfs", "patched"])
-def full_disk(request, tmp_path, monkeypatch):
-    """A directory on a disk with about 300 KB free: a real tmpfs where mounting works."""
-    place = tmp_path / "disk"
-    if request.param == "tmpfs":
-        if not _mount_tmpfs(place, "300k"):
-            place.rmdir()
-            place.mkdir()  # no mount here: the patched write stands in (the other parameter)
-            request.param = "patched"
-        else:
-            request.addfinalizer(lambda: subprocess.run(["umount", "-l", str(place)], check=False))
-    if request.param == "patched":
-        place.mkdir(exist_ok=True)
-        real_open = open
-
-        def opening(file, mode="r", buffering=-1, *args, **kwargs):
-            if "b" in mode and str(file).startswith(str(place)) and buffering == 0:
-                return _FullDiskFile(file, mode.replace("b", ""))
-            return real_open(file, mode, buffering, *args, **kwargs)
-
-        monkeypatch.setattr(schema, "open", opening, raising=False)
-    return place
 
 
 def test_build_refs_on_a_full_disk_is_one_line_and_keeps_what_was_there(toy_dir, full_disk):

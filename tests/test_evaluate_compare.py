@@ -7,6 +7,7 @@ expected marks from the numbers of the JSON report.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -142,8 +143,17 @@ def _scores(method: str, tokens: list[str], rng: random.Random) -> list[float]:
 INPUTS = 6  # of the 12 toy inputs: enough to separate the methods, and quick
 
 
+@functools.cache
+def _fingerprint(model_dir: str) -> str:
+    from contrastcat.resolve import load_classifier
+
+    return load_classifier(model_dir, "cpu").fingerprint
+
+
 def write_records(toy_dir, path, methods, with_special=True):
-    """Records of ``methods`` for the toy inputs, interleaved: methods first appear in the given order."""
+    """Records of ``methods`` for the toy inputs, interleaved: methods first appear in the given order.
+    Written by hand as a user would for another tool's maps, with the model's fingerprint."""
+    fingerprint = _fingerprint(str(toy_dir / "model"))
     tokenizer = toy.make_tokenizer()
     rng = random.Random(0)
     texts = [json.loads(line)["text"] for line in (toy_dir / "inputs.jsonl").read_text().splitlines()[:INPUTS]]
@@ -154,7 +164,7 @@ def write_records(toy_dir, path, methods, with_special=True):
         for method in methods if index % 2 == 0 else reversed(methods):
             record = {
                 "id": index, "text": text, "tokens": tokens, "token_ids": ids, "scores": _scores(method, tokens, rng),
-                "target": 0, "method": method, "model": str(toy_dir / "model"),
+                "target": 0, "method": method, "model": str(toy_dir / "model"), "model_fingerprint": fingerprint,
             }
             if with_special:
                 record["special"] = [t in tokenizer.all_special_tokens for t in tokens]

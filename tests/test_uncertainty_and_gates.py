@@ -265,7 +265,7 @@ def test_what_a_baseline_or_a_gate_cannot_use_is_refused_before_any_work(records
     listed.write_text(json.dumps({**json.loads(baseline.read_text()), "comparison": []}))
     _one_line(run(records, "--baseline", listed), 2, "damaged report")
     _one_line(run(records, "--seed", "-1"), 2, "--seed must be 0 or more")
-    _one_line(run(records, "--bootstrap", "5"), 2, "at least 100 resamples")
+    _one_line(run(records, "--bootstrap", "5"), 2, "100 to 100000 resamples")
     _one_line(run(records, "--fail-under", "nosuch:morf.aopc=0"), 2, "names method 'nosuch'")
     _one_line(run(records, "--fail-under", "kendall.tau=0.5"), 2, "Kendall τ is not evaluated")
     _one_line(run(records, "--order", "morf", "--fail-under", "lerf.aopc=0.5"), 2, "LeRF AOPC is not evaluated")
