@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from contrastcat.errors import BadInput
+from contrastcat.errors import BadInput, Interrupted
 from contrastcat.files import check_output_path
 from contrastcat.records import write_records
 
@@ -170,94 +171,120 @@ def explain(
     check_output_path(output, inputs)
     if resume and output == "-":
         raise BadInput("--resume needs -o FILE: standard output cannot be continued")
-    names = parse_method_list(method)  # unknown names fail before any loading
-    skipped: list[str] | None = [] if on_error == "skip" else None
-    input_file = InputFile(input_path, text_field=text_field, id_field=id_field, label_field=label_field)
-    follower = world is not None and not world.leader
-    # A bad line fails before anything is written. Under torchrun rank 0 checks for all, and says so once.
-    total = input_file.check() if skipped is None and not follower else None
-    methods = build_methods(names, shared=True, **(method_options or {}))
-    library = open_library(refs, unnamed) if refs is not None else None
-    default_library = unnamed and library is None and any(m.uses_library for m in methods)
-    if default_library:
-        check_default_pools(methods)  # before the model loads and the library is built
-    else:
-        check_library(methods, library)  # before the model loads: a wrong call fails fast
-    if model is None:
-        if library is None:
-            raise BadInput("--model is required when no --refs library is given")
-        model = library_model(library)
-    check_output_path(output, [model_location(model)])
-    quiet = quiet or follower
-    classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
-    built = False
-    if default_library:
-        # Shards and torchrun processes would each build a library of their own (fingerprints differ).
-        alone = world is None and part is None
-        with phased_progress(quiet) as report:
-            library, built = cached_library(classifier, report, build=alone, notify=lambda line: info(line, quiet))
-        check_library(methods, library)
-        inputs.append(library.path)
-        check_output_path(output, [library.path])
-    if unnamed:
-        info(said_unnamed(model, library, built), quiet)
-    chosen_target = parse_target(target, classifier.num_classes)
-    settings = on_classifier(ExplainOptions(  # as records say it: --forward-dtype auto resolved here
-        batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype
-    ), classifier)
-    limit = check_max_length(classifier, max_length)
-    source = input_file.name
-    if skipped is None and chosen_target == GOLD and not follower:
-        resolve_targets(input_file.rows(), GOLD, classifier.label_names, source)  # every label, before any work
-    rows = input_file.rows(skipped)
-    if skipped is not None:
-        rows = usable_rows(rows, chosen_target, classifier.label_names, source, skipped)
-    used_library = library if any(m.uses_library for m in methods) else None
-    summary = Summary(limit=limit, position_limit=classifier.position_limit, per_input=len(methods))
-    shards = part or (Shard(world.rank, world.size) if world else None)
-    expected = total if shards is None or total is None else None  # a shard's share is not known up front
+    kept_checkpoint = None  # (path, records) of a checkpoint there before this run: an interrupt says it is kept
+    if resume:
+        from contrastcat.checkpoint import check_checkpoint
+        from contrastcat.resume import early_header
 
-    def run(remaining, report, done: int):
-        def advance(count: int) -> None:
-            nonlocal done
-            done += count
-            report("explaining", done, expected)
+        kept_checkpoint = check_checkpoint(output, inputs, early_header(batch_size))  # before the model loads
+    with saying_kept(kept_checkpoint):
+        names = parse_method_list(method)  # unknown names fail before any loading
+        skipped: list[str] | None = [] if on_error == "skip" else None
+        input_file = InputFile(input_path, text_field=text_field, id_field=id_field, label_field=label_field)
+        follower = world is not None and not world.leader
+        # A bad line fails before anything is written. Under torchrun rank 0 checks for all, and says so once.
+        total = input_file.check() if skipped is None and not follower else None
+        methods = build_methods(names, shared=True, **(method_options or {}))
+        library = open_library(refs, unnamed) if refs is not None else None
+        default_library = unnamed and library is None and any(m.uses_library for m in methods)
+        if default_library:
+            check_default_pools(methods)  # before the model loads and the library is built
+        else:
+            check_library(methods, library)  # before the model loads: a wrong call fails fast
+        if model is None:
+            if library is None:
+                raise BadInput("--model is required when no --refs library is given")
+            model = library_model(library)
+        check_output_path(output, [model_location(model)])
+        quiet = quiet or follower
+        classifier = load_model(model, rank_device(device, world) if world else device, quiet, dtype)
+        built = False
+        if default_library:
+            # Shards and torchrun processes would each build a library of their own (fingerprints differ).
+            alone = world is None and part is None
+            with phased_progress(quiet) as report:
+                library, built = cached_library(classifier, report, build=alone, notify=lambda line: info(line, quiet))
+            check_library(methods, library)
+            inputs.append(library.path)
+            check_output_path(output, [library.path])
+        if unnamed:
+            info(said_unnamed(model, library, built), quiet)
+        chosen_target = parse_target(target, classifier.num_classes)
+        settings = on_classifier(ExplainOptions(  # as records say it: --forward-dtype auto resolved here
+            batch_size=batch_size, mask_special=mask_special, max_length=max_length, forward_dtype=forward_dtype
+        ), classifier)
+        limit = check_max_length(classifier, max_length)
+        source = input_file.name
+        if skipped is None and chosen_target == GOLD and not follower:
+            resolve_targets(input_file.rows(), GOLD, classifier.label_names, source)  # every label, before any work
+        rows = input_file.rows(skipped)
+        if skipped is not None:
+            rows = usable_rows(rows, chosen_target, classifier.label_names, source, skipped)
+        used_library = library if any(m.uses_library for m in methods) else None
+        summary = Summary(limit=limit, position_limit=classifier.position_limit, per_input=len(methods))
+        shards = part or (Shard(world.rank, world.size) if world else None)
+        expected = total if shards is None or total is None else None  # a shard's share is not known up front
 
-        for record in run_explain(
-            classifier, remaining, methods, used_library, target=chosen_target, options=settings,
-            source=source, progress=advance,
-        ):
-            summary.count(record)
-            yield record
+        def run(remaining, report, done: int):
+            def advance(count: int) -> None:
+                nonlocal done
+                done += count
+                report("explaining", done, expected)
 
-    def write_part(path: str) -> dict:
-        tally = Tally()
-        mine = shard_rows(rows, shards, settings.window_inputs, tally)
-        identity = run_identity(
-            methods, [record_settings(m, settings) for m in methods], classifier, used_library, chosen_target, settings
-        )
-        with phased_progress(quiet) as report:
-            write_part_file(path, shards, identity, len(methods), settings.window_inputs, run(mine, report, 0), tally,
-                            inputs)
-        return {"records": summary.records, "truncated": summary.truncated}
+            for record in run_explain(
+                classifier, remaining, methods, used_library, target=chosen_target, options=settings,
+                source=source, progress=advance,
+            ):
+                summary.count(record)
+                yield record
 
-    if world is not None:
-        outcomes = sharded_output(world, output, write_part, lambda paths: merge_parts(paths, output))
-        summary.records = sum(o["records"] for o in outcomes)
-        summary.truncated = sum(o["truncated"] for o in outcomes)
-    elif part is not None:
-        write_part(output)
-    else:
-        with phased_progress(quiet) as report:
-            if resume:
-                rows = list(rows)  # a checkpoint is matched against the inputs it holds
-                plan = Run(rows, methods, classifier, used_library, chosen_target, settings, source)
-                write_resumable(output, plan, inputs, lambda start: run(rows[start:], report, start), summary.resumed)
-            else:
-                write_records(output, run(rows, report, 0), inputs)
-    input_file.close()
-    if not follower:  # under torchrun, rank 0 speaks for all
-        summary.finish(output, skipped, quiet, part)
+        def write_part(path: str) -> dict:
+            tally = Tally()
+            mine = shard_rows(rows, shards, settings.window_inputs, tally)
+            identity = run_identity(
+                methods, [record_settings(m, settings) for m in methods], classifier, used_library, chosen_target, settings
+            )
+            with phased_progress(quiet) as report:
+                write_part_file(path, shards, identity, len(methods), settings.window_inputs, run(mine, report, 0), tally,
+                                inputs)
+            return {"records": summary.records, "truncated": summary.truncated}
+
+        if world is not None:
+            outcomes = sharded_output(world, output, write_part, lambda paths: merge_parts(paths, output))
+            summary.records = sum(o["records"] for o in outcomes)
+            summary.truncated = sum(o["truncated"] for o in outcomes)
+        elif part is not None:
+            write_part(output)
+        else:
+            with phased_progress(quiet) as report:
+                if resume:
+                    rows = list(rows)  # a checkpoint is matched against the inputs it holds
+                    plan = Run(rows, methods, classifier, used_library, chosen_target, settings, source)
+                    write_resumable(output, plan, inputs, lambda start: run(rows[start:], report, start),
+                                    summary.resumed, note=lambda line: info(line, quiet))
+                else:
+                    write_records(output, run(rows, report, 0), inputs)
+        input_file.close()
+        if not follower:  # under torchrun, rank 0 speaks for all
+            summary.finish(output, skipped, quiet, part)
+
+
+@contextlib.contextmanager
+def saying_kept(checkpoint):
+    """An interrupt before the checkpoint ``(path, records)`` is opened (while the model loads,
+    say) leaves it as it was: the message says so, not that nothing was written."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        if checkpoint is None or checkpoint[1] is None:
+            raise
+        path, records = checkpoint
+        raise Interrupted(
+            f"interrupted; the checkpoint {path} is kept as it was ({records} record(s)): "
+            "run the same command with --resume to continue"
+        ) from None
 
 
 def open_library(path: str, unnamed: bool):

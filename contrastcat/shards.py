@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from . import __version__, jsonl
-from .errors import BadInput
-from .files import atomic_text_output
+from .errors import BadInput, RunFailed
+from .files import STDIO, atomic_text_output
 from .records import AttributionRecord, InputRow, check_record
 
 PART = "contrastcat-part"
 PART_END = "contrastcat-part-end"
 PART_VERSION = 1
 MAX_SHARDS = 100_000  # more parts than any cluster runs; a bigger N is a typo
+MAX_SHARD_DIGITS = 12  # digits of I or N, leading zeros included: more is not a shard number
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,9 @@ class Shard:
         """``I/N``: shard I (from 0) of N."""
         index, slash, count = spec.partition("/")
         if not slash or not all(part.isascii() and part.isdigit() for part in (index, count)):
-            raise BadInput(f"--shard must be I/N (shard I of N, I from 0, ASCII digits), got {spec!r}")
+            raise BadInput(f"--shard must be I/N (shard I of N, I from 0, ASCII digits), got {_short(spec)}")
+        if any(len(part) > MAX_SHARD_DIGITS for part in (index, count)):  # before int(), which has a digit limit
+            raise BadInput(f"--shard {_short(spec)}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
         shard = cls(int(index), int(count))
         if not 1 <= shard.count <= MAX_SHARDS or shard.index >= shard.count:
             raise BadInput(f"--shard {spec}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
@@ -50,6 +55,10 @@ class Shard:
 
     def owns(self, position: int, window: int) -> bool:
         return (position // window) % self.count == self.index
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
 class Tally:
@@ -117,8 +126,12 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
     written. Nothing is written unless the parts are all the shards of one run, each complete."""
     if not paths:
         raise BadInput("merge: no part files given")
-    parts = [_open_part(path) for path in paths]
+    if STDIO in paths:
+        raise BadInput("merge: a part cannot come from standard input (-): name the part files")
+    parts: list[_Part] = []
     try:
+        for path in paths:
+            parts.append(_open_part(path))
         ordered = _check_parts(parts)
         for part in ordered:
             _scan(part)  # every line read once before any is written (standard output cannot be taken back)
@@ -146,6 +159,8 @@ def _open_part(path: str) -> _Part:
     except OSError as error:
         raise BadInput(f"{path}: cannot read ({error.strerror})") from None
     try:
+        if not handle.seekable():  # a pipe, bash's <(...): read once, into a file that can be read again
+            handle = _spooled(path, handle)
         header = _parse(path, 1, handle.readline())
         if header.get("format") != PART:
             raise BadInput(f"{path}:1: not a contrastcat part file (explain --shard writes them)")
@@ -178,6 +193,22 @@ def _open_part(path: str) -> _Part:
     return _Part(path, handle, header, end)
 
 
+def _spooled(path: str, stream: BinaryIO) -> BinaryIO:
+    """What ``stream`` holds, copied into an anonymous temporary file; ``stream`` is closed."""
+    spool = tempfile.TemporaryFile()
+    try:
+        with stream:
+            shutil.copyfileobj(stream, spool)
+        spool.seek(0)
+    except OSError as error:
+        spool.close()
+        raise RunFailed(f"{path}: cannot read it into a temporary file ({error.strerror or error})") from None
+    except BaseException:
+        spool.close()
+        raise
+    return spool
+
+
 def _parse(path: str, line: int | None, raw: bytes) -> dict:
     where = f"{path}:{line}" if line is not None else f"{path}: last line"
     try:
@@ -196,7 +227,7 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
     for part in parts:
         for key in ("shards", "window", "per_input", "run"):
             if part.header.get(key) != first.header.get(key):
-                raise BadInput(f"{part.path}: from another run than {first.path} (its {key} differs)")
+                raise BadInput(f"{part.path}: from another run than {first.path} ({_difference(key, part, first)})")
         for key in ("inputs", "input_digest"):
             if part.end.get(key) != first.end.get(key):
                 raise BadInput(f"{part.path}: explained other inputs than {first.path} (its {key} differs)")
@@ -219,6 +250,20 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
         if part.end.get("records") != expected:
             raise BadInput(f"{part.path}: holds {part.end.get('records')} records, its shard of the run has {expected}")
     return ordered
+
+
+def _difference(key: str, part: _Part, first: _Part) -> str:
+    """Which of the header's values differ, and how, where that is short to say."""
+    mine, theirs = part.header.get(key), first.header.get(key)
+    if key == "run" and isinstance(mine, dict) and isinstance(theirs, dict):
+        inner = next(name for name in sorted({*mine, *theirs}) if mine.get(name) != theirs.get(name))
+        key, mine, theirs = f"its run differs in {inner}", mine.get(inner), theirs.get(inner)
+    else:
+        key = f"its {key} differs"
+    shown = [repr(value) for value in (mine, theirs)]
+    if any(isinstance(value, (list, dict)) for value in (mine, theirs)) or max(map(len, shown)) > 80:
+        return key
+    return f"{key}: {shown[0]} here, {shown[1]} there"
 
 
 def _scan(part: _Part) -> None:
@@ -249,13 +294,22 @@ def _read_line(part: _Part, raw: bytes) -> dict:
 
 
 def run_identity(methods, settings: Sequence[dict], classifier, library, target, options) -> dict:
-    """What every shard of one run shares; parts that differ in any of it are not joined."""
+    """What every shard of one run shares; parts that differ in any of it are not joined: the
+    records' own fields that are the same for every record (the model as named, its weights and
+    precision), and what records do not show but what changes their last digits (versions,
+    device, batching, and on a CPU the number of threads)."""
     import torch
 
+    from .models.precision import dtype_name
+
+    device = classifier.device.type
     return {
         "contrastcat": __version__,
         "torch": torch.__version__,
-        "device": classifier.device.type,
+        "device": device,
+        "threads": torch.get_num_threads() if device == "cpu" else None,
+        "model": classifier.name,
+        "model_dtype": dtype_name(classifier.dtype),
         "methods": [method.name for method in methods],
         "settings": list(settings),
         "model_fingerprint": classifier.fingerprint,

@@ -112,26 +112,29 @@ def test_resume_after_kill_minus_9_is_byte_identical(tmp_path, refs):
 
     # A --resume run removes it, keeps a checkpoint as it goes, and is killed in turn.
     second = start("explain", source, *options, "-o", out, "--resume")
-    partial = tmp_path / ".out.jsonl.contrastcat-partial"
-    wait_for(lambda: lines_in(partial) > 1 + 40, second)  # the header, then more than a window of records
+    partial = tmp_path / ".out.jsonl.contrastcat-partial"  # the records, as the output will hold them
+    digests = tmp_path / ".out.jsonl.contrastcat-partial.digests"  # the header, then one digest per record
+    wait_for(lambda: lines_in(partial) > 40, second)  # more than a window of records
     second.kill()
     second.wait()
     assert not out.exists() and not stale.exists()
-    assert leftovers(tmp_path, "out.jsonl") == [".out.jsonl.contrastcat-partial"]
-    saved = partial.read_bytes()
+    assert leftovers(tmp_path, "out.jsonl") == [".out.jsonl.contrastcat-partial", ".out.jsonl.contrastcat-partial.digests"]
+    saved, sums = partial.read_bytes(), digests.read_bytes()
 
     # A checkpoint made another way is refused, and left as it was.
     other = invoke("explain", source, *options, "-o", out, "--resume", "--refs-used", "10")
-    assert_one_line_error(other, f"{partial}:2: this record was not made by this run (its settings differs")
+    assert_one_line_error(other, f"{partial}:1: this record was not made by this run (its settings differs")
     batch = invoke("explain", source, *options, "--batch-size", "8", "-o", out, "--resume")
     assert_one_line_error(batch, f"{partial}: was made with batch_size 4, this run has 8")
-    assert partial.read_bytes() == saved
+    assert (partial.read_bytes(), digests.read_bytes()) == (saved, sums)
+    inode = partial.stat().st_ino
 
     # --resume finishes it: the same bytes as one uninterrupted run.
     third = subprocess.run([EXE, "explain", str(source), *map(str, options), "-o", str(out), "--resume"],
                            capture_output=True, text=True, env={**OFFLINE}, timeout=300)
     assert third.returncode == 0, third.stderr
     assert out.read_bytes() == reference.read_bytes()
+    assert out.stat().st_ino == inode  # published by renaming the checkpoint's record file
     assert leftovers(tmp_path, "out.jsonl") == []
 
     # Resuming a finished job recomputes nothing and changes nothing.
@@ -143,8 +146,8 @@ def test_resume_after_kill_minus_9_is_byte_identical(tmp_path, refs):
 
 def test_two_runs_on_one_checkpoint(tmp_path, toy_dir, refs):
     out = tmp_path / "out.jsonl"
-    partial = tmp_path / ".out.jsonl.contrastcat-partial"
-    with open(partial, "w") as held:
+    digests = tmp_path / ".out.jsonl.contrastcat-partial.digests"  # the file a run holds the lock on
+    with open(digests, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # another run is writing it
         result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "-o", out, "--resume")
     assert_one_line_error(result, f"{out}: another contrastcat run is writing it")
