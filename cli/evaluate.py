@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Annotated
 
 import typer
@@ -56,8 +57,12 @@ Examples:
 A file with several methods' records prints one comparison table (mean over
 the steps ± half its bootstrap interval over inputs; best of each column in
 bold, second underlined); --curves adds each method's step table.
+--bootstrap takes 0 (no intervals) or 100 to 100000 resamples; more is
+refused. Bounds and --tolerance are finite ASCII decimals (0.05, 5e-2).
 
-Exit codes: 0 done; 1 the run failed; 2 bad input; 3 a --fail-under bound or
+Exit codes: 0 done; 1 the run failed; 2 bad input, also when no record could
+be evaluated (all shorter than --min-tokens or only special tokens) or the
+--baseline is damaged, foreign or named by -o; 3 a --fail-under bound or
 the --baseline was not met (after the report is written and printed); 130
 interrupted.
 """
@@ -137,6 +142,9 @@ def evaluate(
         parse_tolerance,
         read_baseline,
     )
+    from contrastcat.metrics import check_records
+    from contrastcat.models.precision import on_classifier
+    from contrastcat.records import resolve_label
     from contrastcat.reports import check_against_model, check_explained, check_fingerprinted, evaluate_records
     from contrastcat.resolve import model_location
     from contrastcat.stats import BootstrapSettings
@@ -172,14 +180,31 @@ def evaluate(
     seen_methods: set[str] = set()
 
     models: dict[tuple, object] = {}  # the first record of each (weights, precision): all the model check needs
+    reach = _Reach()  # the records that may hold the first token id or class the model does not have
+    gold: dict = {}  # each --target gold label -> the line of its first record to be evaluated
+    left_out = {"short": 0, "special": 0}
 
     def check(record) -> None:
         check_explained([record], source)
         check_fingerprinted([record], source)
         models.setdefault((record.model_fingerprint, record.model_dtype), record)
         seen_methods.add(labels.label(record))
+        reach.add(record)
+        if len(record.token_ids) < settings.min_tokens:
+            left_out["short"] += 1
+        elif all(record.special):
+            left_out["special"] += 1
+        elif settings.target == "gold":
+            if record.label is None:
+                raise BadInput(f"{source}:{record.line}: --target gold needs a label in every record")
+            gold.setdefault(_label_key(record.label), (record.label, record.line))
 
     total = record_file.check(check)
+    if left_out["short"] + left_out["special"] == total:  # before the model loads: nothing it could do
+        raise BadInput(
+            f"{source}: none of its {total} record(s) could be evaluated ({left_out['short']} shorter than "
+            f"--min-tokens {settings.min_tokens}, {left_out['special']} only special tokens): nothing to report"
+        )
     missing = [name for name in pair or () if name not in seen_methods]
     if missing:
         raise BadInput(f"--compare: no method {missing[0]!r} in {source} (it has: {', '.join(sorted(seen_methods))})")
@@ -190,9 +215,16 @@ def evaluate(
     if output is not None:
         check_output_path(output, [model_location(model)])
     classifier = load_model(model, device, quiet, dtype)
-    check_against_model(list(models.values()), classifier, source)  # every record's model, before any work
-    if old_report is not None:
-        check_same_protocol(old_report, baseline, {"model_fingerprint": classifier.fingerprint})
+    # Every record's model, vocabulary, classes and gold label, before any work, however long the file.
+    check_against_model(list(models.values()), classifier, source)
+    check_records(reach.records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+    for label, line in sorted(gold.values(), key=lambda found: found[1]):
+        resolve_label(label, classifier.label_names, f"{source}:{line}")
+    if old_report is not None:  # what the report will say it was evaluated with, before any work
+        check_same_protocol(old_report, baseline, {
+            "model_fingerprint": classifier.fingerprint,
+            "forward_dtype": on_classifier(settings, classifier).forward_dtype,
+        })
     with phased_progress(quiet) as report:
         evaluation = evaluate_records(
             classifier, record_file.records(), settings, library, kendall, batch_size, source,
@@ -220,6 +252,29 @@ def evaluate(
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise GateFailed(problems[0] + more)
+
+
+class _Reach:
+    """The records that raise the largest token id or class seen so far, each as much of it as the
+    model check reads: the first record the model cannot take is always one of them, so the whole
+    file is judged before any work without being held."""
+
+    def __init__(self) -> None:
+        self.records: list[SimpleNamespace] = []
+        self._token = self._class = -1
+
+    def add(self, record) -> None:
+        token, klass = max(record.token_ids), max(record.target, record.predicted)
+        if token > self._token or klass > self._class:
+            self._token, self._class = max(token, self._token), max(klass, self._class)
+            self.records.append(SimpleNamespace(
+                id=record.id, line=record.line, token_ids=[token], target=record.target, predicted=record.predicted,
+            ))
+
+
+def _label_key(label) -> tuple:
+    """One key per distinct label, each resolved once after the model loads (1 and "1" kept apart)."""
+    return (type(label).__name__, label if isinstance(label, (str, int, float, bool)) else json.dumps(label))
 
 
 def _pair(compare: str | None) -> tuple[str, str] | None:

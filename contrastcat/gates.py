@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from . import jsonl
 from .errors import BadInput, ContrastCatError
 from .metrics import DELETE, KENDALL_METRIC, MASK, METRICS, ORDERS, STEP_GRIDS, TARGETS, Metric
 from .stats import BootstrapSettings, paired_difference
@@ -139,11 +140,12 @@ def read_baseline(path: str) -> dict:
     """A report written by ``evaluate -o`` (schema version 2), or one line saying why not."""
     try:
         with open(path, encoding="utf-8") as stream:
-            document = json.load(stream)
+            text = stream.read()
     except OSError as error:
         raise BadInput(f"{path}: cannot read the baseline report ({error.strerror or error})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BadInput(f"{path}: not a JSON report ({error})") from None
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{path}: not a JSON report (not UTF-8: {error.reason} at byte {error.start})") from None
+    document = _strict_json(text, path)
     if not isinstance(document, dict) or document.get("schema") != REPORT_SCHEMA:
         raise BadInput(f"{path}: not an evaluate report (write one with contrastcat evaluate -o report.json)")
     if document.get("schema_version") != REPORT_SCHEMA_VERSION:
@@ -152,6 +154,28 @@ def read_baseline(path: str) -> dict:
             f"{REPORT_SCHEMA_VERSION}: evaluate the baseline's records again"
         )
     _check_shape(document, path)
+    return document
+
+
+def _strict_json(text: str, path: str):
+    """The report as ``evaluate -o`` writes it: strict JSON (no NaN, no repeated key), read whole;
+    what Python's reader would take otherwise, or fail on with another error, is one line."""
+    try:
+        document = json.loads(
+            text, parse_constant=jsonl._refuse_constant, parse_float=jsonl._finite_float,
+            object_pairs_hook=jsonl._unique_keys,  # the hooks of every strict reader here
+        )
+    except json.JSONDecodeError as error:
+        raise BadInput(f"{path}:{error.lineno}: not a JSON report ({error.msg}, column {error.colno})") from None
+    except jsonl.NotStrictJSON as error:
+        raise BadInput(f"{path}: not a JSON report ({error})") from None
+    except RecursionError:
+        raise BadInput(f"{path}: not a JSON report (nested too deeply to read)") from None
+    except ValueError as error:  # an integer with more digits than Python converts
+        raise BadInput(f"{path}: not a JSON report (a number too long to read: {str(error).split(';')[0]})") from None
+    bad = jsonl.first_invalid_string(document)
+    if bad is not None:
+        raise BadInput(f"{path}: not a JSON report (not valid Unicode: {bad} holds an unpaired surrogate)")
     return document
 
 
@@ -185,6 +209,10 @@ def _check_shape(document: dict, path: str) -> None:
     rows = comparison.get("rows") if isinstance(comparison, dict) else None
     if not isinstance(methods, dict) or not isinstance(rows, list):
         raise BadInput(f"{path}: damaged report: 'methods' must be an object and 'comparison.rows' a list")
+    if not rows:  # every report evaluates at least one method: an empty gate would pass any run
+        raise BadInput(f"{path}: damaged report: 'comparison.rows' is empty, so there is nothing to compare with")
+    # Each row has the curves' metrics of the report's orders (a value may be null), and Kendall τ at most.
+    curves = {f"{order}_{key}" for order in document["orders"] for key in ("aopc", "lodds")}
     for index, row in enumerate(rows):
         values = row.get("values") if isinstance(row, dict) else None
         if not isinstance(row, dict) or not isinstance(row.get("method"), str) or not isinstance(values, dict) or not all(
@@ -194,6 +222,13 @@ def _check_shape(document: dict, path: str) -> None:
         unknown = sorted(set(values) - COLUMN_KEYS)
         if unknown:
             raise BadInput(f"{path}: damaged report: comparison row {index} has an unknown metric {_short(unknown[0])}")
+        missing, extra = sorted(curves - set(values)), sorted(set(values) - curves - {"kendall_tau_index"})
+        if missing or extra:
+            raise BadInput(
+                f"{path}: damaged report: comparison row {index} ({_short(row['method'])}) "
+                + (f"has no {missing[0]!r}" if missing else f"has {extra[0]!r}, which its orders do not include")
+                + f" (orders: {', '.join(document['orders'])})"
+            )
         method = methods.get(row["method"])
         if not isinstance(method, dict):
             raise BadInput(f"{path}: damaged report: method {row['method']!r} is in the comparison but not in 'methods'")

@@ -242,6 +242,7 @@ def evaluate_records(
     if isinstance(records, Sequence):  # all at hand: judged whole before any work (a file's caller does it)
         check_explained(records, source)
         check_against_model(first_of_each_model(records), classifier, source)
+        check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
     predict = predictor(classifier, batch_size, resolve_forward_dtype(settings.forward_dtype))
     mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if settings.perturb == MASK else None
     labels = MethodLabels()
