@@ -16,8 +16,12 @@ import pytest
 
 # The console script's first step, stopped at the worst moment: right after the package's
 # import, with the app and every library still to come.
+# SIGINT as a terminal's process gets it (a CI runner may start us with it ignored, which the
+# launcher respects): the default handler, then the package's import.
 STARTING = """
 import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 sys.argv[0] = {argv0!r}
 import contrastcat_cli
 os.kill(os.getpid(), signal.{name})
@@ -46,6 +50,8 @@ def test_main_takes_over_from_the_early_handler():
 
     code = """
 import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 sys.argv[0] = "contrastcat"
 import contrastcat_cli
 from contrastcat_cli import launch
