@@ -16,6 +16,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,8 +70,14 @@ def located(message: str, path: str, content: bytes) -> bool:
     return match.group(1) is None or 1 <= int(match.group(1)) <= content.count(b"\n") + 1
 
 
-def scratch(content: bytes, suffix: str) -> Path:
-    directory = Path(tempfile.mkdtemp())
+@pytest.fixture(scope="module")
+def scratch_root(tmp_path_factory) -> Path:
+    """One folder for every example of the module, so pytest removes them with its own."""
+    return tmp_path_factory.mktemp("properties")
+
+
+def scratch(root: Path, content: bytes, suffix: str) -> Path:
+    directory = Path(tempfile.mkdtemp(dir=root))
     path = directory / f"in{suffix}"
     path.write_bytes(content)
     return path
@@ -78,8 +85,8 @@ def scratch(content: bytes, suffix: str) -> Path:
 
 @FAST
 @given(jsonl_files())
-def test_jsonl_inputs_give_rows_or_a_located_error(content):
-    path = scratch(content, ".jsonl")
+def test_jsonl_inputs_give_rows_or_a_located_error(scratch_root, content):
+    path = scratch(scratch_root, content, ".jsonl")
     try:
         rows = read_inputs(str(path))
     except BadInput as error:
@@ -110,9 +117,9 @@ def csv_files(draw):
 
 @FAST
 @given(csv_files())
-def test_csv_inputs_round_trip_or_give_a_located_error(case):
+def test_csv_inputs_round_trip_or_give_a_located_error(scratch_root, case):
     content, rows, damaged = case
-    path = scratch(content, ".csv")
+    path = scratch(scratch_root, content, ".csv")
     try:
         read = read_inputs(str(path))
     except BadInput as error:
@@ -156,8 +163,8 @@ def record_files(draw):
 
 @FAST
 @given(record_files())
-def test_records_give_records_or_a_located_error(content):
-    path = scratch(content, ".jsonl")
+def test_records_give_records_or_a_located_error(scratch_root, content):
+    path = scratch(scratch_root, content, ".jsonl")
     try:
         records = read_records(str(path))
     except BadInput as error:
@@ -191,8 +198,8 @@ def mostly_valid_jsonl(draw):
 
 @SLOW
 @given(mostly_valid_jsonl())
-def test_explain_gives_records_that_map_back_or_one_located_line(toy_dir, content):
-    path = scratch(content, ".jsonl")
+def test_explain_gives_records_that_map_back_or_one_located_line(toy_dir, scratch_root, content):
+    path = scratch(scratch_root, content, ".jsonl")
     out = path.with_name("out.jsonl")
     result = invoke("explain", path, "--model", toy_dir / "model", "--method", "random", "-o", out, "-q")
     one_located_line(result, path, content)
@@ -212,8 +219,8 @@ def test_explain_gives_records_that_map_back_or_one_located_line(toy_dir, conten
 
 @SLOW
 @given(record_files())
-def test_render_and_evaluate_take_any_records_file(toy_dir, content):
-    path = scratch(content, ".jsonl")
+def test_render_and_evaluate_take_any_records_file(toy_dir, scratch_root, content):
+    path = scratch(scratch_root, content, ".jsonl")
     one_located_line(invoke("render", path), path, content)
     one_located_line(invoke("evaluate", path, "--model", toy_dir / "model", "--min-tokens", "1"), path, content)
 
