@@ -32,9 +32,9 @@ def one(tokens: int) -> None:
     import torch
     import transformers
 
-    from contrastcat.capture import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, capture
+    from contrastcat.capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, capture
     from contrastcat.models import wrap_classifier
-    from contrastcat.zoo import tiny
+    from contrastcat.testing import tiny
 
     torch.set_num_threads(2)
     config = transformers.LlamaConfig(

@@ -33,22 +33,21 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.py
 
-from contrastcat.models.precision import describe_hardware
 import contrastcat as cc
-from contrastcat import pipeline
-from contrastcat.capture import capture
+from contrastcat.attribution import pipeline
+from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.capture.core import capture
+from contrastcat.capture.passes import ModelPasses
+from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
+from contrastcat.deletion.refine import deletion_counts
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
-from contrastcat.passes import ModelPasses
-from contrastcat.perturb import MORF, perturb, ranked_positions
-from contrastcat.pipeline import ExplainOptions, explain
-from contrastcat.records import InputRow
-from contrastcat.refine import deletion_counts
-from contrastcat.tokens import length_batches, pad, tokenize
-from contrastcat.zoo.corpora import CORPORA
-
-from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.py
+from contrastcat.models.precision import describe_hardware
+from contrastcat.models.tokens import length_batches, pad, tokenize
+from contrastcat.records.corpora import CORPORA
+from contrastcat.records.record import InputRow
 
 REFS = 30
 ROOT = Path(__file__).resolve().parent.parent

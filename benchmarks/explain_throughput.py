@@ -19,13 +19,13 @@ from pathlib import Path
 
 import torch
 
-from contrastcat.models.precision import describe_hardware
-from contrastcat import toy
-from contrastcat.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import wrap_classifier
-from contrastcat.records import InputRow
+from contrastcat.models.precision import describe_hardware
+from contrastcat.records.record import InputRow
+from contrastcat.testing import toy
 
 
 def minilm_shaped():
@@ -42,7 +42,7 @@ def minilm_shaped():
 
 def own_predictions(classifier, texts: list[str]) -> list[int]:
     from contrastcat.models import predictor
-    from contrastcat.tokens import tokenize
+    from contrastcat.models.tokens import tokenize
 
     ids = [t.ids for t in tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)]
     logits = torch.log(torch.as_tensor(predictor(classifier, 32)(ids)))

@@ -2,7 +2,7 @@
 
     python benchmarks/families_toy.py [--families bert,roberta,gpt2,llama] [--seeds 0,1,2] [--inputs 150]
 
-Each family is trained with ``contrastcat.zoo.tiny.train_tiny`` (2,000 toy
+Each family is trained with ``contrastcat.testing.tiny.train_tiny`` (2,000 toy
 sentences, 2 epochs) once per seed; a 30-reference library is built from 600
 other sentences; Contrast-CAT, AttCAT and random scores explain ``--inputs``
 held-out sentences. Printed per family: held-out accuracy, how often the top
@@ -19,15 +19,13 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.py
 
-from contrastcat import toy
-from contrastcat.pipeline import explain
+from contrastcat.attribution.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
-from contrastcat.records import InputRow
-from contrastcat.zoo import tiny
-
-from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.py
+from contrastcat.records.record import InputRow
+from contrastcat.testing import tiny, toy
 
 METHODS = ("contrastcat", "attcat", "random")
 KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)

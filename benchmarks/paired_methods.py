@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from benchstats import per_input_aopc  # benchmarks/benchstats.py
 
 from contrastcat.api import load_model
 from contrastcat.models import predictor
-from contrastcat.records import RecordFile
-
-from benchstats import per_input_aopc  # benchmarks/benchstats.py
+from contrastcat.records.record import RecordFile
 
 
 def bootstrap_interval(difference: np.ndarray, resamples: int = 10_000) -> tuple[float, float, float, int]:

@@ -25,16 +25,15 @@ import time
 from pathlib import Path
 
 import torch
+from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.py
+from explain_speed import ROOT, agreement, held_out_rows, line, timed  # benchmarks/explain_speed.py
 
 import contrastcat as cc
+from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
 from contrastcat.models.loading import quiet_transformers
 from contrastcat.models.precision import describe_hardware
-from contrastcat.pipeline import ExplainOptions, explain
-
-from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.py
-from explain_speed import ROOT, agreement, held_out_rows, line, timed  # benchmarks/explain_speed.py
 
 PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

@@ -56,9 +56,9 @@ def main() -> None:
     from contrastcat.library import RefLibrary
     from contrastcat.library.schema import RefLibrary as Schema
     from contrastcat.models.precision import describe_hardware
-    from contrastcat.resolve import load_classifier
-    from contrastcat.tokens import tokenize
-    from contrastcat.zoo.corpora import CORPORA
+    from contrastcat.models.resolve import load_classifier
+    from contrastcat.models.tokens import tokenize
+    from contrastcat.records.corpora import CORPORA
     from contrastcat_cli.app import app
 
     print(f"torch {torch.__version__}, {describe_hardware(torch.device('cpu'))}, {torch.get_num_threads()} threads, model {args.model}, library {args.refs}")

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from contrastcat import toy
+from contrastcat.testing import toy
 
 
 def peak_rss(command: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:

@@ -28,14 +28,14 @@ from pathlib import Path
 import torch
 
 from contrastcat.api import explain, load_model
+from contrastcat.evaluation.metrics import EvalSettings
+from contrastcat.evaluation.reports import evaluate_records
+from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
 from contrastcat.library import RefLibrary
-from contrastcat.models.precision import describe_hardware
 from contrastcat.methods import build_method
-from contrastcat.metrics import EvalSettings
-from contrastcat.records import AttributionRecord, RecordFile, write_records
-from contrastcat.reports import evaluate_records
-from contrastcat.stats import BootstrapSettings, paired_difference
-from contrastcat.zoo.corpora import CORPORA
+from contrastcat.models.precision import describe_hardware
+from contrastcat.records.corpora import CORPORA
+from contrastcat.records.record import AttributionRecord, RecordFile, write_records
 
 ROOT = Path(__file__).resolve().parent.parent
 # name -> (method, options). Every variant tried stays here, the ones that lost included.

@@ -61,10 +61,3 @@ def build_app() -> typer.Typer:
 
 
 app = build_app()
-
-
-def main() -> None:
-    """Run the CLI with its signal and pipe handling (see :mod:`contrastcat_cli.launch`)."""
-    from .launch import main as launch
-
-    launch()

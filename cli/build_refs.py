@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from contrastcat.errors import BadInput
-from contrastcat.files import check_output_path
+from contrastcat.io.files import check_output_path
 
 from .common import (
     BatchOption,
@@ -90,11 +90,11 @@ def build_refs(
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
     # Imported here, not at the top: the model libraries would make every --help slow.
     from contrastcat.api import labelled_data
-    from contrastcat.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
+    from contrastcat.attribution.pipeline import check_max_length
     from contrastcat.library import BuildOptions, SelectionSettings, build_library
     from contrastcat.library.build import parse_pools
-    from contrastcat.pipeline import check_max_length
-    from contrastcat.resolve import model_location
+    from contrastcat.library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
+    from contrastcat.models.resolve import model_location
 
     options = BuildOptions(  # checks its values before anything loads
         selection=SelectionSettings(gamma=gamma, k=min_refs, keep=keep, min_tokens=min_tokens),

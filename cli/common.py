@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from contrastcat.arguments import MAX_BATCH_SIZE
 from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
 
-from .launch import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
+from .signals import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
 
 DeviceOption = Annotated[
     str, typer.Option("--device", help="auto (CUDA when available), cpu, cuda or cuda:N.", show_default=True)
@@ -184,7 +184,7 @@ def info(message: str, quiet: bool) -> None:
 def load_model(name: str, device: str, quiet: bool, dtype: str = "auto"):
     """Load a classifier; an embedded model trains on first use with a progress bar."""
     from contrastcat.models import DTYPE_CHOICES
-    from contrastcat.resolve import load_classifier
+    from contrastcat.models.resolve import load_classifier
 
     if dtype not in DTYPE_CHOICES:
         raise BadInput(f"--dtype must be one of {', '.join(DTYPE_CHOICES)}, got {dtype!r}")

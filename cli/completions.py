@@ -14,11 +14,11 @@ from pathlib import Path
 
 import typer
 
-from contrastcat.metrics import STEP_GRIDS
+from contrastcat.deletion.perturb import DELETE, MASK
+from contrastcat.evaluation.metrics import STEP_GRIDS
 from contrastcat.methods import METHODS, option_specs
 from contrastcat.models import DTYPE_CHOICES
-from contrastcat.perturb import DELETE, MASK
-from contrastcat.zoo.registry import EMBEDDED
+from contrastcat.models.zoo.registry import EMBEDDED
 
 from .app import app
 from .render import COLOR_CHOICES

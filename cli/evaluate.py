@@ -10,8 +10,9 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from contrastcat.deletion.perturb import DELETE
 from contrastcat.errors import BadInput
-from contrastcat.metrics import (
+from contrastcat.evaluation.metrics import (
     BEST,
     METRICS,
     ORDERS,
@@ -21,10 +22,9 @@ from contrastcat.metrics import (
     MethodLabels,
     step_labels,
 )
-from contrastcat.files import atomic_text_output, check_output_path
-from contrastcat.perturb import DELETE
-from contrastcat.records import RecordFile
-from contrastcat.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number
+from contrastcat.evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number
+from contrastcat.io.files import atomic_text_output, check_output_path
+from contrastcat.records.record import RecordFile
 
 from .common import (
     BatchOption,
@@ -47,7 +47,7 @@ Examples:
   contrastcat evaluate attr.jsonl
   contrastcat evaluate attr.jsonl --order morf --steps reference --perturb mask -o report.json
   contrastcat evaluate attr.jsonl --kendall --refs refs.h5 --json
-  cat contrastcat.jsonl attcat.jsonl random.jsonl | contrastcat evaluate - --markdown
+  cat contrastcat.io.jsonl attcat.jsonl random.jsonl | contrastcat evaluate - --markdown
   contrastcat evaluate attr.jsonl --compare contrastcat,attcat --bootstrap 2000
   contrastcat evaluate attr.jsonl --fail-under 'morf.aopc=0.5,lerf.lodds=0.1'
   contrastcat evaluate attr.jsonl --per-input -o report.json      # a baseline for later runs
@@ -131,8 +131,7 @@ def evaluate(
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
     # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.library import RefLibrary
-    from contrastcat.gates import (
+    from contrastcat.evaluation.gates import (
         GateFailed,
         check_baseline,
         check_bounds,
@@ -142,12 +141,18 @@ def evaluate(
         parse_tolerance,
         read_baseline,
     )
-    from contrastcat.metrics import check_records
+    from contrastcat.evaluation.metrics import check_records
+    from contrastcat.evaluation.reports import (
+        check_against_model,
+        check_explained,
+        check_fingerprinted,
+        evaluate_records,
+    )
+    from contrastcat.evaluation.stats import BootstrapSettings
+    from contrastcat.library import RefLibrary
     from contrastcat.models.precision import on_classifier
-    from contrastcat.records import resolve_label
-    from contrastcat.reports import check_against_model, check_explained, check_fingerprinted, evaluate_records
-    from contrastcat.resolve import model_location
-    from contrastcat.stats import BootstrapSettings
+    from contrastcat.models.resolve import model_location
+    from contrastcat.records.record import resolve_label
 
     settings = EvalSettings(
         orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target,
@@ -166,7 +171,7 @@ def evaluate(
             "min_tokens": settings.min_tokens, "orders": list(settings.orders),
         })
     if plot is not None:
-        from contrastcat.plots import plot_format, require_matplotlib
+        from contrastcat.views.plots import plot_format, require_matplotlib
 
         plot_format(plot)
         require_matplotlib()
@@ -240,7 +245,7 @@ def evaluate(
             stream.write(report_text + "\n")
         info(f"wrote report to {output}", quiet)
     if plot is not None:
-        from contrastcat.plots import plot_curves
+        from contrastcat.views.plots import plot_curves
 
         plot_curves(evaluation, plot, [attributions, refs, baseline])
         info(f"wrote the curves to {plot}", quiet)
@@ -278,7 +283,7 @@ def _label_key(label) -> tuple:
 
 
 def _pair(compare: str | None) -> tuple[str, str] | None:
-    from contrastcat.gates import split_list
+    from contrastcat.evaluation.gates import split_list
 
     if compare is None:
         return None

@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from contrastcat.errors import BadInput, Interrupted
-from contrastcat.files import check_output_path
-from contrastcat.records import write_records
+from contrastcat.io.files import check_output_path
+from contrastcat.records.record import write_records
 
 from .common import (
     BatchOption,
@@ -136,19 +136,27 @@ def explain(
     if as_json:
         raise BadInput("--json goes with --list-methods (the records are JSON Lines already)")
     # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.distributed import rank_device, sharded_output, torchrun_world
-    from contrastcat.inputs import InputFile
-    from contrastcat.pipeline import GOLD, ExplainOptions, check_library, check_max_length, parse_target
-    from contrastcat.pipeline import explain as run_explain
-    from contrastcat.pipeline import record_settings, resolve_targets, usable_rows
-    from contrastcat.shards import Shard, Tally, merge_parts, run_identity, shard_rows
-    from contrastcat.shards import write_part as write_part_file
+    from contrastcat.api import cached_library
+    from contrastcat.attribution.pipeline import (
+        GOLD,
+        ExplainOptions,
+        check_library,
+        check_max_length,
+        parse_target,
+        record_settings,
+        resolve_targets,
+        usable_rows,
+    )
+    from contrastcat.attribution.pipeline import explain as run_explain
+    from contrastcat.library.defaults import unnamed_sources
     from contrastcat.methods import build_methods, parse_method_list
     from contrastcat.models.precision import on_classifier
-    from contrastcat.resolve import library_model, model_location
-    from contrastcat.resume import Run, write_resumable
-    from contrastcat.api import cached_library
-    from contrastcat.defaults import unnamed_sources
+    from contrastcat.models.resolve import library_model, model_location
+    from contrastcat.output.distributed import rank_device, sharded_output, torchrun_world
+    from contrastcat.output.resume import Run, write_resumable
+    from contrastcat.output.shards import Shard, Tally, merge_parts, run_identity, shard_rows
+    from contrastcat.output.shards import write_part as write_part_file
+    from contrastcat.records.inputs import InputFile
 
     if input_path is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
@@ -173,8 +181,8 @@ def explain(
         raise BadInput("--resume needs -o FILE: standard output cannot be continued")
     kept_checkpoint = None  # (path, records) of a checkpoint there before this run: an interrupt says it is kept
     if resume:
-        from contrastcat.checkpoint import check_checkpoint
-        from contrastcat.resume import early_header
+        from contrastcat.output.checkpoint import check_checkpoint
+        from contrastcat.output.resume import early_header
 
         kept_checkpoint = check_checkpoint(output, inputs, early_header(batch_size))  # before the model loads
     with saying_kept(kept_checkpoint):
@@ -316,7 +324,7 @@ def check_default_pools(methods) -> None:
 
 def said_unnamed(model: str, library, built: bool) -> str:
     """The one line saying what explain used when the user named neither a model nor a library."""
-    from contrastcat.defaults import DEFAULT_LIBRARY
+    from contrastcat.library.defaults import DEFAULT_LIBRARY
 
     if library is not None and library.path == DEFAULT_LIBRARY:
         return f"no --refs or --model given: using ./{DEFAULT_LIBRARY} and its model {model}"

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from contrastcat.files import check_output_path
-from contrastcat.shards import merge_parts
+from contrastcat.io.files import check_output_path
+from contrastcat.output.shards import merge_parts
 
 from .common import QuietOption, info, reports_errors
 

@@ -36,8 +36,8 @@ def list_models(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the embedded models, whether each is prepared, and its held-out accuracy."""
-    from contrastcat.zoo import EMBEDDED, entry_status
-    from contrastcat.zoo.cache import entry_dir, read_metadata
+    from contrastcat.models.zoo import EMBEDDED, entry_status
+    from contrastcat.models.zoo.cache import entry_dir, read_metadata
 
     rows = []
     for name, spec in EMBEDDED.items():
@@ -79,10 +79,10 @@ def prepare_model(
     quiet: QuietOption = False,
 ) -> None:
     """Fine-tune an embedded model now and cache it (otherwise it happens on first use)."""
-    from contrastcat.devices import resolve_device
-    from contrastcat.zoo import EMBEDDED, entry_status, prepare
-    from contrastcat.zoo.cache import entry_dir, read_metadata
-    from contrastcat.zoo.registry import describe_entry
+    from contrastcat.models.devices import resolve_device
+    from contrastcat.models.zoo import EMBEDDED, entry_status, prepare
+    from contrastcat.models.zoo.cache import entry_dir, read_metadata
+    from contrastcat.models.zoo.registry import describe_entry
 
     if name not in EMBEDDED:
         raise BadInput(f"unknown embedded model {name!r} (available: {', '.join(EMBEDDED)})")

@@ -11,10 +11,10 @@ import typer
 from rich.text import Text
 
 from contrastcat.errors import BadInput
-from contrastcat.gates import split_list
-from contrastcat.metrics import MethodLabels
-from contrastcat.records import RecordFile
-from contrastcat.terminal import header, render_plain, render_rich, top_words
+from contrastcat.evaluation.gates import split_list
+from contrastcat.evaluation.metrics import MethodLabels
+from contrastcat.records.record import RecordFile
+from contrastcat.views.terminal import header, render_plain, render_rich, top_words
 
 from .common import reports_errors, stdout_console
 
@@ -83,8 +83,8 @@ def render(
         records = _input_major((r for r in records if labels.label(r) in pair), pair, labels.label)
     records = itertools.islice(records, limit)
     if html is not None:
-        from contrastcat.files import atomic_text_output
-        from contrastcat.html_view import html_page
+        from contrastcat.io.files import atomic_text_output
+        from contrastcat.views.html_page import html_page
 
         label = labels.label
         with atomic_text_output(html, [attributions]) as stream:
@@ -95,7 +95,7 @@ def render(
     console = stdout_console(force_terminal=colored, no_color=not colored, soft_wrap=True)
     for index, record in enumerate(records):
         # A variant shows its label (contrastcat[refs_used=5]) where its method name would be ambiguous.
-        # Every string from the record comes out escaped (contrastcat.spans.visible): no control or
+        # Every string from the record comes out escaped (contrastcat.records.spans.visible): no control or
         # bidi character reaches the terminal as itself.
         title = header(record, labels.label(record))
         if top is not None:

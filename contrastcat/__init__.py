@@ -9,17 +9,15 @@ contrastcat`` and the CLI's ``--help`` stay fast):
     report = contrastcat.evaluate(clf, recs)              # report.table(), report.to_dict()
     print(contrastcat.render(recs))
 
-The data flow is the package layout: ``resolve`` (a name -> a classifier,
-through ``aliases``, ``zoo`` for the embedded models and ``models`` for any
-checkpoint; ``models`` also holds each family's row and every forward pass) ->
-``capture`` (one forward and backward) -> ``methods`` (pure functions of the
-captured tensors) -> ``refine`` (deletion test) -> ``pipeline`` (batches ->
-``records``, JSONL); ``library`` builds and reads the reference activations;
-``metrics`` measures faithfulness and ``reports`` runs it over records;
-``terminal`` and ``spans`` turn records into coloured text.
+The data flow is the package layout (docs/development.md): ``io`` and
+``records`` (files, inputs, attribution records) -> ``models`` (a name -> a
+classifier) -> ``capture`` (one forward and backward) -> ``deletion`` (the
+deletion test) -> ``methods`` -> ``library`` (the references) ->
+``attribution`` (explain) -> ``output`` (resume, shards, torchrun) ->
+``evaluation`` -> ``views``; ``api`` is the public face of all of it.
 """
 
-__version__ = "0.7.0"
+from .version import __version__
 
 API = ("load_model", "open_library", "build_library", "cached_library", "explain", "evaluate", "render")
 __all__ = [*API, "__version__"]
@@ -31,3 +29,8 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     raise AttributeError(f"module 'contrastcat' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # The public calls are loaded lazily; a notebook's completion should still offer them.
+    return sorted({*globals(), *API})

@@ -18,19 +18,19 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 
 from . import arguments as check
-from .defaults import DEFAULT_LIBRARY, cached_library_path, check_same_model, replaceable
+from .attribution.pipeline import ExplainOptions, check_library, parse_target
+from .attribution.pipeline import explain as _explain
 from .errors import BadInput
-from .metrics import EvalSettings
-from .pipeline import ExplainOptions, check_library, parse_target
-from .pipeline import explain as _explain
+from .evaluation.metrics import EvalSettings
+from .evaluation.reports import EvaluationReport, evaluate_records
+from .evaluation.stats import BootstrapSettings
 from .library import BuildOptions, RefLibrary, SelectionSettings
 from .library import build_library as _build_library
+from .library.build import Progress
+from .library.defaults import DEFAULT_LIBRARY, cached_library_path, check_same_model, replaceable
 from .methods import METHODS, AttributionMethod, build_methods
 from .models import Classifier
-from .records import AttributionRecord, Records, rows_from_objects
-from .stats import BootstrapSettings
-from .library.build import Progress
-from .reports import EvaluationReport, evaluate_records
+from .records.record import AttributionRecord, Records, rows_from_objects
 
 
 def load_model(name: str, device: str = "auto", dtype: str = "auto") -> Classifier:
@@ -38,7 +38,7 @@ def load_model(name: str, device: str = "auto", dtype: str = "auto") -> Classifi
     eager attention; embedded models are trained on first use and cached."""
     import torch
 
-    from .resolve import load_classifier
+    from .models.resolve import load_classifier
 
     if isinstance(name, os.PathLike):
         name = os.fspath(name)
@@ -82,7 +82,7 @@ def _records(function: str, value) -> list[AttributionRecord]:
         if not isinstance(item, AttributionRecord):
             raise BadInput(
                 f"{function}: records: item {index} is {check.shown(item, 40)}, not an AttributionRecord "
-                "(contrastcat.explain returns them; contrastcat.records.read_records reads a file of them)"
+                "(contrastcat.explain returns them; contrastcat.records.record.read_records reads a file of them)"
             )
     return items
 
@@ -123,7 +123,7 @@ def build_library(
     ``datasets.Dataset``) with ``text_field`` and ``label_field``. None: the
     alias's own data set (``minilm-rt``: its Rotten Tomatoes training split).
     """
-    from .files import check_output_path
+    from .io.files import check_output_path
     from .library.build import parse_pools
 
     classifier = _classifier("build_library", classifier)
@@ -174,9 +174,9 @@ def cached_library(
     the alias's own training data and cached (``defaults.cached_library_path``; ``notify`` hears
     of it first). With ``build=False`` (several processes at once, each of which would build its
     own, different library) a missing or unusable one is an error."""
-    from .aliases import lookup_alias
     from .errors import ContrastCatError
-    from .files import check_output_path
+    from .io.files import check_output_path
+    from .models.aliases import lookup_alias
     from .models.precision import dtype_name
 
     classifier = _classifier("cached_library", classifier)
@@ -220,9 +220,9 @@ def labelled_data(
 ) -> tuple[list[str], list[int], str, str]:
     """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
     None: the alias's own data set, whose split and fields are the defaults."""
-    from .aliases import lookup_alias
-    from .data import load_labelled
-    from .records import resolve_label
+    from .models.aliases import lookup_alias
+    from .records.data import load_labelled
+    from .records.record import resolve_label
 
     classifier = _classifier("labelled_data", classifier)
     split = check.optional_text("split", split)
@@ -350,7 +350,7 @@ def evaluate(
 
 def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: bool = True) -> str:
     """Records as plain text, ``[word 0.87]`` on words scoring at least ``threshold``."""
-    from .terminal import header, render_plain
+    from .views.terminal import header, render_plain
 
     records = _records("render", records)
     threshold = check.number("render: threshold", threshold)

@@ -13,7 +13,7 @@ import csv
 import json
 from pathlib import Path
 
-from contrastcat.zoo import EMBEDDED
+from contrastcat.models.zoo import EMBEDDED
 
 COUNTS = {"minilm-rt": 30, "minilm-bbc": 20}
 

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from contrastcat import toy
+from contrastcat.testing import toy
 
 
 def main(out: Path) -> None:

@@ -12,11 +12,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest
 import torch
 
-from contrastcat import toy
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.models import wrap_classifier
+from contrastcat.testing import toy
 
-# The planted-keyword task the toy tests and the demo share (see contrastcat.toy).
+# The planted-keyword task the toy tests and the demo share (see contrastcat.testing.toy).
 TOY_TRAIN_SIZE = 2000
 TOY_SEED = 0
 
@@ -49,7 +49,7 @@ def toy_dir(tmp_path_factory, toy_examples):
 
 @pytest.fixture(scope="session")
 def toy_classifier(toy_dir):
-    from contrastcat.resolve import load_classifier
+    from contrastcat.models.resolve import load_classifier
 
     return load_classifier(str(toy_dir / "model"), "cpu")
 
@@ -98,7 +98,7 @@ def full_disk(request, tmp_path, monkeypatch):
     import io
     import subprocess
 
-    from contrastcat import files
+    from contrastcat.io import files
     from contrastcat.library import schema
 
     place = tmp_path / "disk"

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 import torch
 
+from contrastcat.attribution.pipeline import ExplainOptions, attribute, explain
 from contrastcat.errors import BadInput
-from contrastcat.pipeline import ExplainOptions, attribute, explain
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.library.build import parse_pools
 from contrastcat.methods import ContrastCAT, ContrastCATPlus, build_method, input_seed
-from contrastcat.records import InputRow
-from contrastcat.tokens import tokenize
+from contrastcat.models.tokens import tokenize
+from contrastcat.records.record import InputRow
 
 from .conftest import build_toy_library
 from .test_library import LABELS, stub_classifier, stub_texts

@@ -92,3 +92,11 @@ def test_a_datasets_dataset_is_accepted_as_inputs_and_as_library_data(toy_dir, t
     assert [r.id for r in recs] == [0, 1, 2] and [r.target for r in recs] == rows["stars"][:3]
     texts = [e.text for e in toy_examples[:3]]
     assert [r.text for r in contrastcat.explain(clf, texts, method="attcat")] == texts
+
+
+def test_a_notebook_completes_the_public_calls():
+    import contrastcat
+
+    listed = dir(contrastcat)
+    assert {"load_model", "open_library", "build_library", "cached_library", "explain", "evaluate", "render"} <= set(listed)
+    assert "__version__" in listed and listed == sorted(listed)

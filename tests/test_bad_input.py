@@ -91,7 +91,7 @@ def test_unknown_method(tmp_path, toy_dir, refs):
 
 def test_library_of_another_model(tmp_path, toy_dir, refs):
     other = tmp_path / "other-model"
-    from contrastcat import toy
+    from contrastcat.testing import toy
 
     model = toy.make_model(seed=9)
     model.save_pretrained(other)
@@ -154,7 +154,7 @@ def test_output_directory_missing(tmp_path, toy_dir, refs):
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupting_explain_leaves_no_partial_output(tmp_path, toy_dir, refs, signum):
-    from contrastcat import toy
+    from contrastcat.testing import toy
 
     source = tmp_path / "many.jsonl"
     with open(source, "w") as stream:

@@ -2,13 +2,13 @@
 
 For every baseline (RawAtt, Rollout, Att-grads, Att×Att-grads, Grad-SAM,
 generic attention explainability, Input×Gradient, integrated gradients, TIS)
-the library's final map from ``contrastcat.pipeline.attribute`` is compared,
+the library's final map from ``contrastcat.attribution.pipeline.attribute`` is compared,
 to 1e-5 after min–max scaling, with an oracle written here for one input at
 a time, from the written definitions, with the HuggingFace model alone.
 
 Why the oracles are independent of the library's code paths:
 
-- Nothing from ``contrastcat.capture`` or the methods' internals is used; only
+- Nothing from ``contrastcat.capture.core`` or the methods' internals is used; only
   ``tokenize``, ``attribute`` and ``build_method`` (plus, for TIS, the two
   public helpers ``kmeans`` and ``input_seed``, which are tested on their own
   here: k-means on synthetic blobs).
@@ -40,12 +40,12 @@ import torch
 from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.masking_utils import eager_mask
 
-from contrastcat.pipeline import attribute
+from contrastcat.attribution.pipeline import attribute
 from contrastcat.methods import build_method
 from contrastcat.methods.base import input_seed
 from contrastcat.methods.tis import kmeans
 from contrastcat.models import wrap_classifier
-from contrastcat.tokens import tokenize
+from contrastcat.models.tokens import tokenize
 
 TEXTS = [
     "the film was great",

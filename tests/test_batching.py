@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contrastcat.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.methods import build_method
-from contrastcat.records import InputRow
+from contrastcat.records.record import InputRow
 
 from .method_cases import CASES, IDS, TEXTS
-
 
 
 @pytest.mark.parametrize("name, options", CASES, ids=IDS)
@@ -29,8 +28,8 @@ def test_batched_equals_unbatched(toy_classifier, toy_library, name, options):
 
 
 def test_padding_does_not_change_captured_tensors(toy_classifier):
-    from contrastcat.capture import capture
-    from contrastcat.tokens import tokenize
+    from contrastcat.capture.core import capture
+    from contrastcat.models.tokens import tokenize
 
     texts = tokenize(toy_classifier.tokenizer, TEXTS[:2], 64)
     both = capture(toy_classifier, [t.ids for t in texts], [t.special for t in texts], [None, None])

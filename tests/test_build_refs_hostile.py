@@ -105,7 +105,7 @@ def test_a_long_output_name_that_fits_is_written(toy_dir, tmp_path):
 
 
 def test_stale_temporaries_of_a_long_name_are_still_found(tmp_path):
-    from contrastcat.files import _mkstemp, stale_temporaries
+    from contrastcat.io.files import _mkstemp, stale_temporaries
 
     target = tmp_path / ("x" * 250)
     handle, temp = _mkstemp(target)

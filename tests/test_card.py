@@ -17,12 +17,13 @@ import shutil
 import pytest
 
 import contrastcat
-from contrastcat import aliases, defaults, resolve, toy
-from contrastcat.data import DataSource
 from contrastcat.errors import BadInput
-from contrastcat.library import RefLibrary
+from contrastcat.library import RefLibrary, defaults
+from contrastcat.models import aliases, resolve
 from contrastcat.models.loading import quiet_transformers
-from contrastcat.zoo import cache
+from contrastcat.models.zoo import cache
+from contrastcat.records.data import DataSource
+from contrastcat.testing import toy
 
 from .cli_helpers import assert_one_line_error, invoke
 

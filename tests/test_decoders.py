@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat.capture import capture
-from contrastcat.metrics import EvalSettings, perturbation_curves
-from contrastcat.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.capture.core import capture
+from contrastcat.evaluation.metrics import EvalSettings, perturbation_curves
 from contrastcat.methods import build_method, build_methods
 from contrastcat.models import predictor, wrap_classifier
-from contrastcat.records import InputRow
-from contrastcat.tokens import tokenize
-from contrastcat.zoo import tiny
+from contrastcat.models.tokens import tokenize
+from contrastcat.records.record import InputRow
+from contrastcat.testing import tiny
 
 LONG = "we saw the city at night and it was a long road home with a friend and the dog was lovely"
 

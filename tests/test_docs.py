@@ -18,25 +18,29 @@ def test_library_file_doc_is_generated_from_the_schema():
 
 
 def test_every_file_named_in_the_code_layout_exists():
+    """Each entry of docs/development.md's tree exists, and so does every module its description names."""
     text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
     block = text.split("```", 2)[1]
-    folder = ""
-    named = []
+    top, entry = "", ""
+    named: list[str] = []
+    modules: list[tuple[str, str]] = []  # (folder the description is about, a module it names)
     for line in block.splitlines():
-        head = re.split(r"\s{2,}", line.strip())[0] if line.strip() else ""
-        if not head or line.startswith(" " * 8):  # a description's continuation line
+        if not line.strip():
             continue
-        indented = line.startswith("  ")
-        for name in re.split(r",\s*", head):
-            if not re.fullmatch(r"[\w./]+", name):
-                continue
-            if name.endswith("/") and not indented:
-                folder = name
-                named.append(name)
-            else:
-                named.append((folder if indented else "") + name)
-    assert "contrastcat/models/" in named and "contrastcat/pipeline.py" in named
+        if not line.startswith(" " * 8):  # an entry, not a description's continuation line
+            head = re.split(r"\s{2,}", line.strip())[0]
+            indented = line.startswith("  ")
+            names = [n for n in re.split(r",\s*", head) if re.fullmatch(r"[\w./]+", n)]
+            for name in names:
+                if name.endswith("/") and not indented:
+                    top = name
+                named.append((top if indented else "") + name)
+            entry = (top if indented else "") + (names[0] if names and names[0].endswith("/") else "")
+        for module in re.findall(r"\b(\w+\.py)\b", line):
+            modules.append((entry or top, module))
+    assert "contrastcat/models/" in named and "contrastcat/attribution/" in named
     missing = [name for name in named if not (ROOT / name).exists()]
+    missing += [f"{folder}{module}" for folder, module in modules if not list((ROOT / folder).rglob(module))]
     assert missing == [], missing
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from contrastcat.metrics import (
+from contrastcat.evaluation.metrics import (
     EvalSettings,
     kendall_confidence,
     kendall_for_records,
@@ -20,7 +20,7 @@ from contrastcat.metrics import (
     perturbation_curves,
     step_counts,
 )
-from contrastcat.records import AttributionRecord
+from contrastcat.records.record import AttributionRecord
 
 CLS, SEP, MASK = 2, 3, 4
 WEIGHTS = {10: 0.4, 11: 0.2, 12: 0.1, 13: 0.05, 14: 0.05}  # t1..t5; t6..t10 are ids 15..19

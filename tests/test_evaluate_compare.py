@@ -13,11 +13,9 @@ import math
 import random
 
 import pytest
-from contrastcat_cli.app import app
 from typer.testing import CliRunner
 
-from contrastcat import toy
-from contrastcat.metrics import (
+from contrastcat.evaluation.metrics import (
     BEST,
     SECOND,
     Curve,
@@ -27,7 +25,9 @@ from contrastcat.metrics import (
     mark_special_tokens,
     rank_marks,
 )
-from contrastcat.records import AttributionRecord
+from contrastcat.records.record import AttributionRecord
+from contrastcat.testing import toy
+from contrastcat_cli.app import app
 
 NAN = float("nan")
 
@@ -145,7 +145,7 @@ INPUTS = 6  # of the 12 toy inputs: enough to separate the methods, and quick
 
 @functools.cache
 def _fingerprint(model_dir: str) -> str:
-    from contrastcat.resolve import load_classifier
+    from contrastcat.models.resolve import load_classifier
 
     return load_classifier(model_dir, "cpu").fingerprint
 
@@ -345,8 +345,8 @@ def test_json_and_markdown_together_is_a_usage_error(three):
 
 
 def test_variants_of_one_method_are_labelled_by_their_differences():
-    from contrastcat.metrics import group_by_method
-    from contrastcat.records import AttributionRecord
+    from contrastcat.evaluation.metrics import group_by_method
+    from contrastcat.records.record import AttributionRecord
 
     def record(method, **settings):
         return AttributionRecord(

@@ -12,8 +12,8 @@ import os
 import pytest
 
 import contrastcat
-from contrastcat import reports
 from contrastcat.errors import BadInput
+from contrastcat.evaluation import reports
 
 from .cli_helpers import assert_one_line_error, invoke
 

@@ -13,9 +13,9 @@ import json
 import pytest
 
 import contrastcat
-from contrastcat import reports
 from contrastcat.errors import BadInput
-from contrastcat.records import read_records
+from contrastcat.evaluation import reports
+from contrastcat.records.record import read_records
 
 PER_TOKEN = ("tokens", "token_ids", "scores", "offsets", "special")
 

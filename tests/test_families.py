@@ -12,16 +12,15 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat import toy
-from contrastcat.capture import capture
-from contrastcat.metrics import EvalSettings, perturbation_curves
-from contrastcat.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.capture.core import capture
+from contrastcat.evaluation.metrics import EvalSettings, perturbation_curves
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier
-from contrastcat.records import InputRow
-from contrastcat.tokens import tokenize
-from contrastcat.zoo import tiny
+from contrastcat.models.tokens import tokenize
+from contrastcat.records.record import InputRow
+from contrastcat.testing import tiny, toy
 
 from .method_cases import TEXTS as ALL_TEXTS
 
@@ -208,7 +207,7 @@ def test_a_family_whose_layers_cannot_be_found_is_refused_in_one_line():
 def test_families_with_normalized_word_embeddings_attribute_the_first_layer_input(model_type):
     """Their word embeddings enter a LayerNorm, which is scale-invariant: input x gradient
     there sums to zero for every token. Input-gradient methods use A^1 instead."""
-    from contrastcat.passes import ModelPasses
+    from contrastcat.capture.passes import ModelPasses
 
     classifier = tiny_classifier(model_type)
     assert classifier.adapter.embedding_point == "layer"
@@ -281,7 +280,7 @@ def test_tiny_tokenizers_are_the_same_every_time(model_type):
 def test_integrated_gradients_passes_see_deberta_convolution():
     """DeBERTa-v2 checkpoints with conv_kernel_size feed the embedding output to a convolution beside
     the first layer: the IG passes must replace that output, not only the first layer's input."""
-    from contrastcat.passes import ModelPasses
+    from contrastcat.capture.passes import ModelPasses
 
     tokenizer = tiny.make_tokenizer("deberta-v2")
     row = tiny.TINY["deberta-v2"]

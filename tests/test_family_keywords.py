@@ -1,6 +1,6 @@
 """Trained tiny RoBERTa, GPT-2 and Llama: Contrast-CAT finds the planted keyword.
 
-Each family is trained (``contrastcat.zoo.tiny.train_tiny``: 2,000 toy
+Each family is trained (``contrastcat.testing.tiny.train_tiny``: 2,000 toy
 sentences, 2 epochs, under 2 s each) with three seeds; Contrast-CAT and the
 random baseline explain 150 held-out sentences with a 30-reference library
 built from 600 others. Measured (keyword ranked first among non-special
@@ -20,11 +20,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contrastcat import toy
-from contrastcat.pipeline import explain
+from contrastcat.attribution.pipeline import explain
 from contrastcat.methods import build_method
-from contrastcat.records import InputRow
-from contrastcat.zoo import tiny
+from contrastcat.records.record import InputRow
+from contrastcat.testing import tiny, toy
 
 KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
 SEEDS = (0, 1, 2)

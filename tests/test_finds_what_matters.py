@@ -1,6 +1,6 @@
 """On the planted-keyword task, every method against the tokens that are known to matter.
 
-The toy classifier (contrastcat.toy) decides its 3 classes by planted keyword
+The toy classifier (contrastcat.testing.toy) decides its 3 classes by planted keyword
 tokens among random filler. All methods explain the same 300 held-out
 sentences (198 with keywords) in one run; Kendall-τ uses the first 60.
 Measured on this fixture (print with ``pytest -s``):
@@ -46,12 +46,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contrastcat import toy
-from contrastcat.metrics import EvalSettings, kendall_for_records, perturbation_curves
-from contrastcat.pipeline import explain, reattribute_records
+from contrastcat.attribution.pipeline import explain, reattribute_records
+from contrastcat.evaluation.metrics import EvalSettings, kendall_for_records, perturbation_curves
 from contrastcat.methods import METHODS, build_method
-from contrastcat.records import InputRow
 from contrastcat.models import predictor
+from contrastcat.records.record import InputRow
+from contrastcat.testing import toy
 
 KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
 

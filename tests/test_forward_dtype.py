@@ -13,19 +13,19 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat import toy
+from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.capture.core import capture
+from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
+from contrastcat.deletion.refine import deletion_counts
+from contrastcat.evaluation.metrics import EvalSettings
+from contrastcat.evaluation.reports import evaluate_records
 from contrastcat.library import RefLibrary
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
 from contrastcat.models.precision import NATIVE_BF16_ENV
-from contrastcat.pipeline import ExplainOptions, explain
-from contrastcat.records import InputRow
-from contrastcat.reports import evaluate_records
-from contrastcat.metrics import EvalSettings
-from contrastcat.tokens import tokenize
-from contrastcat.capture import capture
-from contrastcat.perturb import MORF, perturb, ranked_positions
-from contrastcat.refine import deletion_counts
+from contrastcat.models.tokens import tokenize
+from contrastcat.records.record import InputRow
+from contrastcat.testing import toy
 
 from .cli_helpers import assert_one_line_error, invoke
 from .conftest import build_toy_library

@@ -88,9 +88,8 @@ def test_the_page_escapes_every_text_and_has_no_script(records, tmp_path):
 
 
 def test_notebooks_show_records_through_the_same_renderer(records):
-    from contrastcat.records import RecordFile, Records
-
-    from contrastcat.html_view import input_block, notebook_html
+    from contrastcat.records.markup import input_block, notebook_html
+    from contrastcat.records.record import RecordFile, Records
 
     found = Records(RecordFile(str(records)).records())
     shown = found._repr_html_()

@@ -1,7 +1,8 @@
-"""The package layout follows the data flow: no import cycles, function-level imports included.
+"""The package layout is the pipeline: every import points down the rank table, and nothing cycles.
 
-Models load checkpoints, zoo trains the embedded ones on top of models, and
-``resolve`` (names -> classifiers) sits above both; nothing below imports up.
+Checked over ``contrastcat/`` and ``cli/`` (installed as ``contrastcat_cli``), with imports
+inside functions and under ``TYPE_CHECKING`` counted like any other: a lazy import is
+there to keep start-up fast, never to hide an upward dependency or a cycle.
 """
 
 from __future__ import annotations
@@ -9,21 +10,45 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "contrastcat"
+ROOT = Path(__file__).resolve().parent.parent
+
+# Lowest first. A module may import from its own part and from parts of a lower rank only.
+RANKS = {
+    "contrastcat.version": 0,  # the release number
+    "contrastcat.errors": 0,  # the exception family
+    "contrastcat.arguments": 1,  # argument checks every layer shares
+    "contrastcat.io": 2,  # safe output files, strict JSON, input lines
+    "contrastcat.records": 3,  # input rows, labelled data, attribution records
+    "contrastcat.models": 4,  # name -> classifier, families, tokenising, forward passes, the zoo
+    "contrastcat.capture": 5,  # one forward and backward, extra passes, LRP rules
+    "contrastcat.deletion": 6,  # perturb -> predict -> drop
+    "contrastcat.methods": 7,  # attribution methods: functions of what was captured
+    "contrastcat.library": 8,  # reference selection, building, the HDF5 file
+    "contrastcat.attribution": 9,  # the explain use case
+    "contrastcat.output": 10,  # writing a run: checkpoint/resume, shards, torchrun
+    "contrastcat.evaluation": 11,  # curves, statistics, reports, gates
+    "contrastcat.views": 12,  # spans, terminal, HTML, plots
+    "contrastcat.testing": 13,  # toy and tiny models for tests and demos
+    "contrastcat.api": 14,  # the public functions
+    "contrastcat": 15,  # the package itself: the lazy public names
+    "contrastcat_cli": 16,  # parses, calls the API, prints, exit codes
+}
+SOURCES = {"contrastcat": ROOT / "contrastcat", "contrastcat_cli": ROOT / "cli"}
 
 
-def _modules() -> dict[str, Path]:
+def modules(sources: dict[str, Path]) -> dict[str, Path]:
     found = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
+    for package, folder in sources.items():
+        for path in folder.rglob("*.py"):
+            parts = [package, *path.relative_to(folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
     return found
 
 
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """Every contrastcat module ``name`` imports, anywhere in its body."""
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """Every known module ``name`` imports, anywhere in its body."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -35,38 +60,109 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 stem = node.module or ""
             for alias in node.names:
                 submodule = f"{stem}.{alias.name}"
-                targets.add(submodule if submodule in modules else stem)
+                targets.add(submodule if submodule in known else stem)
         elif isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
     resolved = set()
     for target in targets:
-        while target and target not in modules:
+        while target and target not in known:
             target = target.rpartition(".")[0]
-        if target.startswith("contrastcat") and target != name:
+        if target and target != name:
             resolved.add(target)
     return resolved
 
 
-def _unit(module: str) -> str:
-    """A subpackage (contrastcat.models) or a top-level module (contrastcat.pipeline)."""
-    return ".".join(module.split(".")[:2])
+def part(module: str) -> str:
+    """The row of the rank table a module belongs to (its longest prefix there)."""
+    parts = module.split(".")
+    for cut in range(len(parts), 0, -1):
+        if ".".join(parts[:cut]) in RANKS:
+            return ".".join(parts[:cut])
+    raise AssertionError(f"{module} has no row in the rank table")
 
 
-def test_no_import_cycle_between_parts_of_the_package():
-    modules = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        for target in _imports(name, path, modules):
-            if _unit(name) != _unit(target) and "contrastcat" not in (_unit(name), _unit(target)):
-                graph.setdefault(_unit(name), set()).add(_unit(target))
-    assert graph["contrastcat.resolve"] >= {"contrastcat.models", "contrastcat.zoo", "contrastcat.aliases"}
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for source, targets in graph.items():
+        for target in targets:
+            if part(source) != part(target) and RANKS[part(target)] >= RANKS[part(source)]:
+                wrong.append(f"{source} imports {target} ({part(target)} is not below {part(source)})")
+    return sorted(wrong)
 
-    def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        for step in graph.get(start, ()):
-            if step == goal or (step not in seen and not seen.add(step) and reaches(step, goal, seen)):
-                return True
-        return False
 
-    cycles = sorted(unit for unit in graph if reaches(unit, unit, set()))
-    assert cycles == [], f"import cycles through {cycles}"
-    assert not reaches("contrastcat.models", "contrastcat.zoo", set())
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Module-level cycles (Tarjan's strongly connected components larger than one module)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for step in graph.get(node, ()):
+            if step not in index:
+                visit(step)
+                low[node] = min(low[node], low[step])
+            elif step in on_stack:
+                low[node] = min(low[node], index[step])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def import_graph(sources: dict[str, Path]) -> dict[str, set[str]]:
+    known = modules(sources)
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def test_every_import_points_down_the_rank_table():
+    graph = import_graph(SOURCES)
+    assert upward_imports(graph) == []
+
+
+def test_no_module_imports_itself_back():
+    assert cycles(import_graph(SOURCES)) == []
+
+
+def test_every_part_of_the_tree_has_a_rank():
+    for module in modules(SOURCES):
+        part(module)
+    folders = {p.name for p in (ROOT / "contrastcat").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert {f"contrastcat.{name}" for name in folders} <= RANKS.keys()
+
+
+def test_the_check_sees_an_upward_import_a_hidden_one_and_a_cycle(tmp_path):
+    """The rules above can fail: a small tree with each kind of mistake."""
+    package = tmp_path / "contrastcat"
+    for folder in ("records", "models"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "records" / "record.py").write_text("def shown():\n    from ..models import forward\n")
+    (package / "models" / "forward.py").write_text("from ..records import record\n")
+    (package / "models" / "a.py").write_text("from . import b\n")
+    (package / "models" / "b.py").write_text("from .a import x\n")
+    graph = import_graph({"contrastcat": package})
+    assert upward_imports(graph) == [
+        "contrastcat.records.record imports contrastcat.models.forward "
+        "(contrastcat.models is not below contrastcat.records)"
+    ]
+    assert sorted(cycles(graph)) == [
+        ["contrastcat.models.a", "contrastcat.models.b"],
+        ["contrastcat.models.forward", "contrastcat.records.record"],
+    ]

@@ -18,28 +18,28 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import copy
+import json
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from contrastcat.capture import (
+from contrastcat.attribution.pipeline import attribute, attribute_all
+from contrastcat.capture.core import (
     ATTENTION_RELEVANCE,
     EMBEDDING_GRADIENTS,
     LAYER_RELEVANCE,
     WORD_RELEVANCE,
     capture,
 )
+from contrastcat.capture.lrp_rules import lrp_rules
 from contrastcat.errors import BadInput
-from contrastcat.lrp_rules import lrp_rules
 from contrastcat.methods import build_method
 from contrastcat.models import FAMILIES, wrap_classifier
-from contrastcat.pipeline import attribute, attribute_all
-from contrastcat.tokens import tokenize
-from contrastcat.zoo import tiny
+from contrastcat.models.tokens import tokenize
+from contrastcat.testing import tiny
 
 from .method_cases import TEXTS
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from contrastcat.capture import capture
-from contrastcat.pipeline import ExplainOptions, attribute
+from contrastcat.attribution.pipeline import ExplainOptions, attribute
+from contrastcat.capture.core import capture
 from contrastcat.methods import ContrastCAT
-from contrastcat.tokens import tokenize
+from contrastcat.models.tokens import tokenize
 
 TEXTS = [
     "the film was great and the music was lovely too",

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from contrastcat.attribution.pipeline import explain
 from contrastcat.errors import BadInput
-from contrastcat.metrics import group_by_method
-from contrastcat.pipeline import explain
+from contrastcat.evaluation.metrics import group_by_method
 from contrastcat.methods import METHODS, build_method, build_methods, check_options, parse_method_list
-from contrastcat.records import AttributionRecord, InputRow, read_records
+from contrastcat.records.record import AttributionRecord, InputRow, read_records
 
 from .cli_helpers import assert_one_line_error, invoke
 from .method_cases import CASES
@@ -84,7 +84,7 @@ def test_evaluate_keeps_runs_with_different_libraries_apart(toy_classifier, toy_
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_every_method_runs_on_cuda_as_on_cpu(toy_dir, toy_library):
-    from contrastcat.resolve import load_classifier
+    from contrastcat.models.resolve import load_classifier
 
     rows = [InputRow(line=i + 1, id=i, text=t) for i, t in enumerate(TEXTS)]
     cpu = load_classifier(str(toy_dir / "model"), "cpu")

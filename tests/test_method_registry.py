@@ -11,7 +11,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from contrastcat.capture import ACTIVATIONS
+from contrastcat.capture.core import ACTIVATIONS
 from contrastcat.errors import BadInput
 from contrastcat.methods import (
     AttributionMethod,

@@ -15,7 +15,7 @@ import torch
 from transformers import BertModel
 
 from contrastcat.errors import BadInput
-from contrastcat.resolve import load_classifier
+from contrastcat.models.resolve import load_classifier
 
 from .cli_helpers import assert_one_line_error, invoke
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from contrastcat import toy
-from contrastcat.capture import capture
+from contrastcat.capture.core import capture
 from contrastcat.errors import BadInput, ModelUnavailable
-from contrastcat.aliases import ALIASES
-from contrastcat.models import weights_fingerprint, wrap_classifier
-from contrastcat.resolve import load_classifier, resolve_source
-from contrastcat.models import loading
+from contrastcat.models import loading, weights_fingerprint, wrap_classifier
+from contrastcat.models.aliases import ALIASES
+from contrastcat.models.resolve import load_classifier, resolve_source
+from contrastcat.testing import toy
 
 
 def test_aliases_resolve_to_their_hub_ids_and_data():
@@ -108,7 +107,7 @@ def test_hooks_are_removed_after_an_error(toy_classifier, monkeypatch):
 
 
 def test_capture_works_with_frozen_weights(toy_classifier):
-    from contrastcat import toy as toy_module
+    from contrastcat.testing import toy as toy_module
 
     model = toy_module.make_model(seed=4).requires_grad_(False)
     classifier = wrap_classifier(model, toy_module.make_tokenizer(), name="frozen")

@@ -14,14 +14,14 @@ import warnings
 import pytest
 import torch
 
-from contrastcat import toy
+from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.errors import BadInput, SlowPrecision
 from contrastcat.methods import build_method
 from contrastcat.models import precision
 from contrastcat.models.precision import NATIVE_BF16_ENV, effective_forward_dtype, native
-from contrastcat.pipeline import ExplainOptions, explain
-from contrastcat.records import InputRow
-from contrastcat.zoo.train import Recipe, fine_tune
+from contrastcat.models.zoo.train import Recipe, fine_tune
+from contrastcat.records.record import InputRow
+from contrastcat.testing import toy
 
 from .cli_helpers import assert_one_line_error, invoke
 

@@ -196,8 +196,8 @@ def _html_numbers_close(now: str, then: str) -> bool:
 
 def _write_golden() -> None:
     """Train the toy model once, save it with its data, run the pipeline, keep what it wrote."""
-    from contrastcat import toy
     from contrastcat.models.loading import quiet_transformers
+    from contrastcat.testing import toy
 
     from .cli_helpers import invoke
 

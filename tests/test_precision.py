@@ -12,12 +12,12 @@ import json
 import numpy as np
 import torch
 
-from contrastcat.pipeline import explain
+from contrastcat.attribution.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.models import recast
 from contrastcat.models.precision import NATIVE_BF16_ENV, resolve_dtype
-from contrastcat.records import InputRow
-from contrastcat.resolve import load_classifier
+from contrastcat.models.resolve import load_classifier
+from contrastcat.records.record import InputRow
 
 from .cli_helpers import assert_one_line_error, invoke
 
@@ -43,8 +43,8 @@ def test_bfloat16_weights_give_close_maps_and_say_so(toy_dir, toy_examples):
 
 
 def test_recast_changes_the_fingerprint_and_keeps_auto():
-    from contrastcat import toy
     from contrastcat.models import wrap_classifier
+    from contrastcat.testing import toy
 
     classifier = wrap_classifier(toy.make_model(seed=1), toy.make_tokenizer(), name="t")
     assert recast(classifier, "auto") is classifier

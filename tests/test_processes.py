@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from contrastcat import toy
+from contrastcat.testing import toy
 
 from .cli_helpers import EXE, OFFLINE, assert_one_line_error, handles_signal, invoke, lines_in, start, wait_for
 

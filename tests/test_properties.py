@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contrastcat.errors import BadInput
-from contrastcat.records import AttributionRecord, read_inputs, read_records
+from contrastcat.records.record import AttributionRecord, read_inputs, read_records
 
 from .cli_helpers import invoke
 

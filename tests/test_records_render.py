@@ -7,8 +7,8 @@ import json
 import pytest
 
 from contrastcat.errors import BadInput
-from contrastcat.records import AttributionRecord, read_inputs, read_records, resolve_label, write_records
-from contrastcat.terminal import render_plain, render_rich, spans
+from contrastcat.records.record import AttributionRecord, read_inputs, read_records, resolve_label, write_records
+from contrastcat.views.terminal import render_plain, render_rich, spans
 
 
 def make_record(**overrides):
@@ -102,9 +102,9 @@ def test_records_without_special_flags_use_empty_spans(tmp_path):
 
 def test_words_of_sentencepiece_offsets_stay_apart():
     """Llama-style tokenizers give a piece the space before it; words must not merge across it."""
-    from contrastcat.zoo import tiny
-    from contrastcat.tokens import tokenize
-    from contrastcat.spans import spans
+    from contrastcat.models.tokens import tokenize
+    from contrastcat.records.spans import spans
+    from contrastcat.testing import tiny
 
     for family in ("llama", "gpt2", "bert"):
         tokenizer = tiny.make_tokenizer(family)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from contrastcat.refine import RefineItem, RefineSettings, combine, deletion_counts, refine, select_maps
+from contrastcat.deletion.refine import RefineItem, RefineSettings, combine, deletion_counts, refine, select_maps
 
 
 def test_deletion_counts():

@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from contrastcat.records import read_records
+from contrastcat.records.record import read_records
 
 from .cli_helpers import invoke
 
@@ -145,7 +145,7 @@ def test_python_render_and_notebook_view(records):
 
 
 def test_visible_keeps_ordinary_text():
-    from contrastcat.spans import visible
+    from contrastcat.records.spans import visible
 
     ordinary = "café naïve 中文テキスト 😀 👨\u200d👩\u200d👧 a\u00a0b x\u3000y \\x1b typed"
     assert visible(ordinary) == ordinary

@@ -20,10 +20,11 @@ import threading
 import pytest
 import torch
 
-import contrastcat.checkpoint as checkpoint_module
-from contrastcat import jsonl, pipeline
+import contrastcat.output.checkpoint as checkpoint_module
+from contrastcat.attribution import pipeline
 from contrastcat.errors import BadInput
-from contrastcat.shards import Shard
+from contrastcat.io import jsonl
+from contrastcat.output.shards import Shard
 
 from .cli_helpers import assert_one_line_error, invoke
 
@@ -141,10 +142,10 @@ def test_an_edited_or_damaged_checkpoint_line_is_refused_naming_it(tmp_path, mon
 
 def test_a_kept_record_must_pass_the_record_check(tmp_path, source, toy_classifier, reference):
     """Whatever vouches for the lines, a line that is not a valid record is never kept."""
-    from contrastcat.inputs import InputFile
+    from contrastcat.attribution.pipeline import ExplainOptions
     from contrastcat.methods import build_methods
-    from contrastcat.pipeline import ExplainOptions
-    from contrastcat.resume import Run, completed_inputs
+    from contrastcat.output.resume import Run, completed_inputs
+    from contrastcat.records.inputs import InputFile
 
     rows = list(InputFile(str(source)).rows())
     run = Run(rows, build_methods(["rawatt"], shared=True), toy_classifier, None, "pred",

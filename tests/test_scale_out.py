@@ -16,9 +16,9 @@ import sys
 import pytest
 import torch
 
-from contrastcat import toy
-from contrastcat.distributed import World, torchrun_world
-from contrastcat.shards import Shard
+from contrastcat.output.distributed import World, torchrun_world
+from contrastcat.output.shards import Shard
+from contrastcat.testing import toy
 
 from .cli_helpers import OFFLINE, assert_one_line_error, invoke, wait_for
 

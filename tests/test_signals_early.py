@@ -56,7 +56,7 @@ sys.argv[0] = "contrastcat"
 import contrastcat_cli
 from contrastcat_cli import launch
 assert signal.getsignal(signal.SIGINT) is contrastcat_cli._early_stop
-launch._run = lambda: print(signal.getsignal(signal.SIGINT) is launch._stop, signal.getsignal(signal.SIGTERM) is launch._stop) or 0
+launch._run = lambda: print(signal.getsignal(signal.SIGINT) is launch.stop, signal.getsignal(signal.SIGTERM) is launch.stop) or 0
 try:
     launch.main()
 except SystemExit:

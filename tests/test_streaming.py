@@ -16,12 +16,13 @@ import time
 import numpy as np
 import pytest
 
-from contrastcat import reports, toy
+from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.evaluation import reports
+from contrastcat.evaluation.metrics import EvalSettings
+from contrastcat.evaluation.reports import evaluate_records
 from contrastcat.methods import build_method
-from contrastcat.metrics import EvalSettings
-from contrastcat.pipeline import ExplainOptions, explain
-from contrastcat.records import InputRow, read_records
-from contrastcat.reports import evaluate_records
+from contrastcat.records.record import InputRow, read_records
+from contrastcat.testing import toy
 
 from .cli_helpers import EXE, OFFLINE, assert_one_line_error, invoke
 

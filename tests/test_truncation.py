@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from contrastcat import toy
+from contrastcat.testing import toy
 
 from .cli_helpers import assert_one_line_error, invoke
 

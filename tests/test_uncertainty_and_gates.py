@@ -11,11 +11,11 @@ import json
 
 import numpy as np
 import pytest
-from contrastcat_cli.app import app
 from typer.testing import CliRunner
 
 from contrastcat import __version__
-from contrastcat.stats import BootstrapSettings, mean_interval, paired_difference
+from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
+from contrastcat_cli.app import app
 
 from .test_evaluate_compare import write_records
 

@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat.data import load_labelled
 from contrastcat.errors import BadInput, ModelUnavailable
 from contrastcat.models.precision import describe_hardware, native
-from contrastcat.zoo import EMBEDDED, entry_status, load_embedded, prepare
-from contrastcat.zoo import cache, registry
-from contrastcat.zoo.corpora import bbc_news, rotten_tomatoes
+from contrastcat.models.zoo import EMBEDDED, cache, entry_status, load_embedded, prepare, registry
+from contrastcat.records.corpora import bbc_news, rotten_tomatoes
+from contrastcat.records.data import load_labelled
 
 
 @pytest.fixture()
@@ -119,7 +118,7 @@ def test_interrupted_training_leaves_no_entry(cache_root, monkeypatch):
 
 
 def test_alias_default_data_is_the_corpus_train_split():
-    from contrastcat.aliases import lookup_alias
+    from contrastcat.models.aliases import lookup_alias
 
     alias = lookup_alias("minilm-rt")
     assert alias.embedded and alias.data.spec == "corpus:rotten-tomatoes"

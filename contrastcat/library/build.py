@@ -9,13 +9,14 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .. import __version__, arguments
-from ..capture import ACTIVATIONS, capture
+from .. import arguments
+from ..capture.core import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
-from ..models.precision import check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from ..models.forward import predictor
-from ..tokens import length_batches, tokenize
+from ..models.precision import check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
+from ..models.tokens import length_batches, tokenize
+from ..version import __version__
 from .schema import LibraryInfo, LibraryWriter, ReferenceEntry, group_path
 from .select import (
     ClassSelection,

@@ -57,9 +57,9 @@ Version 1 (contrastcat 0.1) had no checksums and is refused: rebuild it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import contextlib
 import math
 import os
 from collections.abc import Iterator, Sequence
@@ -71,7 +71,7 @@ import numpy as np
 import torch
 
 from ..errors import BadInput, LibraryMismatch, RunFailed
-from ..files import PendingFile, output_target, write_failed
+from ..io.files import PendingFile, output_target, write_failed
 
 FORMAT = "contrastcat-reference-library"
 SCHEMA_VERSION = 2

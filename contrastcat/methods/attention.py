@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from ..capture import ATTENTION_GRADIENTS, ATTENTIONS, Captured
+from ..capture.core import ATTENTION_GRADIENTS, ATTENTIONS, Captured
 from .base import AttributionMethod, minmax
 
 

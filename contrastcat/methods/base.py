@@ -4,7 +4,7 @@ A method is a pure function of captured tensors (and, for Contrast-CAT, of
 the reference library): it returns, per input, one or more candidate maps
 over the input's real tokens, each min–max scaled to [0, 1]. Whether several
 candidates are refined by a deletion test or averaged is decided by the
-pipeline (``contrastcat.refine``), not by the method. The few methods that
+pipeline (``contrastcat.deletion.refine``), not by the method. The few methods that
 need more model passes than the captured one (integrated gradients, TIS) get
 them through ``ModelPasses``.
 """
@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import torch
 
+from ..capture.core import Captured
+from ..deletion.refine import RefineSettings
 from ..errors import BadInput
-from ..capture import Captured
-from ..refine import RefineSettings
 from .options import MethodOptions, NoOptions
 
 if TYPE_CHECKING:
-    from ..passes import ModelPasses
+    from ..capture.passes import ModelPasses
 
 class ReferenceSource(Protocol):
     """What a method needs from a reference library."""
@@ -68,7 +68,7 @@ class AttributionMethod(ABC):
     name: ClassVar[str]
     summary: ClassVar[str]
     Options: ClassVar[type[MethodOptions]] = NoOptions
-    needs: frozenset[str]  # what capture must record (see contrastcat.capture)
+    needs: frozenset[str]  # what capture must record (see contrastcat.capture.core)
     uses_library: bool = False
 
     def __init__(self, options: MethodOptions | None = None, **values) -> None:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..capture import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
+from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
+from ..deletion.refine import RHO_RULES, RefineSettings
 from ..errors import BadInput
-from ..refine import RHO_RULES, RefineSettings
 from .base import AttributionMethod, ReferenceSource, input_seed, minmax
 from .options import MethodOptions, option
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..capture import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS
-from ..refine import SCORE_RULES, RefineSettings
+from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS
+from ..deletion.refine import SCORE_RULES, RefineSettings
 from .base import AttributionMethod, minmax
 from .cat import LAYERS_HELP, REFERENCE_SELECTIONS, ContrastCAT, LayeredOptions, parse_layers
 from .options import option

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..capture import EMBEDDING_GRADIENTS, EMBEDDINGS, Captured
+from ..capture.core import EMBEDDING_GRADIENTS, EMBEDDINGS, Captured
+from ..capture.passes import ModelPasses
 from ..errors import BadInput
-from ..passes import ModelPasses
 from .base import AttributionMethod, minmax
 from .options import MethodOptions, option
 
@@ -86,7 +86,7 @@ class IntegratedGradients(AttributionMethod):
 
     def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[torch.Tensor]:
         if passes is None:
-            raise BadInput("integrated-gradients needs model passes (call it through contrastcat.explain or contrastcat.pipeline)")
+            raise BadInput("integrated-gradients needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
         alphas, weights = gauss_legendre(self.ig_steps)
         starts, differences, integrals = [], [], []
         for b, length in enumerate(captured.lengths):

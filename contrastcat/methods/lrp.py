@@ -1,6 +1,6 @@
 """LRP-based methods: AttnLRP, and the paper's three LRP baselines computed from its relevances.
 
-All four read relevances of one pass under AttnLRP's rules (``contrastcat.lrp_rules``
+All four read relevances of one pass under AttnLRP's rules (``contrastcat.capture.lrp_rules``
 says which rule applies where). The paper's originals (Chefer et al.'s code)
 propagated with older rules: α1β0 (positive contributions only) through linear
 layers, the plain gradient through LayerNorm, relevance copied through the
@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import torch
 
-from ..capture import ATTENTION_GRADIENTS, ATTENTION_RELEVANCE, LAYER_RELEVANCE, WORD_RELEVANCE, Captured
+from ..capture.core import ATTENTION_GRADIENTS, ATTENTION_RELEVANCE, LAYER_RELEVANCE, WORD_RELEVANCE, Captured
 from .attention import pooled_row
 from .base import AttributionMethod, minmax
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..capture import Captured
+from ..capture.core import Captured
 from .base import AttributionMethod, input_seed, minmax
 from .options import MethodOptions, option
 

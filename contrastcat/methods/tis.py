@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..capture import ACTIVATIONS, Captured
+from ..capture.core import ACTIVATIONS, Captured
+from ..capture.passes import ModelPasses
 from ..errors import BadInput
-from ..passes import ModelPasses
 from .base import AttributionMethod, input_seed, minmax
 from .options import MethodOptions, option
 
@@ -93,7 +93,7 @@ class TIS(AttributionMethod):
 
     def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[torch.Tensor]:
         if passes is None:
-            raise BadInput("tis needs model passes (call it through contrastcat.explain or contrastcat.pipeline)")
+            raise BadInput("tis needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
         plans = []
         sequences: dict[tuple[int, ...], int] = {}
         for b, length in enumerate(captured.lengths):

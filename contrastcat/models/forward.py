@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..tokens import ProbabilityFn, check_finite, length_batches, pad
 from .families import LAST
 from .precision import forward_precision
+from .tokens import ProbabilityFn, check_finite, length_batches, pad
 
 if TYPE_CHECKING:
     from .loading import Classifier

@@ -2,7 +2,7 @@
 
 Loading never enables ``trust_remote_code`` and always asks for the eager
 attention path, the only one that returns attention probabilities. Names
-(aliases, embedded models) are resolved one level up, in ``contrastcat.resolve``.
+(aliases, embedded models) are resolved one level up, in ``contrastcat.models.resolve``.
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ import contextlib
 import dataclasses
 import hashlib
 import warnings
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import transformers
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-from ..devices import resolve_device
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
+from .devices import resolve_device
 from .precision import resolve_dtype
 
 

@@ -4,7 +4,7 @@ and whether the hardware runs a half precision natively.
 ``--dtype auto`` keeps a checkpoint's own dtype on a GPU and uses float32 on a CPU,
 where bfloat16 and float16 are slower than float32 except on recent CPUs
 and lose precision. Whatever the weights, captured tensors are cast to
-float32 before any method sums them (see ``contrastcat.capture``).
+float32 before any method sums them (see ``contrastcat.capture.core``).
 
 A CPU without bfloat16 units (no AMX, no AVX-512 BF16: every AVX2-only CPU
 and many AVX-512 ones) emulates bfloat16 in software: measured with

@@ -1,0 +1,1 @@
+"""The explain use case: batches of inputs -> captured passes -> methods -> records."""

@@ -1,0 +1,364 @@
+"""The explain pipeline: tokens -> capture -> method -> refine -> records.
+
+``explain`` is what the CLI runs and what a notebook calls. Inputs are
+processed in windows sorted by length (less padding); records come back in
+input order, and a batched result equals the one-at-a-time result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import arguments
+from ..capture.core import capture
+from ..capture.passes import ModelPasses
+from ..deletion.refine import Refined, RefineItem, average, refine
+from ..errors import BadInput, NonFiniteOutput, RunFailed
+from ..methods import AttributionMethod, build_method
+from ..models import Classifier
+from ..models.precision import AUTO, SAME, check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
+from ..models.tokens import TokenizedText, length_batches, tokenize
+from ..records.record import AttributionRecord, InputRow, resolve_label, rounded
+
+PRED = "pred"
+GOLD = "gold"
+
+
+def parse_target(spec: str | int, num_classes: int) -> str | int:
+    """``pred``, ``gold`` or a class index."""
+    if not (arguments.whole(spec) or isinstance(spec, str)):  # True is not class 1
+        raise BadInput(f"--target must be pred, gold or a class index, got {arguments.shown(spec)}")
+    if arguments.whole(spec) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
+        index = int(spec) if not isinstance(spec, str) or len(spec) < 10 else num_classes  # no 5000-digit int()
+        if not 0 <= index < num_classes:
+            raise BadInput(
+                f"--target {arguments.shown(spec, 24).strip(chr(39))}: the model has {num_classes} classes "
+                f"(0..{num_classes - 1})"
+            )
+        return index
+    if spec in (PRED, GOLD):
+        return spec
+    raise BadInput(f"--target must be pred, gold or a class index, got {spec!r}")
+
+
+def resolve_targets(
+    rows: Sequence[InputRow], target: str | int, label_names: Sequence[str], source: str
+) -> list[int | None]:
+    """Per row: a class index, or None for the predicted class."""
+    if target == PRED:
+        return [None] * len(rows)
+    if target == GOLD:
+        resolved = []
+        for row in rows:
+            if row.label is None:
+                raise BadInput(f"{source}:{row.line}: --target gold needs a label on every input")
+            resolved.append(resolve_label(row.label, label_names, f"{source}:{row.line}"))
+        return resolved
+    return [int(target)] * len(rows)
+
+
+def usable_rows(
+    rows: Iterable[InputRow], target: str | int, label_names: Sequence[str], source: str, skipped: list[str]
+) -> Iterator[InputRow]:
+    """The rows whose target can be resolved; the others' messages go to ``skipped`` (--on-error skip)."""
+    if target != GOLD:
+        yield from rows
+        return
+    usable = 0
+    for row in rows:
+        try:
+            resolve_targets([row], target, label_names, source)
+        except BadInput as error:
+            skipped.append(str(error))
+            continue
+        usable += 1
+        yield row
+    if not usable:
+        raise BadInput(f"{source}: no input row has a usable label for --target gold ({len(skipped)} skipped)")
+
+
+@dataclass(frozen=True)
+class ExplainOptions:
+    batch_size: int = 16
+    mask_special: bool = False  # reference-code quirk, docs/spec.md §1
+    window: int = 8  # batches per length-sorted window
+    max_length: int | None = None  # tokens per input; None: the model's own limit
+    forward_dtype: str = SAME  # autocast of the forward-only passes (deletion test, TIS); SAME: the weights'
+
+    def __post_init__(self) -> None:
+        check_forward_dtype(self.forward_dtype)  # a wrong name fails here, not after the first batch
+        arguments.batch_size("batch_size", self.batch_size)
+        arguments.flag("mask_special", self.mask_special)
+        arguments.count("window", self.window)
+        arguments.optional_count("max_length", self.max_length, minimum=2)
+
+    @property
+    def window_inputs(self) -> int:
+        """Inputs per window: a run resumed at a multiple of this batches exactly as an uninterrupted one."""
+        return self.batch_size * self.window
+
+
+PIPELINE_SETTINGS = ("mask_special", "forward_dtype")  # in a record's settings beside the method's own options
+
+
+def record_settings(method: AttributionMethod, options: ExplainOptions) -> dict:
+    """What a record's ``settings`` holds: the method's options and the pipeline's.
+    ``forward_dtype`` appears only when it is not the weights' own precision."""
+    extra = {} if options.forward_dtype == SAME else {"forward_dtype": options.forward_dtype}
+    return {**method.settings(), "mask_special": options.mask_special, **extra}
+
+
+def check_mask_special(classifier: Classifier, mask_special: bool) -> None:
+    """--mask-special only where masking special keys leaves every query row a key to see."""
+    if mask_special and not classifier.adapter.family.mask_special:
+        raise BadInput(
+            f"--mask-special cannot be used with model type {classifier.adapter.model_type!r}: some of its "
+            "attention rows would see no token at all, and the scores would depend on the batch's padding"
+        )
+
+
+def check_max_length(classifier: Classifier, max_length: int | None) -> int:
+    """The token limit to explain with: the model's own, or one the user chose up to its positions."""
+    if max_length is None:
+        return classifier.max_length
+    if not 2 <= max_length <= classifier.position_limit:
+        raise BadInput(
+            f"--max-length {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
+        )
+    return max_length
+
+
+def attribute_all(
+    classifier: Classifier,
+    texts: Sequence[TokenizedText],
+    targets: Sequence[int | None],
+    methods: Sequence[AttributionMethod],
+    library=None,
+    options: ExplainOptions = ExplainOptions(),
+) -> tuple[list[list[Refined]], np.ndarray, list[int]]:
+    """Final maps of one batch for several methods sharing one capture.
+
+    Returns (per method, per input: refined map), probs [B, C], resolved targets.
+    """
+    captured = capture(
+        classifier,
+        [t.ids for t in texts],
+        [t.special for t in texts],
+        targets,
+        needs=frozenset().union(*(method.needs for method in methods)),
+        mask_special=options.mask_special,
+    )
+    passes = ModelPasses(
+        classifier, options.batch_size * 4, options.mask_special, options.batch_size,
+        resolve_forward_dtype(options.forward_dtype),
+    )
+    resolved = [int(t) for t in captured.targets]
+    results = []
+    for method in methods:
+        maps = method.candidate_maps(captured, library if method.uses_library else None, passes)
+        candidates = [m.double().cpu().numpy() for m in maps]
+        refined = [average(candidate) for candidate in candidates]
+        several = [b for b, candidate in enumerate(candidates) if len(candidate) > 1]
+        if method.refinement is not None and several:
+            items = [RefineItem(texts[b].ids, texts[b].special, resolved[b], candidates[b]) for b in several]
+            for b, result in zip(several, refine(items, passes.probabilities, method.refinement)):
+                refined[b] = result
+        results.append(refined)
+    return results, captured.probs.cpu().numpy(), resolved
+
+
+def attribute(
+    classifier: Classifier,
+    texts: Sequence[TokenizedText],
+    targets: Sequence[int | None],
+    method: AttributionMethod,
+    library=None,
+    options: ExplainOptions = ExplainOptions(),
+) -> tuple[list[Refined], np.ndarray, list[int]]:
+    """Final maps of one batch for one method: (refined maps, probs [B, C], resolved targets)."""
+    (refined,), probs, resolved = attribute_all(classifier, texts, targets, [method], library, options)
+    return refined, probs, resolved
+
+
+def check_library(methods: Sequence[AttributionMethod], library) -> None:
+    """Every method that reads a library has one, holding the pool it reads (no model needed)."""
+    for each in methods:
+        if not each.uses_library:
+            continue
+        if library is None:
+            raise BadInput(f"method {each.name} needs a reference library: pass --refs (build one with build-refs)")
+        for pool, count in each.pools_needed.items():
+            library.require_pool(pool, at_least=count, asked=each.count_option)
+
+
+def explain(
+    classifier: Classifier,
+    rows: Iterable[InputRow],
+    method: AttributionMethod | Sequence[AttributionMethod],
+    library=None,
+    target: str | int = PRED,
+    options: ExplainOptions = ExplainOptions(),
+    source: str = "<input>",
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[AttributionRecord]:
+    """Attribution records for ``rows``, in input order.
+
+    ``rows`` may be a stream: it is read one window of inputs at a time
+    (``options.window_inputs``), so memory does not grow with its length and
+    the first records come before the last row is read. With several methods,
+    each input gets one record per method, in the order the methods are given
+    (input-major); all methods share each batch's forward and backward pass.
+    """
+    methods = [method] if isinstance(method, AttributionMethod) else list(method)
+    check_library(methods, library)
+    if library is not None and any(each.uses_library for each in methods):
+        library.check_model(classifier)
+    check_mask_special(classifier, options.mask_special)
+    max_length = check_max_length(classifier, options.max_length)
+    options = on_classifier(options, classifier)
+    pending = iter(rows)
+    while window := list(itertools.islice(pending, options.window_inputs)):
+        yield from _explain_window(classifier, window, methods, library, target, options, source, progress, max_length)
+
+
+def _explain_window(classifier, rows, methods, library, target, options, source, progress, max_length):
+    """The records of one window of rows, in input order (batches are formed within it, by length)."""
+    targets = resolve_targets(rows, target, classifier.label_names, source)
+    texts = tokenize(classifier.tokenizer, [row.text for row in rows], max_length, classifier.empty_input)
+    results: dict[int, list[AttributionRecord]] = {}
+    for indices in length_batches([len(text) for text in texts], options.batch_size):
+        try:
+            per_method, probs, resolved = attribute_all(
+                classifier,
+                [texts[i] for i in indices],
+                [targets[i] for i in indices],
+                methods,
+                library,
+                options,
+            )
+        except NonFiniteOutput as error:
+            row = rows[indices[error.rows[0]]] if error.rows else rows[indices[0]]
+            raise NonFiniteOutput(f"{source}:{row.line}: {error}", error.rows) from None
+        for position, index in enumerate(indices):
+            results[index] = [
+                _record(
+                    classifier, rows[index], texts[index], refined[position],
+                    probs[position], resolved[position], each, library, options, source,
+                )
+                for each, refined in zip(methods, per_method)
+            ]
+        if progress is not None:
+            progress(len(indices))
+    for index in range(len(rows)):
+        yield from results[index]
+
+
+def _record(classifier, row, text, refined, probs, target, method, library, options, source) -> AttributionRecord:
+    if not np.all(np.isfinite(refined.scores)):
+        raise RunFailed(f"{source}:{row.line}: method {method.name} produced non-finite scores for this input")
+    return AttributionRecord(
+        id=row.id,
+        text=row.text,
+        tokens=list(text.tokens),
+        token_ids=list(text.ids),
+        offsets=[list(span) for span in text.offsets],
+        special=list(text.special),
+        scores=rounded(refined.scores),
+        target=target,
+        target_name=classifier.label_names[target],
+        probs=[float(f"{p:.6g}") for p in probs],
+        predicted=int(np.argmax(probs)),
+        label=row.label,
+        method=method.name,
+        model=classifier.name,
+        model_fingerprint=classifier.fingerprint,
+        library=library.fingerprint if library is not None and method.uses_library else None,
+        refs_kept=int(refined.kept.sum()) if method.uses_library else None,
+        refs_total=len(refined.kept) if method.uses_library else None,
+        truncated=text.truncated,
+        tokens_dropped=text.dropped,
+        pad_token_id=classifier.pad_id,
+        model_dtype=dtype_name(classifier.dtype),
+        settings=record_settings(method, options),
+    )
+
+
+def reattribute(
+    classifier: Classifier,
+    records: Sequence[AttributionRecord],
+    targets: Sequence[int],
+    method: AttributionMethod,
+    library=None,
+    options: ExplainOptions = ExplainOptions(),
+) -> list[list[float]]:
+    """Scores for the tokens of existing records, for other target classes (Kendall-τ)."""
+    texts = [
+        TokenizedText(
+            ids=tuple(r.token_ids),
+            tokens=tuple(r.tokens),
+            offsets=tuple(tuple(o) for o in r.offsets),
+            special=tuple(r.special),
+        )
+        for r in records
+    ]
+    scores: list[list[float]] = [[] for _ in records]
+    for batch in length_batches([len(t) for t in texts], options.batch_size):
+        refined, _, _ = attribute(
+            classifier, [texts[i] for i in batch], [targets[i] for i in batch], method, library, options
+        )
+        for position, index in enumerate(batch):
+            scores[index] = rounded(refined[position].scores)
+    return scores
+
+
+def reattribute_records(
+    classifier: Classifier,
+    records: Sequence[AttributionRecord],
+    targets: Sequence[int],
+    library=None,
+    batch_size: int = 16,
+    source: str = "<records>",
+) -> list[list[float]]:
+    """Each record explained again, by its own method and settings, for ``targets`` (Kendall-τ)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, record in enumerate(records):
+        groups.setdefault((record.method, json.dumps(record.settings, sort_keys=True)), []).append(index)
+    scores: list[list[float]] = [[] for _ in records]
+    for (name, settings_json), indices in groups.items():
+        settings = json.loads(settings_json)
+        method_settings = {key: value for key, value in settings.items() if key not in PIPELINE_SETTINGS}
+        try:
+            method = build_method(name, **method_settings)
+            if settings.get("forward_dtype") == AUTO:  # a record says what ran; auto never does
+                raise BadInput("forward_dtype auto names no precision")
+            options = on_classifier(ExplainOptions(  # explained again as it was, warned if emulated here
+                batch_size=batch_size,
+                mask_special=bool(settings.get("mask_special", False)),
+                forward_dtype=str(settings.get("forward_dtype", SAME)),
+            ), classifier)
+        except (TypeError, ValueError, BadInput) as error:
+            first = records[indices[0]]
+            where = f"{source}:{first.line}" if first.line is not None else f"{source}: record id {first.id!r}"
+            raise BadInput(f"{where}: its {name} settings cannot be used again ({error})") from None
+        if method.uses_library:
+            if library is None:
+                raise BadInput(f"records of method {name} need their reference library to be explained again: pass --refs")
+            library.check_model(classifier)
+            used = {records[i].library for i in indices} - {None, library.fingerprint}
+            if used:
+                raise BadInput(
+                    f"{library.path}: records were explained with another library ({used.pop()}); pass that one"
+                )
+        check_mask_special(classifier, options.mask_special)
+        again = reattribute(
+            classifier, [records[i] for i in indices], [targets[i] for i in indices], method,
+            library if method.uses_library else None, options,
+        )
+        for index, values in zip(indices, again):
+            scores[index] = values
+    return scores

@@ -1,0 +1,291 @@
+"""One forward and one backward pass: everything an attribution method reads.
+
+``capture`` records, for a padded batch, the activations entering each layer
+(A^l, docs/spec.md §1), the gradients of the target *logit* with respect to them, the
+attention probabilities and their gradients, the word embeddings and their
+gradients, and the logits. Methods declare which of these they need, so a
+method that needs no gradient costs no backward pass, and several methods
+explaining the same batch share one capture.
+
+LRP relevances (``LRP_NEEDS``) come from a second forward and backward pass
+under AttnLRP's rules (``contrastcat.capture.lrp_rules``), only when a method asks.
+
+Hooks live only for the duration of one call and are removed in ``finally``.
+They record layer inputs in call order, so a layer module applied several
+times (ALBERT shares one across all L layers) gives one A^l per application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from ..errors import BadInput, RunFailed
+from ..models.adapters import layer_input
+from ..models.families import LAYER
+from ..models.forward import classify
+from ..models.loading import Classifier
+from ..models.tokens import check_finite, pad
+from .lrp_rules import lrp_rules
+
+ACTIVATIONS = "activations"
+GRADIENTS = "gradients"
+ATTENTION_RECEIVED = "attention_received"  # alpha-hat only: [B, L, T]
+ATTENTIONS = "attentions"  # full probabilities: [B, L, H, T, T], memory-hungry
+ATTENTION_GRADIENTS = "attention_gradients"  # d z_c / d attention probabilities: [B, L, H, T, T]
+EMBEDDINGS = "embeddings"  # word embeddings of the input ids: [B, T, d]
+EMBEDDING_GRADIENTS = "embedding_gradients"  # d z_c / d word embeddings: [B, T, d]
+NEEDS = frozenset(
+    {ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED, ATTENTIONS, ATTENTION_GRADIENTS, EMBEDDINGS, EMBEDDING_GRADIENTS}
+)
+BACKWARD_NEEDS = frozenset({GRADIENTS, ATTENTION_GRADIENTS, EMBEDDING_GRADIENTS})
+# LRP relevances (contrastcat.capture.lrp_rules): a second forward and backward pass under AttnLRP's rules.
+WORD_RELEVANCE = "word_relevance"  # at the word embeddings, summed over the embedding: [B, T]
+LAYER_RELEVANCE = "layer_relevance"  # at the first layer's input A^1, summed over n: [B, T]
+ATTENTION_RELEVANCE = "attention_relevance"  # of the attention probabilities: [B, L, H, T, T]
+LRP_NEEDS = frozenset({WORD_RELEVANCE, LAYER_RELEVANCE, ATTENTION_RELEVANCE})
+
+
+@dataclass
+class Captured:
+    """Tensors of one batch, detached, padded to T on the right.
+
+    ``activations``/``gradients``: [B, L, T, n]; ``attentions`` and
+    ``attention_gradients``: [B, L, H, T, T] (queries, then keys);
+    ``attention_received``: [B, L, T], the head- and query-averaged attention
+    each token receives (alpha-hat), averaged over real (non-pad) queries only;
+    ``embeddings``/``embedding_gradients``: [B, T, d], the word embeddings
+    (before position embeddings are added), or for families whose word
+    embeddings enter a LayerNorm directly, the first layer's input A^1
+    (``models.families.LAYER``). Fields nobody asked for are ``None``.
+    """
+
+    token_ids: list[tuple[int, ...]]
+    lengths: list[int]
+    pooled: list[int]  # per input, the position the classification head reads ([CLS]: 0; decoders: the last)
+    special: torch.Tensor  # bool [B, T]
+    logits: torch.Tensor  # [B, C]
+    targets: torch.Tensor  # long [B]
+    activations: torch.Tensor | None = None
+    gradients: torch.Tensor | None = None
+    attentions: torch.Tensor | None = None
+    attention_received: torch.Tensor | None = None
+    attention_gradients: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+    embedding_gradients: torch.Tensor | None = None
+    attributed_logits: torch.Tensor | None = None  # [B, C] of the pass gradients start from (masked or not)
+    relevance_logits: torch.Tensor | None = None  # [B]: the target logit the LRP relevances start from
+    word_relevance: torch.Tensor | None = None
+    layer_relevance: torch.Tensor | None = None
+    attention_relevance: torch.Tensor | None = None
+
+    @property
+    def probs(self) -> torch.Tensor:
+        return torch.softmax(self.logits.double(), dim=-1)
+
+
+def _received_attention(attention: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """One layer's [B, H, T, T] attention, [B, T] real-token mask -> [B, T] mean attention received.
+
+    The mean runs over all real queries; under causal attention a query that
+    cannot see a key contributes 0 to it (docs/models.md, Model families).
+    """
+    head_mean = attention.float().mean(dim=1)  # [B, Tq, Tk]
+    query_weight = real.to(head_mean.dtype)[:, :, None]
+    return (head_mean * query_weight).sum(dim=1) / real.sum(dim=1).to(head_mean.dtype)[:, None]
+
+
+def _checked_attentions(classifier: Classifier, attentions) -> tuple[torch.Tensor, ...]:
+    """Attention probabilities of every layer, or one line naming the model type."""
+    model_type = classifier.adapter.model_type
+    if not attentions or any(a is None for a in attentions):
+        raise BadInput(
+            f"model type {model_type!r} returns no attention probabilities (attention implementation "
+            f"{getattr(classifier.model.config, '_attn_implementation', None)!r}): methods that read attention "
+            "cannot run on it; the others can"
+        )
+    if len(attentions) != classifier.num_layers:
+        raise BadInput(
+            f"model type {model_type!r} returns attention for {len(attentions)} layers, not its "
+            f"{classifier.num_layers}: methods that read attention cannot run on it; the others can"
+        )
+    return tuple(attentions)
+
+
+def capture(
+    classifier: Classifier,
+    sequences: Sequence[Sequence[int]],
+    special: Sequence[Sequence[bool]],
+    targets: Sequence[int | None],
+    needs: frozenset[str] = NEEDS,
+    mask_special: bool = False,
+) -> Captured:
+    """Run the batch once forward (and once backward when gradients are needed).
+
+    ``targets[b] is None`` means the predicted class. ``mask_special`` reproduces
+    the reference code, which zeroes special tokens in the attention mask of the
+    attribution pass (docs/spec.md §1). LRP relevances (``LRP_NEEDS``) take one
+    more forward and backward pass, under ``lrp_rules``, for the same targets.
+    """
+    plain, lrp = needs - LRP_NEEDS, needs & LRP_NEEDS
+    if not lrp:
+        return _capture_pass(classifier, sequences, special, targets, plain, mask_special)
+    captured = _capture_pass(classifier, sequences, special, targets, plain, mask_special) if plain else None
+    if captured is not None:
+        targets = [int(t) for t in captured.targets]
+    wanted = set()
+    if WORD_RELEVANCE in lrp:
+        wanted |= {EMBEDDINGS, EMBEDDING_GRADIENTS}
+    if LAYER_RELEVANCE in lrp:
+        wanted |= {ACTIVATIONS, GRADIENTS}
+    if ATTENTION_RELEVANCE in lrp:
+        wanted |= {ATTENTIONS, ATTENTION_GRADIENTS}
+    implementation = getattr(classifier.model.config, "_attn_implementation", None)
+    if implementation not in (None, "eager"):
+        raise BadInput(
+            f"the LRP methods need eager attention (attn_implementation='eager'); this model uses {implementation!r}"
+        )
+    with lrp_rules(classifier.model):
+        # Relevance at the word embeddings in every family: under the LayerNorm rule the
+        # norm is linear, so the scale invariance that moves input x gradient to A^1 is gone.
+        relevant = _capture_pass(
+            classifier, sequences, special, targets, frozenset(wanted), mask_special, word_point=True
+        )
+    if captured is None:
+        captured = Captured(
+            relevant.token_ids, relevant.lengths, relevant.pooled, relevant.special, relevant.logits, relevant.targets
+        )
+    # With --mask-special the LRP pass starts from the masked pass's logit, not the prediction's.
+    captured.relevance_logits = relevant.attributed_logits.gather(1, relevant.targets[:, None])[:, 0]
+    # Relevance = value x modified gradient, summed in float64 (many terms of both signs).
+    if WORD_RELEVANCE in lrp:
+        captured.word_relevance = (relevant.embeddings.double() * relevant.embedding_gradients.double()).sum(-1)
+    if LAYER_RELEVANCE in lrp:
+        first, gradient = relevant.activations[:, 0].double(), relevant.gradients[:, 0].double()
+        captured.layer_relevance = (first * gradient).sum(-1)
+    if ATTENTION_RELEVANCE in lrp:
+        captured.attention_relevance = relevant.attentions * relevant.attention_gradients
+    return captured
+
+
+def _capture_pass(
+    classifier: Classifier,
+    sequences: Sequence[Sequence[int]],
+    special: Sequence[Sequence[bool]],
+    targets: Sequence[int | None],
+    needs: frozenset[str],
+    mask_special: bool,
+    word_point: bool = False,
+) -> Captured:
+    """One forward (and backward) pass; ``word_point`` keeps the word embeddings in every family."""
+    model, device = classifier.model, classifier.device
+    ids, real = pad(sequences, classifier.pad_id, device)
+    lengths = real.sum(dim=1)
+    special_mask = torch.zeros_like(real, dtype=torch.bool)
+    for row, flags in enumerate(special):
+        special_mask[row, : len(flags)] = torch.as_tensor(list(flags), dtype=torch.bool)
+
+    plain_logits = None
+    if mask_special:
+        # The prediction (and so the target) comes from the plain mask; only
+        # the attribution pass sees the special tokens masked.
+        with torch.no_grad():
+            plain_logits, _ = classify(classifier, real, lengths, input_ids=ids)
+    forward_mask = real.masked_fill(special_mask, 0) if mask_special else real
+
+    want_backward = bool(BACKWARD_NEEDS & needs)
+    want_layer_inputs = bool({ACTIVATIONS, GRADIENTS} & needs)
+    want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs)
+    want_embeddings = bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs) or want_backward
+    # Families whose word embeddings enter a LayerNorm attribute at A^1 instead (families.LAYER).
+    at_first_layer = (
+        not word_point and classifier.adapter.embedding_point == LAYER and bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs)
+    )
+    want_layer_inputs = want_layer_inputs or at_first_layer
+    inputs: list[torch.Tensor] = []
+    embedded: list[torch.Tensor] = []
+
+    def record_layer_input(_module, args, kwargs):
+        inputs.append(layer_input(args, kwargs))
+
+    def record_embeddings(_module, _args, output):
+        if want_backward and not output.requires_grad:
+            output.requires_grad_()  # frozen weights: the graph must still reach everything after it
+        embedded.append(output)
+
+    handles = []
+    try:
+        if want_embeddings:
+            handles.append(model.get_input_embeddings().register_forward_hook(record_embeddings))
+        if want_layer_inputs:
+            handles += [
+                layer.register_forward_pre_hook(record_layer_input, with_kwargs=True)
+                for layer in classifier.adapter.layers
+            ]
+        with torch.set_grad_enabled(want_backward):
+            logits, attentions = classify(
+                classifier, forward_mask, lengths, input_ids=ids, output_attentions=want_attention
+            )
+            check_finite(logits.detach(), range(len(sequences)))
+            if want_layer_inputs and len(inputs) != classifier.num_layers:
+                raise RunFailed(
+                    f"captured {len(inputs)} layer inputs, expected {classifier.num_layers}: "
+                    f"the {classifier.adapter.model_type!r} row of contrastcat's families is wrong"
+                )
+            if want_attention:
+                attentions = _checked_attentions(classifier, attentions)
+            if plain_logits is not None:
+                check_finite(plain_logits, range(len(sequences)))
+            predicted = (plain_logits if plain_logits is not None else logits).argmax(dim=-1)
+            chosen = torch.as_tensor(
+                [int(predicted[b]) if t is None else int(t) for b, t in enumerate(targets)], device=device
+            )
+            wrt: list[torch.Tensor] = []
+            if GRADIENTS in needs:
+                wrt += inputs
+            if ATTENTION_GRADIENTS in needs:
+                wrt += list(attentions)
+            point = inputs[0] if at_first_layer else embedded[0] if embedded else None
+            if EMBEDDING_GRADIENTS in needs:
+                wrt.append(point)
+            gradients = []
+            if wrt:
+                target_logits = logits.gather(1, chosen[:, None]).sum()
+                gradients = [g.detach().float() for g in torch.autograd.grad(target_logits, wrt)]
+    finally:
+        for handle in handles:
+            handle.remove()
+
+    captured = Captured(
+        token_ids=[tuple(s) for s in sequences],
+        lengths=[len(s) for s in sequences],
+        pooled=[len(s) - 1 if classifier.adapter.decoder else 0 for s in sequences],
+        special=special_mask,
+        logits=(plain_logits if plain_logits is not None else logits).detach().float(),
+        targets=chosen,
+        attributed_logits=logits.detach().float(),
+    )
+    if ACTIVATIONS in needs:
+        captured.activations = torch.stack([a.detach().float() for a in inputs], dim=1)
+    if GRADIENTS in needs:
+        captured.gradients = torch.stack(gradients[: len(inputs)], dim=1)
+        gradients = gradients[len(inputs) :]
+    if want_attention:
+        layer_count = len(attentions)
+        # Layer by layer: a float32 copy of every layer's [H, T, T] at once would cost
+        # L·H·T²·4 bytes (17 GB for a 7B decoder at 2,048 tokens) only to be averaged.
+        captured.attention_received = torch.stack(
+            [_received_attention(a.detach(), real.bool()) for a in attentions], dim=1
+        )
+        if ATTENTIONS in needs or ATTENTION_GRADIENTS in needs:
+            captured.attentions = torch.stack([a.detach().float() for a in attentions], dim=1)
+    if ATTENTION_GRADIENTS in needs:
+        captured.attention_gradients = torch.stack(gradients[:layer_count], dim=1)
+        gradients = gradients[layer_count:]
+    if EMBEDDINGS in needs or EMBEDDING_GRADIENTS in needs:
+        captured.embeddings = point.detach().float()
+    if EMBEDDING_GRADIENTS in needs:
+        captured.embedding_gradients = gradients[0]
+    return captured

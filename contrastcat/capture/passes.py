@@ -1,0 +1,95 @@
+"""Extra model passes that some methods need beyond the one captured pass.
+
+Integrated gradients runs the model at points between a baseline and the
+input; TIS scores masked copies of the input. Both go through this object,
+so a method stays a function of what it is given, and padding is done the
+one way ``tokens.pad`` does it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from ..models.families import LAYER
+from ..models.forward import classify, predictor
+from ..models.loading import Classifier
+from ..models.tokens import pad
+from .core import ACTIVATIONS, capture
+
+
+class ModelPasses:
+    """Batched forward (and backward) passes of one classifier."""
+
+    def __init__(
+        self,
+        classifier: Classifier,
+        batch_size: int = 64,
+        mask_special: bool = False,
+        gradient_batch_size: int = 16,
+        autocast: torch.dtype | None = None,
+    ) -> None:
+        self.classifier = classifier
+        self.batch_size = batch_size  # forward-only passes
+        self.gradient_batch_size = gradient_batch_size  # forward + backward: activations are kept
+        self.mask_special = mask_special
+        # Only the forward-only passes run in the lower precision (--forward-dtype);
+        # gradients are taken at the weights' own.
+        self._predict = predictor(classifier, batch_size, autocast)
+
+    def probabilities(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
+        """Softmax probabilities [N, C] (float64), plain attention mask, as for predictions."""
+        return self._predict(sequences)
+
+    @torch.no_grad()
+    def embeddings_of(self, ids: Sequence[int]) -> torch.Tensor:
+        """[T, d] embeddings of ``ids`` at the family's attribution point (float32): the
+        word embeddings, or the first layer's input (``models.families.LAYER``)."""
+        classifier = self.classifier
+        if classifier.adapter.embedding_point != LAYER:
+            table = classifier.model.get_input_embeddings()
+            return table(torch.as_tensor(list(ids), device=classifier.device)).float()
+        captured = capture(classifier, [list(ids)], [[False] * len(ids)], [0], needs=frozenset({ACTIVATIONS}))
+        return captured.activations[0, 0]
+
+    def embedding_gradients(
+        self, embeddings: Sequence[torch.Tensor], special: Sequence[Sequence[bool]], targets: Sequence[int]
+    ) -> list[torch.Tensor]:
+        """d z_target / d embeddings at each of N embedding sequences [T_i, d], given at
+        the family's attribution point (``inputs_embeds``, or the first layer's input).
+
+        The attention mask follows ``mask_special`` like the captured pass, so
+        every gradient a method combines comes from the same forward function.
+        """
+        model, device = self.classifier.model, self.classifier.device
+        dtype = next(model.parameters()).dtype
+        result: list[torch.Tensor] = [torch.empty(0)] * len(embeddings)
+        order = sorted(range(len(embeddings)), key=lambda i: (len(embeddings[i]), i))
+        for start in range(0, len(order), self.gradient_batch_size):
+            batch = order[start : start + self.gradient_batch_size]
+            width = max(len(embeddings[i]) for i in batch)
+            _, real = pad([[0] * len(embeddings[i]) for i in batch], 0, device)
+            stacked = torch.zeros(len(batch), width, embeddings[batch[0]].shape[-1], device=device, dtype=dtype)
+            for row, index in enumerate(batch):
+                stacked[row, : len(embeddings[index])] = embeddings[index].to(dtype)
+            mask = real.clone()
+            if self.mask_special:
+                for row, index in enumerate(batch):
+                    flags = torch.as_tensor(list(special[index]), dtype=torch.bool, device=device)
+                    mask[row, : len(flags)] = mask[row, : len(flags)].masked_fill(flags, 0)
+            stacked.requires_grad_()
+            with torch.enable_grad():
+                if self.classifier.adapter.embedding_point == LAYER:
+                    ids, _ = pad([[self.classifier.pad_id] * len(embeddings[i]) for i in batch], 0, device)
+                    logits, _ = classify(
+                        self.classifier, mask, real.sum(dim=1), input_ids=ids, first_layer_input=stacked
+                    )
+                else:
+                    logits, _ = classify(self.classifier, mask, real.sum(dim=1), inputs_embeds=stacked)
+                chosen = torch.as_tensor([targets[i] for i in batch], device=device)
+                (gradient,) = torch.autograd.grad(logits.gather(1, chosen[:, None]).sum(), stacked)
+            for row, index in enumerate(batch):
+                result[index] = gradient[row, : len(embeddings[index])].detach().float()
+        return result

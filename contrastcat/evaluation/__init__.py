@@ -1,0 +1,1 @@
+"""Faithfulness: deletion curves and Kendall, bootstrap statistics, reports, comparisons and gates."""

@@ -1,0 +1,1 @@
+"""Files, the lowest layer: outputs written safely (temporary name, then rename), strict JSON, input lines."""

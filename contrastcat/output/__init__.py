@@ -1,0 +1,1 @@
+"""Writing a run: checkpoints and --resume, shards and merge, torchrun processes."""

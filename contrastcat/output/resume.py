@@ -1,0 +1,226 @@
+"""Which inputs a checkpoint already holds, for ``explain --resume``.
+
+A line is kept only when it is the record this run would write at that
+place: a valid record (the check every record file gets), written the way
+contrastcat writes records, for the same input (id, text, label, tokens),
+method and settings, model (as named, and its weights), library and target
+rule; its digest in the checkpoint (see :mod:`contrastcat.output.checkpoint`) vouches
+that what this run cannot recompute without the work (scores, probabilities)
+is what was written. Anything else is refused, not silently mixed in. The
+kept part is cut back to a whole window of inputs, so the batches formed
+after it are the ones an uninterrupted run forms, and the finished file is
+byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..attribution.pipeline import GOLD, PRED, ExplainOptions, check_max_length, record_settings
+from ..errors import BadInput
+from ..io import jsonl
+from ..methods import AttributionMethod
+from ..models import Classifier
+from ..models.precision import dtype_name
+from ..models.tokens import TokenizedText, tokenize
+from ..records.record import AttributionRecord, InputRow, check_record, resolve_label
+from ..version import __version__
+from .checkpoint import checkpointed_output, partial_path, recorded_run, run_digest
+
+
+@dataclass(frozen=True)
+class Resumed:
+    inputs: int  # inputs whose records are kept (all methods)
+    truncated: int  # of those, inputs that were cut to the length limit
+
+
+def early_header(batch_size: int, window: int = ExplainOptions.window) -> dict:
+    """What of :meth:`Run.header` is known before the model loads: a checkpoint made with other
+    values is refused before any work."""
+    return {"batch_size": batch_size, "window": window, "contrastcat": __version__, "torch": torch.__version__}
+
+
+@dataclass(frozen=True)
+class Run:
+    """What an explain run writes, record by record: enough to recognise its records."""
+
+    rows: Sequence[InputRow]
+    methods: Sequence[AttributionMethod]
+    classifier: Classifier
+    library: object | None
+    target: str | int
+    options: ExplainOptions
+    source: str = "<input>"
+
+    def header(self) -> dict:
+        """What its records do not show but what changes their last digits: a checkpoint
+        made under other values would not continue into the same bytes. On a CPU the last
+        bits of a backward pass depend on the number of threads."""
+        device = self.classifier.device.type
+        return {
+            **early_header(self.options.batch_size, self.options.window),
+            "device": device,
+            "threads": torch.get_num_threads() if device == "cpu" else None,
+        }
+
+    def expected(self, row: InputRow, method: AttributionMethod, text: TokenizedText) -> dict:
+        """The fields of the record this run writes for ``row`` and ``method`` that are known
+        without computing it (all but the scores, probabilities and what follows from them)."""
+        classifier = self.classifier
+        return {
+            "id": row.id,
+            "text": row.text,
+            "label": row.label,
+            "method": method.name,
+            "settings": record_settings(method, self.options),
+            "model": classifier.name,
+            "model_fingerprint": classifier.fingerprint,
+            "model_dtype": dtype_name(classifier.dtype),
+            "library": self.library.fingerprint if self.library is not None and method.uses_library else None,
+            "token_ids": list(text.ids),
+            "tokens": list(text.tokens),
+            "offsets": [list(span) for span in text.offsets],
+            "special": list(text.special),
+            "truncated": text.truncated,
+            "tokens_dropped": text.dropped,
+            "pad_token_id": classifier.pad_id,
+        }
+
+
+def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: int = 1) -> Resumed:
+    """How many leading inputs ``lines`` (read from ``where``, starting at line ``first_line``)
+    holds whole; raises :class:`BadInput` on a line this run would not have written."""
+    per_input = len(run.methods)
+    whole = len(lines) // per_input
+    if whole > len(run.rows):
+        raise BadInput(
+            f"{where}: holds records for {whole} inputs, but this run has {len(run.rows)}; delete it to start over"
+        )
+    limit = check_max_length(run.classifier, run.options.max_length)
+    texts = tokenize(run.classifier.tokenizer, [row.text for row in run.rows[:whole]], limit, run.classifier.empty_input)
+    for number, raw in enumerate(lines[: whole * per_input]):
+        index, position = divmod(number, per_input)
+        row, line = run.rows[index], f"{where}:{first_line + number}"
+        record = _valid_record(raw, line)
+        expected = run.expected(row, run.methods[position], texts[index])
+        differs = next((key for key, value in expected.items() if not _same(record.get(key), value)), None)
+        if differs is None and not _target_matches(record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"):
+            differs = "target"
+        if differs is not None:
+            raise BadInput(
+                f"{line}: this record was not made by this run (its {differs} differs from input "
+                f"{run.source}:{row.line} with these options{_values(record.get(differs), expected.get(differs))}); "
+                "delete the file to start over"
+            )
+    if whole < len(run.rows):
+        whole -= whole % run.options.window_inputs  # resume at a window boundary: same batches as an unbroken run
+    return Resumed(whole, sum(t.truncated for t in texts[:whole]))
+
+
+def _same(found, expected) -> bool:
+    """Equal as written: 1 and 1.0, or 1 and true, are equal in Python but not in the file."""
+    return found == expected and jsonl.dumps(found) == jsonl.dumps(expected)
+
+
+def _valid_record(raw: bytes, line: str) -> dict:
+    """The record on ``raw``, after the check every record file gets, written as contrastcat writes it."""
+    try:
+        record = jsonl.parse(raw.decode("utf-8"))
+    except (UnicodeDecodeError, jsonl.NotStrictJSON) as error:
+        raise BadInput(f"{line}: not a record ({error}); delete the file to start over") from None
+    if not isinstance(record, dict):
+        raise BadInput(f"{line}: not a record (expected a JSON object); delete the file to start over")
+    checked = check_record(record, line)
+    if checked.to_json().encode("utf-8") != raw:
+        raise BadInput(
+            f"{line}: not a record as contrastcat writes it (its fields, their order or spacing differ); "
+            "delete the file to start over"
+        )
+    return record
+
+
+def _values(found, expected) -> str:
+    """Both values, where they are short enough to say."""
+    shown = [repr(value) for value in (found, expected)]
+    if any(isinstance(value, (list, dict)) for value in (found, expected)) or max(map(len, shown)) > 80:
+        return ""
+    return f": {shown[0]} there, {shown[1]} now"
+
+
+def finished_output(path: str, run: Run, note: Callable[[str], None] | None = None) -> Resumed | None:
+    """When no checkpoint is pending and ``path`` holds every record ``run`` would write, as this
+    run published them (its extended attribute says so), what it holds (a finished job,
+    resumed: nothing to do); else None, and the run writes it again."""
+    output = Path(os.path.realpath(path))
+    if partial_path(output).exists() or not output.is_file():
+        return None
+    try:
+        content = output.read_bytes()
+    except OSError:
+        return None  # written again; a write that fails there says why
+    *lines, tail = content.split(b"\n")
+    if tail or len(lines) != len(run.rows) * len(run.methods):
+        return None
+    try:
+        kept = completed_inputs(lines, run, output)
+    except BadInput:
+        return None  # another run's output: this run replaces it, as a run without --resume would
+    if kept.inputs != len(run.rows):
+        return None
+    recorded = recorded_run(output)
+    if recorded == run_digest(run.header(), content):
+        return kept
+    if note is not None:
+        why = (
+            "the file system keeps no digest of it" if recorded is None
+            else "it was changed since it was written, or made with other settings (its digest differs)"
+        )
+        note(f"{path}: cannot tell it holds this run's records unchanged ({why}); explaining the inputs again")
+    return None
+
+
+def write_resumable(
+    output: str,
+    run: Run,
+    inputs: Sequence[str | None],
+    records_from: Callable[[int], Iterable[AttributionRecord]],
+    on_resume: Callable[[Resumed, str], None] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> None:
+    """Write ``run``'s records to ``output`` through a checkpoint that an interrupted run left or
+    this one starts: the lines this run would write are kept, ``records_from(n)`` gives the
+    records from input n on, and the finished file replaces ``output``. An output that already
+    holds the whole run, as this run published it, is left as it is. ``on_resume(kept, origin)``
+    hears what was kept first ("output": all of it; "checkpoint": a part); ``note`` hears why a
+    finished-looking output is written again."""
+    finished = finished_output(output, run, note)
+    if finished is not None:
+        if on_resume:
+            on_resume(finished, "output")
+        return
+    with checkpointed_output(output, run.header(), inputs) as checkpoint:
+        kept = completed_inputs(checkpoint.lines, run, checkpoint.path)  # the record file: records from line 1
+        checkpoint.keep(kept.inputs * len(run.methods))
+        if on_resume:
+            on_resume(kept, "checkpoint")
+        for record in records_from(kept.inputs):
+            checkpoint.write(record.to_json())
+
+
+def _target_matches(record: dict, row: InputRow, target: str | int, label_names, where: str) -> bool:
+    found = record.get("target")
+    if not isinstance(found, int) or not 0 <= found < len(label_names) or record.get("target_name") != label_names[found]:
+        return False
+    predicted, probs = record.get("predicted"), record.get("probs")
+    if not isinstance(predicted, int) or not 0 <= predicted < len(label_names) or len(probs or ()) != len(label_names):
+        return False
+    if target == PRED:
+        return found == predicted
+    if target == GOLD:
+        return found == resolve_label(row.label, label_names, where)
+    return found == int(target)

@@ -1,0 +1,322 @@
+"""One explain run split over processes, and its parts joined again.
+
+Shard ``I/N`` explains the windows of inputs (``ExplainOptions.window_inputs``
+each, in input order) whose number w has ``w % N == I``. A window is batched
+the same way whichever process explains it, so the joined parts are the
+records a single process writes, byte for byte (on the same kind of device,
+with the same number of threads per process: on a CPU the last bits of a
+backward pass depend on the thread count).
+
+A part file is JSON Lines: a header line (which shard, of which run), the
+records, and an end line (how many inputs the whole run had, and a digest
+of the input). :func:`merge_parts` checks that the parts are every shard of
+one run, complete, before it writes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from ..errors import BadInput, RunFailed
+from ..io import jsonl
+from ..io.files import STDIO, atomic_text_output
+from ..records.record import AttributionRecord, InputRow, check_record
+from ..version import __version__
+
+PART = "contrastcat-part"
+PART_END = "contrastcat-part-end"
+PART_VERSION = 1
+MAX_SHARDS = 100_000  # more parts than any cluster runs; a bigger N is a typo
+MAX_SHARD_DIGITS = 12  # digits of I or N, leading zeros included: more is not a shard number
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, spec: str) -> Shard:
+        """``I/N``: shard I (from 0) of N."""
+        index, slash, count = spec.partition("/")
+        if not slash or not all(part.isascii() and part.isdigit() for part in (index, count)):
+            raise BadInput(f"--shard must be I/N (shard I of N, I from 0, ASCII digits), got {_short(spec)}")
+        if any(len(part) > MAX_SHARD_DIGITS for part in (index, count)):  # before int(), which has a digit limit
+            raise BadInput(f"--shard {_short(spec)}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
+        shard = cls(int(index), int(count))
+        if not 1 <= shard.count <= MAX_SHARDS or shard.index >= shard.count:
+            raise BadInput(f"--shard {spec}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
+        return shard
+
+    def owns(self, position: int, window: int) -> bool:
+        return (position // window) % self.count == self.index
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
+
+
+class Tally:
+    """Counts the rows of the whole run and digests them, as a shard reads past the others' rows."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self._digest = hashlib.sha256()
+
+    def add(self, row: InputRow) -> None:
+        self.rows += 1
+        self._digest.update(json.dumps([row.line, row.id, row.text, row.label], ensure_ascii=False).encode())
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + self._digest.hexdigest()[:32]
+
+
+def shard_rows(rows: Iterable[InputRow], shard: Shard, window: int, tally: Tally) -> Iterator[InputRow]:
+    """The rows of ``shard``'s windows; every row is counted in ``tally``."""
+    for position, row in enumerate(rows):
+        tally.add(row)
+        if shard.owns(position, window):
+            yield row
+
+
+def write_part(
+    path: str,
+    shard: Shard,
+    run: dict,
+    per_input: int,
+    window: int,
+    records: Iterable[AttributionRecord],
+    tally: Tally,
+    inputs: Sequence[str | None] = (),
+) -> int:
+    """Write one shard's part file (atomically); returns the records written."""
+    header = {"format": PART, "version": PART_VERSION, "shard": shard.index, "shards": shard.count,
+              "window": window, "per_input": per_input, "run": run}
+    count = 0
+    digest = hashlib.sha256()  # of the record lines: merge refuses a part edited or reordered since
+    with atomic_text_output(path, inputs) as stream:
+        stream.write(jsonl.dumps(header) + "\n")
+        for record in records:
+            line = record.to_json() + "\n"
+            digest.update(line.encode("utf-8"))
+            stream.write(line)
+            count += 1
+        stream.write(jsonl.dumps({"format": PART_END, "inputs": tally.rows, "input_digest": tally.digest,
+                                  "records": count, "records_digest": "sha256:" + digest.hexdigest()}) + "\n")
+    return count
+
+
+@dataclass
+class _Part:
+    path: str
+    handle: BinaryIO
+    header: dict
+    end: dict
+    line: int = 1  # lines read so far (the header)
+
+
+def merge_parts(paths: Sequence[str], output: str) -> int:
+    """Join the part files of one sharded run into ``output`` in input order; returns the records
+    written. Nothing is written unless the parts are all the shards of one run, each complete."""
+    if not paths:
+        raise BadInput("merge: no part files given")
+    if STDIO in paths:
+        raise BadInput("merge: a part cannot come from standard input (-): name the part files")
+    parts: list[_Part] = []
+    try:
+        for path in paths:
+            parts.append(_open_part(path))
+        ordered = _check_parts(parts)
+        for part in ordered:
+            _scan(part)  # every line read once before any is written (standard output cannot be taken back)
+        first = ordered[0].header
+        window, per_input, total = first["window"], first["per_input"], ordered[0].end["inputs"]
+        written = 0
+        with atomic_text_output(output, list(paths)) as stream:
+            # The scan has checked every line, and each part holds exactly its windows' records
+            # (_check_parts): copying needs no second parse.
+            for number, start in enumerate(range(0, total, window)):
+                part = ordered[number % len(ordered)]
+                count = (min(start + window, total) - start) * per_input
+                for _ in range(count):
+                    stream.write(part.handle.readline().decode("utf-8"))
+                written += count
+        return written
+    finally:
+        for part in parts:
+            part.handle.close()
+
+
+def _open_part(path: str) -> _Part:
+    try:
+        handle = open(path, "rb")
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read ({error.strerror})") from None
+    try:
+        if not handle.seekable():  # a pipe, bash's <(...): read once, into a file that can be read again
+            handle = _spooled(path, handle)
+        header = _parse(path, 1, handle.readline())
+        if header.get("format") != PART:
+            raise BadInput(f"{path}:1: not a contrastcat part file (explain --shard writes them)")
+        if header.get("version") != PART_VERSION:
+            raise BadInput(f"{path}:1: part format version {header.get('version')!r} is not {PART_VERSION}")
+        for key, least in (("shard", 0), ("shards", 1), ("window", 1), ("per_input", 1)):
+            value = header.get(key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise BadInput(f"{path}:1: the header's {key} must be an integer of at least {least}, got {value!r}")
+        if header["shards"] > MAX_SHARDS:
+            raise BadInput(f"{path}:1: {header['shards']} shards: at most {MAX_SHARDS}")
+        if header["shard"] >= header["shards"]:
+            raise BadInput(f"{path}:1: shard {header['shard']} of {header['shards']} does not exist")
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - 65536))
+        tail = handle.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        end = _parse(path, None, tail)
+        if end.get("format") != PART_END:
+            raise BadInput(f"{path}: the part has no end line: it is incomplete (its explain run did not finish)")
+        for key in ("inputs", "records"):
+            value = end.get(key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise BadInput(f"{path}: last line: {key} must be a count, got {value!r}")
+        handle.seek(0)
+        handle.readline()
+    except BaseException:
+        handle.close()
+        raise
+    return _Part(path, handle, header, end)
+
+
+def _spooled(path: str, stream: BinaryIO) -> BinaryIO:
+    """What ``stream`` holds, copied into an anonymous temporary file; ``stream`` is closed."""
+    spool = tempfile.TemporaryFile()
+    try:
+        with stream:
+            shutil.copyfileobj(stream, spool)
+        spool.seek(0)
+    except OSError as error:
+        spool.close()
+        raise RunFailed(f"{path}: cannot read it into a temporary file ({error.strerror or error})") from None
+    except BaseException:
+        spool.close()
+        raise
+    return spool
+
+
+def _parse(path: str, line: int | None, raw: bytes) -> dict:
+    where = f"{path}:{line}" if line is not None else f"{path}: last line"
+    try:
+        value = jsonl.parse(raw.decode("utf-8").removesuffix("\n"))
+    except (UnicodeDecodeError, jsonl.NotStrictJSON) as error:
+        raise BadInput(f"{where}: not a part file line ({error})") from None
+    if not isinstance(value, dict):
+        raise BadInput(f"{where}: not a part file line (expected a JSON object)")
+    return value
+
+
+def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
+    """The parts in shard order, after checking they are one whole run."""
+    first = parts[0]
+    count = first.header.get("shards")
+    for part in parts:
+        for key in ("shards", "window", "per_input", "run"):
+            if part.header.get(key) != first.header.get(key):
+                raise BadInput(f"{part.path}: from another run than {first.path} ({_difference(key, part, first)})")
+        for key in ("inputs", "input_digest"):
+            if part.end.get(key) != first.end.get(key):
+                raise BadInput(f"{part.path}: explained other inputs than {first.path} (its {key} differs)")
+    by_index = {}
+    for part in parts:
+        index = part.header.get("shard")
+        if index in by_index:
+            raise BadInput(f"{part.path}: shard {index}/{count} is given twice (also {by_index[index].path})")
+        by_index[index] = part
+    missing = next((i for i in range(count) if i not in by_index), None)
+    if missing is not None:
+        raise BadInput(f"merge: shard {missing}/{count} is missing ({len(parts)} of {count} parts given)")
+    ordered = [by_index[i] for i in range(count)]
+    window, per_input, total = first.header["window"], first.header["per_input"], first.end["inputs"]
+    for part in ordered:
+        index = part.header["shard"]
+        expected = sum(
+            min(window, total - start) for number, start in enumerate(range(0, total, window)) if number % count == index
+        ) * per_input
+        if part.end.get("records") != expected:
+            raise BadInput(f"{part.path}: holds {part.end.get('records')} records, its shard of the run has {expected}")
+    return ordered
+
+
+def _difference(key: str, part: _Part, first: _Part) -> str:
+    """Which of the header's values differ, and how, where that is short to say."""
+    mine, theirs = part.header.get(key), first.header.get(key)
+    if key == "run" and isinstance(mine, dict) and isinstance(theirs, dict):
+        inner = next(name for name in sorted({*mine, *theirs}) if mine.get(name) != theirs.get(name))
+        key, mine, theirs = f"its run differs in {inner}", mine.get(inner), theirs.get(inner)
+    else:
+        key = f"its {key} differs"
+    shown = [repr(value) for value in (mine, theirs)]
+    if any(isinstance(value, (list, dict)) for value in (mine, theirs)) or max(map(len, shown)) > 80:
+        return key
+    return f"{key}: {shown[0]} here, {shown[1]} there"
+
+
+def _scan(part: _Part) -> None:
+    """Every line of a part is a JSON object, records then exactly one end line; rewinds after."""
+    records = 0
+    digest = hashlib.sha256()
+    for number, raw in enumerate(part.handle, start=2):
+        part.line = number
+        value = _read_line(part, raw)
+        if value.get("format") == PART_END:
+            if records != part.end["records"] or part.handle.read(1):
+                raise BadInput(f"{part.path}:{number}: the end line is not where its record count puts it")
+            break
+        check_record(value, f"{part.path}:{number}")
+        digest.update(raw)
+        records += 1
+    if part.end.get("records_digest") != "sha256:" + digest.hexdigest():
+        raise BadInput(f"{part.path}: its records were changed since explain wrote them (their digest differs)")
+    part.handle.seek(0)
+    part.handle.readline()
+    part.line = 1
+
+
+def _read_line(part: _Part, raw: bytes) -> dict:
+    if not raw.endswith(b"\n"):
+        raise BadInput(f"{part.path}:{part.line}: the part ends early")
+    return _parse(part.path, part.line, raw)
+
+
+def run_identity(methods, settings: Sequence[dict], classifier, library, target, options) -> dict:
+    """What every shard of one run shares; parts that differ in any of it are not joined: the
+    records' own fields that are the same for every record (the model as named, its weights and
+    precision), and what records do not show but what changes their last digits (versions,
+    device, batching, and on a CPU the number of threads)."""
+    import torch
+
+    from ..models.precision import dtype_name
+
+    device = classifier.device.type
+    return {
+        "contrastcat": __version__,
+        "torch": torch.__version__,
+        "device": device,
+        "threads": torch.get_num_threads() if device == "cpu" else None,
+        "model": classifier.name,
+        "model_dtype": dtype_name(classifier.dtype),
+        "methods": [method.name for method in methods],
+        "settings": list(settings),
+        "model_fingerprint": classifier.fingerprint,
+        "library": library.fingerprint if library is not None else None,
+        "target": target,
+        "batch_size": options.batch_size,
+        "window": options.window,
+        "max_length": options.max_length,
+    }

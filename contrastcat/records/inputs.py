@@ -1,0 +1,267 @@
+"""The inputs ``explain`` reads: JSONL (one object a line) or CSV with a header.
+
+Fields: ``text`` (required, name set by ``text_field``), ``id`` (optional
+string or number; defaults to the line number), ``label`` (optional: class
+index or class name).
+
+Rows are read as a stream (:meth:`InputFile.rows`), so memory does not grow
+with the number of inputs. A bad line raises :class:`BadInput` naming file
+and line; with a ``skipped`` list its message goes there and the line is left
+out. :meth:`InputFile.check` reads everything once first, for runs that must
+fail before they write anything.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BadInput, located
+from ..io import jsonl
+from ..io.lines import LineSource
+
+
+@dataclass(frozen=True)
+class InputRow:
+    line: int  # 1-based line in the source file (CSV: the line where the row starts)
+    id: Any
+    text: str
+    label: Any = None  # int, class name, or None
+
+
+class _RowProblem(Exception):
+    """One input row that cannot be used; the message has no location yet."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str) -> InputRow:
+    if text_field not in obj:
+        raise _RowProblem(f"missing text field {text_field!r}")
+    text = obj[text_field]
+    if not isinstance(text, str):
+        raise _RowProblem(f"field {text_field!r} is not a string")
+    if not text.strip():
+        raise _RowProblem(f"field {text_field!r} is empty")
+    identifier = obj.get(id_field)
+    if identifier is None or identifier == "":
+        identifier = line
+    elif isinstance(identifier, bool) or not isinstance(identifier, (str, int, float)):
+        raise _RowProblem(f"field {id_field!r} must be a string or a number")
+    elif isinstance(identifier, float) and not math.isfinite(identifier):  # JSON cannot write it back
+        raise _RowProblem(f"field {id_field!r} must be a finite number, got {identifier!r}")
+    label = obj.get(label_field)
+    if label is not None and not (isinstance(label, str) or _is_int(label)):
+        raise _RowProblem(f"field {label_field!r} must be a class index or a class name")
+    return InputRow(line=line, id=identifier, text=text, label=label)
+
+
+class InputFile:
+    """The rows of one JSONL or CSV file (``-``: standard input), read as a stream."""
+
+    def __init__(self, path: str, text_field: str = "text", id_field: str = "id", label_field: str = "label") -> None:
+        self.source = LineSource(path)
+        self.fields = (text_field, id_field, label_field)
+        self.checked: int | None = None  # rows found by check()
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    def check(self) -> int:
+        """Read every line once and raise on the first bad one; returns the number of rows.
+        Standard input is kept for the pass that follows."""
+        self.checked = sum(1 for _ in self._rows(None, keep=True))
+        return self.checked
+
+    def rows(self, skipped: list[str] | None = None) -> Iterator[InputRow]:
+        """The rows, in file order; a bad line raises, or with ``skipped`` is listed there and left out."""
+        return self._rows(skipped, keep=False)
+
+    def _rows(self, skipped: list[str] | None, keep: bool) -> Iterator[InputRow]:
+        name = self.name
+        text_field, id_field, label_field = self.fields
+        found = 0
+
+        def bad(line: int | None, problem: str) -> None:
+            message = located(name, line, problem)
+            if skipped is None:
+                raise BadInput(message)
+            skipped.append(message)
+
+        def row(line: int, obj: dict) -> InputRow | None:
+            try:
+                return _row(line, obj, text_field, id_field, label_field)
+            except _RowProblem as problem:
+                bad(line, str(problem))
+                return None
+
+        lines = self._decoded(keep)
+        first = next(lines, None)
+        if first is not None:
+            lines = itertools.chain([first], lines)
+        if first is None or _input_format(self.source.path, first[1]) == "jsonl":
+            parsed = _jsonl_objects(lines, bad)
+        else:
+            parsed = _csv_objects(name, _bare_cr_split(lines), text_field, label_field, bad)
+        for number, obj in parsed:
+            made = row(number, obj)
+            if made is not None:
+                found += 1
+                yield made
+        if not found:
+            more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
+            raise BadInput(located(name, None, f"no input rows{more}"))
+
+    def _decoded(self, keep: bool) -> Iterator[tuple[int, str]]:
+        """Lines with their ends. Bytes that are not UTF-8 become lone surrogates here, so the
+        row they belong to (a CSV row may span lines) is refused whole, never spliced."""
+        for number, raw in self.source.raw_lines(keep):
+            yield number, raw.decode("utf-8", errors="surrogateescape")
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def _input_format(path: str, first_line: str) -> str:
+    lowered = path.lower()
+    if lowered.endswith(".csv"):
+        return "csv"
+    if lowered.endswith((".jsonl", ".ndjson", ".json")):
+        return "jsonl"
+    first = first_line.lstrip()[:1]
+    return "jsonl" if first in ("{", "") else "csv"
+
+
+def _not_utf8(text: str) -> str | None:
+    """Where a decoded line holds bytes that are not UTF-8 (see InputFile._decoded), or None."""
+    at = next((i for i, c in enumerate(text) if "\udc80" <= c <= "\udcff"), None)
+    if at is None:
+        return None
+    return f"not UTF-8 text (byte {len(text[:at].encode('utf-8', 'surrogateescape'))} of the line)"
+
+
+def _bare_cr_split(lines) -> Iterator[tuple[int, str]]:
+    """CSV lines may end in a lone CR (old Mac files), as the csv module's universal newlines
+    allow; such pieces are numbered as lines of their own."""
+    extra = 0
+    for number, raw in lines:
+        pieces = re.split(r"(?<=\r)(?!\n)", raw) if "\r" in raw else [raw]
+        for piece in pieces:
+            if piece:
+                yield number + extra, piece
+                extra += 1
+        extra -= 1
+
+
+def _jsonl_objects(lines, bad) -> Iterator[tuple[int, dict]]:
+    for number, raw in jsonl.lines(lines):
+        problem = _not_utf8(raw)
+        if problem:
+            bad(number, problem)
+            continue
+        try:
+            obj = jsonl.parse(raw)
+        except jsonl.NotStrictJSON as error:
+            bad(number, str(error))
+            continue
+        if not isinstance(obj, dict):
+            bad(number, "expected a JSON object")
+            continue
+        yield number, obj
+
+
+def _csv_objects(name: str, lines, text_field: str, label_field: str, bad) -> Iterator[tuple[int, dict]]:
+    taken: dict[int, int] = {}  # the csv reader's line count -> file line, for the lines of the current row
+
+    def text():
+        for number, raw in lines:
+            taken[len(taken) + dropped[0]] = number
+            yield raw
+
+    dropped = [0]
+    # strict: a stray quote is an error, not a field that silently swallows the lines after it.
+    reader = csv.reader(text(), strict=True)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise BadInput(located(name, None, "empty CSV file (no header)")) from None
+    except csv.Error as error:
+        raise BadInput(located(name, 1, f"unreadable CSV header ({error})")) from None
+    if any(_not_utf8(column) for column in header):  # never skippable: every row depends on it
+        raise BadInput(located(name, 1, "the CSV header is not UTF-8 text"))
+    if text_field not in header:
+        raise BadInput(located(name, 1, f"no column {text_field!r} (columns: {', '.join(header)})"))
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    if repeated:
+        raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
+    while True:
+        before = reader.line_num
+        for old in [key for key in taken if key < before]:  # memory stays that of one row
+            del taken[old]
+            dropped[0] += 1
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            start = taken.get(before, before + 1)  # a quoted field may span lines: where the row starts
+            if "unexpected end of data" in str(error):
+                bad(start, "a quoted field is never closed (it would swallow the rest of the file)")
+            else:
+                bad(start, f"malformed CSV ({error})")
+            continue
+        start = taken[before]
+        if not values or (len(values) == 1 and not values[0].strip() and len(header) > 1):
+            continue  # a blank line
+        if len(values) != len(header):
+            bad(start, f"{len(values)} field(s), but the header has {len(header)}")
+            continue
+        problem = next((p for p in map(_not_utf8, values) if p), None)
+        if problem:
+            bad(start, problem.replace(" of the line", " of a field"))
+            continue
+        obj: dict[str, Any] = dict(zip(header, values))
+        if obj.get(label_field) == "":
+            obj[label_field] = None
+        yield start, obj
+
+
+def read_inputs(
+    path: str,
+    text_field: str = "text",
+    id_field: str = "id",
+    label_field: str = "label",
+    skipped: list[str] | None = None,
+) -> list[InputRow]:
+    """All rows of a JSONL or CSV file (``-``: standard input), validated (see :class:`InputFile`)."""
+    return list(InputFile(path, text_field, id_field, label_field).rows(skipped))
+
+
+def rows_from_objects(
+    items, text_field: str = "text", id_field: str = "id", label_field: str = "label", source: str = "<inputs>"
+) -> list[InputRow]:
+    """Input rows from Python objects: strings (the text), or mappings with a text field (a list
+    of dicts, a ``datasets.Dataset``). Item i counts as line i + 1 in messages; ids default to i."""
+    rows = []
+    for index, item in enumerate(items):
+        if isinstance(item, str):
+            item = {text_field: item}
+        if not isinstance(item, Mapping):
+            raise BadInput(f"{source}: item {index}: expected a string or a mapping with a {text_field!r} field")
+        values = dict(item)
+        values.setdefault(id_field, index)
+        try:
+            rows.append(_row(index + 1, values, text_field, id_field, label_field))
+        except _RowProblem as problem:
+            raise BadInput(f"{source}: item {index}: {problem}") from None
+    if not rows:
+        raise BadInput(f"{source}: no inputs")
+    return rows

@@ -1,0 +1,109 @@
+"""How one record looks in HTML: tokens shaded by score, one block per input, and a notebook's display.
+
+One block per input: its id, the prediction and its probability, and one row
+per method that explained it (methods side by side when there is room), the
+tokens (or ``words``) shaded by score, the score on hover and on keyboard
+focus, a legend. Every piece of text from the records is escaped (a text
+holding ``<script>`` shows as text), its control and bidi characters shown as
+escapes (``\\x1b``, ``\\u202e``, as in the terminal: :func:`~contrastcat.records.spans.visible`),
+and each token isolated in direction, so no token can reorder the ones after it.
+
+This sits with the records, not with the views, because a record's notebook
+display (``_repr_html_``) is part of the object; ``render --html``'s page
+(:mod:`contrastcat.views.html_page`) wraps these blocks.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+
+from .spans import spans, visible
+
+STYLE = """
+.contrastcat { color-scheme: light dark; --fg: #1b1b1b; --bg: #ffffff; --muted: #5b5b5b; --line: #d0d0d0;
+        --heat: 214, 39, 40; --focus: #1f5fbf; color: var(--fg); background: var(--bg); }
+@media (prefers-color-scheme: dark) {
+  .contrastcat { --fg: #e8e8e8; --bg: #161616; --muted: #a8a8a8; --line: #3a3a3a; --heat: 255, 82, 82; --focus: #7fb0ff; }
+}
+.contrastcat .muted { color: var(--muted); font-size: .85rem; }
+.contrastcat .legend { display: flex; align-items: center; gap: .5rem; margin: .5rem 0 1.5rem; }
+.contrastcat .bar { width: 12rem; height: .8rem; border: 1px solid var(--line);
+       background: linear-gradient(to right, rgba(var(--heat), 0), rgba(var(--heat), 1)); }
+.contrastcat .input { border-top: 1px solid var(--line); padding: .75rem 0; }
+.contrastcat .input:focus-within, .contrastcat .input:focus { outline: 2px solid var(--focus); outline-offset: 4px; }
+.contrastcat .input h2 { font-size: 1rem; margin: 0 0 .4rem; }
+.contrastcat .methods { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: .75rem 1.5rem; }
+.contrastcat .method h3 { font-size: .85rem; margin: 0 0 .2rem; color: var(--muted); font-weight: 600; }
+.contrastcat .text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.contrastcat .t { background: rgba(var(--heat), var(--s)); border-radius: .2rem; position: relative; }
+.contrastcat .t.hi { color: #fff; }
+.contrastcat .t:focus { outline: 2px solid var(--focus); }
+.contrastcat .t:hover::after, .contrastcat .t:focus::after { content: attr(data-score); position: absolute; left: 0; top: 1.5em; z-index: 1;
+       background: var(--fg); color: var(--bg); font-size: .75rem; padding: 0 .3rem; border-radius: .2rem; }
+"""
+
+def _probability(record) -> float:
+    return record.probs[record.target] if len(record.probs) > record.target else float("nan")
+
+
+def shaded_text(record, words: bool = False, rescale: bool = True) -> str:
+    """The record's text, each token (or word) a focusable span shaded by its score, isolated in
+    direction (``unicode-bidi: isolate``: right-to-left letters stay inside their token)."""
+    parts, cursor = [], 0
+    for span in spans(record, words, rescale):
+        level = max(0.0, min(1.0, span.score))
+        piece = record.text[span.start : span.end]
+        parts.append(html.escape(visible(record.text[cursor : span.start], body=True)))
+        shown = f"{span.score:.3f}"
+        parts.append(
+            f'<span class="t{" hi" if level > 0.6 else ""}" style="--s:{level:.3f};unicode-bidi:isolate" tabindex="0" '
+            f'data-score="{shown}" title="{shown}" aria-label="{html.escape(visible(piece))}: {shown}">'
+            f"{html.escape(visible(piece, body=True))}</span>"
+        )
+        cursor = span.end
+    parts.append(html.escape(visible(record.text[cursor:], body=True)))
+    return "".join(parts)
+
+
+def by_input(records: Iterable) -> list[list]:
+    """Records of the same input (id and text) together, in order of first appearance."""
+    groups: dict[tuple, list] = {}
+    for record in records:
+        groups.setdefault((repr(record.id), record.text), []).append(record)
+    return list(groups.values())
+
+
+def input_block(records: list, words: bool = False, rescale: bool = True, label=None) -> str:
+    """One input: its id and prediction, then each method's shading of it (``label``: a record's
+    method label, e.g. ``contrastcat[refs_used=5]`` for a variant; default its method)."""
+    first = records[0]
+    predicted = first.predicted
+    heading = visible(first.id)
+    methods = []
+    for record in records:
+        target = f"{record.target_name} (p = {_probability(record):.3f})"
+        note = "" if record.target == predicted else " — not the predicted class"
+        methods.append(
+            f'<div class="method"><h3>{html.escape(visible(label(record) if label else record.method))} → '
+            f'{html.escape(visible(target))}{html.escape(note)}</h3>'
+            f'<div class="text" dir="auto">{shaded_text(record, words, rescale)}</div></div>'
+        )
+    cut = ' <span class="muted">(text cut to the model\'s length)</span>' if first.truncated else ""
+    return (
+        f'<section class="input" tabindex="-1" aria-label="input {html.escape(heading)}">'
+        f"<h2>{html.escape(heading)}{cut}</h2>"
+        f'<div class="methods">{"".join(methods)}</div></section>'
+    )
+
+
+LEGEND = (
+    '<div class="legend" aria-hidden="true"><span class="muted">score 0</span><span class="bar"></span>'
+    '<span class="muted">1</span></div>'
+)
+
+
+def notebook_html(records: list, words: bool = True) -> str:
+    """A notebook's display of records: the page's blocks and style, without the page."""
+    blocks = "".join(input_block(group, words) for group in by_input(records))
+    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{LEGEND}{blocks}</div>"

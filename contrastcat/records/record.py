@@ -1,0 +1,282 @@
+"""Attribution records: what ``explain`` writes and ``evaluate`` and ``render`` read.
+
+An attribution record is one JSON object a line, fields as in
+:class:`AttributionRecord`. :class:`RecordFile` reads them as a stream and
+validates each; a bad line is reported with file and line. The inputs
+``explain`` reads are in :mod:`contrastcat.records.inputs` (re-exported here).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from .. import arguments
+from ..errors import BadInput
+from ..io import jsonl
+from ..io.files import atomic_text_output
+from ..io.lines import LineSource
+from .inputs import InputFile, InputRow, _is_int, read_inputs, rows_from_objects
+from .markup import notebook_html
+
+__all__ = [
+    "AttributionRecord",
+    "InputFile",
+    "InputRow",
+    "RecordFile",
+    "check_record",
+    "Records",
+    "read_inputs",
+    "read_records",
+    "resolve_label",
+    "rows_from_objects",
+    "write_records",
+]
+
+
+@dataclass
+class AttributionRecord:
+    """One explained input. ``scores[i]`` belongs to ``tokens[i]``, in [0, 1]."""
+
+    id: Any
+    text: str
+    tokens: list[str]
+    token_ids: list[int]
+    offsets: list[list[int]]  # character span [start, end) of each token in ``text``
+    special: list[bool]  # special tokens ([CLS], [SEP], ...) are never perturbed
+    scores: list[float]
+    target: int
+    target_name: str
+    probs: list[float]  # softmax over classes for the unperturbed input
+    predicted: int
+    label: Any
+    method: str
+    model: str
+    model_fingerprint: str
+    library: str | None  # fingerprint of the reference library, or null
+    refs_kept: int | None = None  # Contrast-CAT: maps kept by the deletion test
+    refs_total: int | None = None  # Contrast-CAT: maps computed
+    truncated: bool = False  # the text had more tokens than the model's length limit
+    tokens_dropped: int = 0  # how many tokens were cut off its end
+    pad_token_id: int | None = None  # the token batches were padded with (decoders: often EOS)
+    model_dtype: str | None = None  # the weights' precision: float32, bfloat16, float16
+    settings: dict = field(default_factory=dict)
+    line: int | None = field(default=None, compare=False, repr=False)  # where it was read; never written
+
+    def to_dict(self) -> dict:
+        """The record as written to JSONL (without where it was read from)."""
+        values = asdict(self)
+        del values["line"]
+        return values
+
+    def to_json(self) -> str:
+        return jsonl.dumps(self.to_dict())
+
+    def _repr_html_(self) -> str:
+        return notebook_html([self])
+
+
+class Records(list):
+    """A list of records, as ``contrastcat.explain(...)`` returns them: a notebook shows them coloured."""
+
+    def to_dicts(self) -> list[dict]:
+        return [record.to_dict() for record in self]
+
+    def save(self, path: str) -> int:
+        """Write them as JSONL (atomically; ``-``: standard output)."""
+        for index, record in enumerate(self):
+            if not isinstance(record, AttributionRecord):
+                raise BadInput(f"save: item {index} is not an AttributionRecord, got {type(record).__name__}")
+        return write_records(arguments.path("save: path", path), self)
+
+    def _repr_html_(self) -> str:
+        more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
+        return notebook_html(self[:50]) + more
+
+
+def resolve_label(value: Any, label_names: Sequence[str], where: str) -> int:
+    """A label given as an index (int or digit string) or as a class name -> class index."""
+    if isinstance(value, bool):
+        raise BadInput(f"{where}: label {value!r} is not a class index or name")
+    if isinstance(value, int) or (isinstance(value, str) and _integer_text(value)):
+        index = int(value)
+        if 0 <= index < len(label_names):
+            return index
+        raise BadInput(f"{where}: label {index} out of range (model has {len(label_names)} classes)")
+    if isinstance(value, str):
+        lowered = [name.lower() for name in label_names]
+        if value.strip().lower() in lowered:
+            return lowered.index(value.strip().lower())
+    raise BadInput(f"{where}: label {_short_repr(value)} is not one of {', '.join(label_names)} or an index")
+
+
+def _integer_text(text: str) -> bool:
+    """ASCII digits with an optional minus: str.isdigit() also takes '²' and '٣', which int() refuses or misreads."""
+    body = text.strip()
+    body = body[1:] if body.startswith("-") else body
+    return body.isascii() and body.isdigit()
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+SCORE_DECIMALS = 6
+
+
+def rounded(scores) -> list[float]:
+    """Scores as records store them; re-attributions are rounded the same way before comparing."""
+    return [round(float(s), SCORE_DECIMALS) for s in scores]
+
+
+def write_records(path: str, records: Iterable[AttributionRecord], inputs: Sequence[str | None] = ()) -> int:
+    """Write records atomically (``-``: standard output); returns how many."""
+    count = 0
+    with atomic_text_output(path, inputs) as stream:
+        for record in records:
+            stream.write(record.to_json() + "\n")
+            count += 1
+    return count
+
+
+# --- reading records -------------------------------------------------------------
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(check(v) for v in value)
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+def _plain_settings(value: Any) -> bool:
+    return isinstance(value, dict) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value.values())
+
+
+def _index(value: Any) -> bool:
+    return _is_int(value) and value >= 0
+
+
+# What each field of a record must hold, and how to say so.
+RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "id": (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool), "a string or a number"),
+    "text": (lambda v: isinstance(v, str), "a string"),
+    "tokens": (_list_of(lambda v: isinstance(v, str)), "a list of strings"),
+    "scores": (_list_of(_number), "a list of finite numbers"),
+    "target": (_index, "a class index (an integer, 0 or more)"),
+    "token_ids": (_list_of(_index), "a list of token ids (integers, 0 or more)"),
+    "special": (_list_of(lambda v: isinstance(v, bool)), "a list of booleans"),
+    "offsets": (_list_of(lambda o: isinstance(o, list) and len(o) == 2 and all(_index(v) for v in o)),
+                "a list of [start, end] pairs of integers"),
+    "target_name": (lambda v: isinstance(v, str), "a string"),
+    "probs": (_list_of(_number), "a list of finite numbers"),
+    "predicted": (_index, "a class index (an integer, 0 or more)"),
+    "method": (lambda v: isinstance(v, str), "a string"),
+    "model": (lambda v: isinstance(v, str), "a string"),
+    "model_fingerprint": (lambda v: isinstance(v, str), "a string"),
+    "library": (_optional(lambda v: isinstance(v, str)), "a string or null"),
+    "refs_kept": (_optional(_index), "an integer or null"),
+    "refs_total": (_optional(_index), "an integer or null"),
+    "truncated": (lambda v: isinstance(v, bool), "true or false"),
+    "tokens_dropped": (_index, "an integer, 0 or more"),
+    "pad_token_id": (_optional(_index), "a token id or null"),
+    "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
+    "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
+}
+REQUIRED = ("id", "text", "tokens", "scores", "target")
+PER_TOKEN = ("token_ids", "offsets", "special")
+
+
+def check_record(obj: dict, where: str) -> AttributionRecord:
+    missing = [key for key in REQUIRED if key not in obj]
+    if missing:
+        raise BadInput(f"{where}: not an attribution record (missing {', '.join(sorted(missing))})")
+    for key, (valid, expected) in RECORD_FIELDS.items():
+        if key in obj and not (valid(obj[key]) or (key in PER_TOKEN and obj[key] is None)):
+            raise BadInput(f"{where}: {key!r} must be {expected}")
+    length = len(obj["tokens"])
+    if len(obj["scores"]) != length:
+        raise BadInput(f"{where}: 'tokens' and 'scores' must be lists of the same length")
+    for key in PER_TOKEN:
+        if obj.get(key) is not None and len(obj[key]) != length:
+            raise BadInput(f"{where}: {key!r} must be a list with one entry per token")
+    offsets = obj.get("offsets")
+    if offsets is not None and any(not start <= end <= len(obj["text"]) for start, end in offsets):
+        raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside 'text'")
+    known = {f.name for f in fields(AttributionRecord)} - {"line"}
+    values = {key: value for key, value in obj.items() if key in known}
+    for key in PER_TOKEN:
+        if values.get(key) is None:
+            values.pop(key, None)  # null: as if absent, filled in below
+    values.setdefault("token_ids", [])
+    # Without flags, a token with an empty character span is a special token ([CLS], [SEP]).
+    values.setdefault("special", [start == end for start, end in offsets] if offsets else [False] * length)
+    values.setdefault("offsets", [[0, 0]] * length)
+    values.setdefault("target_name", str(obj["target"]))
+    values.setdefault("probs", [])
+    values.setdefault("predicted", obj["target"])
+    values.setdefault("label", None)
+    values.setdefault("method", "unknown")
+    values.setdefault("model", "")
+    values.setdefault("model_fingerprint", "")
+    values.setdefault("library", None)
+    return AttributionRecord(**values)
+
+
+class RecordFile:
+    """The records of a JSONL file (``-``: standard input), read as a stream."""
+
+    def __init__(self, path: str) -> None:
+        self.source = LineSource(path)
+        self.checked: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    def check(self, each: Callable[[AttributionRecord], None] | None = None) -> int:
+        """Validate every line once (standard input is kept for the next pass), calling ``each``
+        on every record for checks of the command's own; returns the count."""
+        count = 0
+        for record in self._records(keep=True):
+            if each is not None:
+                each(record)
+            count += 1
+        self.checked = count
+        return count
+
+    def records(self) -> Iterator[AttributionRecord]:
+        return self._records(keep=False)
+
+    def _records(self, keep: bool) -> Iterator[AttributionRecord]:
+        found = 0
+        for number, raw in jsonl.lines(self.source.text_lines(keep)):
+            where = f"{self.name}:{number}"
+            try:
+                obj = jsonl.parse(raw)
+            except jsonl.NotStrictJSON as error:
+                raise BadInput(f"{where}: {error}") from None
+            if not isinstance(obj, dict):
+                raise BadInput(f"{where}: expected a JSON object")
+            record = check_record(obj, where)
+            record.line = number
+            found += 1
+            yield record
+        if not found:
+            raise BadInput(f"{self.name}: no attribution records")
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def read_records(path: str) -> list[AttributionRecord]:
+    """All attribution records of a JSONL file (``-``: standard input), validated."""
+    return list(RecordFile(path).records())

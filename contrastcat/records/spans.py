@@ -1,0 +1,72 @@
+"""Scored character spans of a record: what the terminal and the HTML view shade.
+
+Rich-free and free of imports from the rest of the package, so the HTML view
+(``contrastcat.records.markup``) and the terminal renderer (``contrastcat.views.terminal``) share it.
+A record is anything with ``text``, ``offsets``, ``scores`` and ``special``.
+Both views pass every string from the records through :func:`visible` first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Bidirectional controls: an unclosed U+202E (RIGHT-TO-LEFT OVERRIDE) reverses everything after it.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+LAYOUT = "\t\n\u2028\u2029"  # kept in a text's body, escaped where one line is expected
+
+
+def _escape(character: str) -> str:
+    return character.encode("unicode_escape").decode("ascii")  # \x1b, \r, \x00, \x85, \u202e
+
+
+# C0 and C1 control characters (ESC, BEL, CR, NUL, ...), DEL and the bidi controls, as Python writes them.
+_ESCAPED = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))] + list(BIDI_CONTROLS) + list(LAYOUT)
+_ONE_LINE = {ord(c): _escape(c) for c in _ESCAPED}
+_BODY = {code: escape for code, escape in _ONE_LINE.items() if chr(code) not in LAYOUT}
+
+
+def visible(value, body: bool = False) -> str:
+    r"""``value`` (any record field: id, text, token, method, label name) as shown: control characters
+    (C0, DEL, C1) and bidi controls written as Python escapes (``\x1b``, ``\x07``, ``\r``, ``\x00``,
+    ``\u202e``), so none reaches the terminal or the page as itself; the rest, non-ASCII letters and
+    emoji included, unchanged. A line (a header, an id) also escapes tabs and line breaks (``\t``,
+    ``\n``, ``\u2028``); a text's ``body`` keeps them, as layout. For display only: a backslash in
+    the data is not escaped, so ``\x1b`` typed out reads the same."""
+    return str(value).translate(_BODY if body else _ONE_LINE)
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int  # character offsets into the record's text
+    end: int
+    score: float
+
+
+def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
+    """Scored character spans of the non-special tokens.
+
+    With ``words``, pieces that touch (one ends where the next begins, as
+    WordPiece ``##`` pieces do) merge into one word scored by its strongest piece.
+    A piece's leading whitespace is not part of its span: SentencePiece-style
+    tokenizers (Llama, ALBERT, XLM-R) give ``▁film`` the space before it, and the
+    words of a sentence would otherwise all touch.
+    With ``rescale``, scores are min–max scaled over the spans shown, so a
+    special token holding the top score does not wash out the text.
+    """
+    result: list[Span] = []
+    text = record.text
+    for (start, end), score, special in zip(record.offsets, record.scores, record.special):
+        while start < end and text[start].isspace():
+            start += 1
+        if special or end <= start:
+            continue
+        if words and result and result[-1].end == start:
+            previous = result.pop()
+            result.append(Span(previous.start, end, max(previous.score, score)))
+        else:
+            result.append(Span(start, end, float(score)))
+    if rescale and result:
+        low = min(s.score for s in result)
+        span = max(s.score for s in result) - low
+        result = [Span(s.start, s.end, (s.score - low) / span if span > 0 else 0.0) for s in result]
+    return result

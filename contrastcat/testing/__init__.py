@@ -1,0 +1,1 @@
+"""Tiny classifiers trained on a planted-keyword task, for tests and demos (not the user-facing zoo)."""

@@ -1,0 +1,1 @@
+"""Records made visible: coloured spans, the terminal, the HTML page, plots."""

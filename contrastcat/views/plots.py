@@ -1,0 +1,110 @@
+"""The perturbation curves as a picture (``evaluate --plot``), in the style of the paper's Figure 3.
+
+One panel per order and metric (MoRF / LeRF × AOPC / LOdds), the step on the x
+axis, one line per method with its bootstrap interval as a band. matplotlib
+is an optional extra (``pip install 'contrastcat[plot]'``); without it the
+command says so in one line. The file is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import BadInput
+from ..evaluation.metrics import METRICS, step_labels
+from ..io.files import PendingFile, output_target
+
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+
+def plot_format(path: str) -> str:
+    """The file format from the name's suffix, or one line naming the ones there are."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise BadInput(f"--plot {path}: the name must end in {', '.join(FORMATS)} (the picture's format)")
+    return FORMATS[suffix]
+
+
+def require_matplotlib() -> None:
+    """Before any work: one line when the optional extra is missing."""
+    _pyplot()
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # no display: files only
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise BadInput("--plot needs matplotlib: pip install 'contrastcat[plot]'") from None
+    return plt
+
+
+def plot_curves(report, path: str, inputs=()) -> None:
+    """Draw ``report``'s (an :class:`EvaluationReport`) curves into ``path`` (.png, .svg or .pdf)."""
+    fmt = plot_format(path)
+    plt = _pyplot()
+    orders = list(report.settings.orders)
+    labels = step_labels(report.settings.steps)
+    steps = range(len(labels))
+    figure, axes = plt.subplots(len(orders), 2, figsize=(11, 3.6 * len(orders)), squeeze=False)
+    # More than ten methods: twenty colours, and a dash pattern so that no two lines look alike.
+    palette = plt.get_cmap("tab10" if len(report.methods) <= 10 else "tab20").colors
+    dashes = ["-", "--", ":", "-."]
+    styles = {
+        name: (palette[i % len(palette)], dashes[(i // len(palette)) % len(dashes)])
+        for i, name in enumerate(report.methods)
+    }
+    try:
+        for row, order in enumerate(orders):
+            for column, key in enumerate(("aopc", "lodds")):
+                axis = axes[row][column]
+                metric = METRICS[(order, key)]
+                for name, method in report.methods.items():
+                    curve = method.curves.get(order)
+                    if curve is None:
+                        continue
+                    values = getattr(curve, key)
+                    color, dash = styles[name]
+                    axis.plot(steps, values, marker="o", markersize=3, label=name, color=color, linestyle=dash)
+                    bands = method.curve_intervals.get(order, {}).get(key)
+                    if bands:
+                        axis.fill_between(
+                            steps, [i.low for i in bands], [i.high for i in bands], color=color, alpha=0.12, linewidth=0
+                        )
+                axis.set_title(f"{metric.name} ({'higher' if metric.higher_is_better else 'lower'} is better)")
+                axis.set_xticks(list(steps), labels)
+                axis.set_xlabel("tokens removed" if report.settings.perturb == "delete" else "tokens masked")
+                axis.grid(alpha=0.3)
+        handles, names = axes[0][0].get_legend_handles_labels()
+        columns = min(len(names), 6)
+        figure.legend(handles, names, loc="lower center", ncol=columns, frameon=False)
+        resamples = report.bootstrap.resamples
+        caption = f"bands: {report.bootstrap.level:.0%} bootstrap intervals over inputs" if resamples else "no intervals"
+        figure.suptitle(f"{report.model}, {report.source}: perturbation curves ({caption})", fontsize=10)
+        rows_of_legend = (len(names) + columns - 1) // max(columns, 1)
+        figure.tight_layout(rect=(0, (0.28 * rows_of_legend + 0.1) / figure.get_figheight(), 1, 0.97))
+        pending = PendingFile(output_target(path, inputs))
+        try:
+            # SVG text stays text (searchable, selectable), not glyph outlines.
+            with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contrastcat"}):
+                figure.savefig(pending.temp, format=fmt, dpi=150, metadata=_metadata(fmt))
+            pending.commit()
+        except OSError as error:
+            pending.discard()
+            raise BadInput(f"{path}: cannot write the picture ({error.strerror or error})") from None
+        except BaseException:
+            pending.discard()
+            raise
+    finally:
+        plt.close(figure)
+
+
+def _metadata(fmt: str) -> dict:
+    """No creation date in the file: the same report draws the same bytes."""
+    if fmt == "png":
+        return {"Software": None}
+    if fmt == "svg":
+        return {"Date": None}
+    return {"CreationDate": None}

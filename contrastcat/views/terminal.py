@@ -1,0 +1,63 @@
+"""Records as text: coloured with Rich (stronger red = more relevant) or plain.
+
+Only this module and the CLI import Rich; the engine does not. Every string from a record reaches
+the terminal through :func:`~contrastcat.records.spans.visible`: control and bidi characters as escapes
+(``\\x1b``, ``\\u202e``), never as themselves; and as Rich ``Text``, never read as markup.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ..records.record import AttributionRecord
+from ..records.spans import Span, spans, visible
+
+__all__ = ["Span", "header", "render_plain", "render_rich", "spans", "visible"]
+
+
+def header(record: AttributionRecord, label: str | None = None) -> str:
+    """``id  method → target (p=0.970)``, one line; ``label`` shows in place of the method (a variant's
+    label, ``contrastcat[refs_used=5]``)."""
+    probability = record.probs[record.target] if len(record.probs) > record.target else float("nan")
+    method = record.method if label is None else label
+    return f"{visible(record.id)}  {visible(method)} → {visible(record.target_name)} (p={probability:.3f})"
+
+
+def _shade(score: float) -> str:
+    """White (0) to strong red (1) background, with text that stays readable."""
+    level = max(0.0, min(1.0, score))
+    green_blue = int(round(255 * (1 - level)))
+    foreground = "white" if level > 0.6 else "black"
+    return f"{foreground} on #ff{green_blue:02x}{green_blue:02x}"
+
+
+def render_rich(record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False) -> Text:
+    text = Text()
+    cursor = 0
+    for span in spans(record, words, rescale):
+        text.append(visible(record.text[cursor : span.start], body=True))
+        piece = visible(record.text[span.start : span.end], body=True)
+        text.append(piece, style=_shade(span.score) if span.score >= threshold else "")
+        cursor = span.end
+    text.append(visible(record.text[cursor:], body=True))
+    return text
+
+
+def render_plain(record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False) -> str:
+    """The text with ``[token 0.87]`` marks on tokens scoring at least ``threshold``."""
+    parts = []
+    cursor = 0
+    for span in spans(record, words, rescale):
+        parts.append(visible(record.text[cursor : span.start], body=True))
+        piece = visible(record.text[span.start : span.end], body=True)
+        parts.append(f"[{piece} {span.score:.2f}]" if span.score >= threshold else piece)
+        cursor = span.end
+    parts.append(visible(record.text[cursor:], body=True))
+    return "".join(parts)
+
+
+def top_words(record: AttributionRecord, count: int, words: bool = True, rescale: bool = True) -> str:
+    """The ``count`` most relevant words (or tokens) of a record, strongest first: ``film 1.00, dull 0.82``
+    (scores rescaled over the words shown, as the shaded text is, unless ``rescale`` is off)."""
+    found = sorted(spans(record, words, rescale), key=lambda span: (-span.score, span.start))[:count]
+    return ", ".join(f"{visible(record.text[s.start:s.end])} {s.score:.2f}" for s in found)  # one line
