@@ -128,7 +128,9 @@ def _show_warning(fallback):
 
 
 def _torchrun_follower() -> bool:
-    return os.environ.get("RANK", "0") != "0" and os.environ.get("WORLD_SIZE", "1") not in ("", "1")
+    from contrastcat.api import torchrun_follower
+
+    return torchrun_follower()
 
 
 def _escape(text: str) -> str:

@@ -24,12 +24,19 @@ from .errors import BadInput
 from .evaluation.metrics import EvalSettings
 from .evaluation.reports import EvaluationReport, evaluate_records
 from .evaluation.stats import BootstrapSettings
+from .io.files import check_output_path
 from .library import BuildOptions, RefLibrary, SelectionSettings
 from .library import build_library as _build_library
 from .library.build import Progress
-from .library.defaults import DEFAULT_LIBRARY, cached_library_path, check_same_model, replaceable
-from .methods import METHODS, AttributionMethod, build_methods
+from .library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
+from .library.defaults import cached_library as _cached_library
+from .library.defaults import labelled_data as _labelled_data
+from .methods import AttributionMethod, build_methods, parse_method_list
 from .models import Classifier
+from .output.distributed import torchrun_follower as _torchrun_follower
+from .output.explain_run import ExplainJob, ExplainRun
+from .output.explain_run import explain_file as _explain_file
+from .output.shards import merge_parts
 from .records.record import AttributionRecord, Records, rows_from_objects
 
 
@@ -98,8 +105,8 @@ def build_library(
     labels: Sequence[int | str] | None = None,
     *,
     split: str | None = None,
-    text_field: str = "text",
-    label_field: str = "label",
+    text_field: str | None = None,
+    label_field: str | None = None,
     k: int = 30,
     keep: int = 50,
     gamma: float = 1e-3,
@@ -120,10 +127,10 @@ def build_library(
 
     ``data``: a ``--data`` spelling (a JSONL/CSV file, ``hub_name[:config]``,
     ``corpus:NAME``), a list of texts with ``labels``, or rows (dicts or a
-    ``datasets.Dataset``) with ``text_field`` and ``label_field``. None: the
-    alias's own data set (``minilm-rt``: its Rotten Tomatoes training split).
+    ``datasets.Dataset``) with ``text_field`` and ``label_field`` (None: ``text`` and
+    ``label``, or the fields of the alias's data set). ``data`` None: the alias's own
+    data set (``minilm-rt``: its Rotten Tomatoes training split).
     """
-    from .io.files import check_output_path
     from .library.build import parse_pools
 
     classifier = _classifier("build_library", classifier)
@@ -174,39 +181,12 @@ def cached_library(
     the alias's own training data and cached (``defaults.cached_library_path``; ``notify`` hears
     of it first). With ``build=False`` (several processes at once, each of which would build its
     own, different library) a missing or unusable one is an error."""
-    from .errors import ContrastCatError
-    from .io.files import check_output_path
-    from .models.aliases import lookup_alias
-    from .models.precision import dtype_name
-
-    classifier = _classifier("cached_library", classifier)
-    progress = check.callback("cached_library: progress", progress)
-    notify = check.callback("cached_library: notify", notify)
-    build = check.flag("cached_library: build", build)
-    if lookup_alias(classifier.name) is None:
-        raise BadInput(f"model {classifier.name!r} is not an alias, so it has no default library: use build_library")
-    path = cached_library_path(classifier.name, dtype_name(classifier.dtype))
-    why = "it is not built yet"
-    if os.path.lexists(path):
-        try:
-            library = RefLibrary(path)
-            library.check_model(classifier)
-            return library, False
-        except ContrastCatError as error:  # the cache's own file: an older format, another training, damage
-            why = f"it cannot be used ({error})"
-    if not build:
-        raise BadInput(
-            f"the default library of {classifier.name} is needed, but {why}: build it with one plain explain "
-            "run first (no torchrun, no --shard), or pass --refs"
-        )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise BadInput(f"{path.parent}: cannot hold the cached library ({error.strerror})") from None
-    check_output_path(str(path))  # before the scan: a place that cannot be written fails now
-    if notify:
-        notify(f"building the default library of {classifier.name} from its training data (once; cached in {path})")
-    return build_library(classifier, path, progress=progress), True
+    return _cached_library(
+        _classifier("cached_library", classifier),
+        progress=check.callback("cached_library: progress", progress),
+        build=check.flag("cached_library: build", build),
+        notify=check.callback("cached_library: notify", notify),
+    )
 
 
 def labelled_data(
@@ -220,43 +200,15 @@ def labelled_data(
 ) -> tuple[list[str], list[int], str, str]:
     """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
     None: the alias's own data set, whose split and fields are the defaults."""
-    from .models.aliases import lookup_alias
-    from .records.data import load_labelled
-    from .records.record import resolve_label
-
-    classifier = _classifier("labelled_data", classifier)
-    split = check.optional_text("split", split)
-    text_field = check.optional_text("text_field", text_field)
-    label_field = check.optional_text("label_field", label_field)
-    max_scan = check.optional_count("max_scan", max_scan)
-    if data is None or isinstance(data, (str, os.PathLike)):
-        alias = lookup_alias(classifier.name)
-        source = alias.data if alias is not None and data is None else None
-        if data is None and source is None:
-            raise BadInput(f"data (--data) is required: model {classifier.name!r} has no default data set")
-        labelled = load_labelled(
-            str(data) if data is not None else source.spec,
-            classifier.label_names,
-            split=split or (source.split if source else "train"),
-            text_field=text_field or (source.text_field if source else "text"),
-            label_field=label_field or (source.label_field if source else "label"),
-            max_scan=max_scan,
-        )
-        return labelled.texts, labelled.labels, labelled.description, split or (source.split if source else "")
-    text_field, label_field = text_field or "text", label_field or "label"
-    items = list(check.collection("data", data, "texts or rows"))
-    if labels is not None:
-        labels = list(check.collection("labels", labels, "labels"))
-        if len(labels) != len(items):
-            raise BadInput(f"{len(items)} texts but {len(labels)} labels")
-        items = [{text_field: text, label_field: label} for text, label in zip(items, labels)]
-    rows = rows_from_objects(items, text_field, "id", label_field, source="data")
-    if any(row.label is None for row in rows):
-        missing = next(i for i, row in enumerate(rows) if row.label is None)
-        raise BadInput(f"data: item {missing}: no label ({label_field!r})")
-    resolved = [resolve_label(row.label, classifier.label_names, f"data: item {row.line - 1}") for row in rows]
-    texts = [row.text for row in rows][:max_scan]
-    return texts, resolved[: len(texts)], "python objects", split or ""
+    return _labelled_data(
+        _classifier("labelled_data", classifier),
+        data,
+        labels,
+        split=check.optional_text("split", split),
+        text_field=check.optional_text("text_field", text_field),
+        label_field=check.optional_text("label_field", label_field),
+        max_scan=check.optional_count("max_scan", max_scan),
+    )
 
 
 def explain(
@@ -287,8 +239,7 @@ def explain(
     is native. docs/performance.md has what it changes.
     """
     classifier = _classifier("explain", classifier)
-    names = check.names("explain: method", method)
-    names = list(METHODS) if names == ["all"] else names
+    names = parse_method_list(check.names("explain: method", method))
     methods: list[AttributionMethod] = build_methods(names, **options)
     library = _library("explain", library)
     check_library(methods, library)
@@ -303,6 +254,86 @@ def explain(
     rows = rows_from_objects(items, text_field, id_field, label_field, source="inputs")
     used = library if any(m.uses_library for m in methods) else None
     return Records(_explain(classifier, rows, methods, used, target=chosen, options=settings, source="inputs"))
+
+
+def explain_file(
+    inputs: str | os.PathLike,
+    output: str | os.PathLike = "-",
+    library: str | os.PathLike | None = None,
+    model: str | os.PathLike | None = None,
+    method: str | Sequence[str] = "contrastcat",
+    *,
+    resume: bool = False,
+    shard: str | None = None,
+    on_error: str = "stop",
+    target: str | int = "pred",
+    batch_size: int = 16,
+    max_length: int | None = None,
+    mask_special: bool = False,
+    device: str = "auto",
+    dtype: str = "auto",
+    forward_dtype: str = "same",
+    text_field: str = "text",
+    id_field: str = "id",
+    label_field: str = "label",
+    progress: Callable[[str, int, int | None], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+    **options,
+) -> ExplainRun:
+    """``contrastcat explain`` from Python: an inputs file (JSONL/CSV, ``-``: stdin) to a records
+    file (``-``: stdout), written atomically, as the command writes it.
+
+    ``resume=True`` keeps a checkpoint beside ``output`` and continues the one an interrupted
+    run left (the output is byte for byte an uninterrupted run's); ``shard="I/N"`` writes shard
+    I of N as a part file for :func:`merge`; under torchrun each process takes its own shard
+    and rank 0 merges. ``library`` and ``model`` both None: ``./refs.h5`` and its model, else
+    the default model and its cached library. Returns what the run did (records written and
+    kept, texts cut, lines skipped with ``on_error="skip"``).
+    """
+    job = ExplainJob(
+        inputs=check.path("explain_file: inputs", inputs),
+        output=check.path("explain_file: output", output),
+        library=None if library is None else check.path("explain_file: library", library),
+        model=None if model is None else check.path("explain_file: model", model),
+        methods=check.names("explain_file: method", method),
+        method_options=options,
+        target=target,
+        text_field=check.text("explain_file: text_field", text_field),
+        id_field=check.text("explain_file: id_field", id_field),
+        label_field=check.text("explain_file: label_field", label_field),
+        mask_special=check.flag("explain_file: mask_special", mask_special),
+        max_length=check.optional_count("explain_file: max_length", max_length),
+        on_error=check.text("explain_file: on_error", on_error),
+        resume=check.flag("explain_file: resume", resume),
+        shard=None if shard is None else check.text("explain_file: shard", shard),
+        batch_size=check.batch_size("explain_file: batch_size", batch_size),
+        device=check.text("explain_file: device", device),
+        dtype=check.text("explain_file: dtype", dtype),
+        forward_dtype=check.text("explain_file: forward_dtype", forward_dtype),
+    )
+    return _explain_file(
+        job,
+        progress=check.callback("explain_file: progress", progress),
+        notify=check.callback("explain_file: notify", notify),
+    )
+
+
+def torchrun_follower() -> bool:
+    """Whether this process is one torchrun started other than rank 0: it leaves speaking
+    (progress, notices, the summary, errors) to rank 0."""
+    return _torchrun_follower()
+
+
+def merge(parts: Sequence[str | os.PathLike], output: str | os.PathLike = "-") -> int:
+    """Join the part files of ``explain_file(..., shard="I/N")`` into the run's records, in input
+    order: the bytes one process writes. Nothing is written unless every shard is there, complete.
+    Returns the number of records written."""
+    paths = [check.path("merge: parts", part) for part in check.collection("merge: parts", parts, "part files")]
+    if not paths:
+        raise BadInput("merge: parts: no part file given")
+    output = check.path("merge: output", output)
+    check_output_path(output, paths)
+    return merge_parts(paths, output)
 
 
 def evaluate(

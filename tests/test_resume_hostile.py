@@ -21,7 +21,7 @@ import pytest
 import torch
 
 import contrastcat.output.checkpoint as checkpoint_module
-from contrastcat.attribution import pipeline
+from contrastcat.output import explain_run
 from contrastcat.errors import BadInput
 from contrastcat.io import jsonl
 from contrastcat.output.shards import Shard
@@ -71,7 +71,7 @@ def leftovers(out) -> list[str]:
 
 def interrupted(monkeypatch, *args, after: int = 10):
     """Run explain with ``args`` and stop it (as Ctrl-C does) once ``after`` records are out."""
-    real = pipeline.explain
+    real = explain_run.explain_rows
 
     def stopping(*positional, **named):
         for count, record in enumerate(real(*positional, **named)):
@@ -80,7 +80,7 @@ def interrupted(monkeypatch, *args, after: int = 10):
             yield record
 
     with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "explain", stopping)
+        patch.setattr(explain_run, "explain_rows", stopping)
         result = invoke(*args)
     assert result.exit_code == 130, result.output
     return result
@@ -188,7 +188,7 @@ def test_a_finished_output_is_kept_only_when_it_is_what_the_run_wrote(tmp_path, 
 
         before = out.stat()
         with monkeypatch.context() as patch:
-            patch.setattr(pipeline, "explain", never)
+            patch.setattr(explain_run, "explain_rows", never)
             result = invoke(*command)
         assert result.exit_code == 0, result.output
         assert (out.stat().st_ino, out.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
@@ -414,7 +414,7 @@ def test_publishing_renames_the_checkpoint_over_the_output(tmp_path, monkeypatch
 
 def computed(monkeypatch, *args) -> int:
     """Run explain with ``args`` to the end; how many records it computed."""
-    real, count = pipeline.explain, 0
+    real, count = explain_run.explain_rows, 0
 
     def counting(*positional, **named):
         nonlocal count
@@ -423,7 +423,7 @@ def computed(monkeypatch, *args) -> int:
             yield record
 
     with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "explain", counting)
+        patch.setattr(explain_run, "explain_rows", counting)
         result = invoke(*args)
     assert result.exit_code == 0, result.output
     return count
@@ -583,10 +583,8 @@ def test_an_interrupt_while_the_model_loads_says_the_checkpoint_was_kept(tmp_pat
     def interrupted_load(*args, **kwargs):
         raise KeyboardInterrupt  # SIGTERM becomes this while torch loads the weights
 
-    import contrastcat_cli.explain as explain_command
-
     with monkeypatch.context() as patch:
-        patch.setattr(explain_command, "load_model", interrupted_load)
+        patch.setattr(explain_run, "load_classifier", interrupted_load)
         result = invoke(*command)
     assert result.exit_code == 130
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: interrupted"), result.stderr

@@ -19,12 +19,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .. import arguments
 from ..errors import BadInput, ContrastCatError
+from ..io.files import check_output_path
 from ..models import Classifier
 from ..models.aliases import lookup_alias
-from . import LibraryInfo, RefLibrary
+from ..models.precision import dtype_name
+from ..records.data import load_labelled
+from ..records.record import resolve_label, rows_from_objects
+from .build import BuildOptions, Progress, build_library
+from .schema import LibraryInfo, RefLibrary
 
 DEFAULT_LIBRARY = "refs.h5"
 DEFAULT_MODEL = "minilm-rt"
@@ -74,3 +81,84 @@ def unnamed_sources() -> tuple[str | None, str | None]:
     """(library, model) for explain when the user names neither: ``./refs.h5`` (its model
     comes from it) if it exists, else the default embedded model (its library: the cached one)."""
     return (DEFAULT_LIBRARY, None) if os.path.lexists(DEFAULT_LIBRARY) else (None, DEFAULT_MODEL)
+
+
+def cached_library(
+    classifier: Classifier,
+    progress: Progress | None = None,
+    build: bool = True,
+    notify: Callable[[str], None] | None = None,
+) -> tuple[RefLibrary, bool]:
+    """(library, built now) of a model known by its alias (``minilm-rt``, ``bert-sst2``, ...): what
+    ``explain`` uses with no library named. The cached one (one per weights' precision) if it is
+    readable and made for these weights; else built now with ``build_library``'s defaults from
+    the alias's own training data and cached (``defaults.cached_library_path``; ``notify`` hears
+    of it first). With ``build=False`` (several processes at once, each of which would build its
+    own, different library) a missing or unusable one is an error."""
+    if lookup_alias(classifier.name) is None:
+        raise BadInput(f"model {classifier.name!r} is not an alias, so it has no default library: use build_library")
+    path = cached_library_path(classifier.name, dtype_name(classifier.dtype))
+    why = "it is not built yet"
+    if os.path.lexists(path):
+        try:
+            library = RefLibrary(path)
+            library.check_model(classifier)
+            return library, False
+        except ContrastCatError as error:  # the cache's own file: an older format, another training, damage
+            why = f"it cannot be used ({error})"
+    if not build:
+        raise BadInput(
+            f"the default library of {classifier.name} is needed, but {why}: build it with one plain explain "
+            "run first (no torchrun, no --shard), or pass --refs"
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInput(f"{path.parent}: cannot hold the cached library ({error.strerror})") from None
+    check_output_path(str(path))  # before the scan: a place that cannot be written fails now
+    if notify:
+        notify(f"building the default library of {classifier.name} from its training data (once; cached in {path})")
+    texts, labels, description, split = labelled_data(classifier)
+    build_library(classifier, texts, labels, path, BuildOptions(), data=description, split=split, progress=progress)
+    return RefLibrary(path), True
+
+
+def labelled_data(
+    classifier: Classifier,
+    data=None,
+    labels: Sequence[int | str] | None = None,
+    split: str | None = None,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    max_scan: int | None = None,
+) -> tuple[list[str], list[int], str, str]:
+    """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
+    None: the alias's own data set, whose split and fields are the defaults."""
+    if data is None or isinstance(data, (str, os.PathLike)):
+        alias = lookup_alias(classifier.name)
+        source = alias.data if alias is not None and data is None else None
+        if data is None and source is None:
+            raise BadInput(f"data (--data) is required: model {classifier.name!r} has no default data set")
+        labelled = load_labelled(
+            str(data) if data is not None else source.spec,
+            classifier.label_names,
+            split=split or (source.split if source else "train"),
+            text_field=text_field or (source.text_field if source else "text"),
+            label_field=label_field or (source.label_field if source else "label"),
+            max_scan=max_scan,
+        )
+        return labelled.texts, labelled.labels, labelled.description, split or (source.split if source else "")
+    text_field, label_field = text_field or "text", label_field or "label"
+    items = list(arguments.collection("data", data, "texts or rows"))
+    if labels is not None:
+        labels = list(arguments.collection("labels", labels, "labels"))
+        if len(labels) != len(items):
+            raise BadInput(f"{len(items)} texts but {len(labels)} labels")
+        items = [{text_field: text, label_field: label} for text, label in zip(items, labels)]
+    rows = rows_from_objects(items, text_field, "id", label_field, source="data")
+    if any(row.label is None for row in rows):
+        missing = next(i for i, row in enumerate(rows) if row.label is None)
+        raise BadInput(f"data: item {missing}: no label ({label_field!r})")
+    resolved = [resolve_label(row.label, classifier.label_names, f"data: item {row.line - 1}") for row in rows]
+    texts = [row.text for row in rows][:max_scan]
+    return texts, resolved[: len(texts)], "python objects", split or ""

@@ -18,7 +18,6 @@ from .attention import (
     Rollout,
 )
 from .base import AttributionMethod, ReferenceSource, input_seed, minmax
-from .options import MethodOptions, OptionSpec, option
 from .cat import (
     CAT,
     REFERENCE_SELECTIONS,
@@ -30,6 +29,7 @@ from .cat import (
 from .contrast_plus import ContrastCATPlus
 from .gradients import IG_BASELINES, InputXGradient, IntegratedGradients
 from .lrp import AttnLRP, FullLRP, PartialLRP, TransAtt
+from .options import MethodOptions, OptionSpec, option
 from .random import RandomScores
 from .tis import TIS
 
@@ -143,9 +143,11 @@ def unregister(name: str) -> None:
 ALL = "all"
 
 
-def parse_method_list(spec: str) -> list[str]:
-    """``a,b,c`` -> known method names, in order, without repeats; ``all`` is every method."""
-    parts = [part.strip() for part in spec.split(",") if part.strip()]
+def parse_method_list(spec: str | Sequence[str]) -> list[str]:
+    """``a,b,c`` (or a list of names) -> known method names, in order, without repeats; ``all`` is
+    every method. The one reading of a method list, for the CLI and the API alike."""
+    parts = [part.strip() for item in ([spec] if isinstance(spec, str) else spec) for part in item.split(",")]
+    parts = [part for part in parts if part]
     names = list(dict.fromkeys(name for part in parts for name in (METHODS if part == ALL else [part])))
     if not names:
         raise BadInput("--method needs at least one method name")

@@ -45,6 +45,16 @@ def torchrun_world(environ=os.environ) -> World | None:
     return world if world.size > 1 else None
 
 
+def torchrun_follower(environ=os.environ) -> bool:
+    """Whether this is a torchrun process other than rank 0, which leaves speaking to rank 0.
+    Never raises: it decides who prints an error, even one about these variables."""
+    try:
+        world = torchrun_world(environ)
+    except BadInput:
+        return False
+    return world is not None and not world.leader
+
+
 def rank_device(device: str, world: World) -> str:
     """One GPU per process: ``auto`` or ``cuda`` becomes this rank's local GPU when there is one."""
     import torch
