@@ -10,16 +10,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from contrastcat.errors import BadInput
-from contrastcat.io.files import check_output_path
-
 from .common import (
     BatchOption,
     DeviceOption,
     DtypeOption,
     ForwardDtypeOption,
     QuietOption,
-    load_model,
     phased_progress,
     reports_errors,
     stderr_console,
@@ -36,6 +32,10 @@ Examples:
   contrastcat build-refs --model bert-imdb --max-scan 5000 --gamma 1e-2 -o imdb-refs.h5 --json
   contrastcat build-refs --model minilm-rt --pools same,random -o refs-ablation.h5
 """
+
+
+# The API's names for the options whose flag says it differently (errors speak in flags here).
+FLAGS = {"k": "--min-refs", "output": "--output"}
 
 
 @reports_errors
@@ -89,70 +89,51 @@ def build_refs(
 ) -> None:
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
     # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.api import labelled_data
-    from contrastcat.attribution.pipeline import check_max_length
-    from contrastcat.library import BuildOptions, SelectionSettings, build_library
-    from contrastcat.library.build import parse_pools
-    from contrastcat.library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
-    from contrastcat.models.resolve import model_location
+    from contrastcat.api import build_refs as build
 
-    options = BuildOptions(  # checks its values before anything loads
-        selection=SelectionSettings(gamma=gamma, k=min_refs, keep=keep, min_tokens=min_tokens),
-        batch_size=batch_size,
-        dtype=store_dtype,
-        strict_gamma=strict_gamma,
-        pools=parse_pools(pools),
-        seed=seed,
-        forward_dtype=forward_dtype,
-    )
-    if output == "-":
-        raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
-    chosen = output is None  # the default file: replaced only if it holds this model's library
-    output = DEFAULT_LIBRARY if chosen else output
     if dtype == "float16" and store_dtype == "float32":  # what --dtype float16 meant before 0.3
         warn("--dtype float16 loads the model's weights in float16 (since 0.3); the activations on disk "
              "stay float32: --store-dtype float16 halves the file")
-    check_output_path(output, [data, model_location(model)])
-    existing = replaceable(output) if chosen else None  # a file that is no library: refused before the model loads
-    classifier = load_model(model, device, quiet, dtype)
-    check_same_model(output, existing, classifier)
-    classifier.max_length = check_max_length(classifier, max_length)
-    texts, labels, description, split_used = labelled_data(
-        classifier, data, None, split, text_field, label_field, max_scan
-    )
-    with phased_progress(quiet) as report:
-        result = build_library(
-            classifier, texts, labels, output, options, data=description, split=split_used, progress=report
+    with phased_progress(quiet) as progress:
+        report = build(
+            model, output, data, split=split, text_field=text_field, label_field=label_field, k=min_refs, keep=keep,
+            gamma=gamma, min_tokens=min_tokens, max_scan=max_scan, max_length=max_length, pools=pools, seed=seed,
+            store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size, device=device, dtype=dtype,
+            forward_dtype=forward_dtype, progress=progress, notify=lambda line: info(line, quiet),
         )
-    for warning in result.selection.warnings:  # shown even with --quiet: docs/spec.md §2 requires it
+    _summary(report, gamma, as_json, quiet)
+
+
+def _summary(report, gamma: float, as_json: bool, quiet: bool) -> None:
+    for warning in report.selection.warnings:  # shown even with --quiet: docs/spec.md §2 requires it
         warn(warning)
-    if result.truncated:
+    if report.truncated:
         warn(
-            f"{result.truncated} of {result.scanned} scanned row(s) had more than {classifier.max_length} tokens "
-            f"and were cut to their first {classifier.max_length} (--max-length takes up to {classifier.position_limit})"
+            f"{report.truncated} of {report.scanned} scanned row(s) had more than {report.max_length} tokens "
+            f"and were cut to their first {report.max_length} (--max-length takes up to {report.position_limit})"
         )
     summary = {
-        "output": str(Path(output)),
-        "fingerprint": result.fingerprint,
-        "scanned": result.scanned,
-        "truncated": result.truncated,
+        "output": str(Path(report.path)),
+        "fingerprint": report.fingerprint,
+        "scanned": report.scanned,
+        "truncated": report.truncated,
         "gamma": gamma,
         "classes": [
             {
                 "class": c.target,
-                "name": classifier.label_names[c.target],
+                "name": report.label_names[c.target],
                 "stored": len(c.rows),
                 "below_gamma": c.passing,
                 "candidates": c.candidates,
                 "max_f_c": float(c.f_c.max()) if len(c.f_c) else None,
             }
-            for c in result.selection.classes
+            for c in report.selection.classes
         ],
     }
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     elif not quiet:
-        table = Table(title=Text(f"{output}: {result.scanned} rows scanned, gamma = {gamma:g}"))
+        table = Table(title=Text(f"{summary['output']}: {report.scanned} rows scanned, gamma = {gamma:g}"))
         for column in ("class", "stored", f"f_c < {gamma:g}", "candidates", "largest f_c"):
             table.add_column(column, justify="left" if column == "class" else "right")
         for row in summary["classes"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import sys
 import time
 import warnings
@@ -86,7 +87,7 @@ def reports_errors(command: Callable) -> Callable:
                 # it before torchrun stops everyone because this process has ended.
                 time.sleep(FOLLOWER_GRACE)
                 raise typer.Exit(error.exit_code) from None
-            raise fail(_escape(str(error)), error.exit_code) from None
+            raise fail(_escape(in_flag_terms(str(error), command)), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             if _torchrun_follower():
                 raise SystemExit(INTERRUPTED) from None
@@ -107,6 +108,21 @@ def reports_errors(command: Callable) -> Callable:
             ) from None
 
     return wrapper
+
+
+# The public calls the commands make: their errors name the call's parameters ("build_refs: k must ...").
+API_CALLS = ("build_refs", "explain_file", "merge", "evaluate_file", "render")
+
+
+def in_flag_terms(message: str, command: Callable) -> str:
+    """An error of the API in the command's terms: ``build_refs: min_tokens must ...`` becomes
+    ``--min-tokens must ...``. A parameter is its flag with dashes, unless the command's module
+    names it otherwise in ``FLAGS`` (the one mapping between the two spellings)."""
+    match = re.match(r"(\w+): (\w+)\b", message)
+    if match is None or match[1] not in API_CALLS:
+        return message
+    renames = getattr(command, "__globals__", {}).get("FLAGS", {})
+    return renames.get(match[2], "--" + match[2].replace("_", "-")) + message[match.end():]
 
 
 FOLLOWER_GRACE = 2.0  # seconds

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from types import SimpleNamespace
 from typing import Annotated
 
 import typer
@@ -11,20 +9,15 @@ from rich.table import Table
 from rich.text import Text
 
 from contrastcat.deletion.perturb import DELETE
-from contrastcat.errors import BadInput
+from contrastcat.errors import BadInput, GateFailed
 from contrastcat.evaluation.metrics import (
     BEST,
     METRICS,
-    ORDERS,
     SECOND,
     Comparison,
-    EvalSettings,
-    MethodLabels,
     step_labels,
 )
 from contrastcat.evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number
-from contrastcat.io.files import atomic_text_output, check_output_path
-from contrastcat.records.record import RecordFile
 
 from .common import (
     BatchOption,
@@ -33,7 +26,6 @@ from .common import (
     ForwardDtypeOption,
     QuietOption,
     info,
-    load_model,
     phased_progress,
     reports_errors,
     stdout_console,
@@ -69,12 +61,8 @@ interrupted.
 
 
 
-def _orders(value: str) -> tuple[str, ...]:
-    orders = tuple(part.strip().lower() for part in value.split(",") if part.strip())
-    unknown = [o for o in orders if o not in ORDERS]
-    if not orders or unknown:
-        raise BadInput(f"--order must be a comma list of {', '.join(ORDERS)}, got {value!r}")
-    return orders
+# The API's names for the options whose flag says it differently (errors speak in flags here).
+FLAGS = {"records": "ATTR", "library": "--refs", "orders": "--order", "output": "--output"}
 
 
 @reports_errors
@@ -131,166 +119,23 @@ def evaluate(
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
     # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.evaluation.gates import (
-        GateFailed,
-        check_baseline,
-        check_bounds,
-        check_bounds_usable,
-        check_same_protocol,
-        parse_bounds,
-        parse_tolerance,
-        read_baseline,
-    )
-    from contrastcat.evaluation.metrics import check_records
-    from contrastcat.evaluation.reports import (
-        check_against_model,
-        check_explained,
-        check_fingerprinted,
-        evaluate_records,
-    )
-    from contrastcat.evaluation.stats import BootstrapSettings
-    from contrastcat.library import RefLibrary
-    from contrastcat.models.precision import on_classifier
-    from contrastcat.models.resolve import model_location
-    from contrastcat.records.record import resolve_label
+    from contrastcat.api import evaluate_file
 
-    settings = EvalSettings(
-        orders=_orders(order), steps=steps, perturb=perturb, min_tokens=min_tokens, target=target,
-        forward_dtype=forward_dtype,
-    )
     if as_json and markdown:
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
-    resampling = BootstrapSettings(bootstrap, ci, seed)
-    pair = _pair(compare)
-    bounds = parse_bounds(fail_under) if fail_under is not None else []
-    allowed = parse_tolerance(tolerance)
-    old_report = read_baseline(baseline) if baseline is not None else None
-    if old_report is not None:
-        check_same_protocol(old_report, baseline, {
-            "steps": settings.steps, "perturb": settings.perturb, "target": settings.target,
-            "min_tokens": settings.min_tokens, "orders": list(settings.orders),
-        })
-    if plot is not None:
-        from contrastcat.views.plots import plot_format, require_matplotlib
-
-        plot_format(plot)
-        require_matplotlib()
-        check_output_path(plot, [attributions, refs, baseline])
-    if output is not None:  # the baseline is an input: a report over it would pass the next run
-        check_output_path(output, [attributions, refs, baseline])
-    record_file = RecordFile(attributions)
-    source = record_file.name
-    # Every line, before the model loads; then the records stream.
-    labels = MethodLabels()
-    seen_methods: set[str] = set()
-
-    models: dict[tuple, object] = {}  # the first record of each (weights, precision): all the model check needs
-    reach = _Reach()  # the records that may hold the first token id or class the model does not have
-    gold: dict = {}  # each --target gold label -> the line of its first record to be evaluated
-    left_out = {"short": 0, "special": 0}
-
-    def check(record) -> None:
-        check_explained([record], source)
-        check_fingerprinted([record], source)
-        models.setdefault((record.model_fingerprint, record.model_dtype), record)
-        seen_methods.add(labels.label(record))
-        reach.add(record)
-        if len(record.token_ids) < settings.min_tokens:
-            left_out["short"] += 1
-        elif all(record.special):
-            left_out["special"] += 1
-        elif settings.target == "gold":
-            if record.label is None:
-                raise BadInput(f"{source}:{record.line}: --target gold needs a label in every record")
-            gold.setdefault(_label_key(record.label), (record.label, record.line))
-
-    total = record_file.check(check)
-    if left_out["short"] + left_out["special"] == total:  # before the model loads: nothing it could do
-        raise BadInput(
-            f"{source}: none of its {total} record(s) could be evaluated ({left_out['short']} shorter than "
-            f"--min-tokens {settings.min_tokens}, {left_out['special']} only special tokens): nothing to report"
+    with phased_progress(quiet) as progress:
+        run = evaluate_file(
+            attributions, model, refs, output=output, kendall=kendall, orders=order, steps=steps,
+            perturb=perturb, min_tokens=min_tokens, target=target, bootstrap=bootstrap, ci=ci, seed=seed,
+            compare=compare, per_input=per_input, fail_under=fail_under, baseline=baseline, tolerance=tolerance,
+            plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
+            progress=progress, notify=lambda line: info(line, quiet),
         )
-    missing = [name for name in pair or () if name not in seen_methods]
-    if missing:
-        raise BadInput(f"--compare: no method {missing[0]!r} in {source} (it has: {', '.join(sorted(seen_methods))})")
-    check_bounds_usable(bounds, seen_methods, settings.orders, kendall)
-    first = next(record_file.records())
-    library = RefLibrary(refs) if refs is not None else None
-    model = model or first.model
-    if output is not None:
-        check_output_path(output, [model_location(model)])
-    classifier = load_model(model, device, quiet, dtype)
-    # Every record's model, vocabulary, classes and gold label, before any work, however long the file.
-    check_against_model(list(models.values()), classifier, source)
-    check_records(reach.records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
-    for label, line in sorted(gold.values(), key=lambda found: found[1]):
-        resolve_label(label, classifier.label_names, f"{source}:{line}")
-    if old_report is not None:  # what the report will say it was evaluated with, before any work
-        check_same_protocol(old_report, baseline, {
-            "model_fingerprint": classifier.fingerprint,
-            "forward_dtype": on_classifier(settings, classifier).forward_dtype,
-        })
-    with phased_progress(quiet) as report:
-        evaluation = evaluate_records(
-            classifier, record_file.records(), settings, library, kendall, batch_size, source,
-            progress=lambda done: report("evaluating", done, total), bootstrap=resampling,
-        )
-    record_file.close()
-    records_count = evaluation.records
-    reports = evaluation.methods
-    document = evaluation.to_dict(per_input or baseline is not None, pair)
-    report_text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
-    if output is not None:
-        with atomic_text_output(output, [attributions, refs, baseline]) as stream:
-            stream.write(report_text + "\n")
-        info(f"wrote report to {output}", quiet)
-    if plot is not None:
-        from contrastcat.views.plots import plot_curves
-
-        plot_curves(evaluation, plot, [attributions, refs, baseline])
-        info(f"wrote the curves to {plot}", quiet)
-    _say_what_was_left_out(reports, document["truncated"], records_count, quiet)
-    problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
-    if old_report is not None:
-        problems += check_baseline(evaluation, document, old_report, allowed, resampling, baseline)
-    _print(evaluation, document, report_text, as_json, markdown, curves, kendall, steps)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise GateFailed(problems[0] + more)
-
-
-class _Reach:
-    """The records that raise the largest token id or class seen so far, each as much of it as the
-    model check reads: the first record the model cannot take is always one of them, so the whole
-    file is judged before any work without being held."""
-
-    def __init__(self) -> None:
-        self.records: list[SimpleNamespace] = []
-        self._token = self._class = -1
-
-    def add(self, record) -> None:
-        token, klass = max(record.token_ids), max(record.target, record.predicted)
-        if token > self._token or klass > self._class:
-            self._token, self._class = max(token, self._token), max(klass, self._class)
-            self.records.append(SimpleNamespace(
-                id=record.id, line=record.line, token_ids=[token], target=record.target, predicted=record.predicted,
-            ))
-
-
-def _label_key(label) -> tuple:
-    """One key per distinct label, each resolved once after the model loads (1 and "1" kept apart)."""
-    return (type(label).__name__, label if isinstance(label, (str, int, float, bool)) else json.dumps(label))
-
-
-def _pair(compare: str | None) -> tuple[str, str] | None:
-    from contrastcat.evaluation.gates import split_list
-
-    if compare is None:
-        return None
-    names = split_list(compare)
-    if len(names) != 2 or not all(names):
-        raise BadInput(f"--compare takes two methods, A,B; got {compare!r}")
-    return names[0], names[1]
+    _say_what_was_left_out(run.evaluation.methods, run.document["truncated"], run.evaluation.records, quiet)
+    _print(run.evaluation, run.document, run.text, as_json, markdown, curves, kendall, steps)
+    if run.problems:
+        more = f" (and {len(run.problems) - 1} more)" if len(run.problems) > 1 else ""
+        raise GateFailed(run.problems[0] + more)
 
 
 def _print(evaluation, document, report_text, as_json, markdown, curves, kendall, steps) -> None:

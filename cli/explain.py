@@ -65,6 +65,10 @@ def _list_methods(as_json: bool) -> None:
     Console(highlight=False).print(table)
 
 
+# The API's names for the options whose flag says it differently (errors speak in flags here).
+FLAGS = {"inputs": "INPUT", "library": "--refs", "output": "--output"}
+
+
 @reports_errors
 def explain(
     input_path: Annotated[

@@ -19,6 +19,9 @@ Examples:
 """
 
 
+FLAGS = {"parts": "PART", "output": "--output"}  # the API's names, as this command spells them
+
+
 @reports_errors
 def merge(
     parts: Annotated[list[str], typer.Argument(metavar="PART...", help="The part files of every shard, any order.")],

@@ -11,7 +11,7 @@ import typer
 from rich.text import Text
 
 from contrastcat.errors import BadInput
-from contrastcat.evaluation.gates import split_list
+from contrastcat.evaluation.gates import parse_pair
 from contrastcat.evaluation.metrics import MethodLabels
 from contrastcat.records.record import RecordFile
 from contrastcat.views.terminal import header, render_plain, render_rich, top_words
@@ -67,7 +67,7 @@ def render(
 ) -> None:
     """Print each record's text with relevant tokens highlighted (stronger red = more relevant)."""
     colored = use_color(color)
-    pair = _pair(compare)
+    pair = parse_pair(compare)
     if html is not None and (top is not None or threshold > 0.0):
         raise BadInput("--html shades every token and shows each score on hover: --top and --threshold are for the terminal")
     source = RecordFile(attributions)
@@ -109,15 +109,6 @@ def render(
         else:
             typer.echo(title)
             typer.echo(render_plain(record, threshold, words, rescale))
-
-
-def _pair(compare: str | None) -> tuple[str, str] | None:
-    if compare is None:
-        return None
-    names = tuple(split_list(compare))
-    if len(names) != 2 or not all(names) or names[0] == names[1]:
-        raise BadInput(f"--compare takes two different methods, A,B; got {compare!r}")
-    return names
 
 
 def _input_major(records, pair, label):

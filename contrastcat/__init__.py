@@ -20,8 +20,8 @@ deletion test) -> ``methods`` -> ``library`` (the references) ->
 from .version import __version__
 
 API = (
-    "load_model", "open_library", "build_library", "cached_library", "explain", "explain_file", "merge", "evaluate",
-    "render", "torchrun_follower",
+    "load_model", "open_library", "build_library", "build_refs", "cached_library", "explain", "explain_file", "merge",
+    "evaluate", "render", "torchrun_follower",
 )
 __all__ = [*API, "__version__"]
 

@@ -21,13 +21,16 @@ from . import arguments as check
 from .attribution.pipeline import ExplainOptions, check_library, parse_target
 from .attribution.pipeline import explain as _explain
 from .errors import BadInput
+from .evaluation.evaluate_file import EvaluateJob, EvaluateRun
+from .evaluation.evaluate_file import evaluate_file as _evaluate_file
 from .evaluation.metrics import EvalSettings
 from .evaluation.reports import EvaluationReport, evaluate_records
 from .evaluation.stats import BootstrapSettings
 from .io.files import check_output_path
 from .library import BuildOptions, RefLibrary, SelectionSettings
 from .library import build_library as _build_library
-from .library.build import Progress
+from .library.build import BuildReport, Progress, parse_pools
+from .library.build_refs import build_refs as _build_refs
 from .library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
 from .library.defaults import cached_library as _cached_library
 from .library.defaults import labelled_data as _labelled_data
@@ -98,6 +101,28 @@ def _model_directory(classifier: Classifier) -> str | None:
     return classifier.source if os.path.isdir(classifier.source) else None
 
 
+def _build_options(
+    function: str, *, k, keep, gamma, min_tokens, max_length, pools, seed, store_dtype, strict_gamma, batch_size,
+    forward_dtype,
+) -> BuildOptions:
+    """The one BuildOptions of a call, each value checked under the name ``function`` takes it by."""
+    return BuildOptions(
+        selection=SelectionSettings(
+            gamma=check.number(f"{function}: gamma", gamma, minimum=0.0),
+            k=check.count(f"{function}: k", k),
+            keep=check.count(f"{function}: keep", keep),
+            min_tokens=check.count(f"{function}: min_tokens", min_tokens),
+        ),
+        batch_size=check.batch_size(f"{function}: batch_size", batch_size),
+        dtype=check.text(f"{function}: store_dtype", store_dtype),
+        strict_gamma=check.flag(f"{function}: strict_gamma", strict_gamma),
+        pools=parse_pools(pools) if isinstance(pools, str) else tuple(check.names(f"{function}: pools", pools)),
+        seed=check.seed(f"{function}: seed", seed),
+        forward_dtype=check.text(f"{function}: forward_dtype", forward_dtype),
+        max_length=check.optional_count(f"{function}: max_length", max_length, minimum=2),
+    )
+
+
 def build_library(
     classifier: Classifier,
     path: str | os.PathLike | None = None,
@@ -118,6 +143,7 @@ def build_library(
     strict_gamma: bool = False,
     batch_size: int = 32,
     forward_dtype: str = "same",
+    max_length: int | None = None,
     progress: Progress | None = None,
 ) -> RefLibrary:
     """Pick references per class (docs/spec.md §2) and store their activations at ``path``.
@@ -131,22 +157,11 @@ def build_library(
     ``label``, or the fields of the alias's data set). ``data`` None: the alias's own
     data set (``minilm-rt``: its Rotten Tomatoes training split).
     """
-    from .library.build import parse_pools
-
     classifier = _classifier("build_library", classifier)
-    options = BuildOptions(
-        selection=SelectionSettings(
-            gamma=check.number("build_library: gamma", gamma, minimum=0.0),
-            k=check.count("build_library: k", k),
-            keep=check.count("build_library: keep", keep),
-            min_tokens=check.count("build_library: min_tokens", min_tokens),
-        ),
-        batch_size=check.batch_size("build_library: batch_size", batch_size),
-        dtype=check.text("build_library: store_dtype", store_dtype),
-        strict_gamma=check.flag("build_library: strict_gamma", strict_gamma),
-        pools=parse_pools(pools) if isinstance(pools, str) else tuple(check.names("build_library: pools", pools)),
-        seed=check.seed("build_library: seed", seed),
-        forward_dtype=check.text("build_library: forward_dtype", forward_dtype),
+    options = _build_options(
+        "build_library", k=k, keep=keep, gamma=gamma, min_tokens=min_tokens, max_length=max_length, pools=pools,
+        seed=seed, store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size,
+        forward_dtype=forward_dtype,
     )
     max_scan = check.optional_count("build_library: max_scan", max_scan)
     progress = check.callback("build_library: progress", progress)
@@ -167,6 +182,56 @@ def build_library(
     )
     _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used, progress=progress)
     return RefLibrary(path)
+
+
+def build_refs(
+    model: str | os.PathLike,
+    output: str | os.PathLike | None = None,
+    data: str | os.PathLike | None = None,
+    *,
+    split: str | None = None,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    k: int = 30,
+    keep: int = 50,
+    gamma: float = 1e-3,
+    min_tokens: int = 10,
+    max_scan: int | None = None,
+    max_length: int | None = None,
+    pools: str | Sequence[str] = ("random",),
+    seed: int = 0,
+    store_dtype: str = "float32",
+    strict_gamma: bool = False,
+    batch_size: int = 32,
+    device: str = "auto",
+    dtype: str = "auto",
+    forward_dtype: str = "same",
+    progress: Progress | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> BuildReport:
+    """``contrastcat build-refs`` from Python: load the model named ``model``, scan ``data`` (a file,
+    ``hub_name[:config]``, ``corpus:NAME``; None: the alias's own) and write the library to ``output``
+    (None: ``./refs.h5``, replaced only when it holds a library of the same model). Returns what
+    was selected (``report.selection``: per class, the rows stored and how many passed gamma)."""
+    options = _build_options(
+        "build_refs", k=k, keep=keep, gamma=gamma, min_tokens=min_tokens, max_length=max_length, pools=pools,
+        seed=seed, store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size,
+        forward_dtype=forward_dtype,
+    )
+    return _build_refs(
+        check.path("build_refs: model", model),
+        None if output is None else check.path("build_refs: output", output),
+        options,
+        data=None if data is None else check.path("build_refs: data", data),
+        split=check.optional_text("build_refs: split", split),
+        text_field=check.optional_text("build_refs: text_field", text_field),
+        label_field=check.optional_text("build_refs: label_field", label_field),
+        max_scan=check.optional_count("build_refs: max_scan", max_scan),
+        device=check.text("build_refs: device", device),
+        dtype=check.text("build_refs: dtype", dtype),
+        progress=check.callback("build_refs: progress", progress),
+        notify=check.callback("build_refs: notify", notify),
+    )
 
 
 def cached_library(
@@ -377,6 +442,86 @@ def evaluate(
         classifier, records, settings, library, check.flag("evaluate: kendall", kendall),
         check.batch_size("evaluate: batch_size", batch_size), source="records", bootstrap=intervals,
     )
+
+
+def evaluate_file(
+    records: str | os.PathLike,
+    model: str | os.PathLike | None = None,
+    library: str | os.PathLike | None = None,
+    *,
+    output: str | os.PathLike | None = None,
+    kendall: bool = False,
+    orders: str | Sequence[str] = ("morf", "lerf"),
+    steps: str = "paper",
+    perturb: str = "delete",
+    min_tokens: int = 10,
+    target: str = "pred",
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    compare: str | None = None,
+    per_input: bool = False,
+    fail_under: str | None = None,
+    baseline: str | os.PathLike | None = None,
+    tolerance: str | float = "0.01",
+    plot: str | os.PathLike | None = None,
+    batch_size: int = 64,
+    device: str = "auto",
+    dtype: str = "auto",
+    forward_dtype: str = "same",
+    progress: Callable[[str, int, int | None], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> EvaluateRun:
+    """``contrastcat evaluate`` from Python: a records file (``-``: stdin) -> the report, written to
+    ``output`` as JSON when given, its curves drawn to ``plot`` (.png, .svg, .pdf), and its gates
+    judged: ``fail_under`` bounds (``"morf.aopc=0.5,lerf.lodds=0.1"``) and a ``baseline`` report
+    with its ``tolerance``. ``run.problems`` lists the gates failed (``run.passed``: none);
+    the command exits 3 for them."""
+    settings = EvalSettings(
+        orders=tuple(name.lower() for name in check.names("evaluate_file: orders", orders)),
+        steps=check.text("evaluate_file: steps", steps),
+        perturb=check.text("evaluate_file: perturb", perturb),
+        min_tokens=check.count("evaluate_file: min_tokens", min_tokens),
+        target=check.text("evaluate_file: target", target),
+        forward_dtype=check.text("evaluate_file: forward_dtype", forward_dtype),
+    )
+    plot = None if plot is None else check.path("evaluate_file: plot", plot)
+    if plot is not None:
+        from .views.plots import plot_format, require_matplotlib
+
+        plot_format(plot)
+        require_matplotlib()
+    job = EvaluateJob(
+        records=check.path("evaluate_file: records", records),
+        model=None if model is None else check.path("evaluate_file: model", model),
+        library=None if library is None else check.path("evaluate_file: library", library),
+        settings=settings,
+        bootstrap=BootstrapSettings(
+            check.count("evaluate_file: bootstrap", bootstrap, minimum=0),
+            check.number("evaluate_file: ci", ci),
+            check.seed("evaluate_file: seed", seed),
+        ),
+        kendall=check.flag("evaluate_file: kendall", kendall),
+        batch_size=check.batch_size("evaluate_file: batch_size", batch_size),
+        device=check.text("evaluate_file: device", device),
+        dtype=check.text("evaluate_file: dtype", dtype),
+        output=None if output is None else check.path("evaluate_file: output", output),
+        compare=None if compare is None else check.text("evaluate_file: compare", compare),
+        per_input=check.flag("evaluate_file: per_input", per_input),
+        fail_under=None if fail_under is None else check.text("evaluate_file: fail_under", fail_under),
+        baseline=None if baseline is None else check.path("evaluate_file: baseline", baseline),
+        tolerance=tolerance if isinstance(tolerance, str) else repr(check.number("evaluate_file: tolerance", tolerance)),
+        other_outputs=() if plot is None else (plot,),
+    )
+    notify = check.callback("evaluate_file: notify", notify)
+    run = _evaluate_file(job, progress=check.callback("evaluate_file: progress", progress), notify=notify)
+    if plot is not None:
+        from .views.plots import plot_curves
+
+        plot_curves(run.evaluation, plot, [job.records, job.library, job.baseline])
+        if notify:
+            notify(f"wrote the curves to {plot}")
+    return run
 
 
 def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: bool = True) -> str:

@@ -67,3 +67,9 @@ class ContrastCatWarning(UserWarning):
 
 class SlowPrecision(ContrastCatWarning):
     """A half precision asked for on hardware that emulates it (slower than float32)."""
+
+
+class GateFailed(ContrastCatError):
+    """evaluate: a metric is on the wrong side of its bound, or worse than the baseline's."""
+
+    exit_code = 3

@@ -201,14 +201,14 @@ def test_gold_labels_anywhere_in_a_long_file_are_checked_before_any_work(work, t
 def test_nothing_to_evaluate_is_refused_before_the_model_loads(work, tmp_path, monkeypatch, case):
     """Items 3 and 18: exit 2 (bad input: nothing in the file this run could evaluate), and before
     the model is even loaded (it was loaded first; before the issue, exit 0 with an empty table)."""
-    import contrastcat_cli.evaluate as command
+    from contrastcat.evaluation import evaluate_file
 
     records, _ = work
 
     def load_model(*args, **kwargs):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(command, "load_model", load_model)
+    monkeypatch.setattr(evaluate_file, "load_classifier", load_model)
     path, args = records, ["--min-tokens", "1000"]
     if case == "only-special":
         lines = [json.loads(line) for line in records.read_text().splitlines()]

@@ -118,3 +118,20 @@ def test_wrong_arguments_are_one_line_before_any_work(tmp_path, source, toy_libr
     with pytest.raises(BadInput, match=fragment) as raised:
         contrastcat.explain_file(source, output, library=toy_library.path, model=toy_dir / "model", **arguments)
     assert "\n" not in str(raised.value) and not output.exists()
+
+
+def test_an_api_error_names_the_parameter_and_the_command_names_its_flag(tmp_path, toy_dir):
+    from .cli_helpers import assert_one_line_error, invoke
+
+    common = dict(data=toy_dir / "train.jsonl", gamma=float("inf"))
+    with pytest.raises(BadInput) as raised:
+        contrastcat.build_refs(toy_dir / "model", tmp_path / "refs.h5", min_tokens=3, **common)
+    api_message = str(raised.value)
+    assert api_message.startswith("build_refs: gamma ")
+    result = invoke("build-refs", "--model", toy_dir / "model", "--data", toy_dir / "train.jsonl", "--gamma", "1e400",
+                    "-o", tmp_path / "refs.h5")
+    assert_one_line_error(result)
+    assert result.stderr == "error: --gamma " + api_message.removeprefix("build_refs: gamma ") + "\n"
+    with pytest.raises(BadInput, match=r"^build_refs: k "):
+        contrastcat.build_refs(toy_dir / "model", tmp_path / "refs.h5", k=0, data=toy_dir / "train.jsonl")
+    assert not (tmp_path / "refs.h5").exists()

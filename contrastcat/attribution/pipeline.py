@@ -21,6 +21,7 @@ from ..deletion.refine import Refined, RefineItem, average, refine
 from ..errors import BadInput, NonFiniteOutput, RunFailed
 from ..methods import AttributionMethod, build_method
 from ..models import Classifier
+from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from ..models.tokens import TokenizedText, length_batches, tokenize
 from ..records.record import AttributionRecord, InputRow, resolve_label, rounded
@@ -120,17 +121,6 @@ def check_mask_special(classifier: Classifier, mask_special: bool) -> None:
             f"--mask-special cannot be used with model type {classifier.adapter.model_type!r}: some of its "
             "attention rows would see no token at all, and the scores would depend on the batch's padding"
         )
-
-
-def check_max_length(classifier: Classifier, max_length: int | None) -> int:
-    """The token limit to explain with: the model's own, or one the user chose up to its positions."""
-    if max_length is None:
-        return classifier.max_length
-    if not 2 <= max_length <= classifier.position_limit:
-        raise BadInput(
-            f"--max-length {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
-        )
-    return max_length
 
 
 def attribute_all(

@@ -1,6 +1,6 @@
 """Gating for CI: bounds on metrics (``--fail-under``) and regressions against a baseline report.
 
-A violated gate is a :class:`GateFailed` (exit code 3) whose one line names the
+A violated gate is a :class:`~contrastcat.errors.GateFailed` (exit code 3) whose one line names the
 method, the metric, the value and the bound; ``evaluate`` raises it after the
 report is written and the tables printed, so a failing CI job still shows them.
 """
@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..errors import BadInput, ContrastCatError
+from ..errors import BadInput
 from ..io import jsonl
 from .metrics import DELETE, KENDALL_METRIC, MASK, METRICS, ORDERS, STEP_GRIDS, TARGETS, Metric
 from .stats import BootstrapSettings, paired_difference
@@ -25,12 +25,6 @@ GATE_NAMES = {
     **{f"{order}.{key}": (f"{order}_{key}", metric) for (order, key), metric in METRICS.items()},
     "kendall.tau": ("kendall_tau_index", KENDALL_METRIC),
 }
-
-
-class GateFailed(ContrastCatError):
-    """A metric is on the wrong side of its bound, or worse than the baseline's."""
-
-    exit_code = 3
 
 
 @dataclass(frozen=True)
@@ -69,6 +63,16 @@ def parse_decimal(text: str, where: str) -> float:
         shown = text if len(text) <= 40 else text[:37] + "..."
         raise BadInput(f"{where} {shown!r} is not a finite number written in ASCII decimal (like 0.05)")
     return value
+
+
+def parse_pair(compare: str | None) -> tuple[str, str] | None:
+    """``--compare A,B`` -> (A, B): two different methods (evaluate and render read it alike)."""
+    if compare is None:
+        return None
+    names = split_list(compare)
+    if len(names) != 2 or not all(names) or names[0] == names[1]:
+        raise BadInput(f"--compare takes two different methods, A,B; got {compare!r}")
+    return names[0], names[1]
 
 
 def parse_tolerance(text: str) -> float:

@@ -14,6 +14,7 @@ from ..capture.core import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
 from ..models.forward import predictor
+from ..models.loading import check_max_length
 from ..models.precision import check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from ..models.tokens import length_batches, tokenize
 from ..version import __version__
@@ -56,12 +57,14 @@ class BuildOptions:
     pools: tuple[str, ...] = ("random",)
     seed: int = 0  # draws the random pool
     forward_dtype: str = "same"  # autocast of the f_c scan (--forward-dtype); same: the weights'
+    max_length: int | None = None  # tokens per row, special ones included; None: the tokenizer's limit
 
     def __post_init__(self) -> None:
         check_forward_dtype(self.forward_dtype)
         arguments.batch_size("--batch-size", self.batch_size)
         arguments.seed("--seed", self.seed)
         arguments.flag("--strict-gamma", self.strict_gamma)
+        arguments.optional_count("--max-length", self.max_length, minimum=2)
         if self.dtype not in ("float32", "float16"):
             raise BadInput(f"--store-dtype must be float32 or float16, got {self.dtype!r}")
         unknown = [pool for pool in self.pools if pool not in ABLATION_POOLS]
@@ -77,6 +80,10 @@ class BuildReport:
     selection: Selection
     scanned: int
     truncated: int = 0  # scanned rows longer than the length limit (cut to it)
+    max_length: int = 0  # the length limit the rows were cut to
+    position_limit: int = 0  # the model's, the most max_length could be
+    label_names: tuple[str, ...] = ()
+    path: str = ""
 
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -93,7 +100,8 @@ def build_library(
     progress: Progress | None = None,
 ) -> BuildReport:
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
-    tokenized = tokenize(classifier.tokenizer, texts, classifier.max_length, classifier.empty_input)
+    limit = check_max_length(classifier, options.max_length)
+    tokenized = tokenize(classifier.tokenizer, texts, limit, classifier.empty_input)
     sequences = [t.ids for t in tokenized]
     _check_candidates(np.asarray(labels), np.array([len(s) for s in sequences]), classifier, options, data)
     options = on_classifier(options, classifier)
@@ -143,7 +151,7 @@ def build_library(
         k=options.selection.k,
         keep=options.selection.keep,
         min_tokens=options.selection.min_tokens,
-        max_length=classifier.max_length,
+        max_length=limit,
         dtype=options.dtype,
         data=data,
         split=split,
@@ -169,6 +177,10 @@ def build_library(
         selection=selection,
         scanned=len(sequences),
         truncated=sum(t.truncated for t in tokenized),
+        max_length=limit,
+        position_limit=classifier.position_limit,
+        label_names=tuple(classifier.label_names),
+        path=os.fspath(output),
     )
 
 

@@ -313,3 +313,14 @@ def recast(classifier: Classifier, dtype: str | torch.dtype) -> Classifier:
         return classifier
     classifier.model.to(chosen)
     return dataclasses.replace(classifier, fingerprint=weights_fingerprint(classifier.model), dtype=chosen)
+
+
+def check_max_length(classifier: Classifier, max_length: int | None) -> int:
+    """The token limit to explain with: the model's own, or one the user chose up to its positions."""
+    if max_length is None:
+        return classifier.max_length
+    if not 2 <= max_length <= classifier.position_limit:
+        raise BadInput(
+            f"--max-length {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
+        )
+    return max_length

@@ -18,7 +18,6 @@ from ..attribution.pipeline import (
     GOLD,
     ExplainOptions,
     check_library,
-    check_max_length,
     parse_target,
     record_settings,
     resolve_targets,
@@ -31,6 +30,7 @@ from ..library import BuildOptions, RefLibrary
 from ..library.defaults import DEFAULT_LIBRARY, cached_library, unnamed_sources
 from ..methods import build_methods, parse_method_list
 from ..models import DTYPE_CHOICES
+from ..models.loading import check_max_length
 from ..models.precision import on_classifier
 from ..models.resolve import library_model, load_classifier, model_location
 from ..records.inputs import InputFile

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import torch
 
-from ..attribution.pipeline import GOLD, PRED, ExplainOptions, check_max_length, record_settings
+from ..attribution.pipeline import GOLD, PRED, ExplainOptions, record_settings
 from ..errors import BadInput
 from ..io import jsonl
 from ..methods import AttributionMethod
 from ..models import Classifier
+from ..models.loading import check_max_length
 from ..models.precision import dtype_name
 from ..models.tokens import TokenizedText, tokenize
 from ..records.record import AttributionRecord, InputRow, check_record, resolve_label
