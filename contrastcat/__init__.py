@@ -21,7 +21,7 @@ from .version import __version__
 
 API = (
     "load_model", "open_library", "build_library", "build_refs", "cached_library", "explain", "explain_file", "merge",
-    "evaluate", "render", "torchrun_follower",
+    "evaluate", "evaluate_file", "render", "torchrun_follower",
 )
 __all__ = [*API, "__version__"]
 

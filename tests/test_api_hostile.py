@@ -309,3 +309,100 @@ def test_records_json_round_trip_of_a_numeric_id(toy_classifier, tmp_path):
     records = contrastcat.explain(toy_classifier, [{"text": "a good film", "id": 2.5}], method="attcat")
     records.save(str(tmp_path / "r.jsonl"))
     assert json.loads((tmp_path / "r.jsonl").read_text())["id"] == 2.5
+
+
+# The use cases on files: every argument is checked before the model loads, so a wrong one is
+# refused at once and nothing is written (the output's folder stays empty).
+FILE_CALLS = settings(
+    max_examples=20, derandomize=True, database=None, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+_callback_ok = lambda v: v is None or callable(v)  # noqa: E731
+_text_in = lambda *allowed: (lambda v: v in allowed)  # noqa: E731
+EXPLAIN_FILE_ACCEPTS = {
+    "method": _method_ok,
+    "batch_size": lambda v: _count_ok(v, 1, MAX_BATCH_SIZE),
+    "resume": lambda v: isinstance(v, bool),
+    "shard": lambda v: v is None,  # a text is read as I/N: every drawn one is refused by that reading
+    "on_error": _text_in("stop", "skip"),
+    "mask_special": lambda v: isinstance(v, bool),
+    "max_length": lambda v: v is None or _count_ok(v, 2, 64),
+    "dtype": _text_in("auto", "float32", "bfloat16", "float16"),
+    "forward_dtype": lambda v: v in FORWARD_DTYPES,
+    "progress": _callback_ok,
+    "notify": _callback_ok,
+    "output": lambda v: isinstance(v, (str, os.PathLike)) and str(v) not in ("", " "),
+}
+EVALUATE_FILE_ACCEPTS = {
+    "orders": lambda v: isinstance(v, str) and all(p.strip().lower() in ("morf", "lerf") for p in v.split(",")),
+    "steps": _text_in("paper", "reference"),
+    "perturb": _text_in("delete", "mask"),
+    "min_tokens": lambda v: _count_ok(v, 1, 1_000_000),
+    "target": _text_in("pred", "gold", "record"),
+    "bootstrap": lambda v: _count_ok(v, 0, 100_000),
+    "ci": lambda v: isinstance(v, float) and 0 < v < 1,
+    "seed": lambda v: _count_ok(v, 0, MAX_SEED),
+    "kendall": lambda v: isinstance(v, bool),
+    "per_input": lambda v: isinstance(v, bool),
+    "compare": lambda v: v is None,  # the records hold one method: any pair names one they lack
+    "fail_under": lambda v: v is None,  # a drawn text is no bound, or one of a metric not evaluated
+    "batch_size": lambda v: _count_ok(v, 1, MAX_BATCH_SIZE),
+    "progress": _callback_ok,
+}
+BUILD_REFS_ACCEPTS = {
+    name: accepts for name, accepts in BUILD_ACCEPTS.items() if name not in ("classifier", "path", "data")
+} | {"max_length": lambda v: v is None or _count_ok(v, 2, 64), "notify": _callback_ok}
+
+
+@pytest.fixture()
+def files(tmp_path, toy_dir, toy_library, attcat_records):
+    records = tmp_path / "attr.jsonl"
+    attcat_records.save(str(records))
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('{"text": "a good film"}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    return {"model": str(toy_dir / "model"), "library": toy_library.path, "records": records, "inputs": inputs, "out": out}
+
+
+@pytest.mark.parametrize("argument", sorted(EXPLAIN_FILE_ACCEPTS))
+@FILE_CALLS
+@given(value=wrong)
+def test_explain_file_refuses_every_wrong_argument_before_any_work(files, argument, value):
+    assume(not EXPLAIN_FILE_ACCEPTS[argument](value))
+    call = {"inputs": files["inputs"], "output": files["out"] / "attr.jsonl", "library": files["library"],
+            "model": files["model"], "method": "attcat", argument: value}
+    assert_bad_input(lambda: contrastcat.explain_file(**call))
+    assert list(files["out"].iterdir()) == []
+
+
+@pytest.mark.parametrize("argument", sorted(EVALUATE_FILE_ACCEPTS))
+@FILE_CALLS
+@given(value=wrong)
+def test_evaluate_file_refuses_every_wrong_argument_before_any_work(files, argument, value):
+    assume(not EVALUATE_FILE_ACCEPTS[argument](value))
+    call = {"records": files["records"], "model": files["model"], "output": files["out"] / "report.json",
+            "min_tokens": 1, "bootstrap": 0, argument: value}
+    assert_bad_input(lambda: contrastcat.evaluate_file(**call))
+    assert list(files["out"].iterdir()) == []
+
+
+@pytest.mark.parametrize("argument", sorted(BUILD_REFS_ACCEPTS))
+@FILE_CALLS
+@given(value=wrong)
+def test_build_refs_refuses_every_wrong_argument_before_any_work(files, toy_dir, argument, value):
+    assume(not BUILD_REFS_ACCEPTS[argument](value))
+    call = {"model": files["model"], "output": files["out"] / "refs.h5", "data": str(toy_dir / "train.jsonl"),
+            "min_tokens": 1, "k": 1, "keep": 1, argument: value}
+    if argument == "k":
+        call["keep"] = 1_000_000
+    assert_bad_input(lambda: contrastcat.build_refs(**call))
+    assert list(files["out"].iterdir()) == []
+
+
+@FILE_CALLS
+@given(parts=wrong, output=wrong)
+def test_merge_refuses_wrong_parts_and_outputs(files, parts, output):
+    assume(not (isinstance(output, (str, os.PathLike)) and str(output) not in ("", " ")) or not isinstance(parts, list))
+    assert_bad_input(lambda: contrastcat.merge(parts, output if isinstance(output, (str, os.PathLike)) else output))
+    assert list(files["out"].iterdir()) == []
