@@ -10,12 +10,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from contrastcat.api import build_refs as build
+
 from .common import (
     BatchOption,
     DeviceOption,
     DtypeOption,
     ForwardDtypeOption,
     QuietOption,
+    info,
     phased_progress,
     reports_errors,
     stderr_console,
@@ -38,59 +41,73 @@ Examples:
 FLAGS = {"k": "--min-refs", "output": "--output"}
 
 
+Model = Annotated[str, typer.Option("--model", "-m", help="Alias, hub id or local model directory.")]
+Output = Annotated[
+    str | None,
+    typer.Option(
+        "--output", "-o",
+        help="Library file to write (HDF5). Default: refs.h5 here, replaced only if it is a library of "
+        "the same model (explain uses ./refs.h5 when given no --refs or --model).",
+    ),
+]
+Data = Annotated[
+    str | None,
+    typer.Option(help="Labelled data: a .jsonl/.csv file or a hub data set NAME[:CONFIG]. Default: the alias's."),
+]
+Split = Annotated[str | None, typer.Option(help="Split of a hub data set. Default: the alias's (train).")]
+TextField = Annotated[str | None, typer.Option(help="Text column. Default: the alias's, else 'text'.")]
+LabelField = Annotated[str | None, typer.Option(help="Label column. Default: the alias's, else 'label'.")]
+Keep = Annotated[int, typer.Option(min=1, help="References stored per class when enough pass gamma.")]
+Gamma = Annotated[float, typer.Option(min=0.0, help="A reference for class c needs f_c(r) < gamma.")]
+MinRefs = Annotated[
+    int, typer.Option(min=1, help="K: fill each class up to this many (next-lowest f_c) when too few pass gamma.")
+]
+StrictGamma = Annotated[bool, typer.Option(help="Refuse (exit 1) instead of filling up below gamma.")]
+MinTokens = Annotated[int, typer.Option(min=1, help="Skip shorter references (special tokens count).")]
+MaxScan = Annotated[int | None, typer.Option(min=1, help="Scan at most the first N rows.")]
+MaxLength = Annotated[
+    int | None,
+    typer.Option(min=2, help="Tokens per row, up to the model's position limit. Default: the tokenizer's limit."),
+]
+StoreDtype = Annotated[str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")]
+Pools = Annotated[
+    str,
+    typer.Option(
+        help="Pools stored beside the contrasting references: random (the default; contrastcat-plus and "
+        "--reference-select random read it), same, same,random, or none (the paper's Table 3; same adds "
+        "up to --keep references per class, random one pool of --keep rows in all)."
+    ),
+]
+Seed = Annotated[int, typer.Option(help="Seed that draws the random pool.")]
+Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")]
+
+
 @reports_errors
 def build_refs(
-    model: Annotated[str, typer.Option("--model", "-m", help="Alias, hub id or local model directory.")],
-    output: Annotated[
-        str | None,
-        typer.Option(
-            "--output", "-o",
-            help="Library file to write (HDF5). Default: refs.h5 here, replaced only if it is a library of "
-            "the same model (explain uses ./refs.h5 when given no --refs or --model).",
-        ),
-    ] = None,
-    data: Annotated[
-        str | None,
-        typer.Option(help="Labelled data: a .jsonl/.csv file or a hub data set NAME[:CONFIG]. Default: the alias's."),
-    ] = None,
-    split: Annotated[str | None, typer.Option(help="Split of a hub data set. Default: the alias's (train).")] = None,
-    text_field: Annotated[str | None, typer.Option(help="Text column. Default: the alias's, else 'text'.")] = None,
-    label_field: Annotated[str | None, typer.Option(help="Label column. Default: the alias's, else 'label'.")] = None,
-    keep: Annotated[int, typer.Option(min=1, help="References stored per class when enough pass gamma.")] = 50,
-    gamma: Annotated[float, typer.Option(min=0.0, help="A reference for class c needs f_c(r) < gamma.")] = 1e-3,
-    min_refs: Annotated[
-        int, typer.Option(min=1, help="K: fill each class up to this many (next-lowest f_c) when too few pass gamma.")
-    ] = 30,
-    strict_gamma: Annotated[bool, typer.Option(help="Refuse (exit 1) instead of filling up below gamma.")] = False,
-    min_tokens: Annotated[int, typer.Option(min=1, help="Skip shorter references (special tokens count).")] = 10,
-    max_scan: Annotated[int | None, typer.Option(min=1, help="Scan at most the first N rows.")] = None,
-    max_length: Annotated[
-        int | None,
-        typer.Option(min=2, help="Tokens per row, up to the model's position limit. Default: the tokenizer's limit."),
-    ] = None,
-    store_dtype: Annotated[
-        str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")
-    ] = "float32",
+    model: Model,
+    output: Output = None,
+    data: Data = None,
+    split: Split = None,
+    text_field: TextField = None,
+    label_field: LabelField = None,
+    keep: Keep = 50,
+    gamma: Gamma = 1e-3,
+    min_refs: MinRefs = 30,
+    strict_gamma: StrictGamma = False,
+    min_tokens: MinTokens = 10,
+    max_scan: MaxScan = None,
+    max_length: MaxLength = None,
+    store_dtype: StoreDtype = "float32",
     dtype: DtypeOption = "auto",
     forward_dtype: ForwardDtypeOption = "same",
-    pools: Annotated[
-        str,
-        typer.Option(
-            help="Pools stored beside the contrasting references: random (the default; contrastcat-plus and "
-            "--reference-select random read it), same, same,random, or none (the paper's Table 3; same adds "
-            "up to --keep references per class, random one pool of --keep rows in all)."
-        ),
-    ] = "random",
-    seed: Annotated[int, typer.Option(help="Seed that draws the random pool.")] = 0,
+    pools: Pools = "random",
+    seed: Seed = 0,
     batch_size: BatchOption = 32,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    as_json: Json = False,
     device: DeviceOption = "auto",
     quiet: QuietOption = False,
 ) -> None:
     """Build the reference library: for each class, training rows the model is sure are NOT that class."""
-    # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.api import build_refs as build
-
     if dtype == "float16" and store_dtype == "float32":  # what --dtype float16 meant before 0.3
         warn("--dtype float16 loads the model's weights in float16 (since 0.3); the activations on disk "
              "stay float32: --store-dtype float16 halves the file")

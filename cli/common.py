@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from contrastcat.arguments import MAX_BATCH_SIZE
-from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
+from contrastcat.api import choices, torchrun_follower
+from contrastcat.errors import ContrastCatError, ContrastCatWarning, Interrupted
 
 from .signals import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
 
@@ -44,7 +44,7 @@ ForwardDtypeOption = Annotated[
     ),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summaries on stderr.")]
-BatchOption = Annotated[int, typer.Option("--batch-size", min=1, max=MAX_BATCH_SIZE, help="Inputs per forward pass.")]
+BatchOption = Annotated[int, typer.Option("--batch-size", min=1, max=choices.MAX_BATCH_SIZE, help="Inputs per forward pass.")]
 
 
 class _Console(Console):
@@ -82,14 +82,14 @@ def reports_errors(command: Callable) -> Callable:
                 warnings.showwarning = _show_warning(warnings.showwarning)
                 return command(*args, **kwargs)
         except ContrastCatError as error:
-            if _torchrun_follower():  # rank 0 says it (or that this rank failed) once for all
+            if torchrun_follower():  # rank 0 says it (or that this rank failed) once for all
                 # Failing the same way before the processes meet, rank 0 needs a moment to say
                 # it before torchrun stops everyone because this process has ended.
                 time.sleep(FOLLOWER_GRACE)
                 raise typer.Exit(error.exit_code) from None
             raise fail(_escape(in_flag_terms(str(error), command)), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
-            if _torchrun_follower():
+            if torchrun_follower():
                 raise SystemExit(INTERRUPTED) from None
             # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
             message = str(interrupt) if isinstance(interrupt, Interrupted) else "interrupted; no output was written"
@@ -111,7 +111,7 @@ def reports_errors(command: Callable) -> Callable:
 
 
 # The public calls the commands make: their errors name the call's parameters ("build_refs: k must ...").
-API_CALLS = ("build_refs", "explain_file", "merge", "evaluate_file", "render")
+API_CALLS = ("build_refs", "explain_file", "merge", "evaluate_file", "render_file", "prepare_model")
 
 
 def in_flag_terms(message: str, command: Callable) -> str:
@@ -136,17 +136,11 @@ def _show_warning(fallback):
     def show(message, category, filename, lineno, file=None, line=None):
         if not issubclass(category, ContrastCatWarning):
             return fallback(message, category, filename, lineno, file, line)
-        if str(message) not in shown and not _torchrun_follower():  # rank 0 speaks for all
+        if str(message) not in shown and not torchrun_follower():  # rank 0 speaks for all
             shown.add(str(message))
             warn(str(message))
 
     return show
-
-
-def _torchrun_follower() -> bool:
-    from contrastcat.api import torchrun_follower
-
-    return torchrun_follower()
 
 
 def _escape(text: str) -> str:
@@ -197,19 +191,3 @@ def warn(message: str) -> None:
 def info(message: str, quiet: bool) -> None:
     if not quiet:
         stderr_console().print(_escape(message), highlight=False, soft_wrap=True)
-
-
-def load_model(name: str, device: str, quiet: bool, dtype: str = "auto"):
-    """Load a classifier; an embedded model trains on first use with a progress bar."""
-    from contrastcat.models import DTYPE_CHOICES
-    from contrastcat.models.resolve import load_classifier
-
-    if dtype not in DTYPE_CHOICES:
-        raise BadInput(f"--dtype must be one of {', '.join(DTYPE_CHOICES)}, got {dtype!r}")
-    with phased_progress(quiet) as report:
-        classifier = load_classifier(
-            name, device, progress=report, notify=lambda message: info(message, quiet), dtype=dtype
-        )
-    if classifier.adapter.warning:
-        warn(classifier.adapter.warning)
-    return classifier

@@ -6,18 +6,9 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
-from contrastcat.deletion.perturb import DELETE
+from contrastcat.api import evaluate_file, report_blocks
 from contrastcat.errors import BadInput, GateFailed
-from contrastcat.evaluation.metrics import (
-    BEST,
-    METRICS,
-    SECOND,
-    Comparison,
-    step_labels,
-)
-from contrastcat.evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number
 
 from .common import (
     BatchOption,
@@ -65,52 +56,72 @@ interrupted.
 FLAGS = {"records": "ATTR", "library": "--refs", "orders": "--order", "output": "--output"}
 
 
+Attributions = Annotated[str, typer.Argument(metavar="ATTR", help="Records from explain (JSONL); - for stdin.")]
+Model = Annotated[str | None, typer.Option("--model", "-m", help="Default: the model named in the records.")]
+Order = Annotated[str, typer.Option(help="Comma list of morf, lerf.")]
+Steps = Annotated[str, typer.Option(help="Step grid: paper (10..90 % of non-special tokens) or reference.")]
+Perturb = Annotated[str, typer.Option(help="delete (remove tokens) or mask (mask token).")]
+Target = Annotated[str, typer.Option(help="Class whose probability drops: pred, gold or record.")]
+MinTokens = Annotated[int, typer.Option(min=1, help="Skip inputs with fewer tokens (special included).")]
+Kendall = Annotated[bool, typer.Option(help="Also the Kendall-τ test against the alternative class (c+1) mod C.")]
+Refs = Annotated[str | None, typer.Option(help="Reference library for --kendall with contrastcat records.")]
+Output = Annotated[str | None, typer.Option("--output", "-o", help="Write the JSON report here.")]
+Json = Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout instead of tables.")]
+Markdown = Annotated[
+    bool, typer.Option("--markdown", help="Print the comparison as a GitHub Markdown table instead of tables.")
+]
+Curves = Annotated[bool, typer.Option("--curves", help="With several methods, also print each method's step table.")]
+Bootstrap = Annotated[int, typer.Option(min=0, help="Bootstrap resamples of the inputs for each mean's interval; 0: none.")]
+Ci = Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")]
+Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")]
+Compare = Annotated[
+    str | None, typer.Option(metavar="A,B", help="Paired difference A − B over their shared inputs, with its interval.")
+]
+PerInput = Annotated[
+    bool, typer.Option("--per-input", help="Keep every input's values in the JSON report (for --baseline).")
+]
+FailUnder = Annotated[
+    str | None,
+    typer.Option(metavar="BOUNDS", help="Exit 3 when a metric is worse than its bound: 'morf.aopc=0.5,lerf.lodds=0.1' "
+                 "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau)."),
+]
+Baseline = Annotated[
+    str | None, typer.Option(metavar="REPORT", help="Exit 3 when a metric is worse than in this earlier report (-o).")
+]
+Tolerance = Annotated[
+    str, typer.Option(metavar="T", help="How much worse than --baseline a metric may be (a finite number, 0 or more).")
+]
+Plot = Annotated[
+    str | None,
+    typer.Option(metavar="FILE", help="Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; "
+                 "needs matplotlib: pip install 'contrastcat[plot]')."),
+]
+
+
 @reports_errors
 def evaluate(
-    attributions: Annotated[str, typer.Argument(metavar="ATTR", help="Records from explain (JSONL); - for stdin.")],
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Default: the model named in the records.")] = None,
-    order: Annotated[str, typer.Option(help="Comma list of morf, lerf.")] = "morf,lerf",
-    steps: Annotated[str, typer.Option(help="Step grid: paper (10..90 % of non-special tokens) or reference.")] = "paper",
-    perturb: Annotated[str, typer.Option(help="delete (remove tokens) or mask (mask token).")] = DELETE,
-    target: Annotated[str, typer.Option(help="Class whose probability drops: pred, gold or record.")] = "pred",
-    min_tokens: Annotated[int, typer.Option(min=1, help="Skip inputs with fewer tokens (special included).")] = 10,
-    kendall: Annotated[bool, typer.Option(help="Also the Kendall-τ test against the alternative class (c+1) mod C.")] = False,
-    refs: Annotated[str | None, typer.Option(help="Reference library for --kendall with contrastcat records.")] = None,
-    output: Annotated[str | None, typer.Option("--output", "-o", help="Write the JSON report here.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout instead of tables.")] = False,
-    markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print the comparison as a GitHub Markdown table instead of tables.")
-    ] = False,
-    curves: Annotated[
-        bool, typer.Option("--curves", help="With several methods, also print each method's step table.")
-    ] = False,
-    bootstrap: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples of the inputs for each mean's interval; 0: none.")
-    ] = 1000,
-    ci: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")] = 0,
-    compare: Annotated[
-        str | None, typer.Option(metavar="A,B", help="Paired difference A − B over their shared inputs, with its interval.")
-    ] = None,
-    per_input: Annotated[
-        bool, typer.Option("--per-input", help="Keep every input's values in the JSON report (for --baseline).")
-    ] = False,
-    fail_under: Annotated[
-        str | None,
-        typer.Option(metavar="BOUNDS", help="Exit 3 when a metric is worse than its bound: 'morf.aopc=0.5,lerf.lodds=0.1' "
-                     "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau)."),
-    ] = None,
-    baseline: Annotated[
-        str | None, typer.Option(metavar="REPORT", help="Exit 3 when a metric is worse than in this earlier report (-o).")
-    ] = None,
-    tolerance: Annotated[
-        str, typer.Option(metavar="T", help="How much worse than --baseline a metric may be (a finite number, 0 or more).")
-    ] = "0.01",
-    plot: Annotated[
-        str | None,
-        typer.Option(metavar="FILE", help="Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; "
-                     "needs matplotlib: pip install 'contrastcat[plot]')."),
-    ] = None,
+    attributions: Attributions,
+    model: Model = None,
+    order: Order = "morf,lerf",
+    steps: Steps = "paper",
+    perturb: Perturb = "delete",
+    target: Target = "pred",
+    min_tokens: MinTokens = 10,
+    kendall: Kendall = False,
+    refs: Refs = None,
+    output: Output = None,
+    as_json: Json = False,
+    markdown: Markdown = False,
+    curves: Curves = False,
+    bootstrap: Bootstrap = 1000,
+    ci: Ci = 0.95,
+    seed: Seed = 0,
+    compare: Compare = None,
+    per_input: PerInput = False,
+    fail_under: FailUnder = None,
+    baseline: Baseline = None,
+    tolerance: Tolerance = "0.01",
+    plot: Plot = None,
     batch_size: BatchOption = 64,
     device: DeviceOption = "auto",
     dtype: DtypeOption = "auto",
@@ -118,9 +129,6 @@ def evaluate(
     quiet: QuietOption = False,
 ) -> None:
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
-    # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.api import evaluate_file
-
     if as_json and markdown:
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
     with phased_progress(quiet) as progress:
@@ -131,130 +139,24 @@ def evaluate(
             plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
             progress=progress, notify=lambda line: info(line, quiet),
         )
-    _say_what_was_left_out(run.evaluation.methods, run.document["truncated"], run.evaluation.records, quiet)
-    _print(run.evaluation, run.document, run.text, as_json, markdown, curves, kendall, steps)
+    for level, line in run.notes():
+        warn(line) if level == "warning" else info(line, quiet)
+    _print(run, as_json, markdown, curves)
     if run.problems:
         more = f" (and {len(run.problems) - 1} more)" if len(run.problems) > 1 else ""
         raise GateFailed(run.problems[0] + more)
 
 
-def _print(evaluation, document, report_text, as_json, markdown, curves, kendall, steps) -> None:
-    reports = evaluation.methods
+def _print(run, as_json: bool, markdown: bool, curves: bool) -> None:
     if as_json:
-        typer.echo(report_text)
-        return
-    if markdown:
-        typer.echo(evaluation.table(MARKDOWN_DECIMALS))
-        _print_compare(document, MARKDOWN_DECIMALS)
+        typer.echo(run.text)
         return
     console = stdout_console(soft_wrap=True)
-    if len(reports) == 1 or curves:
-        for name, report in reports.items():
-            console.print(_curve_table(name, report, step_labels(steps)))
-            if report.kendall is not None:
-                k = report.kendall
-                verdict = "passes" if k.passes else "does not pass"
-                console.print(
-                    f"Kendall-τ (c vs (c+1) mod {evaluation.num_classes}, {k.inputs} inputs): "
-                    f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
-                )
-    if len(reports) > 1:
-        comparison = evaluation.comparison(TABLE_DECIMALS)
-        table = _comparison_table(comparison, len(step_labels(steps)), plain=console.color_system is None)
-        # A terminal wraps the headers to fit; a pipe or file gets the whole table, unwrapped.
-        if not console.is_terminal:
-            console.width = max(console.width, console.measure(table, options=console.options.update_width(1000)).maximum)
-        console.print(table)
-        if kendall:
-            console.print(
-                f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
-                "below 0.05 passes."
-            )
-    if evaluation.bootstrap.resamples:
-        b = evaluation.bootstrap
-        typer.echo(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
-    _print_compare(document, TABLE_DECIMALS)
-
-
-def _print_compare(document: dict, decimals: int) -> None:
-    """``A − B: MoRF AOPC +0.030 [+0.012, +0.047], excludes 0`` per metric."""
-    compare = document.get("compare")
-    if compare is None:
-        return
-    names = {c["key"]: c["name"] for c in document["comparison"]["columns"]}
-    typer.echo(f"{compare['first']} − {compare['second']}, paired over the inputs both evaluated:")
-    for key, found in compare["differences"].items():
-        interval = found["interval"]
-        if interval is None:
-            typer.echo(f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} ({found['inputs']} inputs; no interval)")
+    for block in report_blocks(run, markdown=markdown, curves=curves, plain=console.color_system is None):
+        if isinstance(block, str):
+            typer.echo(block)
             continue
-        verdict = "excludes 0" if found["excludes_zero"] else "includes 0"
-        typer.echo(
-            f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} "
-            f"[{interval['low']:+.{decimals}f}, {interval['high']:+.{decimals}f}], {verdict} ({found['inputs']} inputs)"
-        )
-
-
-def _say_what_was_left_out(reports: dict, truncated: int, total: int, quiet: bool) -> None:
-    """Records that were not evaluated, or that explain truncated inputs: one note each, on stderr."""
-    special = sum(r.skipped_special for r in reports.values())
-    duplicates = sum(r.skipped_duplicates for r in reports.values())
-    if special:
-        warn(f"{special} record(s) hold only special tokens (nothing to perturb): not evaluated")
-    if duplicates:
-        warn(f"{duplicates} duplicate record(s) (same id, input, target, method and settings): not counted again")
-    if truncated:
-        info(f"note: {truncated} of {total} record(s) explain a truncated input (their records say truncated: true)", quiet)
-
-
-def _curve_table(name: str, report, labels: list[str]) -> Table:
-    """Steps as rows, metrics as columns: fits an 80-column terminal."""
-    left_out = f", {report.skipped_short} skipped (too short)"
-    if report.skipped_special:
-        left_out += f", {report.skipped_special} skipped (only special tokens)"
-    if report.skipped_duplicates:
-        left_out += f", {report.skipped_duplicates} duplicates skipped"
-    table = Table(title=Text(f"{name}: {report.evaluated} inputs evaluated{left_out}"), title_justify="left")
-    table.add_column("step", justify="right")
-    columns = []
-    for order, curve in report.curves.items():
-        for key in ("aopc", "lodds"):
-            metric = METRICS[(order, key)]
-            table.add_column(header(metric), justify="right")
-            columns.append(getattr(curve, key))
-    for step, label in enumerate(labels):
-        table.add_row(label, *[f"{values[step]:.4f}" for values in columns])
-    table.add_section()
-    table.add_row("mean", *[f"{sum(values) / len(values):.4f}" for values in columns], style="bold")
-    keys = [f"{order}_{key}" for order in report.curves for key in ("aopc", "lodds")]
-    if all(key in report.intervals for key in keys):  # its own row: the table still fits 80 columns
-        table.add_row("±", *[f"{report.intervals[key].half_width:.4f}" for key in keys])
-    return table
-
-
-# Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
-PLAIN_SIGNS = {BEST: " *", SECOND: " †"}
-STYLES = {BEST: "bold", SECOND: "underline"}
-
-
-def _comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
-    """Methods as rows, the mean of each metric over the steps as columns."""
-    legend = "* best, † second" if plain else "bold best, underlined second"
-    table = Table(title=f"Mean over the {steps} steps ({legend} in each column)", title_justify="left")
-    table.add_column("method", no_wrap=True)
-    for column in comparison.columns:
-        table.add_column(header(column.metric), justify="right")
-    table.add_column("inputs", justify="right")
-    for row in comparison.rows:
-        cells = []
-        for column in comparison.columns:
-            mark = row.marks[column.key]
-            text = number(row.values[column.key], TABLE_DECIMALS, row.intervals.get(column.key))
-            if mark is None:
-                cells.append(Text(text + ("  " if plain else "")))
-            elif plain:
-                cells.append(Text(text + PLAIN_SIGNS[mark]))
-            else:
-                cells.append(Text.assemble((text, STYLES[mark])))  # the number only, not its padding
-        table.add_row(Text(row.method), *cells, str(row.evaluated))
-    return table
+        # A terminal wraps a table's headers to fit; a pipe or file gets the whole table, unwrapped.
+        if isinstance(block, Table) and not console.is_terminal:
+            console.width = max(console.width, console.measure(block, options=console.options.update_width(1000)).maximum)
+        console.print(block)

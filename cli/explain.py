@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
+from contrastcat.api import explain_file, list_methods
 from contrastcat.errors import BadInput
 
 from .common import (
@@ -39,19 +42,13 @@ Examples:
 
 
 def _list_methods(as_json: bool) -> None:
-    import json
-
-    from rich.console import Console
-
-    from contrastcat.methods import list_methods, method_options
-
     rows = [
         {
-            "name": method.name, "needs_refs": bool(method.uses_library),
-            "options": ["--" + name.replace("_", "-") for name in method_options(method.name)],
-            "description": method.summary,
+            "name": row["name"], "needs_refs": row["needs_library"],
+            "options": ["--" + name.replace("_", "-") for name in row["options"]],
+            "description": row["description"],
         }
-        for method in list_methods()
+        for row in list_methods()
     ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -69,64 +66,70 @@ def _list_methods(as_json: bool) -> None:
 FLAGS = {"inputs": "INPUT", "library": "--refs", "output": "--output"}
 
 
+Input = Annotated[str | None, typer.Argument(metavar="INPUT", help="JSONL or CSV with a text field; - for stdin.")]
+Output = Annotated[str, typer.Option("--output", "-o", help="Records (JSONL); - for stdout.")]
+Refs = Annotated[
+    str | None,
+    typer.Option(help="Reference library from build-refs (needed by contrastcat). With neither --refs nor "
+                 "--model: ./refs.h5 if it exists, else the embedded minilm-rt's own (built and cached on first use)."),
+]
+Model = Annotated[str | None, typer.Option("--model", "-m", help="Default: the library's model (with no library: minilm-rt).")]
+Method = Annotated[
+    str, typer.Option(help="Attribution method, a comma list, or all: one record per input and method (see --list-methods).")
+]
+Target = Annotated[str, typer.Option(help="Class to explain: pred, gold (the input's label) or an index.")]
+TextField = Annotated[str, typer.Option(help="Name of the text field/column.")]
+IdField = Annotated[str, typer.Option(help="Name of the id field/column (default: line number).")]
+LabelField = Annotated[str, typer.Option(help="Name of the label field/column.")]
+MaskSpecial = Annotated[bool, typer.Option(help="Reference-code quirk: zero special tokens in the attribution pass's mask.")]
+MaxLength = Annotated[
+    int | None,
+    typer.Option(help="Tokens per input, special ones included, up to the model's position limit. "
+                 "Default: the model's tokenizer limit. Longer texts are cut (records say so)."),
+]
+OnError = Annotated[
+    str,
+    typer.Option(help="A bad input line: stop (exit 2 before anything is written) or skip "
+                 "(leave it out, list it at the end, exit 0)."),
+]
+Resume = Annotated[
+    bool,
+    typer.Option(help="Keep a checkpoint beside -o FILE, and continue one an interrupted run left "
+                 "(the result is the same as an uninterrupted run's, byte for byte)."),
+]
+ShardOption = Annotated[
+    str | None,
+    typer.Option("--shard", help="I/N: explain only shard I (from 0) of N and write it as a part file; "
+                 "contrastcat merge joins the N parts into the whole run's output, byte for byte "
+                 "(for batch schedulers; under torchrun each process takes its shard by itself)."),
+]
+ListMethods = Annotated[bool, typer.Option("--list-methods", help="List methods and exit.")]
+Json = Annotated[bool, typer.Option("--json", help="With --list-methods: the list as JSON.")]
+
+
 @reports_errors
 def explain(
-    input_path: Annotated[
-        str | None, typer.Argument(metavar="INPUT", help="JSONL or CSV with a text field; - for stdin.")
-    ] = None,
-    output: Annotated[str, typer.Option("--output", "-o", help="Records (JSONL); - for stdout.")] = "-",
-    refs: Annotated[
-        str | None,
-        typer.Option(help="Reference library from build-refs (needed by contrastcat). With neither --refs nor "
-                     "--model: ./refs.h5 if it exists, else the embedded minilm-rt's own (built and cached on first use)."),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Default: the library's model (with no library: minilm-rt).")
-    ] = None,
-    method: Annotated[
-        str,
-        typer.Option(
-            help="Attribution method, a comma list, or all: one record per input and method (see --list-methods)."
-        ),
-    ] = "contrastcat",
-    target: Annotated[str, typer.Option(help="Class to explain: pred, gold (the input's label) or an index.")] = "pred",
-    text_field: Annotated[str, typer.Option(help="Name of the text field/column.")] = "text",
-    id_field: Annotated[str, typer.Option(help="Name of the id field/column (default: line number).")] = "id",
-    label_field: Annotated[str, typer.Option(help="Name of the label field/column.")] = "label",
-    mask_special: Annotated[
-        bool, typer.Option(help="Reference-code quirk: zero special tokens in the attribution pass's mask.")
-    ] = False,
-    max_length: Annotated[
-        int | None,
-        typer.Option(help="Tokens per input, special ones included, up to the model's position limit. "
-                     "Default: the model's tokenizer limit. Longer texts are cut (records say so)."),
-    ] = None,
-    on_error: Annotated[
-        str,
-        typer.Option(help="A bad input line: stop (exit 2 before anything is written) or skip "
-                     "(leave it out, list it at the end, exit 0)."),
-    ] = "stop",
-    resume: Annotated[
-        bool,
-        typer.Option(help="Keep a checkpoint beside -o FILE, and continue one an interrupted run left "
-                     "(the result is the same as an uninterrupted run's, byte for byte)."),
-    ] = False,
-    shard: Annotated[
-        str | None,
-        typer.Option(help="I/N: explain only shard I (from 0) of N and write it as a part file; "
-                     "contrastcat merge joins the N parts into the whole run's output, byte for byte "
-                     "(for batch schedulers; under torchrun each process takes its shard by itself)."),
-    ] = None,
+    input_path: Input = None,
+    output: Output = "-",
+    refs: Refs = None,
+    model: Model = None,
+    method: Method = "contrastcat",
+    target: Target = "pred",
+    text_field: TextField = "text",
+    id_field: IdField = "id",
+    label_field: LabelField = "label",
+    mask_special: MaskSpecial = False,
+    max_length: MaxLength = None,
+    on_error: OnError = "stop",
+    resume: Resume = False,
+    shard: ShardOption = None,
     batch_size: BatchOption = 16,
     device: DeviceOption = "auto",
     dtype: DtypeOption = "auto",
     forward_dtype: ForwardDtypeOption = "same",
     quiet: QuietOption = False,
-    list_methods_: Annotated[
-        bool,
-        typer.Option("--list-methods", help="List methods and exit."),
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="With --list-methods: the list as JSON.")] = False,
+    list_methods_: ListMethods = False,
+    as_json: Json = False,
     method_options: dict | None = None,  # one flag per method option, added by cli.method_flags
 ) -> None:
     """Attribute each input's predicted (or chosen) class to its tokens; writes one JSON record per input and method."""
@@ -135,9 +138,6 @@ def explain(
         return
     if as_json:
         raise BadInput("--json goes with --list-methods (the records are JSON Lines already)")
-    # Imported here, not at the top: the model libraries would make every --help slow.
-    from contrastcat.api import explain_file
-
     with phased_progress(quiet) as progress:
         run = explain_file(
             input_path, output, refs, model, method, resume=resume, shard=shard, on_error=on_error, target=target,

@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from contrastcat.api import merge as merge_parts
+
 from .common import QuietOption, info, reports_errors
 
 EPILOG = """\
@@ -30,8 +32,6 @@ def merge(
 ) -> None:
     """Join the parts written by explain --shard I/N into the run's records, in input order:
     the same bytes one process writes. Nothing is written unless every shard is there, complete."""
-    from contrastcat.api import merge as merge_parts
-
     written = merge_parts(parts, output)
     if output != "-":
         info(f"wrote {written} record(s) to {output}", quiet)

@@ -1,6 +1,6 @@
 """The explain command's method flags, generated from the methods' option definitions.
 
-Every option a registered method defines (``contrastcat.methods.option_specs``)
+Every option a registered method defines (``contrastcat.api.choices.option_specs``)
 becomes one flag with that definition's default, help and minimum; the values
 reach the command as one ``method_options`` dict. A new method with an option
 therefore needs nothing here.
@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from contrastcat.methods import option_specs
+from contrastcat.api import choices
 
 
 def _names(spec) -> str:
@@ -24,7 +24,7 @@ def _names(spec) -> str:
 
 def with_method_options(command: Callable, after: str = "method") -> Callable:
     """``command`` with one keyword flag per method option, inserted after its ``after`` parameter."""
-    specs = list(option_specs().values())
+    specs = list(choices.option_specs().values())
     signature = inspect.signature(command, eval_str=True)  # its annotations are strings in its own module
     flags = [
         inspect.Parameter(

@@ -9,7 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from contrastcat.errors import BadInput
+from contrastcat.api import embedded_models
+from contrastcat.api import prepare_model as prepare
 
 from .common import DeviceOption, QuietOption, info, phased_progress, reports_errors
 
@@ -36,27 +37,7 @@ def list_models(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the embedded models, whether each is prepared, and its held-out accuracy."""
-    from contrastcat.models.zoo import EMBEDDED, entry_status
-    from contrastcat.models.zoo.cache import entry_dir, read_metadata
-
-    rows = []
-    for name, spec in EMBEDDED.items():
-        ready, why = entry_status(name)
-        metadata = read_metadata(entry_dir(name)) if ready else None
-        rows.append(
-            {
-                "name": name,
-                "summary": spec.summary,
-                "ready": ready,
-                "status": "ready" if ready else why,
-                "held_out_accuracy": metadata["held_out_accuracy"] if metadata else None,
-                # Entries made before 0.7 do not record it (they trained under bfloat16 autocast).
-                "training_dtype": metadata.get("training_dtype") if metadata else None,
-                "trained_on": metadata.get("trained_on") if metadata else None,
-                "weights_fingerprint": metadata.get("weights_fingerprint") if metadata else None,
-                "path": str(entry_dir(name)),
-            }
-        )
+    rows = embedded_models()
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -79,17 +60,5 @@ def prepare_model(
     quiet: QuietOption = False,
 ) -> None:
     """Fine-tune an embedded model now and cache it (otherwise it happens on first use)."""
-    from contrastcat.models.devices import resolve_device
-    from contrastcat.models.zoo import EMBEDDED, entry_status, prepare
-    from contrastcat.models.zoo.cache import entry_dir, read_metadata
-    from contrastcat.models.zoo.registry import describe_entry
-
-    if name not in EMBEDDED:
-        raise BadInput(f"unknown embedded model {name!r} (available: {', '.join(EMBEDDED)})")
-    if entry_status(name, quick)[0] and not force:
-        info(describe_entry(name, read_metadata(entry_dir(name))), quiet)
-        return
     with phased_progress(quiet) as report:
-        prepare(
-            name, report, lambda message: info(message, quiet), force=force, quick=quick, device=resolve_device(device)
-        )
+        prepare(name, force=force, quick=quick, device=device, progress=report, notify=lambda line: info(line, quiet))

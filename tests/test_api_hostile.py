@@ -22,6 +22,7 @@ import contrastcat
 from contrastcat.arguments import MAX_BATCH_SIZE, MAX_SEED, whole
 from contrastcat.errors import BadInput
 from contrastcat.methods import METHODS
+from contrastcat.records.record import read_records
 
 HOSTILE = settings(
     max_examples=60, derandomize=True, database=None, deadline=None,
@@ -406,3 +407,64 @@ def test_merge_refuses_wrong_parts_and_outputs(files, parts, output):
     assume(not (isinstance(output, (str, os.PathLike)) and str(output) not in ("", " ")) or not isinstance(parts, list))
     assert_bad_input(lambda: contrastcat.merge(parts, output if isinstance(output, (str, os.PathLike)) else output))
     assert list(files["out"].iterdir()) == []
+
+
+RENDER_FILE_ACCEPTS = {
+    "html": lambda v: v is None or isinstance(v, (str, os.PathLike)),  # a path is written: none is drawn
+    "threshold": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
+    "limit": lambda v: v is None or _count_ok(v),
+    "top": lambda v: v is None or _count_ok(v),
+    "words": lambda v: isinstance(v, bool),
+    "rescale": lambda v: isinstance(v, bool),
+    "color": lambda v: isinstance(v, bool),
+    "compare": lambda v: v is None,  # the records hold one method: any pair names one they lack
+}
+
+
+@pytest.mark.parametrize("argument", sorted(RENDER_FILE_ACCEPTS))
+@FILE_CALLS
+@given(value=wrong)
+def test_render_file_refuses_every_wrong_argument_before_any_output(files, argument, value):
+    assume(not RENDER_FILE_ACCEPTS[argument](value))
+    assert_bad_input(lambda: contrastcat.render_file(files["records"], **{argument: value}))
+    assert list(files["out"].iterdir()) == []
+
+
+@FILE_CALLS
+@given(value=wrong)
+def test_render_file_refuses_a_wrong_records_path(files, value):
+    assume(not isinstance(value, (str, os.PathLike)) or not Path(value).is_file())
+    assume(value != "-")  # standard input
+    assert_bad_input(lambda: contrastcat.render_file(value))
+
+
+def test_render_file_gives_what_render_prints(files, tmp_path):
+    """Blocks in record order, each the record's header and its marked text; a page only where asked."""
+    run = contrastcat.render_file(files["records"], words=True, rescale=False)
+    blocks = list(run.blocks)
+    expected = contrastcat.render(read_records(str(files["records"])), words=True)
+    assert run.wrote is None
+    assert "\n\n".join(f"{b.title}\n{b.body}" for b in blocks) == expected
+    page = tmp_path / "view.html"
+    run = contrastcat.render_file(files["records"], html=page)
+    assert run.wrote == str(page) and list(run.blocks) == [] and page.read_text().startswith("<!doctype html>")
+    assert_bad_input(lambda: contrastcat.render_file(files["records"], html=page, top=3), "render_file: html")
+
+
+@HOSTILE
+@given(argument=st.sampled_from(["name", "force", "quick", "device", "progress", "notify"]), value=wrong)
+def test_prepare_model_refuses_wrong_arguments_before_any_work(argument, value):
+    accepts = {"force": lambda v: isinstance(v, bool), "quick": lambda v: isinstance(v, bool),
+               "device": lambda v: v in ("auto", "cpu"), "progress": _callback_ok, "notify": _callback_ok,
+               "name": lambda v: False}
+    assume(not accepts[argument](value))
+    heard = []
+    call = {"name": "minilm-rt", "progress": lambda *a: heard.append(a), "notify": heard.append, argument: value}
+    assert_bad_input(lambda: contrastcat.prepare_model(**call))
+    assert heard == []
+
+
+@HOSTILE
+@given(value=wrong)
+def test_report_blocks_refuses_what_is_not_a_run(value):
+    assert_bad_input(lambda: contrastcat.report_blocks(value), "report_blocks: run")

@@ -166,3 +166,54 @@ def test_the_check_sees_an_upward_import_a_hidden_one_and_a_cycle(tmp_path):
         ["contrastcat.models.a", "contrastcat.models.b"],
         ["contrastcat.models.forward", "contrastcat.records.record"],
     ]
+
+
+# What the CLI may import of the package: the public calls, the exceptions, the package itself.
+PUBLIC = {"contrastcat", "contrastcat.api", "contrastcat.errors"}
+
+
+def private_imports(cli: Path) -> list[str]:
+    """``cli/x.py:12 imports contrastcat.models.zoo`` for every import of the package beyond PUBLIC."""
+    found = []
+    for path in sorted(cli.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] == "contrastcat" and name not in PUBLIC:
+                    found.append(f"{path.name}:{node.lineno} imports {name}")
+    return found
+
+
+def long_commands(cli: Path, limit: int) -> list[str]:
+    """Functions of ``cli/`` of ``limit`` lines or more, signature and docstring included."""
+    found = []
+    for path in sorted(cli.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if node.end_lineno - first + 1 >= limit:
+                    found.append(f"{path.name}:{node.name} {node.end_lineno - first + 1} lines")
+    return found
+
+
+def test_the_cli_only_calls_the_public_api():
+    assert private_imports(ROOT / "cli") == []
+
+
+def test_no_cli_function_is_long():
+    """cli/ parses, calls one public function, prints: nothing there needs 50 lines."""
+    assert long_commands(ROOT / "cli", 50) == []
+
+
+def test_the_cli_checks_can_fail(tmp_path):
+    (tmp_path / "x.py").write_text(
+        "import contrastcat.api\nfrom contrastcat.models.zoo import EMBEDDED\n\n"
+        "def run():\n    from contrastcat.evaluation import metrics\n" + "    x = 1\n" * 48
+    )
+    assert private_imports(tmp_path) == ["x.py:2 imports contrastcat.models.zoo", "x.py:5 imports contrastcat.evaluation"]
+    assert long_commands(tmp_path, 50) == ["x.py:run 50 lines"]

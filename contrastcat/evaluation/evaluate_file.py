@@ -70,12 +70,33 @@ class EvaluateRun:
     def passed(self) -> bool:
         return not self.problems
 
+    def notes(self) -> list[tuple[str, str]]:
+        """Records left out, or that explain a cut input: (``"warning"`` or ``"info"``, one line) each."""
+        reports = self.evaluation.methods.values()
+        special = sum(r.skipped_special for r in reports)
+        duplicates = sum(r.skipped_duplicates for r in reports)
+        truncated, total = self.document["truncated"], self.evaluation.records
+        found = []
+        if special:
+            found.append(("warning", f"{special} record(s) hold only special tokens (nothing to perturb): not evaluated"))
+        if duplicates:
+            found.append((
+                "warning",
+                f"{duplicates} duplicate record(s) (same id, input, target, method and settings): not counted again",
+            ))
+        if truncated:
+            found.append((
+                "info",
+                f"note: {truncated} of {total} record(s) explain a truncated input (their records say truncated: true)",
+            ))
+        return found
+
 
 def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Callable[[str], None] | None = None) -> EvaluateRun:
     progress = progress or (lambda phase, done, total: None)
     notify = notify or (lambda line: None)
     settings = job.settings
-    pair = parse_pair(job.compare)
+    pair = parse_pair(job.compare, "evaluate_file: compare")
     bounds = parse_bounds(job.fail_under) if job.fail_under is not None else []
     allowed = parse_tolerance(job.tolerance)
     old_report = read_baseline(job.baseline) if job.baseline is not None else None

@@ -65,13 +65,14 @@ def parse_decimal(text: str, where: str) -> float:
     return value
 
 
-def parse_pair(compare: str | None) -> tuple[str, str] | None:
-    """``--compare A,B`` -> (A, B): two different methods (evaluate and render read it alike)."""
+def parse_pair(compare: str | None, name: str = "compare") -> tuple[str, str] | None:
+    """``"A,B"`` -> (A, B): two different methods (evaluate and render read it alike); ``name``
+    is the parameter's, as the caller spells it, for the error."""
     if compare is None:
         return None
     names = split_list(compare)
     if len(names) != 2 or not all(names) or names[0] == names[1]:
-        raise BadInput(f"--compare takes two different methods, A,B; got {compare!r}")
+        raise BadInput(f"{name} takes two different methods, A,B; got {compare!r}")
     return names[0], names[1]
 
 

@@ -1,7 +1,7 @@
 """The reference library: selection (docs/spec.md §2), building, and the HDF5 file."""
 
 from .build import BuildOptions, BuildReport, build_library
-from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, RefLibrary, ReferenceEntry
+from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, ReferenceEntry, RefLibrary
 from .select import ClassSelection, Selection, SelectionSettings, select_references
 
 __all__ = [

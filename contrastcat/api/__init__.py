@@ -1,0 +1,34 @@
+"""The public API: everything the CLI does, one call each, no file needed.
+
+    import contrastcat
+    clf = contrastcat.load_model("minilm-rt")
+    lib = contrastcat.build_library(clf, "refs.h5")            # the model's own training data
+    recs = contrastcat.explain(clf, ["a gripping, funny film"], library=lib)
+    report = contrastcat.evaluate(clf, recs)
+    print(report.table()); print(contrastcat.render(recs))
+
+Records are plain dataclasses (``.to_dict()``), a notebook shows records and
+reports coloured (``_repr_html_``), and every error a user can cause is a
+:class:`contrastcat.errors.BadInput` with a one-line message naming the
+parameter as the call spells it (``explain: batch_size must ...``).
+
+Each command of the CLI is one call here on files: ``build_refs``,
+``explain_file`` (with resume, shards, torchrun), ``merge``, ``evaluate_file``
+(with gates), ``render_file``; ``choices`` holds the values they take from
+fixed sets.
+"""
+
+from __future__ import annotations
+
+from . import choices
+from .evaluate import evaluate, evaluate_file
+from .explain import explain, explain_file, list_methods, merge, torchrun_follower
+from .library import build_library, build_refs, cached_library, labelled_data
+from .models import embedded_models, load_model, open_library, prepare_model
+from .render import render, render_file, report_blocks
+
+__all__ = [
+    "build_library", "build_refs", "cached_library", "choices", "embedded_models", "evaluate", "evaluate_file",
+    "explain", "explain_file", "labelled_data", "list_methods", "load_model", "merge", "open_library",
+    "prepare_model", "render", "render_file", "report_blocks", "torchrun_follower",
+]

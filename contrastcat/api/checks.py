@@ -1,0 +1,46 @@
+"""Arguments every public call takes alike: a classifier, a library, records."""
+
+from __future__ import annotations
+
+import os
+
+from .. import arguments as check
+from ..errors import BadInput
+from ..library import RefLibrary
+from ..models import Classifier
+from ..records.record import AttributionRecord
+
+
+def classifier_arg(function: str, value) -> Classifier:
+    if isinstance(value, (str, os.PathLike)):
+        raise BadInput(
+            f"{function}: classifier is the name {check.shown(os.fspath(value))}; load it first: "
+            f"contrastcat.load_model({check.shown(os.fspath(value))})"
+        )
+    return check.instance(f"{function}: classifier", value, Classifier, " (from contrastcat.load_model)")
+
+
+def library_arg(function: str, value) -> RefLibrary | None:
+    """A library, or a path to one (opened and verified here), or None."""
+    if value is None or isinstance(value, RefLibrary):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return RefLibrary(check.path(f"{function}: library", value))
+    raise BadInput(
+        f"{function}: library must be a RefLibrary (contrastcat.open_library) or a path to one, got {check.shown(value)}"
+    )
+
+
+def records_arg(function: str, value) -> list[AttributionRecord]:
+    items = list(check.collection(f"{function}: records", value, "records"))
+    for index, item in enumerate(items):
+        if not isinstance(item, AttributionRecord):
+            raise BadInput(
+                f"{function}: records: item {index} is {check.shown(item, 40)}, not an AttributionRecord "
+                "(contrastcat.explain returns them; contrastcat.records.record.read_records reads a file of them)"
+            )
+    return items
+
+
+def model_directory(classifier: Classifier) -> str | None:
+    return classifier.source if os.path.isdir(classifier.source) else None

@@ -1,0 +1,140 @@
+"""Faithfulness: evaluate (records in memory), evaluate_file (the command: gates, baseline, plot)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from .. import arguments as check
+from ..evaluation.evaluate_file import EvaluateJob, EvaluateRun
+from ..evaluation.evaluate_file import evaluate_file as _evaluate_file
+from ..evaluation.metrics import EvalSettings
+from ..evaluation.reports import EvaluationReport, evaluate_records
+from ..evaluation.stats import BootstrapSettings
+from ..library import RefLibrary
+from ..models import Classifier
+from ..records.record import AttributionRecord
+from .checks import classifier_arg, library_arg, records_arg
+
+
+def evaluate(
+    classifier: Classifier,
+    records: Sequence[AttributionRecord],
+    library: RefLibrary | None = None,
+    *,
+    kendall: bool = False,
+    orders: Sequence[str] = ("morf", "lerf"),
+    steps: str = "paper",
+    perturb: str = "delete",
+    min_tokens: int = 10,
+    target: str = "pred",
+    batch_size: int = 64,
+    forward_dtype: str = "same",
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> EvaluationReport:
+    """Faithfulness (docs/spec.md §5): AOPC and log-odds per step, MoRF and LeRF, per method;
+    Kendall-τ with ``kendall`` (records of library methods need their ``library``). Every mean
+    has a bootstrap interval over inputs (``bootstrap`` resamples, 0: none);
+    ``report.difference("contrastcat", "attcat")`` pairs two methods on their shared inputs."""
+    classifier = classifier_arg("evaluate", classifier)
+    records = records_arg("evaluate", records)
+    library = library_arg("evaluate", library)
+    settings = EvalSettings(
+        orders=tuple(check.names("evaluate: orders", orders)),
+        steps=check.text("evaluate: steps", steps),
+        perturb=check.text("evaluate: perturb", perturb),
+        min_tokens=check.count("evaluate: min_tokens", min_tokens),
+        target=check.text("evaluate: target", target),
+        forward_dtype=check.text("evaluate: forward_dtype", forward_dtype),
+    )
+    intervals = BootstrapSettings(
+        check.count("evaluate: bootstrap", bootstrap, minimum=0),
+        check.number("evaluate: ci", ci),
+        check.seed("evaluate: seed", seed),
+    )
+    return evaluate_records(
+        classifier, records, settings, library, check.flag("evaluate: kendall", kendall),
+        check.batch_size("evaluate: batch_size", batch_size), source="records", bootstrap=intervals,
+    )
+
+
+def evaluate_file(
+    records: str | os.PathLike,
+    model: str | os.PathLike | None = None,
+    library: str | os.PathLike | None = None,
+    *,
+    output: str | os.PathLike | None = None,
+    kendall: bool = False,
+    orders: str | Sequence[str] = ("morf", "lerf"),
+    steps: str = "paper",
+    perturb: str = "delete",
+    min_tokens: int = 10,
+    target: str = "pred",
+    bootstrap: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    compare: str | None = None,
+    per_input: bool = False,
+    fail_under: str | None = None,
+    baseline: str | os.PathLike | None = None,
+    tolerance: str | float = "0.01",
+    plot: str | os.PathLike | None = None,
+    batch_size: int = 64,
+    device: str = "auto",
+    dtype: str = "auto",
+    forward_dtype: str = "same",
+    progress: Callable[[str, int, int | None], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> EvaluateRun:
+    """``contrastcat evaluate`` from Python: a records file (``-``: stdin) -> the report, written to
+    ``output`` as JSON when given, its curves drawn to ``plot`` (.png, .svg, .pdf), and its gates
+    judged: ``fail_under`` bounds (``"morf.aopc=0.5,lerf.lodds=0.1"``) and a ``baseline`` report
+    with its ``tolerance``. ``run.problems`` lists the gates failed (``run.passed``: none);
+    the command exits 3 for them."""
+    settings = EvalSettings(
+        orders=tuple(name.lower() for name in check.names("evaluate_file: orders", orders)),
+        steps=check.text("evaluate_file: steps", steps),
+        perturb=check.text("evaluate_file: perturb", perturb),
+        min_tokens=check.count("evaluate_file: min_tokens", min_tokens),
+        target=check.text("evaluate_file: target", target),
+        forward_dtype=check.text("evaluate_file: forward_dtype", forward_dtype),
+    )
+    plot = None if plot is None else check.path("evaluate_file: plot", plot)
+    if plot is not None:
+        from ..views.plots import plot_format, require_matplotlib
+
+        plot_format(plot)
+        require_matplotlib()
+    job = EvaluateJob(
+        records=check.path("evaluate_file: records", records),
+        model=None if model is None else check.path("evaluate_file: model", model),
+        library=None if library is None else check.path("evaluate_file: library", library),
+        settings=settings,
+        bootstrap=BootstrapSettings(
+            check.count("evaluate_file: bootstrap", bootstrap, minimum=0),
+            check.number("evaluate_file: ci", ci),
+            check.seed("evaluate_file: seed", seed),
+        ),
+        kendall=check.flag("evaluate_file: kendall", kendall),
+        batch_size=check.batch_size("evaluate_file: batch_size", batch_size),
+        device=check.text("evaluate_file: device", device),
+        dtype=check.text("evaluate_file: dtype", dtype),
+        output=None if output is None else check.path("evaluate_file: output", output),
+        compare=None if compare is None else check.text("evaluate_file: compare", compare),
+        per_input=check.flag("evaluate_file: per_input", per_input),
+        fail_under=None if fail_under is None else check.text("evaluate_file: fail_under", fail_under),
+        baseline=None if baseline is None else check.path("evaluate_file: baseline", baseline),
+        tolerance=tolerance if isinstance(tolerance, str) else repr(check.number("evaluate_file: tolerance", tolerance)),
+        other_outputs=() if plot is None else (plot,),
+    )
+    notify = check.callback("evaluate_file: notify", notify)
+    run = _evaluate_file(job, progress=check.callback("evaluate_file: progress", progress), notify=notify)
+    if plot is not None:
+        from ..views.plots import plot_curves
+
+        plot_curves(run.evaluation, plot, [job.records, job.library, job.baseline])
+        if notify:
+            notify(f"wrote the curves to {plot}")
+    return run

@@ -1,0 +1,193 @@
+"""Reference libraries: build_library (a loaded classifier), build_refs (the command), cached_library."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from .. import arguments as check
+from ..io.files import check_output_path
+from ..library import BuildOptions, RefLibrary, SelectionSettings
+from ..library import build_library as _build_library
+from ..library.build import BuildReport, Progress, parse_pools
+from ..library.build_refs import build_refs as _build_refs
+from ..library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
+from ..library.defaults import cached_library as _cached_library
+from ..library.defaults import labelled_data as _labelled_data
+from ..models import Classifier
+from .checks import classifier_arg, model_directory
+
+
+def _build_options(
+    function: str, *, k, keep, gamma, min_tokens, max_length, pools, seed, store_dtype, strict_gamma, batch_size,
+    forward_dtype,
+) -> BuildOptions:
+    """The one BuildOptions of a call, each value checked under the name ``function`` takes it by."""
+    return BuildOptions(
+        selection=SelectionSettings(
+            gamma=check.number(f"{function}: gamma", gamma, minimum=0.0),
+            k=check.count(f"{function}: k", k),
+            keep=check.count(f"{function}: keep", keep),
+            min_tokens=check.count(f"{function}: min_tokens", min_tokens),
+        ),
+        batch_size=check.batch_size(f"{function}: batch_size", batch_size),
+        dtype=check.text(f"{function}: store_dtype", store_dtype),
+        strict_gamma=check.flag(f"{function}: strict_gamma", strict_gamma),
+        pools=parse_pools(pools) if isinstance(pools, str) else tuple(check.names(f"{function}: pools", pools)),
+        seed=check.seed(f"{function}: seed", seed),
+        forward_dtype=check.text(f"{function}: forward_dtype", forward_dtype),
+        max_length=check.optional_count(f"{function}: max_length", max_length, minimum=2),
+    )
+
+
+def build_library(
+    classifier: Classifier,
+    path: str | os.PathLike | None = None,
+    data=None,
+    labels: Sequence[int | str] | None = None,
+    *,
+    split: str | None = None,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    k: int = 30,
+    keep: int = 50,
+    gamma: float = 1e-3,
+    min_tokens: int = 10,
+    max_scan: int | None = None,
+    pools: Sequence[str] = ("random",),
+    seed: int = 0,
+    store_dtype: str = "float32",
+    strict_gamma: bool = False,
+    batch_size: int = 32,
+    forward_dtype: str = "same",
+    max_length: int | None = None,
+    progress: Progress | None = None,
+) -> RefLibrary:
+    """Pick references per class (docs/spec.md §2) and store their activations at ``path``.
+
+    ``path`` None: ``refs.h5`` in the current directory, as ``build-refs`` without ``-o``
+    (a file already there is replaced only if it is a library of the same model).
+
+    ``data``: a ``--data`` spelling (a JSONL/CSV file, ``hub_name[:config]``,
+    ``corpus:NAME``), a list of texts with ``labels``, or rows (dicts or a
+    ``datasets.Dataset``) with ``text_field`` and ``label_field`` (None: ``text`` and
+    ``label``, or the fields of the alias's data set). ``data`` None: the alias's own
+    data set (``minilm-rt``: its Rotten Tomatoes training split).
+    """
+    classifier = classifier_arg("build_library", classifier)
+    options = _build_options(
+        "build_library", k=k, keep=keep, gamma=gamma, min_tokens=min_tokens, max_length=max_length, pools=pools,
+        seed=seed, store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size,
+        forward_dtype=forward_dtype,
+    )
+    max_scan = check.optional_count("build_library: max_scan", max_scan)
+    progress = check.callback("build_library: progress", progress)
+    if isinstance(data, (str, os.PathLike)):
+        data = check.path("build_library: data", data)
+    elif data is not None:
+        check.collection("build_library: data", data, "texts or rows")
+    # The same refusals as build-refs: the data, the model's files and a non-library are never replaced.
+    if path is None:
+        path = DEFAULT_LIBRARY
+        check_output_path(path, [data if isinstance(data, str) else None, model_directory(classifier)])
+        check_same_model(path, replaceable(path), classifier)
+    else:
+        path = check.path("build_library: path", path)
+        check_output_path(path, [data if isinstance(data, str) else None, model_directory(classifier)])
+    texts, label_ids, description, split_used = labelled_data(
+        classifier, data, labels, split, text_field, label_field, max_scan
+    )
+    _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used, progress=progress)
+    return RefLibrary(path)
+
+
+def build_refs(
+    model: str | os.PathLike,
+    output: str | os.PathLike | None = None,
+    data: str | os.PathLike | None = None,
+    *,
+    split: str | None = None,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    k: int = 30,
+    keep: int = 50,
+    gamma: float = 1e-3,
+    min_tokens: int = 10,
+    max_scan: int | None = None,
+    max_length: int | None = None,
+    pools: str | Sequence[str] = ("random",),
+    seed: int = 0,
+    store_dtype: str = "float32",
+    strict_gamma: bool = False,
+    batch_size: int = 32,
+    device: str = "auto",
+    dtype: str = "auto",
+    forward_dtype: str = "same",
+    progress: Progress | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> BuildReport:
+    """``contrastcat build-refs`` from Python: load the model named ``model``, scan ``data`` (a file,
+    ``hub_name[:config]``, ``corpus:NAME``; None: the alias's own) and write the library to ``output``
+    (None: ``./refs.h5``, replaced only when it holds a library of the same model). Returns what
+    was selected (``report.selection``: per class, the rows stored and how many passed gamma)."""
+    options = _build_options(
+        "build_refs", k=k, keep=keep, gamma=gamma, min_tokens=min_tokens, max_length=max_length, pools=pools,
+        seed=seed, store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size,
+        forward_dtype=forward_dtype,
+    )
+    return _build_refs(
+        check.path("build_refs: model", model),
+        None if output is None else check.path("build_refs: output", output),
+        options,
+        data=None if data is None else check.path("build_refs: data", data),
+        split=check.optional_text("build_refs: split", split),
+        text_field=check.optional_text("build_refs: text_field", text_field),
+        label_field=check.optional_text("build_refs: label_field", label_field),
+        max_scan=check.optional_count("build_refs: max_scan", max_scan),
+        device=check.text("build_refs: device", device),
+        dtype=check.text("build_refs: dtype", dtype),
+        progress=check.callback("build_refs: progress", progress),
+        notify=check.callback("build_refs: notify", notify),
+    )
+
+
+def cached_library(
+    classifier: Classifier,
+    progress: Progress | None = None,
+    build: bool = True,
+    notify: Callable[[str], None] | None = None,
+) -> tuple[RefLibrary, bool]:
+    """(library, built now) of a model known by its alias (``minilm-rt``, ``bert-sst2``, ...): what
+    ``explain`` uses with no library named. The cached one (one per weights' precision) if it is
+    readable and made for these weights; else built now with ``build_library``'s defaults from
+    the alias's own training data and cached (``defaults.cached_library_path``; ``notify`` hears
+    of it first). With ``build=False`` (several processes at once, each of which would build its
+    own, different library) a missing or unusable one is an error."""
+    return _cached_library(
+        classifier_arg("cached_library", classifier),
+        progress=check.callback("cached_library: progress", progress),
+        build=check.flag("cached_library: build", build),
+        notify=check.callback("cached_library: notify", notify),
+    )
+
+
+def labelled_data(
+    classifier: Classifier,
+    data=None,
+    labels: Sequence[int | str] | None = None,
+    split: str | None = None,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    max_scan: int | None = None,
+) -> tuple[list[str], list[int], str, str]:
+    """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
+    None: the alias's own data set, whose split and fields are the defaults."""
+    return _labelled_data(
+        classifier_arg("labelled_data", classifier),
+        data,
+        labels,
+        split=check.optional_text("split", split),
+        text_field=check.optional_text("text_field", text_field),
+        label_field=check.optional_text("label_field", label_field),
+        max_scan=check.optional_count("max_scan", max_scan),
+    )

@@ -1,0 +1,116 @@
+"""An evaluation as terminal tables: one step table per method, the comparison of methods, the
+paired differences. What ``contrastcat evaluate`` prints; a notebook can print the same blocks
+with a Rich console."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from ..evaluation.metrics import BEST, METRICS, SECOND, Comparison, step_labels
+from ..evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, EvaluationReport, header, number
+
+# Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
+PLAIN_SIGNS = {BEST: " *", SECOND: " †"}
+STYLES = {BEST: "bold", SECOND: "underline"}
+
+
+def report_blocks(
+    evaluation: EvaluationReport, document: dict, *, markdown: bool = False, curves: bool = False, plain: bool = False
+) -> list[str | Text | Table]:
+    """What to print, in order: a string is a plain line (or a Markdown table), the rest are Rich
+    renderables. ``curves``: each method's step table even when several are compared; ``plain``:
+    best and second marked by signs where styles cannot show."""
+    if markdown:
+        return [evaluation.table(MARKDOWN_DECIMALS), *compare_lines(document, MARKDOWN_DECIMALS)]
+    reports = evaluation.methods
+    labels = step_labels(evaluation.settings.steps)
+    blocks: list[str | Text | Table] = []
+    if len(reports) == 1 or curves:
+        for name, report in reports.items():
+            blocks.append(curve_table(name, report, labels))
+            if report.kendall is not None:
+                k = report.kendall
+                verdict = "passes" if k.passes else "does not pass"
+                blocks.append(Text(
+                    f"Kendall-τ (c vs (c+1) mod {evaluation.num_classes}, {k.inputs} inputs): "
+                    f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
+                ))
+    if len(reports) > 1:
+        blocks.append(comparison_table(evaluation.comparison(TABLE_DECIMALS), len(labels), plain))
+        if evaluation.kendall:
+            blocks.append(Text(
+                f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
+                "below 0.05 passes."
+            ))
+    if evaluation.bootstrap.resamples:
+        b = evaluation.bootstrap
+        blocks.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
+    return blocks + compare_lines(document, TABLE_DECIMALS)
+
+
+def compare_lines(document: dict, decimals: int) -> list[str]:
+    """``A − B: MoRF AOPC +0.030 [+0.012, +0.047], excludes 0`` per metric (none without a comparison)."""
+    compare = document.get("compare")
+    if compare is None:
+        return []
+    names = {c["key"]: c["name"] for c in document["comparison"]["columns"]}
+    lines = [f"{compare['first']} − {compare['second']}, paired over the inputs both evaluated:"]
+    for key, found in compare["differences"].items():
+        interval = found["interval"]
+        if interval is None:
+            lines.append(f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} ({found['inputs']} inputs; no interval)")
+            continue
+        verdict = "excludes 0" if found["excludes_zero"] else "includes 0"
+        lines.append(
+            f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} "
+            f"[{interval['low']:+.{decimals}f}, {interval['high']:+.{decimals}f}], {verdict} ({found['inputs']} inputs)"
+        )
+    return lines
+
+
+def curve_table(name: str, report, labels: list[str]) -> Table:
+    """Steps as rows, metrics as columns: fits an 80-column terminal."""
+    left_out = f", {report.skipped_short} skipped (too short)"
+    if report.skipped_special:
+        left_out += f", {report.skipped_special} skipped (only special tokens)"
+    if report.skipped_duplicates:
+        left_out += f", {report.skipped_duplicates} duplicates skipped"
+    table = Table(title=Text(f"{name}: {report.evaluated} inputs evaluated{left_out}"), title_justify="left")
+    table.add_column("step", justify="right")
+    columns = []
+    for order, curve in report.curves.items():
+        for key in ("aopc", "lodds"):
+            table.add_column(header(METRICS[(order, key)]), justify="right")
+            columns.append(getattr(curve, key))
+    for step, label in enumerate(labels):
+        table.add_row(label, *[f"{values[step]:.4f}" for values in columns])
+    table.add_section()
+    table.add_row("mean", *[f"{sum(values) / len(values):.4f}" for values in columns], style="bold")
+    keys = [f"{order}_{key}" for order in report.curves for key in ("aopc", "lodds")]
+    if all(key in report.intervals for key in keys):  # its own row: the table still fits 80 columns
+        table.add_row("±", *[f"{report.intervals[key].half_width:.4f}" for key in keys])
+    return table
+
+
+def comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
+    """Methods as rows, the mean of each metric over the steps as columns."""
+    legend = "* best, † second" if plain else "bold best, underlined second"
+    table = Table(title=f"Mean over the {steps} steps ({legend} in each column)", title_justify="left")
+    table.add_column("method", no_wrap=True)
+    for column in comparison.columns:
+        table.add_column(header(column.metric), justify="right")
+    table.add_column("inputs", justify="right")
+    for row in comparison.rows:
+        cells = []
+        for column in comparison.columns:
+            mark = row.marks[column.key]
+            text = number(row.values[column.key], TABLE_DECIMALS, row.intervals.get(column.key))
+            if mark is None:
+                cells.append(Text(text + ("  " if plain else "")))
+            elif plain:
+                cells.append(Text(text + PLAIN_SIGNS[mark]))
+            else:
+                cells.append(Text.assemble((text, STYLES[mark])))  # the number only, not its padding
+        table.add_row(Text(row.method), *cells, str(row.evaluated))
+    return table
