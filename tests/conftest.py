@@ -12,9 +12,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest
 import torch
 
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.models import wrap_classifier
 from contrastcat.testing import toy
+
+from . import helpers
+from .helpers import build_toy_library
 
 # The planted-keyword task the toy tests and the demo share (see contrastcat.testing.toy).
 TOY_TRAIN_SIZE = 2000
@@ -54,19 +56,6 @@ def toy_classifier(toy_dir):
     return load_classifier(str(toy_dir / "model"), "cpu")
 
 
-def build_toy_library(classifier, examples, path, **options) -> RefLibrary:
-    """A library over the toy training data; ``options`` go to BuildOptions."""
-    build_library(
-        classifier,
-        [e.text for e in examples],
-        [e.label for e in examples],
-        path,
-        BuildOptions(selection=SelectionSettings(), **options),
-        data="toy",
-    )
-    return RefLibrary(path)
-
-
 @pytest.fixture(scope="session")
 def toy_library(toy_dir, toy_classifier, toy_examples):
     return build_toy_library(toy_classifier, toy_examples, toy_dir / "refs.h5")
@@ -86,9 +75,6 @@ def _mount_tmpfs(where, size: str) -> bool:
     return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True).returncode == 0
 
 
-FULL_DISK_ROOM = 300_000  # bytes: a toy library or report does not fit, a probe file does
-
-
 @pytest.fixture(params=["tmpfs", "patched"])
 def full_disk(request, tmp_path, monkeypatch):
     """A directory on a disk with about 300 KB free: a real tmpfs where mounting works (root in a
@@ -103,14 +89,14 @@ def full_disk(request, tmp_path, monkeypatch):
 
     place = tmp_path / "disk"
     place.mkdir()
-    if request.param == "tmpfs" and _mount_tmpfs(place, f"{FULL_DISK_ROOM // 1000}k"):
+    if request.param == "tmpfs" and _mount_tmpfs(place, f"{helpers.FULL_DISK_ROOM // 1000}k"):
         request.addfinalizer(lambda: subprocess.run(["umount", "-l", str(place)], check=False))
         return place
     real_open = open
 
     class FullDiskFile(io.FileIO):
         def write(self, data) -> int:
-            if self.tell() + len(memoryview(data).cast("B")) > FULL_DISK_ROOM:
+            if self.tell() + len(memoryview(data).cast("B")) > helpers.FULL_DISK_ROOM:
                 raise OSError(errno.ENOSPC, "No space left on device")
             return super().write(data)
 

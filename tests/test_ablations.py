@@ -20,9 +20,7 @@ from contrastcat.methods import ContrastCAT, ContrastCATPlus, build_method, inpu
 from contrastcat.models.tokens import tokenize
 from contrastcat.records.record import InputRow
 
-from .conftest import build_toy_library
-from .test_library import LABELS, stub_classifier, stub_texts
-from .test_method_exact import forward, minmax, probability
+from .helpers import LABELS, build_toy_library, forward, minmax, probability, stub_classifier, stub_texts
 
 TEXTS = [
     "the film was great and the music was lovely too",

@@ -43,7 +43,7 @@ def test_the_readme_example_runs_on_the_toy_model(toy_dir, tmp_path, capsys):
 
 
 def test_api_explain_equals_the_cli(toy_dir, toy_library, tmp_path):
-    from .cli_helpers import invoke
+    from .helpers import invoke
 
     out = tmp_path / "cli.jsonl"
     result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat,rollout",

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from .cli_helpers import EXE, assert_one_line_error, invoke
+from .helpers import EXE, assert_one_line_error, invoke
 
 
 @pytest.fixture()

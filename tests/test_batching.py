@@ -9,7 +9,7 @@ from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.methods import build_method
 from contrastcat.records.record import InputRow
 
-from .method_cases import CASES, IDS, TEXTS
+from .helpers import CASES, IDS, TEXTS
 
 
 @pytest.mark.parametrize("name, options", CASES, ids=IDS)

@@ -15,7 +15,7 @@ import pytest
 
 from contrastcat.library import RefLibrary
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 def test_build_refs_on_a_full_disk_is_one_line_and_keeps_what_was_there(toy_dir, full_disk):

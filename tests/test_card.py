@@ -25,7 +25,7 @@ from contrastcat.models.zoo import cache
 from contrastcat.records.data import DataSource
 from contrastcat.testing import toy
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 @pytest.fixture()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import h5py
 import pytest
 
-from .cli_helpers import EXE, OFFLINE, runner
+from .helpers import EXE, OFFLINE, runner
 
 
 @dataclass

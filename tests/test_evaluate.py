@@ -12,13 +12,13 @@ import math
 import numpy as np
 import pytest
 
+from contrastcat.deletion.plan import step_counts
 from contrastcat.evaluation.metrics import (
     EvalSettings,
     kendall_confidence,
     kendall_for_records,
     kendall_tau_b,
     perturbation_curves,
-    step_counts,
 )
 from contrastcat.records.record import AttributionRecord
 

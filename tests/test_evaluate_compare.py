@@ -7,10 +7,8 @@ expected marks from the numbers of the JSON report.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
-import random
 
 import pytest
 from typer.testing import CliRunner
@@ -26,8 +24,9 @@ from contrastcat.evaluation.metrics import (
     rank_marks,
 )
 from contrastcat.records.record import AttributionRecord
-from contrastcat.testing import toy
 from contrastcat_cli.app import app
+
+from .helpers import INPUTS, write_records
 
 NAN = float("nan")
 
@@ -128,49 +127,7 @@ def test_mark_special_tokens_adds_flags_and_keeps_given_ones():
 
 # ------------------------------------------------------------------ the CLI
 
-KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
 RUNNER = CliRunner()
-
-
-def _scores(method: str, tokens: list[str], rng: random.Random) -> list[float]:
-    if method in ("keyword", "attcat"):  # attcat: hand-made scores under a real method's name (for --kendall)
-        return [1.0 if t in KEYWORDS else 0.5 * i / len(tokens) for i, t in enumerate(tokens)]
-    if method == "position":
-        return [1 - i / (len(tokens) - 1) for i in range(len(tokens))]
-    return [round(rng.random(), 6) for _ in tokens]
-
-
-INPUTS = 6  # of the 12 toy inputs: enough to separate the methods, and quick
-
-
-@functools.cache
-def _fingerprint(model_dir: str) -> str:
-    from contrastcat.models.resolve import load_classifier
-
-    return load_classifier(model_dir, "cpu").fingerprint
-
-
-def write_records(toy_dir, path, methods, with_special=True):
-    """Records of ``methods`` for the toy inputs, interleaved: methods first appear in the given order.
-    Written by hand as a user would for another tool's maps, with the model's fingerprint."""
-    fingerprint = _fingerprint(str(toy_dir / "model"))
-    tokenizer = toy.make_tokenizer()
-    rng = random.Random(0)
-    texts = [json.loads(line)["text"] for line in (toy_dir / "inputs.jsonl").read_text().splitlines()[:INPUTS]]
-    lines = []
-    for index, text in enumerate(texts):
-        ids = tokenizer(text)["input_ids"]
-        tokens = tokenizer.convert_ids_to_tokens(ids)
-        for method in methods if index % 2 == 0 else reversed(methods):
-            record = {
-                "id": index, "text": text, "tokens": tokens, "token_ids": ids, "scores": _scores(method, tokens, rng),
-                "target": 0, "method": method, "model": str(toy_dir / "model"), "model_fingerprint": fingerprint,
-            }
-            if with_special:
-                record["special"] = [t in tokenizer.all_special_tokens for t in tokens]
-            lines.append(json.dumps(record))
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def evaluate(*args, env=None):

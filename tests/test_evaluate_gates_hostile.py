@@ -15,7 +15,7 @@ import contrastcat
 from contrastcat.errors import BadInput
 from contrastcat.evaluation import reports
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 @pytest.fixture(scope="module")
@@ -164,14 +164,14 @@ def test_bootstrap_is_bounded(work):
 
 
 def test_evaluate_on_a_full_disk_is_one_line_and_keeps_the_old_report(work, full_disk, monkeypatch):
-    from . import conftest
+    from . import helpers
 
     _, records, _ = work
     report = full_disk / "report.json"
     report.write_text("the previous report\n")
     padding = full_disk / "filler"
     padding.write_bytes(b"x" * 292_000)  # a tmpfs then has a page or two left: less than one report
-    monkeypatch.setattr(conftest, "FULL_DISK_ROOM", 2_000)  # the patched disk: as little room
+    monkeypatch.setattr(helpers, "FULL_DISK_ROOM", 2_000)  # the patched disk: as little room
     result = invoke("evaluate", records, "--min-tokens", "3", "--per-input", "--bootstrap", "100", "-o", report, "-q")
     assert_one_line_error(result, f"{report}: cannot write (No space left on device)", code=1)
     assert report.read_text() == "the previous report\n"

@@ -19,7 +19,7 @@ from contrastcat.records.record import read_records
 
 PER_TOKEN = ("tokens", "token_ids", "scores", "offsets", "special")
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 @pytest.fixture(scope="module")

@@ -121,7 +121,7 @@ def test_wrong_arguments_are_one_line_before_any_work(tmp_path, source, toy_libr
 
 
 def test_an_api_error_names_the_parameter_and_the_command_names_its_flag(tmp_path, toy_dir):
-    from .cli_helpers import assert_one_line_error, invoke
+    from .helpers import assert_one_line_error, invoke
 
     common = dict(data=toy_dir / "train.jsonl", gamma=float("inf"))
     with pytest.raises(BadInput) as raised:

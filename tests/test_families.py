@@ -22,7 +22,8 @@ from contrastcat.models.tokens import tokenize
 from contrastcat.records.record import InputRow
 from contrastcat.testing import tiny, toy
 
-from .method_cases import TEXTS as ALL_TEXTS
+from .helpers import TEXTS as ALL_TEXTS
+from .helpers import fallback_model
 
 FAMILY_NAMES = sorted(FAMILIES)
 ALBERT_LAYERS = 3
@@ -136,38 +137,10 @@ def test_build_refs_explain_every_method_evaluate(model_type, tmp_path):
             assert np.all(np.isfinite(curve.aopc)) and np.all(np.isfinite(curve.lodds))
 
 
-def _fallback_model(kind: str):
-    """Model types with no row: a RoBERTa clone (CamemBERT) and a decoder (GPT-NeoX)."""
-    import transformers
-
-    if kind == "camembert":
-        tokenizer = tiny.make_tokenizer("roberta")
-        config = transformers.CamembertConfig(
-            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-            intermediate_size=64, max_position_embeddings=66, pad_token_id=1, type_vocab_size=1, num_labels=3,
-        )
-    elif kind == "bloom":
-        tokenizer = tiny.make_tokenizer("gpt2")
-        config = transformers.BloomConfig(
-            vocab_size=len(tokenizer), hidden_size=32, n_layer=2, n_head=4, num_labels=3,
-            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
-        )
-    else:
-        tokenizer = tiny.make_tokenizer("gpt2")
-        config = transformers.GPTNeoXConfig(
-            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-            intermediate_size=64, max_position_embeddings=64, num_labels=3,
-            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
-        )
-    torch.manual_seed(0)
-    model = transformers.AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
-    return model.eval(), tokenizer
-
-
 @pytest.mark.parametrize("kind", ["camembert", "gpt_neox", "bloom"])
 def test_a_family_with_no_row_works_through_the_checked_fallback(kind):
     assert kind not in FAMILIES
-    model, tokenizer = _fallback_model(kind)
+    model, tokenizer = fallback_model(kind)
     classifier = wrap_classifier(model, tokenizer, name=kind)
     warning = classifier.adapter.warning
     assert warning and f"model type {kind!r} has no row" in warning and "\n" not in warning
@@ -195,7 +168,7 @@ def test_a_family_with_no_row_works_through_the_checked_fallback(kind):
 def test_a_family_whose_layers_cannot_be_found_is_refused_in_one_line():
     from contrastcat.errors import BadInput
 
-    model, tokenizer = _fallback_model("camembert")
+    model, tokenizer = fallback_model("camembert")
     model.config.num_hidden_layers = 5  # no list of 5 layers anywhere
     with pytest.raises(BadInput) as caught:
         wrap_classifier(model, tokenizer, name="odd")

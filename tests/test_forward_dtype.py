@@ -27,8 +27,7 @@ from contrastcat.models.tokens import tokenize
 from contrastcat.records.record import InputRow
 from contrastcat.testing import toy
 
-from .cli_helpers import assert_one_line_error, invoke
-from .conftest import build_toy_library
+from .helpers import assert_one_line_error, build_toy_library, invoke
 
 ROWS = [InputRow(i + 1, i, e.text) for i, e in enumerate(toy.make_examples(60, seed=81))]
 

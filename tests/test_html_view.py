@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .cli_helpers import invoke
+from .helpers import invoke
 
 HOSTILE = [
     'a good film <script>document.title="pwned"</script> with great music',

@@ -17,6 +17,7 @@ RANKS = {
     "contrastcat.version": 0,  # the release number
     "contrastcat.errors": 0,  # the exception family
     "contrastcat.arguments": 1,  # argument checks every layer shares
+    "contrastcat.scaling": 1,  # min–max scaling, the one definition
     "contrastcat.io": 2,  # safe output files, strict JSON, input lines
     "contrastcat.records": 3,  # input rows, labelled data, attribution records
     "contrastcat.models": 4,  # name -> classifier, families, tokenising, forward passes, the zoo
@@ -217,3 +218,30 @@ def test_the_cli_checks_can_fail(tmp_path):
     )
     assert private_imports(tmp_path) == ["x.py:2 imports contrastcat.models.zoo", "x.py:5 imports contrastcat.evaluation"]
     assert long_commands(tmp_path, 50) == ["x.py:run 50 lines"]
+
+
+def cross_test_imports(tests: Path) -> list[str]:
+    """Test files that import another test file or conftest (shared code lives in helpers.py)."""
+    found = []
+    for path in sorted(tests.rglob("test_*.py")) + sorted(tests.rglob("conftest.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + ([alias.name for alias in node.names] if not node.module else [])
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                last = name.rpartition(".")[2]
+                if last.startswith("test_") or (last == "conftest" and path.name != "conftest.py"):
+                    found.append(f"{path.name}:{node.lineno} imports {name}")
+    return found
+
+
+def test_no_test_file_imports_another():
+    assert cross_test_imports(ROOT / "tests") == []
+
+
+def test_the_test_import_check_can_fail(tmp_path):
+    (tmp_path / "test_a.py").write_text("from .test_b import x\nfrom . import conftest\nfrom .helpers import y\n")
+    assert cross_test_imports(tmp_path) == ["test_a.py:1 imports test_b", "test_a.py:2 imports conftest"]

@@ -8,55 +8,15 @@ import h5py
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
 from contrastcat.errors import BadInput, LibraryMismatch, RunFailed
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
-from contrastcat.models import wrap_classifier
+
+from .helpers import LABELS, NAMES, stub_classifier, stub_texts
+
 
 # Stub classifier: row i of the data starts with token "r<i>"; the model's
 # probabilities for that row are PROBS[i], whatever the rest of the text.
-PROBS = [
-    [0.995, 0.004, 0.001],  # r0 label 0
-    [0.980, 0.002, 0.018],  # r1 label 0
-    [0.300, 0.600, 0.100],  # r2 label 0, misclassified
-    [0.0005, 0.999, 0.0005],  # r3 label 1
-    [0.001, 0.998, 0.001],  # r4 label 1, too short
-    [0.009, 0.990, 0.001],  # r5 label 1
-    [0.003, 0.0001, 0.9969],  # r6 label 2
-    [0.020, 0.030, 0.950],  # r7 label 2
-    [0.999, 0.0009, 0.0001],  # r8 label 0
-]
-LABELS = [0, 0, 0, 1, 1, 1, 2, 2, 0]
-SHORT = {4}
-NAMES = ("neg", "pos", "neutral")
-
-
-class StubClassifier(BertForSequenceClassification):
-    """A real tiny BERT underneath (so activations exist), with logits looked up per row."""
-
-    def forward(self, input_ids=None, attention_mask=None, **kwargs):
-        out = super().forward(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-        table = torch.log(torch.tensor(PROBS, dtype=torch.float32))
-        out.logits = table[input_ids[:, 1] - 5] + 0 * out.logits
-        return out
-
-
-def stub_classifier():
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"r{i}" for i in range(9)] + ["w"])}
-    tokenizer = BertTokenizerFast(vocab=vocab)
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=32, num_labels=3, id2label=dict(enumerate(NAMES)), label2id={n: i for i, n in enumerate(NAMES)},
-    )
-    return wrap_classifier(StubClassifier(config), tokenizer, name="stub")
-
-
-def stub_texts():
-    return [f"r{i} w w" if i in SHORT else f"r{i} " + " ".join(["w"] * 9) for i in range(len(PROBS))]
-
-
 def build(tmp_path, **selection):
     classifier = stub_classifier()
     path = tmp_path / "stub.h5"

@@ -18,7 +18,7 @@ import torch
 
 from contrastcat.library.schema import CHECKSUM, array_checksum, content_fingerprint
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 @pytest.fixture()

@@ -41,7 +41,7 @@ from contrastcat.models import FAMILIES, wrap_classifier
 from contrastcat.models.tokens import tokenize
 from contrastcat.testing import tiny
 
-from .method_cases import TEXTS
+from .helpers import TEXTS
 
 LRP_METHODS = ["full-lrp", "partial-lrp", "transatt", "attnlrp"]
 
@@ -335,7 +335,7 @@ def test_conservation_in_families_with_no_row(kind):
     place (Falcon). With Q = K = 0 the scores are the ALiBi bias alone, and whatever the
     softmax input carries is absorbed by that constant: the attention maps' relevance is
     still all that is absorbed."""
-    from .test_families import _fallback_model
+    from .helpers import fallback_model as _fallback_model
 
     model, tokenizer = _falcon() if kind == "falcon" else _fallback_model(kind)
     with torch.no_grad():
@@ -508,7 +508,7 @@ def test_layer_norm_is_linear_with_its_standard_deviation_held():
 def test_method_all_and_the_method_list_include_the_lrp_methods(tmp_path, toy_dir):
     from contrastcat.methods import parse_method_list
 
-    from .cli_helpers import invoke
+    from .helpers import invoke
 
     assert set(LRP_METHODS) <= set(parse_method_list("all"))
     listed = invoke("explain", "--list-methods")

@@ -15,21 +15,13 @@ from contrastcat.capture.core import capture
 from contrastcat.methods import ContrastCAT
 from contrastcat.models.tokens import tokenize
 
+from .helpers import forward, minmax, probability
+
 TEXTS = [
     "the film was great and the music was lovely too",
     "a boring night in the old house with the dog",
     "we saw the city at night and it was a long road home",
 ]
-
-
-def forward(model, ids):
-    return model(input_ids=torch.tensor([ids]), output_hidden_states=True, output_attentions=True)
-
-
-def minmax(values):
-    low, high = min(values), max(values)
-    span = high - low if high != low else 1e-6
-    return [(v - low) / span for v in values]
 
 
 def contrast_map_by_loop(model, ids, target, reference_ids):
@@ -55,11 +47,6 @@ def contrast_map_by_loop(model, ids, target, reference_ids):
                 total += G[i][j] * (A[i][j] - r)
             scores[i] += alpha * total
     return minmax(scores)
-
-
-def probability(model, ids, target):
-    with torch.no_grad():
-        return torch.softmax(model(input_ids=torch.tensor([ids])).logits[0].double(), -1)[target].item()
 
 
 def refined_by_loop(model, ids, special, target, maps):

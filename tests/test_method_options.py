@@ -14,8 +14,7 @@ from contrastcat.evaluation.metrics import group_by_method
 from contrastcat.methods import METHODS, build_method, build_methods, check_options, parse_method_list
 from contrastcat.records.record import AttributionRecord, InputRow, read_records
 
-from .cli_helpers import assert_one_line_error, invoke
-from .method_cases import CASES
+from .helpers import CASES, assert_one_line_error, invoke
 
 TEXTS = ["the film was great and the music was lovely too", "a boring night in the old house with the dog"]
 

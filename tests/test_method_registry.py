@@ -24,7 +24,7 @@ from contrastcat.methods import (
     unregister,
 )
 
-from .cli_helpers import EXE, OFFLINE
+from .helpers import EXE, OFFLINE
 
 
 def test_a_misspelt_option_is_an_error_listing_the_valid_ones():

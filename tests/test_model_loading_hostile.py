@@ -17,7 +17,7 @@ from transformers import BertModel
 from contrastcat.errors import BadInput
 from contrastcat.models.resolve import load_classifier
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from contrastcat.models.zoo.train import Recipe, fine_tune
 from contrastcat.records.record import InputRow
 from contrastcat.testing import toy
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 CPU = torch.device("cpu")
 QUERIES = ("_is_amx_tile_supported", "_is_avx512_bf16_supported", "_is_amx_fp16_supported")

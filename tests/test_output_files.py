@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 @pytest.fixture()

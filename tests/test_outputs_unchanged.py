@@ -147,7 +147,7 @@ def _copy_inputs(work: Path) -> None:
 
 
 def test_build_refs_writes_the_library_it_wrote_before_the_move(tmp_path, monkeypatch):
-    from .cli_helpers import invoke
+    from .helpers import invoke
 
     _copy_inputs(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -163,7 +163,7 @@ def test_build_refs_writes_the_library_it_wrote_before_the_move(tmp_path, monkey
 
 
 def test_explain_evaluate_render_write_what_they_wrote_before_the_move(tmp_path, monkeypatch):
-    from .cli_helpers import invoke
+    from .helpers import invoke
 
     _copy_inputs(tmp_path)
     shutil.copy(GOLDEN / "refs.h5", tmp_path / "refs.h5")
@@ -199,7 +199,7 @@ def _write_golden() -> None:
     from contrastcat.models.loading import quiet_transformers
     from contrastcat.testing import toy
 
-    from .cli_helpers import invoke
+    from .helpers import invoke
 
     shutil.rmtree(GOLDEN, ignore_errors=True)
     GOLDEN.mkdir()

@@ -19,7 +19,7 @@ from contrastcat.models.precision import NATIVE_BF16_ENV, resolve_dtype
 from contrastcat.models.resolve import load_classifier
 from contrastcat.records.record import InputRow
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 def test_auto_is_float32_on_a_cpu_and_the_checkpoint_dtype_on_a_gpu():

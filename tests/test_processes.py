@@ -17,7 +17,7 @@ import pytest
 
 from contrastcat.testing import toy
 
-from .cli_helpers import EXE, OFFLINE, assert_one_line_error, handles_signal, invoke, lines_in, start, wait_for
+from .helpers import EXE, OFFLINE, assert_one_line_error, handles_signal, invoke, lines_in, start, wait_for
 
 
 @pytest.fixture()

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from contrastcat.errors import BadInput
 from contrastcat.records.record import AttributionRecord, read_inputs, read_records
 
-from .cli_helpers import invoke
+from .helpers import invoke
 
 FAST = settings(max_examples=150, derandomize=True, database=None, deadline=None)
 SLOW = settings(

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 
 from contrastcat.records.record import read_records
 
-from .cli_helpers import invoke
+from .helpers import invoke
 
 EVIL_ID = "evil\x1b]0;pwned\x07\x1b[2J"
 PIECES = ["good\r", "film\x07", "nul\x00here", "\u202ereversed", "after", "all", "\x9b31m\x85", "del\x7f"]

@@ -21,12 +21,12 @@ import pytest
 import torch
 
 import contrastcat.output.checkpoint as checkpoint_module
-from contrastcat.output import explain_run
 from contrastcat.errors import BadInput
 from contrastcat.io import jsonl
+from contrastcat.output import explain_run
 from contrastcat.output.shards import Shard
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 # Windows of 8 inputs (batch 1 x 8 batches): the 12 toy inputs make a whole window and a short one.
 # rawatt: one forward pass per batch, the cheapest method that is still a model's output.

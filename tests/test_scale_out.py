@@ -20,7 +20,7 @@ from contrastcat.output.distributed import World, torchrun_world
 from contrastcat.output.shards import Shard
 from contrastcat.testing import toy
 
-from .cli_helpers import OFFLINE, assert_one_line_error, invoke, wait_for
+from .helpers import OFFLINE, assert_one_line_error, invoke, wait_for
 
 OPTIONS = ["--batch-size", "2", "-q"]  # windows of 16 inputs: 45 inputs make 3 windows, the last one short
 

@@ -24,7 +24,7 @@ from contrastcat.methods import build_method
 from contrastcat.records.record import InputRow, read_records
 from contrastcat.testing import toy
 
-from .cli_helpers import EXE, OFFLINE, assert_one_line_error, invoke
+from .helpers import EXE, OFFLINE, assert_one_line_error, invoke
 
 OPTIONS = ExplainOptions(batch_size=2)  # windows of 16 inputs
 

@@ -13,7 +13,7 @@ import pytest
 
 from contrastcat.testing import toy
 
-from .cli_helpers import assert_one_line_error, invoke
+from .helpers import assert_one_line_error, invoke
 
 WORDS = 10_000  # about 50,000 characters
 

@@ -17,7 +17,7 @@ from contrastcat import __version__
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
 from contrastcat_cli.app import app
 
-from .test_evaluate_compare import write_records
+from .helpers import write_records
 
 RUNNER = CliRunner()
 METHODS = ("keyword", "random", "position")

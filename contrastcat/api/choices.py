@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..arguments import MAX_BATCH_SIZE
 from ..deletion.perturb import DELETE, MASK
-from ..evaluation.metrics import STEP_GRIDS
+from ..deletion.plan import STEP_GRIDS
 from ..methods import METHODS, OptionSpec, option_specs
 from ..models import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ..models.zoo.registry import EMBEDDED

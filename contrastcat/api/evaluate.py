@@ -41,18 +41,8 @@ def evaluate(
     classifier = classifier_arg("evaluate", classifier)
     records = records_arg("evaluate", records)
     library = library_arg("evaluate", library)
-    settings = EvalSettings(
-        orders=tuple(check.names("evaluate: orders", orders)),
-        steps=check.text("evaluate: steps", steps),
-        perturb=check.text("evaluate: perturb", perturb),
-        min_tokens=check.count("evaluate: min_tokens", min_tokens),
-        target=check.text("evaluate: target", target),
-        forward_dtype=check.text("evaluate: forward_dtype", forward_dtype),
-    )
-    intervals = BootstrapSettings(
-        check.count("evaluate: bootstrap", bootstrap, minimum=0),
-        check.number("evaluate: ci", ci),
-        check.seed("evaluate: seed", seed),
+    settings, intervals = _settings(
+        "evaluate", orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed
     )
     return evaluate_records(
         classifier, records, settings, library, check.flag("evaluate: kendall", kendall),
@@ -93,13 +83,8 @@ def evaluate_file(
     judged: ``fail_under`` bounds (``"morf.aopc=0.5,lerf.lodds=0.1"``) and a ``baseline`` report
     with its ``tolerance``. ``run.problems`` lists the gates failed (``run.passed``: none);
     the command exits 3 for them."""
-    settings = EvalSettings(
-        orders=tuple(name.lower() for name in check.names("evaluate_file: orders", orders)),
-        steps=check.text("evaluate_file: steps", steps),
-        perturb=check.text("evaluate_file: perturb", perturb),
-        min_tokens=check.count("evaluate_file: min_tokens", min_tokens),
-        target=check.text("evaluate_file: target", target),
-        forward_dtype=check.text("evaluate_file: forward_dtype", forward_dtype),
+    settings, intervals = _settings(
+        "evaluate_file", orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed
     )
     plot = None if plot is None else check.path("evaluate_file: plot", plot)
     if plot is not None:
@@ -112,11 +97,7 @@ def evaluate_file(
         model=None if model is None else check.path("evaluate_file: model", model),
         library=None if library is None else check.path("evaluate_file: library", library),
         settings=settings,
-        bootstrap=BootstrapSettings(
-            check.count("evaluate_file: bootstrap", bootstrap, minimum=0),
-            check.number("evaluate_file: ci", ci),
-            check.seed("evaluate_file: seed", seed),
-        ),
+        bootstrap=intervals,
         kendall=check.flag("evaluate_file: kendall", kendall),
         batch_size=check.batch_size("evaluate_file: batch_size", batch_size),
         device=check.text("evaluate_file: device", device),
@@ -138,3 +119,24 @@ def evaluate_file(
         if notify:
             notify(f"wrote the curves to {plot}")
     return run
+
+
+def _settings(
+    function: str, orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed
+) -> tuple[EvalSettings, BootstrapSettings]:
+    """The protocol and the intervals of an evaluation, each value checked under ``function``'s name
+    for it; orders as the command spells them too (``MoRF,LeRF``)."""
+    settings = EvalSettings(
+        orders=tuple(name.lower() for name in check.names(f"{function}: orders", orders)),
+        steps=check.text(f"{function}: steps", steps),
+        perturb=check.text(f"{function}: perturb", perturb),
+        min_tokens=check.count(f"{function}: min_tokens", min_tokens),
+        target=check.text(f"{function}: target", target),
+        forward_dtype=check.text(f"{function}: forward_dtype", forward_dtype),
+    )
+    intervals = BootstrapSettings(
+        check.count(f"{function}: bootstrap", bootstrap, minimum=0),
+        check.number(f"{function}: ci", ci),
+        check.seed(f"{function}: seed", seed),
+    )
+    return settings, intervals

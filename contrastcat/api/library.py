@@ -186,8 +186,8 @@ def labelled_data(
         classifier_arg("labelled_data", classifier),
         data,
         labels,
-        split=check.optional_text("split", split),
-        text_field=check.optional_text("text_field", text_field),
-        label_field=check.optional_text("label_field", label_field),
-        max_scan=check.optional_count("max_scan", max_scan),
+        split=check.optional_text("labelled_data: split", split),
+        text_field=check.optional_text("labelled_data: text_field", text_field),
+        label_field=check.optional_text("labelled_data: label_field", label_field),
+        max_scan=check.optional_count("labelled_data: max_scan", max_scan),
     )

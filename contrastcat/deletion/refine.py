@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .perturb import LERF, MORF, perturb, ranked_positions
-
-if TYPE_CHECKING:  # only a type: importing tokens would pull in torch
-    from ..models.tokens import ProbabilityFn
+from ..models.tokens import ProbabilityFn
+from ..scaling import minmax
+from .perturb import LERF, MORF, ranked_positions
+from .plan import DeletionPlan, grid_counts
 
 RHO_RULES = {
     "mean+std": lambda s: s.mean() + s.std(),
@@ -53,9 +52,9 @@ class RefineSettings:
 
 
 def deletion_counts(length: int, grid: int = 10) -> list[int]:
-    """round(g * T) for g = linspace(0, 1, grid)[1:], duplicates dropped, order kept."""
-    counts = np.round(np.linspace(0.0, 1.0, grid)[1:] * length).astype(int)
-    return list(dict.fromkeys(int(c) for c in counts))
+    """The reference grid's counts (:func:`~contrastcat.deletion.plan.grid_counts`), duplicates
+    dropped, order kept: deleting the same tokens twice would only weigh that step twice."""
+    return list(dict.fromkeys(grid_counts(length, grid)))
 
 
 @dataclass(frozen=True)
@@ -81,30 +80,23 @@ def drop_scores(
     """S(I_R) for every map of every item: mean MoRF probability drop over the steps
     (``morf-lerf``: minus the mean LeRF drop over the same steps)."""
     orders = (MORF,) if score == "morf" else (MORF, LERF)
-    unique: dict[tuple[int, ...], int] = {}
-    plans: list[tuple[tuple[int, ...], list[list[list[tuple[int, ...]]]]]] = []
+    plan = DeletionPlan()
+    rows = []  # per item: (its own row, per map: per order: the rows of its steps)
     for item in items:
-        unique.setdefault(item.ids, len(unique))
+        own = plan.add(item.ids)
         counts = deletion_counts(len(item.ids), grid)
-        per_map = []
-        for scores in item.maps:
-            per_order = []
-            for order in orders:
-                ranking = ranked_positions(scores, item.special, order)
-                inputs = [perturb(item.ids, ranking[:count]) for count in counts]
-                for sequence in inputs:
-                    unique.setdefault(sequence, len(unique))
-                per_order.append(inputs)
-            per_map.append(per_order)
-        plans.append((item.ids, per_map))
-    sequences = list(unique)
-    probs = predict(sequences)
+        per_map = [
+            [plan.steps(item.ids, ranked_positions(scores, item.special, order), counts) for order in orders]
+            for scores in item.maps
+        ]
+        rows.append((own, per_map))
+    probs = plan.predict(predict)
     result = []
-    for item, (ids, per_map) in zip(items, plans):
-        base = probs[unique[ids], item.target]
+    for item, (own, per_map) in zip(items, rows):
+        base = probs[own, item.target]
 
-        def drop(inputs: list[tuple[int, ...]]) -> float:
-            return float(np.mean([base - probs[unique[s], item.target] for s in inputs]))
+        def drop(steps: list[int]) -> float:
+            return float(np.mean([base - probs[row, item.target] for row in steps]))
 
         result.append(np.array([drop(per_order[0]) - sum(drop(i) for i in per_order[1:]) for per_order in per_map]))
     return result
@@ -132,9 +124,7 @@ def select_maps(scores: np.ndarray, rho: str = "mean+std", keep: int | None = No
 
 def combine(maps: np.ndarray, kept: np.ndarray) -> np.ndarray:
     """Mean of the kept maps, min–max scaled (a constant map becomes zeros)."""
-    mean = maps[kept].mean(axis=0)
-    span = mean.max() - mean.min()
-    return (mean - mean.min()) / (span if span != 0 else 1e-6)
+    return minmax(maps[kept].mean(axis=0))
 
 
 def refine(

@@ -12,21 +12,16 @@ import json
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..deletion.perturb import DELETE, LERF, MASK, MORF, perturb, ranked_positions
+from ..deletion.perturb import DELETE, LERF, MASK, MORF, ranked_positions
+from ..deletion.plan import PAPER, STEP_GRIDS, DeletionPlan, step_counts
 from ..errors import BadInput
+from ..models.tokens import ProbabilityFn
 from ..records.record import AttributionRecord, resolve_label
 from .stats import BootstrapSettings, Interval, column_intervals, mean_interval
 
-if TYPE_CHECKING:  # only a type: importing tokens would pull in torch
-    from ..models.tokens import ProbabilityFn
-
-PAPER = "paper"
-REFERENCE = "reference"
-STEP_GRIDS = (PAPER, REFERENCE)
 ORDERS = (MORF, LERF)
 TARGETS = ("pred", "gold", "record")
 CLIP = 1e-12
@@ -50,26 +45,6 @@ METRICS = {
 KENDALL_METRIC = Metric("Kendall τ", False)
 BEST = "best"
 SECOND = "second"
-
-
-def step_labels(steps: str) -> list[str]:
-    if steps == PAPER:
-        return [f"{k}%" for k in range(10, 100, 10)]
-    return [f"{g * 100:.0f}%" for g in np.linspace(0, 1, 10)[1:]]
-
-
-def step_counts(length: int, nonspecial: int, steps: str) -> list[int]:
-    """How many tokens to perturb at each of the 9 steps (docs/spec.md §5).
-
-    paper: round(k/100 * non-special tokens), k = 10..90, halves to even;
-    reference: round(g * all tokens), g = linspace(0, 1, 10)[1:].
-    """
-    if steps == PAPER:
-        # k * n / 100, not k / 100 * n: 0.7 * 45 would give 31.4999... and lose the half.
-        return [int(c) for c in np.round(np.arange(10, 100, 10) * nonspecial / 100)]
-    if steps == REFERENCE:
-        return [int(c) for c in np.round(np.linspace(0, 1, 10)[1:] * length)]
-    raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
 
 
 @dataclass(frozen=True)
@@ -308,21 +283,18 @@ class CurveTally:
         targets = [
             _target(r, p, settings.target, self.label_names, _where(self.source, r)) for r, p in zip(usable, base_probs)
         ]
-        plans: dict[str, list[list[tuple[int, ...]]]] = {}
-        unique: dict[tuple[int, ...], int] = {}
+        plan = DeletionPlan()
+        rows: dict[str, list[list[int]]] = {}  # order -> per record, the rows of its 9 steps
         for order in settings.orders:
-            plans[order] = []
+            rows[order] = []
             for record in usable:
                 ranking = ranked_positions(record.scores, record.special, order)
                 counts = step_counts(len(record.token_ids), len(ranking), settings.steps)
-                inputs = [perturb(record.token_ids, ranking[:count], settings.perturb, self.mask_id) for count in counts]
-                for sequence in inputs:
-                    unique.setdefault(sequence, len(unique))
-                plans[order].append(inputs)
-        probs = predict(list(unique))
+                rows[order].append(plan.steps(record.token_ids, ranking, counts, settings.perturb, self.mask_id))
+        probs = plan.predict(predict)
         p = np.clip(base_probs[np.arange(len(usable)), targets], CLIP, 1.0)
-        for order, per_record in plans.items():
-            index = np.array([[unique[s] for s in inputs] for inputs in per_record])  # [N, 9]
+        for order, per_record in rows.items():
+            index = np.array(per_record)  # [N, 9]
             p_k = np.clip(probs[index, np.asarray(targets)[:, None]], CLIP, 1.0)
             values = np.stack([p[:, None] - p_k, np.log(p_k / p[:, None])])  # [2, N, 9]
             sums = values.sum(axis=1)

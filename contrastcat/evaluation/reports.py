@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..deletion.perturb import MASK, mask_id_of
+from ..deletion.plan import step_labels
 from ..errors import BadInput
 from ..records.record import AttributionRecord
 from .metrics import (
@@ -30,7 +31,6 @@ from .metrics import (
     compare_methods,
     kendall_for_records,
     mark_special_tokens,
-    step_labels,
 )
 from .stats import BootstrapSettings, Difference, Interval, paired_difference
 

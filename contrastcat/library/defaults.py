@@ -89,12 +89,7 @@ def cached_library(
     build: bool = True,
     notify: Callable[[str], None] | None = None,
 ) -> tuple[RefLibrary, bool]:
-    """(library, built now) of a model known by its alias (``minilm-rt``, ``bert-sst2``, ...): what
-    ``explain`` uses with no library named. The cached one (one per weights' precision) if it is
-    readable and made for these weights; else built now with ``build_library``'s defaults from
-    the alias's own training data and cached (``defaults.cached_library_path``; ``notify`` hears
-    of it first). With ``build=False`` (several processes at once, each of which would build its
-    own, different library) a missing or unusable one is an error."""
+    """:func:`contrastcat.api.cached_library` (documented there), its arguments checked."""
     if lookup_alias(classifier.name) is None:
         raise BadInput(f"model {classifier.name!r} is not an alias, so it has no default library: use build_library")
     path = cached_library_path(classifier.name, dtype_name(classifier.dtype))
@@ -132,8 +127,7 @@ def labelled_data(
     label_field: str | None = None,
     max_scan: int | None = None,
 ) -> tuple[list[str], list[int], str, str]:
-    """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
-    None: the alias's own data set, whose split and fields are the defaults."""
+    """:func:`contrastcat.api.labelled_data` (documented there), its arguments checked."""
     if data is None or isinstance(data, (str, os.PathLike)):
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import BadInput
+from ..scaling import minmax
 from .attention import (
     AttentionGradients,
     AttentionTimesGradients,
@@ -17,7 +18,7 @@ from .attention import (
     RawAttention,
     Rollout,
 )
-from .base import AttributionMethod, ReferenceSource, input_seed, minmax
+from .base import AttributionMethod, ReferenceSource, input_seed
 from .cat import (
     CAT,
     REFERENCE_SELECTIONS,

@@ -17,7 +17,8 @@ from __future__ import annotations
 import torch
 
 from ..capture.core import ATTENTION_GRADIENTS, ATTENTIONS, Captured
-from .base import AttributionMethod, minmax
+from ..scaling import minmax
+from .base import AttributionMethod
 
 
 def pooled_row(matrix: torch.Tensor, pooled: int) -> torch.Tensor:

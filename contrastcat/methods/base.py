@@ -44,19 +44,6 @@ def input_seed(seed: int, ids: Sequence[int]) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def minmax(scores: torch.Tensor) -> torch.Tensor:
-    """Scale the last dimension to [0, 1]; a constant map becomes all zeros.
-
-    The reference code divides by 1e-6 instead of 0 when max == min; the
-    result is the same zero map, and that is kept.
-    """
-    low = scores.min(dim=-1, keepdim=True).values
-    high = scores.max(dim=-1, keepdim=True).values
-    span = high - low
-    span = torch.where(span == 0, torch.full_like(span, 1e-6), span)
-    return (scores - low) / span
-
-
 class AttributionMethod(ABC):
     """Base class: a name, a one-line summary, its options, what it needs, and ``candidate_maps``.
 

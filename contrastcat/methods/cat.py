@@ -19,7 +19,8 @@ import torch
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
 from ..deletion.refine import RHO_RULES, RefineSettings
 from ..errors import BadInput
-from .base import AttributionMethod, ReferenceSource, input_seed, minmax
+from ..scaling import minmax
+from .base import AttributionMethod, ReferenceSource, input_seed
 from .options import MethodOptions, option
 
 RHO_CHOICES = tuple(RHO_RULES)

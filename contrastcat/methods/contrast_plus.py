@@ -25,7 +25,8 @@ import torch
 
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS
 from ..deletion.refine import SCORE_RULES, RefineSettings
-from .base import AttributionMethod, minmax
+from ..scaling import minmax
+from .base import AttributionMethod
 from .cat import LAYERS_HELP, REFERENCE_SELECTIONS, ContrastCAT, LayeredOptions, parse_layers
 from .options import option
 

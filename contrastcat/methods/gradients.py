@@ -19,7 +19,8 @@ import torch
 from ..capture.core import EMBEDDING_GRADIENTS, EMBEDDINGS, Captured
 from ..capture.passes import ModelPasses
 from ..errors import BadInput
-from .base import AttributionMethod, minmax
+from ..scaling import minmax
+from .base import AttributionMethod
 from .options import MethodOptions, option
 
 IG_BASELINES = ("zero", "pad")

@@ -47,8 +47,9 @@ from __future__ import annotations
 import torch
 
 from ..capture.core import ATTENTION_GRADIENTS, ATTENTION_RELEVANCE, LAYER_RELEVANCE, WORD_RELEVANCE, Captured
+from ..scaling import minmax
 from .attention import pooled_row
-from .base import AttributionMethod, minmax
+from .base import AttributionMethod
 
 
 def unit_relevance(captured: Captured, b: int) -> float:

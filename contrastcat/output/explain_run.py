@@ -37,8 +37,9 @@ from ..records.inputs import InputFile
 from ..records.record import write_records
 from .checkpoint import check_checkpoint
 from .distributed import World, rank_device, sharded_output, torchrun_world
+from .identity import run_identity
 from .resume import Run, early_header, write_resumable
-from .shards import Shard, Tally, merge_parts, run_identity, shard_rows
+from .shards import Shard, Tally, merge_parts, shard_rows
 from .shards import write_part as write_part_file
 
 Progress = Callable[[str, int, "int | None"], None]

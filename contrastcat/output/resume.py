@@ -19,19 +19,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from ..attribution.pipeline import GOLD, PRED, ExplainOptions, record_settings
 from ..errors import BadInput
 from ..io import jsonl
 from ..methods import AttributionMethod
 from ..models import Classifier
 from ..models.loading import check_max_length
-from ..models.precision import dtype_name
 from ..models.tokens import TokenizedText, tokenize
 from ..records.record import AttributionRecord, InputRow, check_record, resolve_label
-from ..version import __version__
 from .checkpoint import checkpointed_output, partial_path, recorded_run, run_digest
+from .identity import environment, model_identity
 
 
 @dataclass(frozen=True)
@@ -43,7 +40,7 @@ class Resumed:
 def early_header(batch_size: int, window: int = ExplainOptions.window) -> dict:
     """What of :meth:`Run.header` is known before the model loads: a checkpoint made with other
     values is refused before any work."""
-    return {"batch_size": batch_size, "window": window, "contrastcat": __version__, "torch": torch.__version__}
+    return environment(batch_size, window)
 
 
 @dataclass(frozen=True)
@@ -60,14 +57,8 @@ class Run:
 
     def header(self) -> dict:
         """What its records do not show but what changes their last digits: a checkpoint
-        made under other values would not continue into the same bytes. On a CPU the last
-        bits of a backward pass depend on the number of threads."""
-        device = self.classifier.device.type
-        return {
-            **early_header(self.options.batch_size, self.options.window),
-            "device": device,
-            "threads": torch.get_num_threads() if device == "cpu" else None,
-        }
+        made under other values would not continue into the same bytes."""
+        return environment(self.options.batch_size, self.options.window, self.classifier.device.type)
 
     def expected(self, row: InputRow, method: AttributionMethod, text: TokenizedText) -> dict:
         """The fields of the record this run writes for ``row`` and ``method`` that are known
@@ -79,9 +70,7 @@ class Run:
             "label": row.label,
             "method": method.name,
             "settings": record_settings(method, self.options),
-            "model": classifier.name,
-            "model_fingerprint": classifier.fingerprint,
-            "model_dtype": dtype_name(classifier.dtype),
+            **model_identity(classifier),
             "library": self.library.fingerprint if self.library is not None and method.uses_library else None,
             "token_ids": list(text.ids),
             "tokens": list(text.tokens),

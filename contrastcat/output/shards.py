@@ -27,7 +27,6 @@ from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
 from ..records.record import AttributionRecord, InputRow, check_record
-from ..version import __version__
 
 PART = "contrastcat-part"
 PART_END = "contrastcat-part-end"
@@ -292,31 +291,3 @@ def _read_line(part: _Part, raw: bytes) -> dict:
     if not raw.endswith(b"\n"):
         raise BadInput(f"{part.path}:{part.line}: the part ends early")
     return _parse(part.path, part.line, raw)
-
-
-def run_identity(methods, settings: Sequence[dict], classifier, library, target, options) -> dict:
-    """What every shard of one run shares; parts that differ in any of it are not joined: the
-    records' own fields that are the same for every record (the model as named, its weights and
-    precision), and what records do not show but what changes their last digits (versions,
-    device, batching, and on a CPU the number of threads)."""
-    import torch
-
-    from ..models.precision import dtype_name
-
-    device = classifier.device.type
-    return {
-        "contrastcat": __version__,
-        "torch": torch.__version__,
-        "device": device,
-        "threads": torch.get_num_threads() if device == "cpu" else None,
-        "model": classifier.name,
-        "model_dtype": dtype_name(classifier.dtype),
-        "methods": [method.name for method in methods],
-        "settings": list(settings),
-        "model_fingerprint": classifier.fingerprint,
-        "library": library.fingerprint if library is not None else None,
-        "target": target,
-        "batch_size": options.batch_size,
-        "window": options.window,
-        "max_length": options.max_length,
-    }

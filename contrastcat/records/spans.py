@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..scaling import minmax
+
 # Bidirectional controls: an unclosed U+202E (RIGHT-TO-LEFT OVERRIDE) reverses everything after it.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 LAYOUT = "\t\n\u2028\u2029"  # kept in a text's body, escaped where one line is expected
@@ -66,7 +70,6 @@ def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
         else:
             result.append(Span(start, end, float(score)))
     if rescale and result:
-        low = min(s.score for s in result)
-        span = max(s.score for s in result) - low
-        result = [Span(s.start, s.end, (s.score - low) / span if span > 0 else 0.0) for s in result]
+        scaled = minmax(np.array([s.score for s in result], dtype=np.float64))
+        result = [Span(s.start, s.end, float(value)) for s, value in zip(result, scaled)]
     return result

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..deletion.plan import step_labels
 from ..errors import BadInput
-from ..evaluation.metrics import METRICS, step_labels
+from ..evaluation.metrics import METRICS
 from ..io.files import PendingFile, output_target
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}

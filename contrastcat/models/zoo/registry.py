@@ -12,8 +12,10 @@ import numpy as np
 import torch
 
 from ...errors import ModelUnavailable, RunFailed
-from ...records.corpora import Corpus, bbc_news, rotten_tomatoes
+from ...records.corpora import CORPORA, Corpus
+from ...records.data import CORPUS_PREFIX
 from ...version import __version__
+from ..aliases import ALIASES
 from ..loading import load_pretrained, quiet_transformers, recast, weights_fingerprint
 from ..precision import describe_hardware, dtype_name
 from . import cache
@@ -30,32 +32,25 @@ Notify = Callable[[str], None]
 class EmbeddedModel:
     name: str
     summary: str
-    corpus: Callable[[], Corpus]
     corpus_name: str  # the --data spelling of its corpus: corpus:<name>
     recipe: Recipe
     min_accuracy: float
 
+    def corpus(self) -> Corpus:
+        return CORPORA[self.corpus_name]()
 
+
+# The aliases are the one registry of models; an embedded one is an alias made here.
 EMBEDDED: dict[str, EmbeddedModel] = {
-    spec.name: spec
-    for spec in (
-        EmbeddedModel(
-            "minilm-rt",
-            "binary sentiment (negative/positive), Rotten Tomatoes review snippets",
-            rotten_tomatoes,
-            "rotten-tomatoes",
-            Recipe(epochs=1, max_length=64),
-            0.80,
-        ),
-        EmbeddedModel(
-            "minilm-bbc",
-            "5 news topics, BBC News articles",
-            bbc_news,
-            "bbc-news",
-            Recipe(epochs=2, max_length=128),
-            0.90,
-        ),
+    alias.name: EmbeddedModel(
+        alias.name,
+        made.summary,
+        alias.data.name.removeprefix(CORPUS_PREFIX),
+        Recipe(epochs=made.epochs, max_length=made.max_length),
+        made.min_accuracy,
     )
+    for alias in ALIASES.values()
+    if (made := alias.made_here) is not None
 }
 
 # Quick mode (tests): a few hundred rows and a few steps, to prove the

@@ -1,0 +1,290 @@
+"""What tests share, in one module (no test file imports another): running the CLI, the table of
+every method, the toy model's library and hand-written records, models of no family row, a stub
+classifier with probabilities set by hand, and the plain loops the engine is checked against."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+from typer.testing import CliRunner
+
+from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.methods import METHODS
+from contrastcat.models import wrap_classifier
+from contrastcat.testing import tiny, toy
+from contrastcat_cli.app import app
+
+# --- running the CLI ---------------------------------------------------------------
+
+EXE = shutil.which("contrastcat") or os.path.join(os.path.dirname(sys.executable), "contrastcat")
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+runner = CliRunner()
+
+
+def invoke(*args, stdin=None):
+    """The real Typer app, in this process."""
+    return runner.invoke(app, [str(a) for a in args], input=stdin)
+
+
+def assert_one_line_error(result, *fragments, code=2):
+    assert result.exit_code == code, (result.exit_code, result.output)
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("error: ")
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def start(*args, **options) -> subprocess.Popen:
+    """The installed console script in a child process, with a user's default Ctrl-C."""
+    return subprocess.Popen(
+        [EXE, *map(str, args)],
+        stdout=options.pop("stdout", subprocess.PIPE),
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **OFFLINE, **options.pop("env", {})},
+        # A shell without job control starts background jobs with SIGINT ignored, and CI may
+        # run us that way; a user's Ctrl-C arrives with the default disposition.
+        preexec_fn=options.pop("preexec_fn", lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)),
+        **options,
+    )
+
+
+def wait_for(condition, process: subprocess.Popen, timeout: float = 120.0, poll: float = 0.02) -> None:
+    """Poll ``condition`` while ``process`` runs; fail if it ends first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(poll)
+
+
+def handles_signal(pid: int, signum: int) -> bool:
+    """Whether the process has installed a handler for ``signum`` (Linux: SigCgt in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    caught = next(line for line in status.splitlines() if line.startswith("SigCgt:"))
+    return bool(int(caught.split()[1], 16) & (1 << (signum - 1)))
+
+
+def lines_in(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+# --- every method, cheaply -----------------------------------------------------------
+
+# Inputs of very different lengths (1 to 15 words): batching them pads a lot.
+TEXTS = [
+    "good",
+    "the film was great and the music was lovely too and the actor was superb",
+    "a boring night",
+    "we saw the city at night and it was a long road home with a friend",
+    "the dog was awful",
+    "it is a new story about an old man",
+]
+
+# Cheaper than the defaults, same code paths.
+CHEAP = {"ig_steps": 8, "clusters": 8, "refs_used": 10, "candidates": 10}
+VARIANTS: dict[str, list[dict]] = {
+    "contrastcat": [{"refine": False}, {"attention": False}, {"layers": "1"}, {"rho": "mean"}],
+    "contrastcat-plus": [{"refine_score": "morf", "top_maps": 3}, {"magnitude": True, "pool": "contrast"}],
+    "cat": [{"layers": "1"}],
+    "integrated-gradients": [{"ig_baseline": "pad"}],
+}
+
+
+def method_cases() -> list[tuple[str, dict]]:
+    cases = []
+    for name, cls in METHODS.items():
+        base = {key: value for key, value in CHEAP.items() if key in cls.Options.names()}
+        cases.append((name, base))
+        cases += [(name, {**base, **variant}) for variant in VARIANTS.get(name, [])]
+    return cases
+
+
+def case_id(case: tuple[str, dict]) -> str:
+    name, options = case
+    extra = [f"{key}={value}" for key, value in options.items() if key not in CHEAP]
+    return " ".join([name, *extra])
+
+
+CASES = method_cases()
+IDS = [case_id(case) for case in CASES]
+
+
+FULL_DISK_ROOM = 300_000  # bytes: a toy library or report does not fit, a probe file does (conftest's full_disk)
+
+
+# --- the toy model's library and hand-written records -----------------------------------
+
+def build_toy_library(classifier, examples, path, **options) -> RefLibrary:
+    """A library over the toy training data; ``options`` go to BuildOptions."""
+    build_library(
+        classifier,
+        [e.text for e in examples],
+        [e.label for e in examples],
+        path,
+        BuildOptions(selection=SelectionSettings(), **options),
+        data="toy",
+    )
+    return RefLibrary(path)
+
+
+KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
+
+
+def hand_scores(method: str, tokens: list[str], rng: random.Random) -> list[float]:
+    if method in ("keyword", "attcat"):  # attcat: hand-made scores under a real method's name (for --kendall)
+        return [1.0 if t in KEYWORDS else 0.5 * i / len(tokens) for i, t in enumerate(tokens)]
+    if method == "position":
+        return [1 - i / (len(tokens) - 1) for i in range(len(tokens))]
+    return [round(rng.random(), 6) for _ in tokens]
+
+
+INPUTS = 6  # of the 12 toy inputs: enough to separate the methods, and quick
+
+
+@functools.cache
+def fingerprint_of(model_dir: str) -> str:
+    from contrastcat.models.resolve import load_classifier
+
+    return load_classifier(model_dir, "cpu").fingerprint
+
+
+def write_records(toy_dir, path, methods, with_special=True):
+    """Records of ``methods`` for the toy inputs, interleaved: methods first appear in the given order.
+    Written by hand as a user would for another tool's maps, with the model's fingerprint."""
+    fingerprint = fingerprint_of(str(toy_dir / "model"))
+    tokenizer = toy.make_tokenizer()
+    rng = random.Random(0)
+    texts = [json.loads(line)["text"] for line in (toy_dir / "inputs.jsonl").read_text().splitlines()[:INPUTS]]
+    lines = []
+    for index, text in enumerate(texts):
+        ids = tokenizer(text)["input_ids"]
+        tokens = tokenizer.convert_ids_to_tokens(ids)
+        for method in methods if index % 2 == 0 else reversed(methods):
+            record = {
+                "id": index, "text": text, "tokens": tokens, "token_ids": ids, "scores": hand_scores(method, tokens, rng),
+                "target": 0, "method": method, "model": str(toy_dir / "model"), "model_fingerprint": fingerprint,
+            }
+            if with_special:
+                record["special"] = [t in tokenizer.all_special_tokens for t in tokens]
+            lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# --- models of no family row ------------------------------------------------------------
+
+def fallback_model(kind: str):
+    """Model types with no row: a RoBERTa clone (CamemBERT) and a decoder (GPT-NeoX)."""
+    import transformers
+
+    if kind == "camembert":
+        tokenizer = tiny.make_tokenizer("roberta")
+        config = transformers.CamembertConfig(
+            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, max_position_embeddings=66, pad_token_id=1, type_vocab_size=1, num_labels=3,
+        )
+    elif kind == "bloom":
+        tokenizer = tiny.make_tokenizer("gpt2")
+        config = transformers.BloomConfig(
+            vocab_size=len(tokenizer), hidden_size=32, n_layer=2, n_head=4, num_labels=3,
+            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+        )
+    else:
+        tokenizer = tiny.make_tokenizer("gpt2")
+        config = transformers.GPTNeoXConfig(
+            vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=64, max_position_embeddings=64, num_labels=3,
+            bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+        )
+    torch.manual_seed(0)
+    model = transformers.AutoModelForSequenceClassification.from_config(config, attn_implementation="eager")
+    return model.eval(), tokenizer
+
+
+# --- a stub classifier whose probabilities are set by hand ----------------------------
+
+
+
+PROBS = [
+    [0.995, 0.004, 0.001],  # r0 label 0
+    [0.980, 0.002, 0.018],  # r1 label 0
+    [0.300, 0.600, 0.100],  # r2 label 0, misclassified
+    [0.0005, 0.999, 0.0005],  # r3 label 1
+    [0.001, 0.998, 0.001],  # r4 label 1, too short
+    [0.009, 0.990, 0.001],  # r5 label 1
+    [0.003, 0.0001, 0.9969],  # r6 label 2
+    [0.020, 0.030, 0.950],  # r7 label 2
+    [0.999, 0.0009, 0.0001],  # r8 label 0
+]
+
+
+LABELS = [0, 0, 0, 1, 1, 1, 2, 2, 0]
+
+
+SHORT = {4}
+
+
+NAMES = ("neg", "pos", "neutral")
+
+
+class StubClassifier(BertForSequenceClassification):
+    """A real tiny BERT underneath (so activations exist), with logits looked up per row."""
+
+    def forward(self, input_ids=None, attention_mask=None, **kwargs):
+        out = super().forward(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        table = torch.log(torch.tensor(PROBS, dtype=torch.float32))
+        out.logits = table[input_ids[:, 1] - 5] + 0 * out.logits
+        return out
+
+
+def stub_classifier():
+    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"r{i}" for i in range(9)] + ["w"])}
+    tokenizer = BertTokenizerFast(vocab=vocab)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, num_labels=3, id2label=dict(enumerate(NAMES)), label2id={n: i for i, n in enumerate(NAMES)},
+    )
+    return wrap_classifier(StubClassifier(config), tokenizer, name="stub")
+
+
+def stub_texts():
+    return [f"r{i} w w" if i in SHORT else f"r{i} " + " ".join(["w"] * 9) for i in range(len(PROBS))]
+
+
+# --- plain loops: the reference the engine is checked against --------------------------
+
+
+
+def forward(model, ids):
+    return model(input_ids=torch.tensor([ids]), output_hidden_states=True, output_attentions=True)
+
+
+def minmax(values):
+    low, high = min(values), max(values)
+    span = high - low if high != low else 1e-6
+    return [(v - low) / span for v in values]
+
+
+def probability(model, ids, target):
+    with torch.no_grad():
+        return torch.softmax(model(input_ids=torch.tensor([ids])).logits[0].double(), -1)[target].item()
