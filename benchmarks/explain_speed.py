@@ -47,7 +47,7 @@ from contrastcat.models import predictor
 from contrastcat.models.precision import describe_hardware
 from contrastcat.models.tokens import length_batches, pad, tokenize
 from contrastcat.records.corpora import CORPORA
-from contrastcat.records.record import InputRow
+from contrastcat.records.inputs import InputRow
 
 REFS = 30
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, bui
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import wrap_classifier
 from contrastcat.models.precision import describe_hardware
-from contrastcat.records.record import InputRow
+from contrastcat.records.inputs import InputRow
 from contrastcat.testing import toy
 
 

@@ -24,7 +24,7 @@ from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.
 from contrastcat.attribution.pipeline import explain
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
-from contrastcat.records.record import InputRow
+from contrastcat.records.inputs import InputRow
 from contrastcat.testing import tiny, toy
 
 METHODS = ("contrastcat", "attcat", "random")

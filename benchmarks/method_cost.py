@@ -17,9 +17,9 @@ import time
 
 import torch
 
-from contrastcat.models.precision import describe_hardware
 from contrastcat.api import explain, load_model, open_library
 from contrastcat.methods import METHODS
+from contrastcat.models.precision import describe_hardware
 
 
 def main() -> None:

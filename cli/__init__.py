@@ -11,7 +11,7 @@ import signal as _signal
 import sys as _sys
 
 
-def _early_stop(signum, frame):  # pragma: no cover - exercised by tests/test_signals_early.py in a child
+def _early_stop(signum, frame):  # pragma: no cover - exercised by tests/cli/test_signals_early.py in a child
     _os.write(2, b"error: interrupted\n")
     _os._exit(130)
 

@@ -18,7 +18,7 @@ from .common import (
     DtypeOption,
     ForwardDtypeOption,
     QuietOption,
-    info,
+    notifier,
     phased_progress,
     reports_errors,
     stderr_console,
@@ -116,7 +116,7 @@ def build_refs(
             model, output, data, split=split, text_field=text_field, label_field=label_field, k=min_refs, keep=keep,
             gamma=gamma, min_tokens=min_tokens, max_scan=max_scan, max_length=max_length, pools=pools, seed=seed,
             store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size, device=device, dtype=dtype,
-            forward_dtype=forward_dtype, progress=progress, notify=lambda line: info(line, quiet),
+            forward_dtype=forward_dtype, progress=progress, notify=notifier(quiet, FLAGS),
         )
     _summary(report, gamma, as_json, quiet)
 

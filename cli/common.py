@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import re
 import sys
@@ -16,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from contrastcat import api
 from contrastcat.api import choices, torchrun_follower
 from contrastcat.errors import ContrastCatError, ContrastCatWarning, Interrupted
 
@@ -79,7 +81,7 @@ def reports_errors(command: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             with warnings.catch_warnings():
-                warnings.showwarning = _show_warning(warnings.showwarning)
+                warnings.showwarning = _show_warning(warnings.showwarning, _flags(command))
                 return command(*args, **kwargs)
         except ContrastCatError as error:
             if torchrun_follower():  # rank 0 says it (or that this rank failed) once for all
@@ -87,7 +89,7 @@ def reports_errors(command: Callable) -> Callable:
                 # it before torchrun stops everyone because this process has ended.
                 time.sleep(FOLLOWER_GRACE)
                 raise typer.Exit(error.exit_code) from None
-            raise fail(_escape(in_flag_terms(str(error), command)), error.exit_code) from None
+            raise fail(_escape(in_flag_terms(str(error), _flags(command))), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             if torchrun_follower():
                 raise SystemExit(INTERRUPTED) from None
@@ -112,23 +114,42 @@ def reports_errors(command: Callable) -> Callable:
 
 # The public calls the commands make: their errors name the call's parameters ("build_refs: k must ...").
 API_CALLS = ("build_refs", "explain_file", "merge", "evaluate_file", "render_file", "prepare_model")
+# What the library names in `backticks` inside a message: a parameter of one of those calls, or a
+# method's option (anything else in backticks is left as it is: it may be the user's data).
+API_PARAMETERS = frozenset(name for call in API_CALLS for name in inspect.signature(getattr(api, call)).parameters)
 
 
-def in_flag_terms(message: str, command: Callable) -> str:
-    """An error of the API in the command's terms: ``build_refs: min_tokens must ...`` becomes
-    ``--min-tokens must ...``. A parameter is its flag with dashes, unless the command's module
-    names it otherwise in ``FLAGS`` (the one mapping between the two spellings)."""
+def _flags(command: Callable) -> dict[str, str]:
+    """The command module's ``FLAGS``: the API's names it spells otherwise."""
+    return getattr(command, "__globals__", {}).get("FLAGS", {})
+
+
+def notifier(quiet: bool, flags: dict[str, str]) -> Callable[[str], None]:
+    """The ``notify`` a command passes to its public call: each line on stderr in the command's
+    terms, none with --quiet."""
+    return lambda line: info(in_flag_terms(line, flags), quiet)
+
+
+def in_flag_terms(message: str, flags: dict[str, str]) -> str:
+    """A message of the library in the command's terms: ``build_refs: min_tokens must ...`` and
+    ```min_tokens` must ...`` become ``--min-tokens must ...``. A parameter is its flag with dashes,
+    unless ``flags`` (the command module's ``FLAGS``, the one mapping between the two spellings)
+    names it otherwise."""
+
+    def flag(name: str) -> str:
+        return flags.get(name, "--" + name.replace("_", "-"))
+
     match = re.match(r"(\w+): (\w+)\b", message)
-    if match is None or match[1] not in API_CALLS:
-        return message
-    renames = getattr(command, "__globals__", {}).get("FLAGS", {})
-    return renames.get(match[2], "--" + match[2].replace("_", "-")) + message[match.end():]
+    if match is not None and match[1] in API_CALLS:
+        message = flag(match[2]) + message[match.end():]
+    known = API_PARAMETERS | choices.option_specs().keys()  # options of methods registered since, too
+    return re.sub(r"`(\w+)`", lambda found: flag(found[1]) if found[1] in known else found[0], message)
 
 
 FOLLOWER_GRACE = 2.0  # seconds
 
 
-def _show_warning(fallback):
+def _show_warning(fallback, flags: dict[str, str]):
     """The library's warnings as one ``warning:`` line each, each text once per command
     (whatever Python's filters say); other libraries' warnings as Python shows them."""
     shown: set[str] = set()
@@ -138,7 +159,7 @@ def _show_warning(fallback):
             return fallback(message, category, filename, lineno, file, line)
         if str(message) not in shown and not torchrun_follower():  # rank 0 speaks for all
             shown.add(str(message))
-            warn(str(message))
+            warn(in_flag_terms(str(message), flags))
 
     return show
 

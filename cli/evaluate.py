@@ -17,6 +17,7 @@ from .common import (
     ForwardDtypeOption,
     QuietOption,
     info,
+    notifier,
     phased_progress,
     reports_errors,
     stdout_console,
@@ -137,7 +138,7 @@ def evaluate(
             perturb=perturb, min_tokens=min_tokens, target=target, bootstrap=bootstrap, ci=ci, seed=seed,
             compare=compare, per_input=per_input, fail_under=fail_under, baseline=baseline, tolerance=tolerance,
             plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
-            progress=progress, notify=lambda line: info(line, quiet),
+            progress=progress, notify=notifier(quiet, FLAGS),
         )
     for level, line in run.notes():
         warn(line) if level == "warning" else info(line, quiet)

@@ -19,6 +19,7 @@ from .common import (
     ForwardDtypeOption,
     QuietOption,
     info,
+    notifier,
     phased_progress,
     reports_errors,
     warn,
@@ -143,7 +144,7 @@ def explain(
             input_path, output, refs, model, method, resume=resume, shard=shard, on_error=on_error, target=target,
             batch_size=batch_size, max_length=max_length, mask_special=mask_special, device=device, dtype=dtype,
             forward_dtype=forward_dtype, text_field=text_field, id_field=id_field, label_field=label_field,
-            progress=progress, notify=lambda line: info(line, quiet), **(method_options or {}),
+            progress=progress, notify=notifier(quiet, FLAGS), **(method_options or {}),
         )
     if run.speaks:  # under torchrun, rank 0 speaks for all
         _summary(run, quiet)

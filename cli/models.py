@@ -12,7 +12,9 @@ from rich.table import Table
 from contrastcat.api import embedded_models
 from contrastcat.api import prepare_model as prepare
 
-from .common import DeviceOption, QuietOption, info, phased_progress, reports_errors
+from .common import DeviceOption, QuietOption, notifier, phased_progress, reports_errors
+
+FLAGS: dict[str, str] = {}  # every parameter of the calls here is spelled as its flag
 
 EPILOG = """\
 Examples:
@@ -61,4 +63,4 @@ def prepare_model(
 ) -> None:
     """Fine-tune an embedded model now and cache it (otherwise it happens on first use)."""
     with phased_progress(quiet) as report:
-        prepare(name, force=force, quick=quick, device=device, progress=report, notify=lambda line: info(line, quiet))
+        prepare(name, force=force, quick=quick, device=device, progress=report, notify=notifier(quiet, FLAGS))

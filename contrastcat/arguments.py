@@ -31,6 +31,11 @@ def shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def plain_int(value: Any) -> bool:
+    """A Python int and not a bool: what a JSON integer reads as."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def whole(value: Any) -> bool:
     """An integer, numpy's included; never a bool (True is not 1 here)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and type(value).__name__ != "bool_"
@@ -87,10 +92,10 @@ def optional_text(name: str, value: Any) -> str | None:
 
 
 def path(name: str, value: Any) -> str:
-    """A file name: a string or an ``os.PathLike`` (``pathlib.Path``)."""
+    """A file name: a string or an ``os.PathLike`` (``pathlib.Path``); blank is a slip, not a name."""
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
-    if not isinstance(value, str) or not value or "\0" in value:
+    if not isinstance(value, str) or not value.strip() or "\0" in value:
         raise BadInput(f"{name} must be a file name (a string or a pathlib.Path), got {shown(value)}")
     return value
 

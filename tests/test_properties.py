@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contrastcat.errors import BadInput
-from contrastcat.records.record import AttributionRecord, read_inputs, read_records
+from contrastcat.records.inputs import read_inputs
+from contrastcat.records.record import AttributionRecord, read_records
 
 from .helpers import invoke
 

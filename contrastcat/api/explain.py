@@ -17,7 +17,8 @@ from ..output.distributed import torchrun_follower as _torchrun_follower
 from ..output.explain_run import ExplainJob, ExplainRun
 from ..output.explain_run import explain_file as _explain_file
 from ..output.shards import merge_parts
-from ..records.record import Records, rows_from_objects
+from ..records.inputs import rows_from_objects
+from ..records.record import Records
 from .checks import classifier_arg, library_arg
 
 

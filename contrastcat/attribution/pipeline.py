@@ -24,7 +24,8 @@ from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from ..models.tokens import TokenizedText, length_batches, tokenize
-from ..records.record import AttributionRecord, InputRow, resolve_label, rounded
+from ..records.inputs import InputRow
+from ..records.record import AttributionRecord, resolve_label, rounded
 
 PRED = "pred"
 GOLD = "gold"
@@ -33,18 +34,18 @@ GOLD = "gold"
 def parse_target(spec: str | int, num_classes: int) -> str | int:
     """``pred``, ``gold`` or a class index."""
     if not (arguments.whole(spec) or isinstance(spec, str)):  # True is not class 1
-        raise BadInput(f"--target must be pred, gold or a class index, got {arguments.shown(spec)}")
+        raise BadInput(f"`target` must be pred, gold or a class index, got {arguments.shown(spec)}")
     if arguments.whole(spec) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
         index = int(spec) if not isinstance(spec, str) or len(spec) < 10 else num_classes  # no 5000-digit int()
         if not 0 <= index < num_classes:
             raise BadInput(
-                f"--target {arguments.shown(spec, 24).strip(chr(39))}: the model has {num_classes} classes "
+                f"`target` {arguments.shown(spec, 24).strip(chr(39))}: the model has {num_classes} classes "
                 f"(0..{num_classes - 1})"
             )
         return index
     if spec in (PRED, GOLD):
         return spec
-    raise BadInput(f"--target must be pred, gold or a class index, got {spec!r}")
+    raise BadInput(f"`target` must be pred, gold or a class index, got {spec!r}")
 
 
 def resolve_targets(
@@ -57,7 +58,7 @@ def resolve_targets(
         resolved = []
         for row in rows:
             if row.label is None:
-                raise BadInput(f"{source}:{row.line}: --target gold needs a label on every input")
+                raise BadInput(f"{source}:{row.line}: `target` gold needs a label on every input")
             resolved.append(resolve_label(row.label, label_names, f"{source}:{row.line}"))
         return resolved
     return [int(target)] * len(rows)
@@ -80,7 +81,7 @@ def usable_rows(
         usable += 1
         yield row
     if not usable:
-        raise BadInput(f"{source}: no input row has a usable label for --target gold ({len(skipped)} skipped)")
+        raise BadInput(f"{source}: no input row has a usable label for `target` gold ({len(skipped)} skipped)")
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def check_mask_special(classifier: Classifier, mask_special: bool) -> None:
     """--mask-special only where masking special keys leaves every query row a key to see."""
     if mask_special and not classifier.adapter.family.mask_special:
         raise BadInput(
-            f"--mask-special cannot be used with model type {classifier.adapter.model_type!r}: some of its "
+            f"`mask_special` cannot be used with model type {classifier.adapter.model_type!r}: some of its "
             "attention rows would see no token at all, and the scores would depend on the batch's padding"
         )
 
@@ -181,7 +182,7 @@ def check_library(methods: Sequence[AttributionMethod], library) -> None:
         if not each.uses_library:
             continue
         if library is None:
-            raise BadInput(f"method {each.name} needs a reference library: pass --refs (build one with build-refs)")
+            raise BadInput(f"method {each.name} needs a reference library: pass `library` (build one with build-refs)")
         for pool, count in each.pools_needed.items():
             library.require_pool(pool, at_least=count, asked=each.count_option)
 
@@ -337,7 +338,7 @@ def reattribute_records(
             raise BadInput(f"{where}: its {name} settings cannot be used again ({error})") from None
         if method.uses_library:
             if library is None:
-                raise BadInput(f"records of method {name} need their reference library to be explained again: pass --refs")
+                raise BadInput(f"records of method {name} need their reference library to be explained again: pass `library`")
             library.check_model(classifier)
             used = {records[i].library for i in indices} - {None, library.fingerprint}
             if used:

@@ -36,7 +36,7 @@ def step_counts(length: int, nonspecial: int, steps: str) -> list[int]:
         return [int(c) for c in np.round(np.arange(10, 100, 10) * nonspecial / 100)]
     if steps == REFERENCE:
         return grid_counts(length)
-    raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
+    raise BadInput(f"`steps` must be one of {', '.join(STEP_GRIDS)}, got {steps!r}")
 
 
 def step_labels(steps: str) -> list[str]:

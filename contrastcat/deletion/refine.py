@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import BadInput
 from ..models.tokens import ProbabilityFn
 from ..scaling import minmax
 from .perturb import LERF, MORF, ranked_positions
@@ -44,11 +45,11 @@ class RefineSettings:
 
     def __post_init__(self) -> None:
         if self.rho not in RHO_RULES:
-            raise ValueError(f"rho must be one of {', '.join(RHO_RULES)}, got {self.rho!r}")
+            raise BadInput(f"`rho` must be one of {', '.join(RHO_RULES)}, got {self.rho!r}")
         if self.score not in SCORE_RULES:
-            raise ValueError(f"score must be one of {', '.join(SCORE_RULES)}, got {self.score!r}")
+            raise BadInput(f"`score` must be one of {', '.join(SCORE_RULES)}, got {self.score!r}")
         if self.keep is not None and self.keep < 1:
-            raise ValueError(f"keep must be at least 1, got {self.keep}")
+            raise BadInput(f"`keep` must be at least 1, got {self.keep}")
 
 
 def deletion_counts(length: int, grid: int = 10) -> list[int]:

@@ -114,7 +114,7 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
     missing = [name for name in pair or () if name not in scan.methods]
     if missing:
         raise BadInput(
-            f"--compare: no method {missing[0]!r} in {scan.source} (it has: {', '.join(sorted(scan.methods))})"
+            f"`compare`: no method {missing[0]!r} in {scan.source} (it has: {', '.join(sorted(scan.methods))})"
         )
     check_bounds_usable(bounds, scan.methods, settings.orders, job.kendall)
     first = next(record_file.records())
@@ -174,7 +174,7 @@ class _Scan:
             self.special += 1
         elif self.settings.target == "gold":
             if record.label is None:
-                raise BadInput(f"{self.source}:{record.line}: --target gold needs a label in every record")
+                raise BadInput(f"{self.source}:{record.line}: `target` gold needs a label in every record")
             self.gold.setdefault(_label_key(record.label), (record.label, record.line))
 
     def _reach(self, record) -> None:
@@ -203,7 +203,7 @@ def _scan(record_file: RecordFile, settings: EvalSettings) -> _Scan:
     if scan.short + scan.special == scan.total:  # before the model loads: nothing it could do
         raise BadInput(
             f"{scan.source}: none of its {scan.total} record(s) could be evaluated ({scan.short} shorter than "
-            f"--min-tokens {settings.min_tokens}, {scan.special} only special tokens): nothing to report"
+            f"`min_tokens` {settings.min_tokens}, {scan.special} only special tokens): nothing to report"
         )
     return scan
 

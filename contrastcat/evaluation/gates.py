@@ -78,9 +78,9 @@ def parse_pair(compare: str | None, name: str = "compare") -> tuple[str, str] | 
 
 def parse_tolerance(text: str) -> float:
     """``--tolerance``: a finite number of at least 0."""
-    value = parse_decimal(text.strip(), "--tolerance")
+    value = parse_decimal(text.strip(), "`tolerance`")
     if value < 0:
-        raise BadInput(f"--tolerance must be 0 or more, got {text!r}")
+        raise BadInput(f"`tolerance` must be 0 or more, got {text!r}")
     return value
 
 
@@ -94,14 +94,14 @@ def parse_bounds(spec: str) -> list[Bound]:
         method, _, name = name.rpartition(":") if ":" in name else ("", "", name)
         if not equals or name.strip().lower() not in GATE_NAMES:
             raise BadInput(
-                f"--fail-under: {part!r} is not METRIC=VALUE or METHOD:METRIC=VALUE "
+                f"`fail_under`: {part!r} is not METRIC=VALUE or METHOD:METRIC=VALUE "
                 f"(metrics: {', '.join(GATE_NAMES)})"
             )
-        value = parse_decimal(number.strip(), f"--fail-under: {part!r}:")
+        value = parse_decimal(number.strip(), f"`fail_under`: {part!r}:")
         key, metric = GATE_NAMES[name.strip().lower()]
         bounds.append(Bound(method.strip() or None, key, metric, value))
     if not bounds:
-        raise BadInput("--fail-under needs at least one METRIC=VALUE")
+        raise BadInput("`fail_under` needs at least one METRIC=VALUE")
     return bounds
 
 
@@ -113,11 +113,11 @@ def check_bounds_usable(bounds: list[Bound], methods: set[str], orders, kendall:
     """Before any work: every bound names a method in the records and a metric this run computes."""
     for bound in bounds:
         if bound.method is not None and bound.method not in methods:
-            raise BadInput(f"--fail-under names method {bound.method!r}, which has no records (there are: "
+            raise BadInput(f"`fail_under` names method {bound.method!r}, which has no records (there are: "
                            f"{', '.join(sorted(methods))})")
         evaluated = bound.key == "kendall_tau_index" and kendall or bound.key.split("_")[0] in orders
         if not evaluated:
-            raise BadInput(f"--fail-under: {bound.metric.name} is not evaluated by this run (see --order, --kendall)")
+            raise BadInput(f"`fail_under`: {bound.metric.name} is not evaluated by this run (see `orders`, `kendall`)")
 
 
 def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
@@ -126,11 +126,11 @@ def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
     problems = []
     for bound in bounds:
         if bound.method is not None and bound.method not in rows:
-            problems.append(f"--fail-under names method {bound.method!r}, which is not in the report")
+            problems.append(f"`fail_under` names method {bound.method!r}, which is not in the report")
             continue
         for row in [rows[bound.method]] if bound.method is not None else comparison.rows:
             if bound.key not in row.values:
-                problems.append(f"--fail-under: {bound.metric.name} was not evaluated (see --order, --kendall)")
+                problems.append(f"`fail_under`: {bound.metric.name} was not evaluated (see `orders`, `kendall`)")
                 break
             value = row.values[bound.key]
             if value is None or bound.violated_by(value):

@@ -54,22 +54,22 @@ class EvalSettings:
     perturb: str = DELETE
     min_tokens: int = 10
     target: str = "pred"
-    forward_dtype: str = "same"  # autocast of the curves' passes (--forward-dtype); same: the weights'
+    forward_dtype: str = "same"  # autocast of the curves' passes (`forward_dtype`); same: the weights'
 
     def __post_init__(self) -> None:
         from ..models.precision import check_forward_dtype
 
         check_forward_dtype(self.forward_dtype)
         if not self.orders or any(order not in ORDERS for order in self.orders):
-            raise BadInput(f"--order must be a comma list of {', '.join(ORDERS)}, got {','.join(self.orders)!r}")
+            raise BadInput(f"`orders` must be a comma list of {', '.join(ORDERS)}, got {','.join(self.orders)!r}")
         if self.steps not in STEP_GRIDS:
-            raise BadInput(f"--steps must be one of {', '.join(STEP_GRIDS)}, got {self.steps!r}")
+            raise BadInput(f"`steps` must be one of {', '.join(STEP_GRIDS)}, got {self.steps!r}")
         if self.perturb not in (DELETE, MASK):
-            raise BadInput(f"--perturb must be delete or mask, got {self.perturb!r}")
+            raise BadInput(f"`perturb` must be delete or mask, got {self.perturb!r}")
         if self.target not in TARGETS:
-            raise BadInput(f"--target must be one of {', '.join(TARGETS)}, got {self.target!r}")
+            raise BadInput(f"`target` must be one of {', '.join(TARGETS)}, got {self.target!r}")
         if self.min_tokens < 1:
-            raise BadInput(f"--min-tokens must be at least 1, got {self.min_tokens}")
+            raise BadInput(f"`min_tokens` must be at least 1, got {self.min_tokens}")
 
 
 @dataclass
@@ -243,7 +243,7 @@ def _target(record: AttributionRecord, probs: np.ndarray, target: str, label_nam
     if target == "record":
         return int(record.target)
     if record.label is None:
-        raise BadInput(f"{where}: --target gold needs a label in every record")
+        raise BadInput(f"{where}: `target` gold needs a label in every record")
     return resolve_label(record.label, label_names, where)
 
 

@@ -60,7 +60,7 @@ class EvaluationReport:
         """``first`` − ``second`` per metric, paired over the inputs both evaluated, with intervals."""
         for name in (first, second):
             if name not in self.methods:
-                raise BadInput(f"--compare: no method {name!r} in the report (it has: {', '.join(self.methods)})")
+                raise BadInput(f"`compare`: no method {name!r} in the report (it has: {', '.join(self.methods)})")
         a, b = self.methods[first], self.methods[second]
         found = {}
         for order in self.settings.orders:
@@ -77,7 +77,7 @@ class EvaluationReport:
             if paired is not None:
                 found["kendall_tau_index"] = paired
         if not found:
-            raise BadInput(f"--compare: {first} and {second} have no evaluated input in common")
+            raise BadInput(f"`compare`: {first} and {second} have no evaluated input in common")
         return found
 
     def to_dict(self, per_input: bool = False, compare: tuple[str, str] | None = None) -> dict:
@@ -182,13 +182,13 @@ def check_against_model(records: Sequence[AttributionRecord], classifier, source
     if mismatched is not None and mismatched.model_dtype not in (None, loaded):
         raise BadInput(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
-            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass --dtype {mismatched.model_dtype}"
+            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass `dtype` {mismatched.model_dtype}"
         )
     if mismatched is not None:
         raise BadInput(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "
             f"{mismatched.model!r} whose weights are {mismatched.model_fingerprint}, but {classifier.name!r} "
-            f"loads weights {classifier.fingerprint} here; pass the model the records were made with (--model), "
+            f"loads weights {classifier.fingerprint} here; pass the model the records were made with (`model`), "
             "or explain them again"
         )
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
@@ -285,7 +285,7 @@ def evaluate_records(
         short = sum(t.report.skipped_short for t in tallies.values())
         special = sum(t.report.skipped_special for t in tallies.values())
         raise BadInput(
-            f"{source}: none of its {count} record(s) could be evaluated ({short} shorter than --min-tokens "
+            f"{source}: none of its {count} record(s) could be evaluated ({short} shorter than `min_tokens` "
             f"{settings.min_tokens}, {special} only special tokens): nothing to report"
         )
     reports: dict[str, MethodReport] = {}

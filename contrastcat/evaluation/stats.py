@@ -34,12 +34,12 @@ class BootstrapSettings:
             # A handful of resamples gives "intervals" that need not even hold the mean; past
             # MAX_RESAMPLES the interval's ends no longer move, only the time and memory grow.
             raise BadInput(
-                f"--bootstrap must be 0 (off) or {MIN_RESAMPLES} to {MAX_RESAMPLES} resamples, got {self.resamples}"
+                f"`bootstrap` must be 0 (off) or {MIN_RESAMPLES} to {MAX_RESAMPLES} resamples, got {self.resamples}"
             )
         if self.seed < 0:
-            raise BadInput(f"--seed must be 0 or more, got {self.seed}")
+            raise BadInput(f"`seed` must be 0 or more, got {self.seed}")
         if not 0.0 < self.level < 1.0:
-            raise BadInput(f"--ci must be between 0 and 1 (e.g. 0.95), got {self.level}")
+            raise BadInput(f"`ci` must be between 0 and 1 (e.g. 0.95), got {self.level}")
 
     def as_dict(self) -> dict:
         return {"resamples": self.resamples, "ci": self.level, "seed": self.seed}

@@ -37,12 +37,12 @@ def parse_pools(text: str) -> tuple[str, ...]:
     if parts == ["none"]:
         return ()
     if "" in parts:
-        raise BadInput(f"--pools {text!r}: name same, random or both (same,random), or none for neither")
+        raise BadInput(f"`pools` {text!r}: name same, random or both (same,random), or none for neither")
     if "none" in parts:
-        raise BadInput(f"--pools {text!r}: none stands alone (it stores no pool)")
+        raise BadInput(f"`pools` {text!r}: none stands alone (it stores no pool)")
     unknown = [part for part in parts if part not in ABLATION_POOLS]
     if unknown:
-        raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from same, random, or none)")
+        raise BadInput(f"`pools`: unknown pool {unknown[0]!r} (choose from same, random, or none)")
     return tuple(dict.fromkeys(parts))
 
 
@@ -61,17 +61,17 @@ class BuildOptions:
 
     def __post_init__(self) -> None:
         check_forward_dtype(self.forward_dtype)
-        arguments.batch_size("--batch-size", self.batch_size)
-        arguments.seed("--seed", self.seed)
-        arguments.flag("--strict-gamma", self.strict_gamma)
-        arguments.optional_count("--max-length", self.max_length, minimum=2)
+        arguments.batch_size("`batch_size`", self.batch_size)
+        arguments.seed("`seed`", self.seed)
+        arguments.flag("`strict_gamma`", self.strict_gamma)
+        arguments.optional_count("`max_length`", self.max_length, minimum=2)
         if self.dtype not in ("float32", "float16"):
-            raise BadInput(f"--store-dtype must be float32 or float16, got {self.dtype!r}")
+            raise BadInput(f"`store_dtype` must be float32 or float16, got {self.dtype!r}")
         unknown = [pool for pool in self.pools if pool not in ABLATION_POOLS]
         if unknown:
-            raise BadInput(f"--pools: unknown pool {unknown[0]!r} (choose from {', '.join(ABLATION_POOLS)})")
+            raise BadInput(f"`pools`: unknown pool {unknown[0]!r} (choose from {', '.join(ABLATION_POOLS)})")
         if self.selection.keep < self.selection.k:
-            raise BadInput(f"--keep ({self.selection.keep}) must be at least --min-refs ({self.selection.k})")
+            raise BadInput(f"`keep` ({self.selection.keep}) must be at least `k` ({self.selection.k})")
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def build_library(
         if options.strict_gamma and chosen.passing < options.selection.k:
             raise RunFailed(
                 f"class {name!r}: only {chosen.passing} reference(s) pass f_c < {options.selection.gamma:g} "
-                f"(need {options.selection.k}); --strict-gamma refuses to fill up"
+                f"(need {options.selection.k}); `strict_gamma` refuses to fill up"
             )
 
     groups = [(group_path("contrast", c.target), classifier.label_names[c.target], c) for c in selection.classes]
@@ -202,7 +202,7 @@ def _check_candidates(labels: np.ndarray, lengths: np.ndarray, classifier: Class
             longest = int(lengths[others].max())
             raise BadInput(
                 f"{where}: no row of a class other than {name!r} has {options.selection.min_tokens} tokens "
-                f"(--min-tokens; the longest has {longest})"
+                f"(`min_tokens`; the longest has {longest})"
             )
 
 

@@ -29,7 +29,8 @@ from ..models import Classifier
 from ..models.aliases import lookup_alias
 from ..models.precision import dtype_name
 from ..records.data import load_labelled
-from ..records.record import resolve_label, rows_from_objects
+from ..records.inputs import rows_from_objects
+from ..records.record import resolve_label
 from .build import BuildOptions, Progress, build_library
 from .schema import LibraryInfo, RefLibrary
 
@@ -104,7 +105,7 @@ def cached_library(
     if not build:
         raise BadInput(
             f"the default library of {classifier.name} is needed, but {why}: build it with one plain explain "
-            "run first (no torchrun, no --shard), or pass --refs"
+            "run first (no torchrun, no `shard`), or pass `library`"
         )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +133,7 @@ def labelled_data(
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None
         if data is None and source is None:
-            raise BadInput(f"data (--data) is required: model {classifier.name!r} has no default data set")
+            raise BadInput(f"data (`data`) is required: model {classifier.name!r} has no default data set")
         labelled = load_labelled(
             str(data) if data is not None else source.spec,
             classifier.label_names,

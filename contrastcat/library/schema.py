@@ -235,7 +235,7 @@ class LibraryWriter:
         stored = activations.astype(self._np_dtype)
         if not np.all(np.isfinite(stored)):
             # float16 overflows past 65504: say so rather than store infinities.
-            hint = " (too large for --dtype float16)" if np.all(np.isfinite(activations)) else ""
+            hint = " (too large for `dtype` float16)" if np.all(np.isfinite(activations)) else ""
             raise RunFailed(f"{self.path}: activations of reference {index} in {path} are not finite{hint}")
         with self._writing():
             dataset = self.file[f"{path}/activations"].create_dataset(str(index), data=stored)
@@ -511,11 +511,11 @@ class RefLibrary:
             wanted = ",".join(p for p in ("same", "random") if p in self.info.pools or p == pool)
             raise BadInput(
                 f"{self.path}: this library has no {pool!r} reference pool; "
-                f"rebuild it with build-refs --pools {wanted}"
+                f"rebuild it with build-refs --pools {wanted} (build_library(pools={wanted!r}))"
             )
         return self._entries.get(group_path(pool, target), [])
 
-    def require_pool(self, pool: str, at_least: int = 0, asked: str = "--refs-used") -> None:
+    def require_pool(self, pool: str, at_least: int = 0, asked: str = "`refs_used`") -> None:
         """Fail early, before any model pass, when ``pool`` is not in this library or
         holds fewer than ``at_least`` references for some class (``asked``: the option
         that asked for them, for the message)."""
@@ -542,8 +542,8 @@ class RefLibrary:
         if loaded != self.info.model_dtype:
             raise LibraryMismatch(
                 f"{self.path}: the library's activations were computed with the weights in {self.info.model_dtype}, "
-                f"but the model is loaded in {loaded} here: pass --dtype {self.info.model_dtype}, "
-                "or rebuild the library with this --dtype"
+                f"but the model is loaded in {loaded} here: pass `dtype` {self.info.model_dtype}, "
+                "or rebuild the library with this `dtype`"
             )
         if classifier.fingerprint != self.info.model_fingerprint:
             raise LibraryMismatch(

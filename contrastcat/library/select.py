@@ -17,10 +17,10 @@ class SelectionSettings:
     min_tokens: int = 10  # special tokens included, as in the reference code
 
     def __post_init__(self) -> None:
-        arguments.number("--gamma", self.gamma, minimum=0.0)  # inf would let every row pass
-        arguments.count("--min-refs (k)", self.k, maximum=MAX_REFERENCES)
-        arguments.count("--keep", self.keep, maximum=MAX_REFERENCES)
-        arguments.count("--min-tokens", self.min_tokens, maximum=MAX_REFERENCES)
+        arguments.number("`gamma`", self.gamma, minimum=0.0)  # inf would let every row pass
+        arguments.count("`k`", self.k, maximum=MAX_REFERENCES)
+        arguments.count("`keep`", self.keep, maximum=MAX_REFERENCES)
+        arguments.count("`min_tokens`", self.min_tokens, maximum=MAX_REFERENCES)
 
 
 # More references per class than any library holds in memory; also HDF5's attributes' limit.

@@ -151,7 +151,7 @@ def parse_method_list(spec: str | Sequence[str]) -> list[str]:
     parts = [part for part in parts if part]
     names = list(dict.fromkeys(name for part in parts for name in (METHODS if part == ALL else [part])))
     if not names:
-        raise BadInput("--method needs at least one method name")
+        raise BadInput("`method` needs at least one method name")
     for name in names:
         method_class(name)
     return names

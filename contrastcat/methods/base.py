@@ -74,7 +74,7 @@ class AttributionMethod(ABC):
     @property
     def count_option(self) -> str:
         """The option and value that set how many references it reads, for the library's refusal."""
-        return "--refs-used"
+        return "`refs_used`"
 
     @property
     def refinement(self) -> RefineSettings | None:

@@ -63,16 +63,16 @@ def parse_layers(layers: str | int) -> int | None:
     if isinstance(layers, int) or (isinstance(layers, str) and layers.isascii() and layers.isdigit()):
         count = int(layers)
         if count < 1:
-            raise BadInput("--layers must be all or a positive number of last layers")
+            raise BadInput("`layers` must be all or a positive number of last layers")
         return count
     if layers == "all":
         return None
-    raise BadInput(f"--layers must be all or a positive number of last layers, got {layers!r}")
+    raise BadInput(f"`layers` must be all or a positive number of last layers, got {layers!r}")
 
 
 def last_layers(count: int | None, num_layers: int) -> slice:
     if count is not None and count > num_layers:
-        raise BadInput(f"--layers {count}: the model has {num_layers} layers")
+        raise BadInput(f"`layers` {count}: the model has {num_layers} layers")
     return slice(None) if count is None else slice(num_layers - count, None)
 
 
@@ -194,7 +194,7 @@ class ContrastCAT(AttributionMethod):
 
     @property
     def count_option(self) -> str:
-        return f"--refs-used {self.refs_used}"
+        return f"`refs_used` {self.refs_used}"
 
     def _references(self, library: ReferenceSource, target: int, ids, device) -> torch.Tensor:
         if self.reference_select == MIXED:
@@ -216,7 +216,7 @@ class ContrastCAT(AttributionMethod):
 
     def candidate_maps(self, captured: Captured, library: ReferenceSource | None = None, passes=None) -> list[torch.Tensor]:
         if self.uses_library and library is None:
-            raise BadInput(f"method {self.name} needs a reference library (--refs)")
+            raise BadInput(f"method {self.name} needs a reference library (`library`)")
         used = last_layers(self.layer_count, captured.activations.shape[1])
         maps = []
         for b, length in enumerate(captured.lengths):

@@ -78,7 +78,7 @@ class ContrastCATPlus(ContrastCAT):
 
     @property
     def count_option(self) -> str:
-        return f"--candidates {self.refs_used}"
+        return f"`candidates` {self.refs_used}"
 
     @property
     def refinement(self) -> RefineSettings:

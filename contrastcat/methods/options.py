@@ -62,15 +62,15 @@ class MethodOptions:
         for spec in self.specs():
             value = getattr(self, spec.name)
             if spec.choices is not None and value not in spec.choices:
-                raise BadInput(f"{spec.flag} must be one of {', '.join(spec.choices)}, got {value!r}")
+                raise BadInput(f"`{spec.name}` must be one of {', '.join(spec.choices)}, got {value!r}")
             if spec.minimum is not None and value < spec.minimum:
                 why = self._why(spec.name) or f"must be at least {spec.minimum}"
-                raise BadInput(f"{spec.flag} {why}")
+                raise BadInput(f"`{spec.name}` {why}")
             if isinstance(value, float) and not math.isfinite(value):
-                raise BadInput(f"{spec.flag} must be a finite number, got {value!r}")
+                raise BadInput(f"`{spec.name}` must be a finite number, got {value!r}")
             if isinstance(value, int) and not isinstance(value, bool) and value > MAX_INTEGER:
                 # No count or seed here means anything this large: a typo, refused before it overflows.
-                raise BadInput(f"{spec.flag} must be at most {MAX_INTEGER}, got {value}")
+                raise BadInput(f"`{spec.name}` must be at most {MAX_INTEGER}, got {value}")
         self.check()
 
     def check(self) -> None:

@@ -4,7 +4,7 @@ A row says where the transformer layers are (their *inputs* are the
 activations A^l of docs/spec.md §1), which token the classification head reads, and
 how positions and padding work. Everything else (attention probabilities,
 word embeddings, the head itself) comes through the HuggingFace API, so a
-new family is one row here and one test (``tests/test_families.py``).
+new family is one row here and one test (``tests/models/test_families.py``).
 """
 
 from __future__ import annotations

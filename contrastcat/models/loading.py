@@ -38,7 +38,7 @@ class Classifier:
     adapter: Adapter
     device: torch.device
     max_length: int  # tokens explained per input by default (the tokenizer's limit)
-    position_limit: int  # the most tokens the model's position embeddings take (--max-length's ceiling)
+    position_limit: int  # the most tokens the model's position embeddings take (`max_length`'s ceiling)
     pad_id: int  # the token that fills padded positions (see choose_pad_id)
     empty_input: tuple[int, ...]  # what an input with every token deleted is scored as
     dtype: torch.dtype = torch.float32  # the weights' precision
@@ -321,6 +321,6 @@ def check_max_length(classifier: Classifier, max_length: int | None) -> int:
         return classifier.max_length
     if not 2 <= max_length <= classifier.position_limit:
         raise BadInput(
-            f"--max-length {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
+            f"`max_length` {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
         )
     return max_length

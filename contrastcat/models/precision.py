@@ -39,8 +39,8 @@ def resolve_dtype(spec: str | torch.dtype, device: torch.device) -> torch.dtype 
     if spec == AUTO:
         return AUTO if device.type == "cuda" else torch.float32
     if spec not in DTYPES:
-        raise BadInput(f"--dtype must be one of {', '.join(DTYPE_CHOICES)}, got {spec!r}")
-    warn_if_emulated(DTYPES[spec], device, "--dtype")
+        raise BadInput(f"`dtype` must be one of {', '.join(DTYPE_CHOICES)}, got {spec!r}")
+    warn_if_emulated(DTYPES[spec], device, "`dtype`")
     return DTYPES[spec]
 
 
@@ -58,7 +58,7 @@ FORWARD_DTYPE_CHOICES = (SAME, AUTO, *DTYPES)
 def check_forward_dtype(spec: str) -> None:
     """A spelling of ``--forward-dtype``, checked before any work."""
     if spec not in FORWARD_DTYPE_CHOICES:
-        raise BadInput(f"--forward-dtype must be one of {', '.join(FORWARD_DTYPE_CHOICES)}, got {spec!r}")
+        raise BadInput(f"`forward_dtype` must be one of {', '.join(FORWARD_DTYPE_CHOICES)}, got {spec!r}")
 
 
 def resolve_forward_dtype(spec: str | torch.dtype | None) -> torch.dtype | None:
@@ -68,7 +68,7 @@ def resolve_forward_dtype(spec: str | torch.dtype | None) -> torch.dtype | None:
         return spec
     check_forward_dtype(spec)
     if spec == AUTO:
-        raise ValueError("--forward-dtype auto must be resolved against the classifier first")
+        raise ValueError("`forward_dtype` auto must be resolved against the classifier first")
     return None if spec == SAME else DTYPES[spec]
 
 
@@ -93,10 +93,10 @@ def effective_forward_dtype(spec: str, weights: torch.dtype, device: torch.devic
         return SAME
     if weights != torch.float32:
         raise BadInput(
-            f"--forward-dtype {spec}: the weights are {dtype_name(weights)}, and autocast only lowers the "
-            "precision of float32 weights (load them with --dtype float32)"
+            f"`forward_dtype` {spec}: the weights are {dtype_name(weights)}, and autocast only lowers the "
+            "precision of float32 weights (load them with `dtype` float32)"
         )
-    warn_if_emulated(DTYPES[spec], device, "--forward-dtype")
+    warn_if_emulated(DTYPES[spec], device, "`forward_dtype`")
     return spec
 
 

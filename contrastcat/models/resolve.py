@@ -87,6 +87,6 @@ def library_model(library) -> str:
     if Path(source).is_absolute():  # a local directory when the library was built (hub ids are not paths)
         raise BadInput(
             f"{library.path}: built for model {info.model!r} loaded from {source}, which is not a directory "
-            f"any more: name the model's directory now with --refs {library.path} --model DIR"
+            f"any more: name the model's directory now with `library` {library.path} `model` DIR"
         )
     return info.model

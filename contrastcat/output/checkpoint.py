@@ -208,7 +208,7 @@ def _check_kind(partial: Path) -> bool:
             else "a symbolic link" if stat.S_ISLNK(found.st_mode)
             else "not a regular file"
         )
-        raise BadInput(f"{partial}: is {what}, not a checkpoint --resume can continue; move it away to start over")
+        raise BadInput(f"{partial}: is {what}, not a checkpoint `resume` can continue; move it away to start over")
     return True
 
 
@@ -241,7 +241,7 @@ def _existing(partial: Path) -> tuple[bool, bool]:
 def _resumable_target(path: str, inputs: Sequence[str | None]) -> OutputTarget:
     target = output_target(path, inputs)
     if target.is_stdout or target.in_place:
-        raise BadInput(f"--resume needs -o FILE, a regular file to continue (got {path})")
+        raise BadInput(f"`resume` needs `output`, a regular file to continue (got {path})")
     return target
 
 
@@ -514,7 +514,7 @@ def _count_records(partial: Path) -> int:
 
 
 def kept_note(partial: Path, records: int) -> str:
-    return f"{records} record(s) kept in {partial}: run the same command with --resume to continue"
+    return f"{records} record(s) kept in {partial}: run the same command with `resume` to continue"
 
 
 @contextlib.contextmanager

@@ -122,21 +122,21 @@ def _check_mode(job: ExplainJob) -> tuple[World | None, Shard | None]:
     if job.inputs is None:
         raise BadInput("missing INPUT (a .jsonl or .csv file, or - for standard input)")
     if job.on_error not in ON_ERROR:
-        raise BadInput(f"--on-error must be stop or skip, got {job.on_error!r}")
+        raise BadInput(f"`on_error` must be stop or skip, got {job.on_error!r}")
     if job.max_length is not None and job.max_length < 2:
-        raise BadInput(f"--max-length {job.max_length}: an input needs at least 2 tokens")
+        raise BadInput(f"`max_length` {job.max_length}: an input needs at least 2 tokens")
     if job.dtype not in DTYPE_CHOICES:
-        raise BadInput(f"--dtype must be one of {', '.join(DTYPE_CHOICES)}, got {job.dtype!r}")
+        raise BadInput(f"`dtype` must be one of {', '.join(DTYPE_CHOICES)}, got {job.dtype!r}")
     world = torchrun_world()
     part = Shard.parse(job.shard) if job.shard is not None else None
     if part is not None and world is not None:
-        raise BadInput("--shard under torchrun: each process takes its shard from torchrun (drop --shard)")
+        raise BadInput("`shard` under torchrun: each process takes its shard from torchrun (drop `shard`)")
     if world is not None and job.inputs == "-":
         raise BadInput("under torchrun every process reads the inputs: give a file, not - (standard input)")
     if job.resume and (part is not None or world is not None):
-        raise BadInput("--resume cannot be combined with --shard or torchrun: rerun the failed shard instead")
+        raise BadInput("`resume` cannot be combined with `shard` or torchrun: rerun the failed shard instead")
     if job.resume and job.output == "-":
-        raise BadInput("--resume needs -o FILE: standard output cannot be continued")
+        raise BadInput("`resume` needs `output`: standard output cannot be continued")
     return world, part
 
 
@@ -158,7 +158,7 @@ def _run(job, world, part, unnamed, refs, model, inputs, progress, notify) -> Ex
         check_library(methods, library)  # before the model loads: a wrong call fails fast
     if model is None:
         if library is None:
-            raise BadInput("--model is required when no --refs library is given")
+            raise BadInput("`model` is required when no `library` library is given")
         model = library_model(library)
     check_output_path(job.output, [model_location(model)])
     device = rank_device(job.device, world) if world else job.device
@@ -250,7 +250,7 @@ def _saying_kept(checkpoint):
         path, records = checkpoint
         raise Interrupted(
             f"interrupted; the checkpoint {path} is kept as it was ({records} record(s)): "
-            "run the same command with --resume to continue"
+            "run the same command with `resume` to continue"
         ) from None
 
 
@@ -261,7 +261,7 @@ def _open_library(path: str, unnamed: bool) -> RefLibrary:
     except BadInput as error:
         if not unnamed:
             raise
-        raise BadInput(f"{error} (explain reads ./refs.h5 when neither --refs nor --model is given)") from None
+        raise BadInput(f"{error} (explain reads ./refs.h5 when neither `library` nor `model` is given)") from None
 
 
 def _check_default_pools(methods) -> None:
@@ -273,15 +273,15 @@ def _check_default_pools(methods) -> None:
         if missing:
             raise BadInput(
                 f"method {method.name} reads the {missing[0]!r} reference pool, which the default library does not "
-                f"store: build one with build-refs --pools {missing[0]},random and pass it with --refs"
+                f"store: build one with build-refs --pools {missing[0]},random and pass it with `library`"
             )
 
 
 def _said_unnamed(model: str, library, built: bool) -> str:
     """The one line saying what explain used when the user named neither a model nor a library."""
     if library is not None and library.path == DEFAULT_LIBRARY:
-        return f"no --refs or --model given: using ./{DEFAULT_LIBRARY} and its model {model}"
+        return f"no `library` or `model` given: using ./{DEFAULT_LIBRARY} and its model {model}"
     if library is None:
-        return f"no --refs, --model or ./{DEFAULT_LIBRARY}: using the default model {model}"
+        return f"no `library`, `model` or ./{DEFAULT_LIBRARY}: using the default model {model}"
     how = "built now and cached" if built else "cached"
-    return f"no --refs, --model or ./{DEFAULT_LIBRARY}: using the default model {model} and its library {library.path} ({how})"
+    return f"no `library`, `model` or ./{DEFAULT_LIBRARY}: using the default model {model} and its library {library.path} ({how})"

@@ -26,7 +26,8 @@ from ..methods import AttributionMethod
 from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.tokens import TokenizedText, tokenize
-from ..records.record import AttributionRecord, InputRow, check_record, resolve_label
+from ..records.inputs import InputRow
+from ..records.record import AttributionRecord, check_record, resolve_label
 from .checkpoint import checkpointed_output, partial_path, recorded_run, run_digest
 from .identity import environment, model_identity
 

@@ -26,7 +26,8 @@ from typing import BinaryIO
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
-from ..records.record import AttributionRecord, InputRow, check_record
+from ..records.inputs import InputRow
+from ..records.record import AttributionRecord, check_record
 
 PART = "contrastcat-part"
 PART_END = "contrastcat-part-end"
@@ -45,12 +46,12 @@ class Shard:
         """``I/N``: shard I (from 0) of N."""
         index, slash, count = spec.partition("/")
         if not slash or not all(part.isascii() and part.isdigit() for part in (index, count)):
-            raise BadInput(f"--shard must be I/N (shard I of N, I from 0, ASCII digits), got {_short(spec)}")
+            raise BadInput(f"`shard` must be I/N (shard I of N, I from 0, ASCII digits), got {_short(spec)}")
         if any(len(part) > MAX_SHARD_DIGITS for part in (index, count)):  # before int(), which has a digit limit
-            raise BadInput(f"--shard {_short(spec)}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
+            raise BadInput(f"`shard` {_short(spec)}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
         shard = cls(int(index), int(count))
         if not 1 <= shard.count <= MAX_SHARDS or shard.index >= shard.count:
-            raise BadInput(f"--shard {spec}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
+            raise BadInput(f"`shard` {spec}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
         return shard
 
     def owns(self, position: int, window: int) -> bool:
@@ -163,7 +164,7 @@ def _open_part(path: str) -> _Part:
             handle = _spooled(path, handle)
         header = _parse(path, 1, handle.readline())
         if header.get("format") != PART:
-            raise BadInput(f"{path}:1: not a contrastcat part file (explain --shard writes them)")
+            raise BadInput(f"{path}:1: not a contrastcat part file (explain `shard` writes them)")
         if header.get("version") != PART_VERSION:
             raise BadInput(f"{path}:1: part format version {header.get('version')!r} is not {PART_VERSION}")
         for key, least in (("shard", 0), ("shards", 1), ("window", 1), ("per_input", 1)):

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput, ModelUnavailable
-from .record import read_inputs, resolve_label
+from .inputs import read_inputs
+from .record import resolve_label
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,9 @@ def _load_corpus(name: str, split: str, label_names: Sequence[str], max_scan: in
     from .corpora import CORPORA
 
     if name not in CORPORA:
-        raise BadInput(f"--data corpus:{name}: unknown corpus (available: {', '.join(CORPORA)})")
+        raise BadInput(f"`data` corpus:{name}: unknown corpus (available: {', '.join(CORPORA)})")
     if split not in CORPUS_SPLITS:
-        raise BadInput(f"--split {split}: corpus:{name} has the splits {', '.join(CORPUS_SPLITS)}")
+        raise BadInput(f"`split` {split}: corpus:{name} has the splits {', '.join(CORPUS_SPLITS)}")
     corpus = CORPORA[name]()
     if tuple(label_names) != corpus.label_names:
         raise BadInput(f"corpus:{name} has the classes {', '.join(corpus.label_names)}, the model {', '.join(label_names)}")
@@ -92,7 +93,7 @@ def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | No
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ModelUnavailable(
             f"data set {source.spec!r} (split {source.split}) could not be loaded: {message}; "
-            "run once with network access to cache it, or pass --data FILE.jsonl|FILE.csv"
+            "run once with network access to cache it, or pass `data` FILE.jsonl|FILE.csv"
         ) from None
     for column in (source.text_field, source.label_field):
         if column not in dataset.column_names:

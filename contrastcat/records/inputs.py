@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import arguments
 from ..errors import BadInput, located
 from ..io import jsonl
 from ..io.lines import LineSource
@@ -36,10 +37,6 @@ class InputRow:
 
 class _RowProblem(Exception):
     """One input row that cannot be used; the message has no location yet."""
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str) -> InputRow:
@@ -58,7 +55,7 @@ def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str)
     elif isinstance(identifier, float) and not math.isfinite(identifier):  # JSON cannot write it back
         raise _RowProblem(f"field {id_field!r} must be a finite number, got {identifier!r}")
     label = obj.get(label_field)
-    if label is not None and not (isinstance(label, str) or _is_int(label)):
+    if label is not None and not (isinstance(label, str) or arguments.plain_int(label)):
         raise _RowProblem(f"field {label_field!r} must be a class index or a class name")
     return InputRow(line=line, id=identifier, text=text, label=label)
 

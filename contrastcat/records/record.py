@@ -18,20 +18,15 @@ from ..errors import BadInput
 from ..io import jsonl
 from ..io.files import atomic_text_output
 from ..io.lines import LineSource
-from .inputs import InputFile, InputRow, _is_int, read_inputs, rows_from_objects
 from .markup import notebook_html
 
 __all__ = [
     "AttributionRecord",
-    "InputFile",
-    "InputRow",
     "RecordFile",
     "check_record",
     "Records",
-    "read_inputs",
     "read_records",
     "resolve_label",
-    "rows_from_objects",
     "write_records",
 ]
 
@@ -162,7 +157,7 @@ def _plain_settings(value: Any) -> bool:
 
 
 def _index(value: Any) -> bool:
-    return _is_int(value) and value >= 0
+    return arguments.plain_int(value) and value >= 0
 
 
 # What each field of a record must hold, and how to say so.

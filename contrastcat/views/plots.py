@@ -22,7 +22,7 @@ def plot_format(path: str) -> str:
     """The file format from the name's suffix, or one line naming the ones there are."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise BadInput(f"--plot {path}: the name must end in {', '.join(FORMATS)} (the picture's format)")
+        raise BadInput(f"`plot` {path}: the name must end in {', '.join(FORMATS)} (the picture's format)")
     return FORMATS[suffix]
 
 
@@ -38,7 +38,7 @@ def _pyplot():
         matplotlib.use("Agg")  # no display: files only
         import matplotlib.pyplot as plt
     except ImportError:
-        raise BadInput("--plot needs matplotlib: pip install 'contrastcat[plot]'") from None
+        raise BadInput("`plot` needs matplotlib: pip install 'contrastcat[plot]'") from None
     return plt
 
 

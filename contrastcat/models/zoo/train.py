@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
+from ...errors import BadInput
 from ..loading import choose_pad_id
 from ..precision import DTYPES, native
 from ..tokens import length_batches, pad
@@ -48,7 +49,7 @@ class Recipe:
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
-            raise ValueError(f"Recipe.precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+            raise BadInput(f"Recipe.precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,178 @@
+"""evaluate, its gates and its baselines under hostile use (issue 21, items 2, 3, 7, 8, 12, 13, 18).
+
+Every case is refused with one line and exit 2 before any work and before anything is written,
+where it used to pass a gate it should fail, overwrite its own baseline, or crash late.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import contrastcat
+from contrastcat.errors import BadInput
+from contrastcat.evaluation import reports
+
+from ..helpers import assert_one_line_error, invoke
+
+
+@pytest.fixture(scope="module")
+def work(toy_dir, tmp_path_factory):
+    """Records of two methods on the toy inputs and a baseline report of them (per-input values kept)."""
+    root = tmp_path_factory.mktemp("gates")
+    records = root / "attr.jsonl"
+    assert invoke(
+        "explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "attcat,rawatt", "-o", records, "-q"
+    ).exit_code == 0
+    baseline = root / "baseline.json"
+    result = invoke("evaluate", records, "--min-tokens", "3", "--per-input", "--bootstrap", "100", "-o", baseline, "-q")
+    assert result.exit_code == 0, result.output
+    return root, records, baseline
+
+
+def evaluate(records, *args):
+    return invoke("evaluate", records, "--min-tokens", "3", "--bootstrap", "100", "-q", *args)
+
+
+def test_the_baseline_is_never_the_output(work, tmp_path):
+    """Item 2: -o naming the baseline (directly or through a link) is refused and the baseline kept."""
+    _, records, baseline = work
+    before = baseline.read_bytes()
+    link = tmp_path / "link.json"
+    link.symlink_to(baseline)
+    for output in (baseline, link):
+        assert_one_line_error(evaluate(records, "--baseline", baseline, "-o", output), "is the input file")
+    assert baseline.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "gate",
+    [
+        ["--fail-under", "lerf.aopc=0_05"],  # float() reads 5
+        ["--fail-under", "morf.aopc=\u0660.\u0665"],  # Arabic-Indic digits
+        ["--fail-under", "morf.aopc=nan"],
+        ["--fail-under", "morf.aopc=1e400"],
+        ["--fail-under", "morf.aopc=0x1p-3"],
+        ["--tolerance", "inf"],
+        ["--tolerance", "0_01"],
+        ["--tolerance", "-0.1"],
+    ],
+)
+def test_gate_numbers_are_ascii_decimals_and_finite(work, gate):
+    """Item 7."""
+    _, records, baseline = work
+    result = evaluate(records, "--baseline", baseline, *gate)
+    assert_one_line_error(result, gate[0])
+
+
+def test_a_plain_decimal_gate_still_works_both_ways(work):
+    _, records, _ = work
+    assert evaluate(records, "--fail-under", "morf.aopc=-5e-1").exit_code == 0
+    failed = evaluate(records, "--fail-under", "morf.aopc=.99")
+    assert failed.exit_code == 3 and "is below the bound 0.99" in failed.stderr
+
+
+def _damaged(baseline, tmp_path, change) -> str:
+    document = json.loads(baseline.read_text())
+    change(document)
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        (lambda d: d.pop("model_fingerprint"), "no 'model_fingerprint'"),  # item 8: would pass any model
+        (lambda d: [d.pop(k) for k in ("steps", "perturb", "target", "min_tokens", "orders")], "no 'steps'"),
+        (lambda d: d.update(perturb="blur"), "'perturb' must be delete or mask"),
+        (lambda d: d["methods"]["attcat"]["per_input"]["morf"]["keys"].__setitem__(0, 7), "per-input values of 'attcat'"),
+        (lambda d: d["comparison"]["rows"][0]["values"].update(bogus=0.5), "unknown metric 'bogus'"),  # item 12
+        (lambda d: d["methods"]["attcat"].update(settings=5), "'settings' object"),
+        (lambda d: d["methods"]["attcat"].update(library=[1]), "'library' must be"),
+    ],
+)
+def test_a_damaged_baseline_is_refused_before_any_work(work, tmp_path, change, fragment):
+    """Items 8 and 12: exit 2 before any work, and -o not written (was: exit 1 or 3 after it)."""
+    _, records, baseline = work
+    out = tmp_path / "report.json"
+    result = evaluate(records, "--baseline", _damaged(baseline, tmp_path, change), "-o", out)
+    assert_one_line_error(result, fragment)
+    assert not out.exists()
+
+
+def test_a_baseline_of_another_protocol_is_refused(work):
+    _, records, baseline = work
+    assert_one_line_error(evaluate(records, "--baseline", baseline, "--perturb", "mask"), "perturb 'delete'")
+
+
+def test_records_without_a_fingerprint_are_refused(work, tmp_path):
+    """Item 8: records of another model with their fingerprint stripped were evaluated as this one's."""
+    _, records, _ = work
+    stripped = tmp_path / "stripped.jsonl"
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    for line in lines:
+        line.pop("model_fingerprint")
+    stripped.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert_one_line_error(evaluate(stripped), f"{stripped}:1: record id 'in-0' has no model_fingerprint")
+
+
+def test_another_model_anywhere_in_a_long_file_is_refused_before_any_work(work, tmp_path, monkeypatch):
+    """Item 18: one foreign record after 1,100 good ones; before, the first chunks were evaluated first."""
+    _, records, _ = work
+    good = json.loads(records.read_text().splitlines()[0])
+    lines = [json.dumps({**good, "id": f"r{i}"}) for i in range(1100)]
+    lines.append(json.dumps({**good, "id": "foreign", "model_fingerprint": "sha256:" + "0" * 32}))
+    long_file = tmp_path / "long.jsonl"
+    long_file.write_text("\n".join(lines) + "\n")
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("evaluated before the model check")
+
+    monkeypatch.setattr(reports.CurveTally, "add", no_work)
+    assert_one_line_error(evaluate(long_file), f"{long_file}:1101: record id 'foreign' was explained with model")
+
+
+def test_nothing_evaluated_is_exit_2_and_writes_nothing(work, tmp_path):
+    """Item 3 / 18: --min-tokens above every record: exit 2 (was: exit 0 and an empty table)."""
+    _, records, _ = work
+    out = tmp_path / "report.json"
+    result = invoke("evaluate", records, "--min-tokens", "1000", "-o", out, "-q")
+    assert_one_line_error(result, "none of its 24 record(s) could be evaluated (24 shorter than --min-tokens 1000")
+    assert not out.exists()
+
+
+def test_the_api_says_the_same(work, toy_classifier):
+    records = contrastcat.explain(toy_classifier, ["a good film", "the worst plot"], method="attcat")
+    with pytest.raises(BadInput, match="could be evaluated"):
+        contrastcat.evaluate(toy_classifier, records, min_tokens=1000)
+    with pytest.raises(BadInput, match="100000"):
+        contrastcat.evaluate(toy_classifier, records, bootstrap=10**9)
+    records[1].model_fingerprint = ""
+    with pytest.raises(BadInput, match="no model_fingerprint"):
+        contrastcat.evaluate(toy_classifier, records)
+
+
+def test_bootstrap_is_bounded(work):
+    """Item 13: 10**7 took a minute and 3.6 GB, 10**9 ran out of memory; both are now exit 2 at once."""
+    _, records, _ = work
+    for count in ("100001", "1000000000"):
+        assert_one_line_error(evaluate(records, "--bootstrap", count), "--bootstrap must be 0 (off) or 100 to 100000")
+    assert evaluate(records, "--bootstrap", "100000", "--order", "morf").exit_code == 0
+
+
+def test_evaluate_on_a_full_disk_is_one_line_and_keeps_the_old_report(work, full_disk, monkeypatch):
+    from .. import helpers
+
+    _, records, _ = work
+    report = full_disk / "report.json"
+    report.write_text("the previous report\n")
+    padding = full_disk / "filler"
+    padding.write_bytes(b"x" * 292_000)  # a tmpfs then has a page or two left: less than one report
+    monkeypatch.setattr(helpers, "FULL_DISK_ROOM", 2_000)  # the patched disk: as little room
+    result = invoke("evaluate", records, "--min-tokens", "3", "--per-input", "--bootstrap", "100", "-o", report, "-q")
+    assert_one_line_error(result, f"{report}: cannot write (No space left on device)", code=1)
+    assert report.read_text() == "the previous report\n"
+    assert sorted(os.listdir(full_disk)) == ["filler", "report.json"]

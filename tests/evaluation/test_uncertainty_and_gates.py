@@ -1,0 +1,271 @@
+"""Issue 13: intervals over inputs, paired differences, and exit code 3 for CI gates.
+
+Values are checked against independent computations: the bootstrap of two
+values worked out by hand, paired differences recomputed from the report's own
+per-input values, a method compared with itself.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from contrastcat import __version__
+from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
+from contrastcat_cli.app import app
+
+from ..helpers import write_records
+
+RUNNER = CliRunner()
+METHODS = ("keyword", "random", "position")
+
+
+def run(*args):
+    return RUNNER.invoke(app, ["evaluate", *map(str, args), "--device", "cpu", "--quiet"])
+
+
+@pytest.fixture(scope="module")
+def records(toy_dir, tmp_path_factory):
+    return write_records(toy_dir, tmp_path_factory.mktemp("gates") / "three.jsonl", METHODS)
+
+
+@pytest.fixture(scope="module")
+def baseline(records, tmp_path_factory):
+    path = tmp_path_factory.mktemp("baseline") / "report.json"
+    result = run(records, "--per-input", "-o", path)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+# ------------------------------------------------------------------ the statistics
+
+
+def test_two_values_bootstrap_to_the_interval_worked_out_by_hand():
+    """Means of two draws from {0, 1}: 0 (1/4), 0.5 (1/2), 1 (1/4); the 95 % percentile interval is [0, 1]."""
+    interval = mean_interval([0.0, 1.0], BootstrapSettings(resamples=4000, level=0.95, seed=3))
+    assert (interval.low, interval.high) == (0.0, 1.0)
+    narrow = mean_interval([0.0, 1.0], BootstrapSettings(resamples=4000, level=0.4, seed=3))
+    assert (narrow.low, narrow.high) == (0.5, 0.5)  # the middle 40 % of the means is all 0.5
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_intervals_are_reproducible_and_contain_the_mean(seed):
+    values = np.random.default_rng(seed).normal(0.3, 0.2, size=40)
+    settings = BootstrapSettings(resamples=500, level=0.9, seed=seed)
+    first, again = mean_interval(values, settings), mean_interval(values, settings)
+    assert first == again
+    assert first.contains(float(values.mean())) and first.high > first.low
+    assert mean_interval(values, BootstrapSettings(500, 0.9, seed + 10)) != first
+
+
+def test_a_paired_difference_of_a_method_with_itself_is_zero_with_zero_width():
+    values = {f"k{i}": float(v) for i, v in enumerate(np.random.default_rng(0).random(25))}
+    found = paired_difference(values, dict(values), BootstrapSettings(200, 0.95, 0))
+    assert found.mean == 0.0 and (found.interval.low, found.interval.high) == (0.0, 0.0)
+    assert found.inputs == 25 and found.excludes_zero is False
+
+
+def test_a_paired_difference_uses_only_the_shared_inputs():
+    a = {"x": 1.0, "y": 3.0, "z": 10.0}
+    b = {"x": 0.5, "y": 1.0, "w": 7.0}
+    found = paired_difference(a, b, BootstrapSettings(100, 0.95, 0))
+    assert found.inputs == 2 and found.mean == pytest.approx((0.5 + 2.0) / 2)
+
+
+# ------------------------------------------------------------------ evaluate's report and table
+
+
+def test_the_report_carries_intervals_settings_and_per_input_values(baseline):
+    document = json.loads(baseline.read_text())
+    assert document["schema"] == "contrastcat/evaluate-report" and document["schema_version"] == 2
+    assert document["tool"] == {"name": "contrastcat", "version": __version__}
+    assert document["bootstrap"] == {"resamples": 1000, "ci": 0.95, "seed": 0}
+    for name in METHODS:
+        method = document["methods"][name]
+        per_input = method["per_input"]["morf"]
+        assert len(per_input["keys"]) == len(per_input["aopc"]) == method["evaluated"]
+        assert np.mean(per_input["aopc"]) == pytest.approx(method["morf"]["aopc_mean"])
+        interval = method["intervals"]["morf_aopc"]
+        assert interval["low"] <= method["morf"]["aopc_mean"] <= interval["high"]
+        assert len(method["curve_intervals"]["lerf"]["lodds"]) == 9
+        for (low, high), mean in zip(method["curve_intervals"]["morf"]["aopc"], method["morf"]["aopc"]):
+            assert low <= mean <= high
+
+
+def test_intervals_follow_the_seed(records):
+    once, twice, other = (json.loads(run(records, "--json", "--seed", s).stdout) for s in ("7", "7", "8"))
+    key = lambda d: [d["methods"][m]["intervals"] for m in METHODS]  # noqa: E731
+    assert key(once) == key(twice) and key(once) != key(other)
+    assert all(not d["methods"]["keyword"]["intervals"] for d in [json.loads(run(records, "--json", "--bootstrap", "0").stdout)])
+
+
+def test_compare_a_method_with_another_never_with_itself(records):
+    # One reading of A,B for evaluate and render: the same method twice is a typo, not a comparison.
+    _one_line(run(records, "--compare", "keyword,keyword"), 2,
+              "--compare takes two different methods, A,B; got 'keyword,keyword'")
+    document = json.loads(run(records, "--json", "--per-input", "--compare", "keyword,random").stdout)
+    found = document["compare"]["differences"]["morf_aopc"]
+    a, b = (document["methods"][m]["per_input"]["morf"] for m in ("keyword", "random"))
+    pairs = dict(zip(b["keys"], b["aopc"]))
+    expected = np.mean([value - pairs[key] for key, value in zip(a["keys"], a["aopc"])])
+    assert found["mean"] == pytest.approx(expected) and found["inputs"] == len(a["keys"])
+    assert found["interval"]["low"] <= found["mean"] <= found["interval"]["high"]
+    assert found["excludes_zero"] == (found["interval"]["low"] > 0 or found["interval"]["high"] < 0)
+    printed = run(records, "--compare", "keyword,random").stdout
+    assert "keyword − random, paired over the inputs both evaluated:" in printed
+    assert "MoRF AOPC: " in printed and "0" in printed
+
+
+def test_the_table_shows_mean_plus_minus_half_the_interval(records):
+    document = json.loads(run(records, "--json").stdout)
+    printed = run(records).stdout
+    row = next(line for line in printed.splitlines() if line.startswith("│ keyword"))
+    interval = document["methods"]["keyword"]["intervals"]["morf_aopc"]
+    half = (interval["high"] - interval["low"]) / 2
+    assert f"{document['methods']['keyword']['morf']['aopc_mean']:.4f} ± {half:.4f}" in row
+    assert "± half the 95% bootstrap interval over inputs (1000 resamples, seed 0)." in printed
+
+
+def test_compare_names_a_missing_method_before_any_work(records):
+    result = run(records, "--compare", "keyword,nosuch")
+    assert result.exit_code == 2 and "--compare: no method 'nosuch'" in result.stderr
+
+
+# ------------------------------------------------------------------ gates
+
+
+def _one_line(result, code, *fragments):
+    assert result.exit_code == code, result.output
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def test_fail_under_exits_3_naming_method_metric_value_and_bound(records, baseline):
+    document = json.loads(baseline.read_text())
+    keyword = document["methods"]["keyword"]["morf"]["aopc_mean"]
+    passing = run(records, "--fail-under", f"keyword:morf.aopc={keyword - 0.01:.4f}")
+    assert passing.exit_code == 0, passing.output
+    failing = run(records, "--fail-under", f"keyword:morf.aopc={keyword + 0.01:.4f}")
+    _one_line(failing, 3, f"keyword: MoRF AOPC {keyword:.4f} is below the bound {keyword + 0.01:.4f}".rstrip("0"))
+    assert "│ keyword" in failing.stdout  # the table is still printed
+    # A lower-is-better metric fails above its bound; a bound for all methods names the first.
+    lerf = document["methods"]["random"]["lerf"]["aopc_mean"]
+    above = run(records, "--fail-under", f"random:lerf.aopc={lerf - 0.01:.4f}")
+    _one_line(above, 3, "random: LeRF AOPC", "is above the bound")
+    every = run(records, "--fail-under", "morf.aopc=2")
+    _one_line(every, 3, "keyword: MoRF AOPC", "(and 2 more)")
+
+
+@pytest.mark.parametrize("spec", ["morf=0.5", "morf.aopc", "morf.aopc=high", "morf.aopc=nan", ","])
+def test_a_bad_bound_is_refused_before_any_work(records, spec):
+    _one_line(run(records, "--fail-under", spec), 2, "--fail-under")
+
+
+def test_a_report_written_today_is_read_back_as_a_baseline(records, baseline, toy_dir, tmp_path):
+    assert run(records, "--baseline", baseline).exit_code == 0
+    # keyword's scores replaced by another method's: its MoRF AOPC drops below the baseline's.
+    worse = tmp_path / "worse.jsonl"
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    position = {r["id"]: r["scores"] for r in lines if r["method"] == "position"}
+    worse.write_text("".join(
+        json.dumps({**r, "scores": position[r["id"]]} if r["method"] == "keyword" else r) + "\n" for r in lines
+    ))
+    result = run(worse, "--baseline", baseline, "--tolerance", "0.001")
+    _one_line(result, 3, "keyword: MoRF AOPC", "the baseline's", "tolerance 0.001", "paired difference", "inputs")
+    assert run(worse, "--baseline", baseline, "--tolerance", "5").exit_code == 0
+
+
+def test_a_baseline_of_another_protocol_or_not_a_report_is_refused(records, baseline, tmp_path):
+    _one_line(run(records, "--baseline", baseline, "--steps", "reference"), 2, "the baseline was evaluated with steps")
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"methods": {}}')
+    _one_line(run(records, "--baseline", junk), 2, f"{junk}: not an evaluate report")
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**json.loads(baseline.read_text()), "schema_version": 1}))
+    _one_line(run(records, "--baseline", old), 2, "schema version 1")
+    _one_line(run(records, "--baseline", tmp_path / "missing.json"), 2, "cannot read the baseline report")
+
+
+# ------------------------------------------------------------------ pictures
+
+
+@pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml"), (".pdf", b"%PDF")])
+def test_plot_writes_the_curves_in_the_format_its_name_says(records, tmp_path, suffix, magic):
+    path = tmp_path / f"curves{suffix}"
+    result = run(records, "--plot", path)
+    assert result.exit_code == 0, result.output
+    assert path.read_bytes().startswith(magic)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_the_svg_names_every_method_and_panel_and_is_the_same_twice(records, tmp_path):
+    first, second = tmp_path / "a.svg", tmp_path / "b.svg"
+    assert run(records, "--plot", first).exit_code == 0 and run(records, "--plot", second).exit_code == 0
+    text = first.read_text()
+    for name in (*METHODS, "MoRF AOPC", "MoRF LOdds", "LeRF AOPC", "LeRF LOdds", "bootstrap intervals"):
+        assert name in text, name
+    assert first.read_bytes() == second.read_bytes()
+    # one curve per method and panel: four panels
+    assert text.count("<path") > 4 * len(METHODS)
+
+
+def test_a_plot_with_no_known_format_or_without_matplotlib_fails_before_any_work(records, tmp_path, monkeypatch):
+    _one_line(run(records, "--plot", tmp_path / "curves.gif"), 2, "must end in .png, .svg, .pdf")
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
+    _one_line(run(records, "--plot", tmp_path / "curves.png"), 2, "pip install 'contrastcat[plot]'")
+    assert not (tmp_path / "curves.png").exists()
+
+
+# ------------------------------------------------------------------ review findings: refused before any work
+
+
+def _variant_file(records, path, variant_first: bool):
+    """The records plus a variant of 'keyword' (other settings, position's scores); either one first."""
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    position = {r["id"]: r["scores"] for r in lines if r["method"] == "position"}
+    base = [r for r in lines if r["method"] == "keyword"]
+    variant = [{**r, "scores": position[r["id"]], "settings": {"x": 1, "y": 2}} for r in base]
+    path.write_text("".join(json.dumps(r) + "\n" for r in (variant + base if variant_first else base + variant)))
+    return path
+
+
+def test_a_baseline_pairs_methods_by_settings_not_by_label_order(records, tmp_path):
+    first = _variant_file(records, tmp_path / "a.jsonl", variant_first=False)
+    again = _variant_file(records, tmp_path / "b.jsonl", variant_first=True)  # the labels swap here
+    report = tmp_path / "a.json"
+    assert run(first, "--order", "morf", "--per-input", "-o", report).exit_code == 0
+    labels = [row["method"] for row in json.loads(report.read_text())["comparison"]["rows"]]
+    assert labels == ["keyword", "keyword[x=1,y=2]"]
+    result = run(again, "--order", "morf", "--baseline", report, "--tolerance", "0")
+    assert result.exit_code == 0, result.output
+    # a variant label with commas can be named
+    compared = run(first, "--order", "morf", "--json", "--compare", "keyword,keyword[x=1,y=2]")
+    assert compared.exit_code == 0, compared.output
+    bound = run(first, "--order", "morf", "--fail-under", "keyword[x=1,y=2]:morf.aopc=-5")
+    assert bound.exit_code == 0, bound.output
+
+
+def test_what_a_baseline_or_a_gate_cannot_use_is_refused_before_any_work(records, baseline, tmp_path):
+    _one_line(run(records, "--order", "morf", "--baseline", baseline), 2, "evaluated with orders ['morf', 'lerf']")
+    other_model = tmp_path / "other.json"
+    other_model.write_text(json.dumps({**json.loads(baseline.read_text()), "model_fingerprint": "sha256:0"}))
+    _one_line(run(records, "--baseline", other_model), 2, "evaluated with model_fingerprint 'sha256:0'")
+    document = json.loads(baseline.read_text())
+    document["comparison"]["rows"][0]["values"]["morf_aopc"] = "high"
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text(json.dumps(document))
+    _one_line(run(records, "--baseline", damaged), 2, "damaged report")
+    listed = tmp_path / "listed.json"
+    listed.write_text(json.dumps({**json.loads(baseline.read_text()), "comparison": []}))
+    _one_line(run(records, "--baseline", listed), 2, "damaged report")
+    _one_line(run(records, "--seed", "-1"), 2, "--seed must be a whole number of at least 0")
+    _one_line(run(records, "--bootstrap", "5"), 2, "100 to 100000 resamples")
+    _one_line(run(records, "--fail-under", "nosuch:morf.aopc=0"), 2, "names method 'nosuch'")
+    _one_line(run(records, "--fail-under", "kendall.tau=0.5"), 2, "Kendall τ is not evaluated")
+    _one_line(run(records, "--order", "morf", "--fail-under", "lerf.aopc=0.5"), 2, "LeRF AOPC is not evaluated")

@@ -1,0 +1,194 @@
+"""Issue 11: one explain run split over processes, joined back byte for byte.
+
+``explain --shard I/N`` + ``contrastcat merge``, and ``torchrun`` with two CPU
+processes, against a single process; refusals of parts that are not one whole
+run; and an interrupted torchrun run that must leave no output behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from contrastcat.output.distributed import World, torchrun_world
+from contrastcat.output.shards import Shard
+from contrastcat.testing import toy
+
+from ..helpers import OFFLINE, assert_one_line_error, invoke, wait_for
+
+OPTIONS = ["--batch-size", "2", "-q"]  # windows of 16 inputs: 45 inputs make 3 windows, the last one short
+
+
+@pytest.fixture()
+def refs(toy_library):
+    return toy_library.path
+
+
+@pytest.fixture()
+def source(tmp_path):
+    path = tmp_path / "in.jsonl"
+    with open(path, "w") as stream:
+        for index, example in enumerate(toy.make_examples(45, seed=61)):
+            stream.write(json.dumps({"id": f"x{index}", "text": example.text}) + "\n")
+    return path
+
+
+def explain_parts(source, refs, folder, count: int, *extra) -> list:
+    parts = []
+    for index in range(count):
+        part = folder / f"part{index}.jsonl"
+        result = invoke("explain", source, "--refs", refs, *OPTIONS, *extra, "--shard", f"{index}/{count}", "-o", part)
+        assert result.exit_code == 0, result.output
+        parts.append(part)
+    return parts
+
+
+def test_shards_merged_equal_one_run_byte_for_byte(tmp_path, source, refs):
+    single = tmp_path / "single.jsonl"
+    assert invoke("explain", source, "--refs", refs, *OPTIONS, "-o", single).exit_code == 0
+    for count in (2, 5):  # 5 shards of 3 windows: two parts hold no input at all
+        folder = tmp_path / f"n{count}"
+        folder.mkdir()
+        parts = explain_parts(source, refs, folder, count)
+        merged = folder / "merged.jsonl"
+        result = invoke("merge", *reversed(parts), "-o", merged)  # any order
+        assert result.exit_code == 0, result.output
+        assert merged.read_bytes() == single.read_bytes(), count
+    records = [json.loads(line) for line in single.read_text().splitlines()]
+    assert [r["id"] for r in records] == [f"x{i}" for i in range(45)]
+
+
+def test_shards_of_several_methods_keep_input_major_order(tmp_path, source, refs):
+    single = tmp_path / "single.jsonl"
+    methods = ["--method", "contrastcat,attcat"]
+    assert invoke("explain", source, "--refs", refs, *OPTIONS, *methods, "-o", single).exit_code == 0
+    parts = explain_parts(source, refs, tmp_path, 2, *methods)
+    merged = invoke("merge", *parts)
+    assert merged.exit_code == 0
+    assert merged.stdout == single.read_text()
+
+
+def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, source, refs):
+    parts = explain_parts(source, refs, tmp_path, 2)
+    out = tmp_path / "out.jsonl"
+
+    assert_one_line_error(invoke("merge", parts[0], "-o", out), "shard 1/2 is missing")
+    assert_one_line_error(invoke("merge", parts[0], parts[0], "-o", out), "shard 0/2 is given twice")
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (_, foreign) = explain_parts(source, refs, other, 2, "--refs-used", "5")
+    assert_one_line_error(invoke("merge", parts[0], foreign, "-o", out), "from another run", "run differs")
+
+    lines = source.read_text().splitlines(keepends=True)
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text("".join(lines[:-1]) + json.dumps({"id": "x44", "text": "another text entirely"}) + "\n")
+    folder = tmp_path / "changed"
+    folder.mkdir()
+    (_, changed_part) = explain_parts(changed, refs, folder, 2)
+    assert_one_line_error(invoke("merge", parts[0], changed_part, "-o", out), "explained other inputs")
+
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(parts[1].read_bytes().splitlines(keepends=True)[:-2]))
+    assert_one_line_error(invoke("merge", parts[0], cut, "-o", out), "no end line", "incomplete")
+    assert_one_line_error(invoke("merge", parts[0], source, "-o", out), "not a contrastcat part file")
+    assert not out.exists()
+
+    # A damaged line deep inside a part: nothing reaches standard output either.
+    lines = parts[1].read_bytes().splitlines(keepends=True)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(b"".join(lines[:5] + [b'{"broken\n'] + lines[6:]))
+    result = invoke("merge", parts[0], damaged)
+    assert_one_line_error(result, f"{damaged}:6:")
+    assert result.stdout == ""
+    edited = tmp_path / "edited.jsonl"
+    record = json.loads(lines[3])
+    record["id"] = "renamed, still a valid record"
+    edited.write_bytes(b"".join(lines[:3] + [json.dumps(record).encode() + b"\n"] + lines[4:]))
+    assert_one_line_error(invoke("merge", parts[0], edited), "its records were changed since explain wrote them")
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_bytes(b"".join(lines[:2] + [lines[3], lines[2]] + lines[4:]))
+    assert_one_line_error(invoke("merge", parts[0], swapped), "changed since")
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"".join(lines[:4] + [b'{"method": "attcat", "scores": "x"}\n'] + lines[5:]))
+    assert_one_line_error(invoke("merge", parts[0], garbage), f"{garbage}:5:")
+    header = json.loads(lines[0])
+    header["window"] = "16"
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:]))
+    assert_one_line_error(invoke("merge", parts[0], odd), "window must be an integer")
+
+
+def test_shard_option_is_checked():
+    assert Shard.parse("1/3") == Shard(1, 3)
+    for bad in ("3/3", "1", "a/b", "-1/2", "0/0", "²/3", "0/99999999999"):
+        with pytest.raises(Exception, match="`shard`"):
+            Shard.parse(bad)
+    result = invoke("explain", "x.jsonl", "--model", "m", "--shard", "2/2")
+    assert_one_line_error(result, "--shard 2/2")
+
+
+def test_torchrun_world_from_the_environment():
+    assert torchrun_world({}) is None
+    assert torchrun_world({"RANK": "0", "WORLD_SIZE": "1"}) is None  # a world of one is a plain run
+    assert torchrun_world({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"}) == World(1, 2, 1)
+
+
+def torchrun(*args, env=None, **options):
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+               "-m", "contrastcat_cli", *map(str, args)]
+    environment = {**os.environ, **OFFLINE, "OMP_NUM_THREADS": "1", **(env or {})}
+    return command, environment
+
+
+def test_torchrun_two_processes_equal_one_process_byte_for_byte(tmp_path, source, refs):
+    # torchrun gives each process one thread; on a CPU the last bits of a backward pass
+    # depend on the thread count, so the single process gets one too (docs/performance.md).
+    single = tmp_path / "single.jsonl"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert invoke("explain", source, "--refs", refs, *OPTIONS, "-o", single).exit_code == 0
+    finally:
+        torch.set_num_threads(threads)
+    out = tmp_path / "out.jsonl"
+    command, env = torchrun("explain", source, "--refs", refs, "--batch-size", "2", "-o", out)
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert out.read_bytes() == single.read_bytes()
+    assert "wrote 45 record(s)" in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "single.jsonl"]  # no parts left
+
+    # A bad line: every process refuses it; one line, exit 2, nothing written.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(source.read_text() + '{"id": "y"}\n')
+    command, env = torchrun("explain", bad, "--refs", refs, "-o", tmp_path / "never.jsonl")
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    said = [line for line in run.stderr.splitlines() if line.startswith("error: ")]  # torchrun adds its report
+    assert len(said) == 1 and "bad.jsonl:46: missing text field" in said[0], run.stderr
+    assert not (tmp_path / "never.jsonl").exists()
+
+
+def test_interrupted_torchrun_leaves_no_output(tmp_path, refs):
+    source = tmp_path / "many.jsonl"
+    with open(source, "w") as stream:
+        for index, example in enumerate(toy.make_examples(400, seed=62)):
+            stream.write(json.dumps({"id": index, "text": example.text}) + "\n")
+    out = tmp_path / "out.jsonl"
+    command, env = torchrun("explain", source, "--refs", refs, "--batch-size", "2", "-o", out)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    parts = lambda: [p for p in tmp_path.iterdir() if p.name.startswith(".out.jsonl.parts-")]  # noqa: E731
+    # Wait until both processes are writing their parts, then stop the whole run as a scheduler would.
+    wait_for(lambda: parts() and len([p for p in parts()[0].iterdir()]) >= 2, process, timeout=240)
+    os.killpg(process.pid, signal.SIGTERM)
+    process.communicate(timeout=120)
+    assert not out.exists()
+    assert parts() == []

@@ -1,0 +1,121 @@
+"""Input and record files, and rendering."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contrastcat.errors import BadInput
+from contrastcat.records.inputs import read_inputs
+from contrastcat.records.record import AttributionRecord, read_records, resolve_label, write_records
+from contrastcat.views.terminal import render_plain, render_rich, spans
+
+
+def make_record(**overrides):
+    text = "unbelievably dull"
+    values = dict(
+        id="a", text=text, tokens=["[CLS]", "un", "##bel", "##ievably", "dull", "[SEP]"],
+        token_ids=[2, 5, 6, 7, 8, 3], offsets=[[0, 0], [0, 2], [2, 5], [5, 12], [13, 17], [0, 0]],
+        special=[True, False, False, False, False, True], scores=[0.3, 0.2, 0.9, 0.1, 1.0, 0.0],
+        target=0, target_name="negative", probs=[0.97, 0.03], predicted=0, label=None, method="contrastcat",
+        model="m", model_fingerprint="f", library="l", refs_kept=5, refs_total=30, settings={"refs_used": 30},
+    )
+    values.update(overrides)
+    return AttributionRecord(**values)
+
+
+def test_record_round_trip(tmp_path):
+    path = tmp_path / "r.jsonl"
+    records = [make_record(), make_record(id=2, label="negative")]
+    assert write_records(str(path), records) == 2
+    assert read_records(str(path)) == records
+    assert not [p for p in tmp_path.iterdir() if p.name != "r.jsonl"]  # no temp file left
+
+
+def test_inputs_jsonl_and_csv(tmp_path):
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text('{"text": "one"}\n\n{"id": "x", "text": "two", "label": 1}\n')
+    rows = read_inputs(str(jsonl))
+    assert [(r.line, r.id, r.text, r.label) for r in rows] == [(1, 1, "one", None), (3, "x", "two", 1)]
+    csv = tmp_path / "b.csv"
+    csv.write_text('id,text,label\n7,"multi\nline",neg\n8,plain,\n')
+    rows = read_inputs(str(csv))
+    assert [(r.line, r.id, r.text, r.label) for r in rows] == [(2, "7", "multi\nline", "neg"), (4, "8", "plain", None)]
+
+
+def test_empty_input_file(tmp_path):
+    path = tmp_path / "e.jsonl"
+    path.write_text("\n")
+    with pytest.raises(BadInput, match="no input rows"):
+        read_inputs(str(path))
+
+
+def test_resolve_label():
+    names = ("negative", "positive")
+    assert resolve_label(1, names, "f:1") == 1
+    assert resolve_label("0", names, "f:1") == 0
+    assert resolve_label("Positive", names, "f:1") == 1
+    with pytest.raises(BadInput, match="f:3: label 2 out of range"):
+        resolve_label(2, names, "f:3")
+
+
+def test_spans_merge_word_pieces():
+    record = make_record()
+    assert [(s.start, s.end, s.score) for s in spans(record)] == [(0, 2, 0.2), (2, 5, 0.9), (5, 12, 0.1), (13, 17, 1.0)]
+    assert [(s.start, s.end, s.score) for s in spans(record, words=True)] == [(0, 12, 0.9), (13, 17, 1.0)]
+
+
+def test_render_plain_keeps_the_text_and_marks_tokens():
+    record = make_record()
+    assert render_plain(record) == "[un 0.20][bel 0.90][ievably 0.10] [dull 1.00]"
+    assert render_plain(record, threshold=0.5, words=True) == "[unbelievably 0.90] [dull 1.00]"
+    assert render_plain(record, threshold=0.95) == "unbelievably [dull 1.00]"
+
+
+def test_rescale_over_shown_tokens():
+    record = make_record(scores=[1.0, 0.1, 0.3, 0.2, 0.5, 0.0])  # [CLS] holds the top score
+    assert render_plain(record) == "[un 0.10][bel 0.30][ievably 0.20] [dull 0.50]"
+    assert render_plain(record, rescale=True) == "[un 0.00][bel 0.50][ievably 0.25] [dull 1.00]"
+
+
+def test_render_rich_shades_by_score():
+    text = render_rich(make_record(), words=True)
+    assert text.plain == "unbelievably dull"
+    styles = {text.plain[span.start : span.end]: str(span.style) for span in text.spans}
+    assert styles["dull"] == "white on #ff0000"  # score 1: strongest red
+    assert styles["unbelievably"] == "white on #ff1919"  # 0.9: green and blue at 255 * (1 - 0.9) = 25
+
+
+def test_csv_with_byte_order_mark(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufefftext,label\nfine film,1\n".encode("utf-8"))
+    assert [r.text for r in read_inputs(str(path))] == ["fine film"]
+
+
+def test_records_without_special_flags_use_empty_spans(tmp_path):
+    path = tmp_path / "other-tool.jsonl"
+    path.write_text(json.dumps({"id": 1, "text": "ok", "tokens": ["[CLS]", "ok", "[SEP]"], "scores": [1, 0.5, 0],
+                                "target": 0, "offsets": [[0, 0], [0, 2], [0, 0]]}) + "\n")
+    (record,) = read_records(str(path))
+    assert record.special == [True, False, True]
+
+
+def test_words_of_sentencepiece_offsets_stay_apart():
+    """Llama-style tokenizers give a piece the space before it; words must not merge across it."""
+    from contrastcat.models.tokens import tokenize
+    from contrastcat.records.spans import spans
+    from contrastcat.testing import tiny
+
+    for family in ("llama", "gpt2", "bert"):
+        tokenizer = tiny.make_tokenizer(family)
+        (text,) = tokenize(tokenizer, ["the film was great"], 64)
+
+        class Record:
+            pass
+
+        record = Record()
+        record.text, record.offsets, record.special = "the film was great", text.offsets, text.special
+        record.scores = [0.5] * len(text.ids)
+        words = [record.text[s.start : s.end] for s in spans(record, words=True)]
+        assert words == ["the", "film", "was", "great"], (family, words)
