@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from contrastcat.evaluation.metrics import EvalSettings, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
 
 
 def per_input_aopc(records, predict, label_names, order: str) -> np.ndarray:

@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 from contrastcat.api import explain, load_model
-from contrastcat.evaluation.metrics import EvalSettings
+from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.reports import evaluate_records
 from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
 from contrastcat.library import RefLibrary

@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable, Sequence
 
 from .. import arguments as check
+from ..evaluation.curves import EvalSettings
 from ..evaluation.evaluate_file import EvaluateJob, EvaluateRun
 from ..evaluation.evaluate_file import evaluate_file as _evaluate_file
-from ..evaluation.metrics import EvalSettings
 from ..evaluation.reports import EvaluationReport, evaluate_records
 from ..evaluation.stats import BootstrapSettings
 from ..library import RefLibrary

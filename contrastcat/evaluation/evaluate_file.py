@@ -20,6 +20,8 @@ from ..library import RefLibrary
 from ..models.precision import on_classifier
 from ..models.resolve import load_classifier, model_location
 from ..records.record import RecordFile, resolve_label
+from ..records.variants import MethodLabels
+from .curves import EvalSettings, check_records
 from .gates import (
     check_baseline,
     check_bounds,
@@ -28,9 +30,8 @@ from .gates import (
     parse_bounds,
     parse_pair,
     parse_tolerance,
-    read_baseline,
 )
-from .metrics import EvalSettings, MethodLabels, check_records
+from .report_schema import read_baseline
 from .reports import EvaluationReport, check_against_model, check_explained, check_fingerprinted, evaluate_records
 from .stats import BootstrapSettings
 

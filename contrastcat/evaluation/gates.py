@@ -13,12 +13,8 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BadInput
-from ..io import jsonl
-from .metrics import DELETE, KENDALL_METRIC, MASK, METRICS, ORDERS, STEP_GRIDS, TARGETS, Metric
+from .comparison import KENDALL_METRIC, METRICS, Metric
 from .stats import BootstrapSettings, paired_difference
-
-REPORT_SCHEMA = "contrastcat/evaluate-report"
-REPORT_SCHEMA_VERSION = 2  # 1: the reports of contrastcat before 0.5, which had no schema field
 
 # What --fail-under names: morf.aopc -> the comparison's column morf_aopc.
 GATE_NAMES = {
@@ -139,121 +135,6 @@ def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
                     f"{row.method}: {bound.metric.name} {shown} is {_side(bound.metric)} the bound {bound.value:g}"
                 )
     return problems
-
-
-def read_baseline(path: str) -> dict:
-    """A report written by ``evaluate -o`` (schema version 2), or one line saying why not."""
-    try:
-        with open(path, encoding="utf-8") as stream:
-            text = stream.read()
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read the baseline report ({error.strerror or error})") from None
-    except UnicodeDecodeError as error:
-        raise BadInput(f"{path}: not a JSON report (not UTF-8: {error.reason} at byte {error.start})") from None
-    document = _strict_json(text, path)
-    if not isinstance(document, dict) or document.get("schema") != REPORT_SCHEMA:
-        raise BadInput(f"{path}: not an evaluate report (write one with contrastcat evaluate -o report.json)")
-    if document.get("schema_version") != REPORT_SCHEMA_VERSION:
-        raise BadInput(
-            f"{path}: report schema version {document.get('schema_version')!r}; this contrastcat reads "
-            f"{REPORT_SCHEMA_VERSION}: evaluate the baseline's records again"
-        )
-    _check_shape(document, path)
-    return document
-
-
-def _strict_json(text: str, path: str):
-    """The report as ``evaluate -o`` writes it: strict JSON (no NaN, no repeated key), read whole;
-    what Python's reader would take otherwise, or fail on with another error, is one line."""
-    try:
-        document = json.loads(
-            text, parse_constant=jsonl._refuse_constant, parse_float=jsonl._finite_float,
-            object_pairs_hook=jsonl._unique_keys,  # the hooks of every strict reader here
-        )
-    except json.JSONDecodeError as error:
-        raise BadInput(f"{path}:{error.lineno}: not a JSON report ({error.msg}, column {error.colno})") from None
-    except jsonl.NotStrictJSON as error:
-        raise BadInput(f"{path}: not a JSON report ({error})") from None
-    except RecursionError:
-        raise BadInput(f"{path}: not a JSON report (nested too deeply to read)") from None
-    except ValueError as error:  # an integer with more digits than Python converts
-        raise BadInput(f"{path}: not a JSON report (a number too long to read: {str(error).split(';')[0]})") from None
-    bad = jsonl.first_invalid_string(document)
-    if bad is not None:
-        raise BadInput(f"{path}: not a JSON report (not valid Unicode: {bad} holds an unpaired surrogate)")
-    return document
-
-
-def _number_or_none(value) -> bool:
-    return value is None or isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-# What a baseline must say about how it was made, and the form of each: a report without them
-# cannot be compared with anything (a missing fingerprint would pass any model).
-IDENTITY_FIELDS = {
-    "model_fingerprint": (lambda v: isinstance(v, str) and v.startswith("sha256:"), "a sha256: fingerprint"),
-    "steps": (lambda v: v in STEP_GRIDS, f"one of {', '.join(STEP_GRIDS)}"),
-    "perturb": (lambda v: v in (DELETE, MASK), f"{DELETE} or {MASK}"),
-    "target": (lambda v: v in TARGETS, f"one of {', '.join(TARGETS)}"),
-    "min_tokens": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a count"),
-    "orders": (lambda v: isinstance(v, list) and v and all(o in ORDERS for o in v), "a list of morf, lerf"),
-    "forward_dtype": (lambda v: isinstance(v, str), "a precision name"),
-}
-COLUMN_KEYS = frozenset(key for key, _ in GATE_NAMES.values())
-
-
-def _check_shape(document: dict, path: str) -> None:
-    """Every part the gate reads, each of the type it expects: a damaged or foreign baseline is
-    exit 2 before any work, never a crash or a misleading regression after it."""
-    for name, (fits, kind) in IDENTITY_FIELDS.items():
-        if name not in document:
-            raise BadInput(f"{path}: damaged report: no {name!r} (what it was evaluated with); write it again with evaluate -o")
-        if not fits(document[name]):
-            raise BadInput(f"{path}: damaged report: {name!r} must be {kind}, got {_short(document[name])}")
-    methods, comparison = document.get("methods"), document.get("comparison")
-    rows = comparison.get("rows") if isinstance(comparison, dict) else None
-    if not isinstance(methods, dict) or not isinstance(rows, list):
-        raise BadInput(f"{path}: damaged report: 'methods' must be an object and 'comparison.rows' a list")
-    if not rows:  # every report evaluates at least one method: an empty gate would pass any run
-        raise BadInput(f"{path}: damaged report: 'comparison.rows' is empty, so there is nothing to compare with")
-    # Each row has the curves' metrics of the report's orders (a value may be null), and Kendall τ at most.
-    curves = {f"{order}_{key}" for order in document["orders"] for key in ("aopc", "lodds")}
-    for index, row in enumerate(rows):
-        values = row.get("values") if isinstance(row, dict) else None
-        if not isinstance(row, dict) or not isinstance(row.get("method"), str) or not isinstance(values, dict) or not all(
-            _number_or_none(v) for v in values.values()
-        ):
-            raise BadInput(f"{path}: damaged report: comparison row {index} needs a method name and numeric values")
-        unknown = sorted(set(values) - COLUMN_KEYS)
-        if unknown:
-            raise BadInput(f"{path}: damaged report: comparison row {index} has an unknown metric {_short(unknown[0])}")
-        missing, extra = sorted(curves - set(values)), sorted(set(values) - curves - {"kendall_tau_index"})
-        if missing or extra:
-            raise BadInput(
-                f"{path}: damaged report: comparison row {index} ({_short(row['method'])}) "
-                + (f"has no {missing[0]!r}" if missing else f"has {extra[0]!r}, which its orders do not include")
-                + f" (orders: {', '.join(document['orders'])})"
-            )
-        method = methods.get(row["method"])
-        if not isinstance(method, dict):
-            raise BadInput(f"{path}: damaged report: method {row['method']!r} is in the comparison but not in 'methods'")
-        _check_method(method, row["method"], path)
-
-
-def _check_method(method: dict, name: str, path: str) -> None:
-    if not isinstance(method.get("method_name"), str) or not isinstance(method.get("settings"), dict):
-        raise BadInput(f"{path}: damaged report: method {name!r} needs a 'method_name' string and a 'settings' object")
-    if not (method.get("library") is None or isinstance(method.get("library"), (str, dict))):
-        raise BadInput(f"{path}: damaged report: method {name!r}: 'library' must be null, a string or an object")
-    per_input = method.get("per_input", {})
-    for order, found in (per_input.items() if isinstance(per_input, dict) else [(None, None)]):
-        if order == "kendall_tau_index":
-            continue
-        if order not in ORDERS or not isinstance(found, dict) or not isinstance(found.get("keys"), list) or not all(
-            isinstance(found.get(k), list) and len(found[k]) == len(found["keys"]) and all(_number_or_none(v) for v in found[k])
-            for k in ("aopc", "lodds")
-        ) or not all(isinstance(key, str) for key in found["keys"]):
-            raise BadInput(f"{path}: damaged report: per-input values of {name!r} ({_short(order)})")
 
 
 def _short(value) -> str:

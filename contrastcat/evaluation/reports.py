@@ -18,20 +18,11 @@ from ..deletion.perturb import MASK, mask_id_of
 from ..deletion.plan import step_labels
 from ..errors import BadInput
 from ..records.record import AttributionRecord
-from .metrics import (
-    BEST,
-    SECOND,
-    Comparison,
-    CurveTally,
-    EvalSettings,
-    Kendall,
-    MethodLabels,
-    MethodReport,
-    check_records,
-    compare_methods,
-    kendall_for_records,
-    mark_special_tokens,
-)
+from ..records.variants import MethodLabels
+from .comparison import BEST, SECOND, Comparison, compare_methods
+from .curves import CurveTally, EvalSettings, MethodReport, check_records, mark_special_tokens
+from .kendall import Kendall, kendall_for_records
+from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from .stats import BootstrapSettings, Difference, Interval, paired_difference
 
 TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks: values that print the same are tied
@@ -84,7 +75,6 @@ class EvaluationReport:
         """The JSON report (strict JSON: an undefined value is null); ``per_input`` adds every input's
         values (what a later run needs to pair its inputs with these), ``compare`` a paired difference."""
         from ..version import __version__
-        from .gates import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 
         document = {
             "schema": REPORT_SCHEMA,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..deletion.plan import step_labels
 from ..errors import BadInput
-from ..evaluation.metrics import METRICS
+from ..evaluation.comparison import METRICS
 from ..io.files import PendingFile, output_target
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}

@@ -11,9 +11,9 @@ from rich.text import Text
 
 from ..errors import BadInput
 from ..evaluation.gates import parse_pair
-from ..evaluation.metrics import MethodLabels
 from ..io.files import atomic_text_output
 from ..records.record import RecordFile
+from ..records.variants import MethodLabels
 from .html_page import html_page
 from .terminal import header, render_plain, render_rich, top_words
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..deletion.plan import step_labels
-from ..evaluation.metrics import BEST, METRICS, SECOND, Comparison
+from ..evaluation.comparison import BEST, METRICS, SECOND, Comparison
 from ..evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, EvaluationReport, header, number
 
 # Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.

@@ -18,7 +18,7 @@ import pytest
 
 from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.evaluation import reports
-from contrastcat.evaluation.metrics import EvalSettings
+from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.reports import evaluate_records
 from contrastcat.methods import build_method
 from contrastcat.records.inputs import InputRow

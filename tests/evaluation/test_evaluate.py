@@ -13,13 +13,8 @@ import numpy as np
 import pytest
 
 from contrastcat.deletion.plan import step_counts
-from contrastcat.evaluation.metrics import (
-    EvalSettings,
-    kendall_confidence,
-    kendall_for_records,
-    kendall_tau_b,
-    perturbation_curves,
-)
+from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
+from contrastcat.evaluation.kendall import kendall_confidence, kendall_for_records, kendall_tau_b
 from contrastcat.records.record import AttributionRecord
 
 CLS, SEP, MASK = 2, 3, 4

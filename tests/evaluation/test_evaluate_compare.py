@@ -13,16 +13,9 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from contrastcat.evaluation.metrics import (
-    BEST,
-    SECOND,
-    Curve,
-    Kendall,
-    MethodReport,
-    compare_methods,
-    mark_special_tokens,
-    rank_marks,
-)
+from contrastcat.evaluation.comparison import BEST, SECOND, compare_methods, rank_marks
+from contrastcat.evaluation.curves import Curve, MethodReport, mark_special_tokens
+from contrastcat.evaluation.kendall import Kendall
 from contrastcat.records.record import AttributionRecord
 from contrastcat_cli.app import app
 
@@ -302,8 +295,8 @@ def test_json_and_markdown_together_is_a_usage_error(three):
 
 
 def test_variants_of_one_method_are_labelled_by_their_differences():
-    from contrastcat.evaluation.metrics import group_by_method
     from contrastcat.records.record import AttributionRecord
+    from contrastcat.records.variants import group_by_method
 
     def record(method, **settings):
         return AttributionRecord(

@@ -47,7 +47,8 @@ import numpy as np
 import pytest
 
 from contrastcat.attribution.pipeline import explain, reattribute_records
-from contrastcat.evaluation.metrics import EvalSettings, kendall_for_records, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
+from contrastcat.evaluation.kendall import kendall_for_records
 from contrastcat.methods import METHODS, build_method
 from contrastcat.models import predictor
 from contrastcat.records.inputs import InputRow

@@ -10,10 +10,10 @@ import torch
 
 from contrastcat.attribution.pipeline import explain
 from contrastcat.errors import BadInput
-from contrastcat.evaluation.metrics import group_by_method
 from contrastcat.methods import METHODS, build_method, build_methods, check_options, parse_method_list
 from contrastcat.records.inputs import InputRow
 from contrastcat.records.record import AttributionRecord, read_records
+from contrastcat.records.variants import group_by_method
 
 from ..helpers import CASES, assert_one_line_error, invoke
 

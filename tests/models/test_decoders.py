@@ -13,7 +13,7 @@ import torch
 
 from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.capture.core import capture
-from contrastcat.evaluation.metrics import EvalSettings, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
 from contrastcat.methods import build_method, build_methods
 from contrastcat.models import predictor, wrap_classifier
 from contrastcat.models.tokens import tokenize

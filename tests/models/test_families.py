@@ -14,7 +14,7 @@ import torch
 
 from contrastcat.attribution.pipeline import ExplainOptions, explain
 from contrastcat.capture.core import capture
-from contrastcat.evaluation.metrics import EvalSettings, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
 from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier

@@ -1,16 +1,12 @@
-"""Faithfulness of attributions (docs/spec.md §5): perturbation curves and Kendall-τ.
-
-Metrics carry their name and which direction is better, so reports can mark
-the best value without knowing the metric (:func:`rank_marks`,
-:func:`compare_methods`).
-"""
+"""Faithfulness of attributions (docs/spec.md §5): the perturbation curves (AOPC and log-odds per
+step, MoRF and LeRF), summed chunk by chunk over a stream of records, and the records they can be
+computed on. Kendall-τ is in :mod:`.kendall`, methods side by side in :mod:`.comparison`."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,31 +16,12 @@ from ..deletion.plan import PAPER, STEP_GRIDS, DeletionPlan, step_counts
 from ..errors import BadInput
 from ..models.tokens import ProbabilityFn
 from ..records.record import AttributionRecord, resolve_label
+from .kendall import Kendall, finite_or_none
 from .stats import BootstrapSettings, Interval, column_intervals, mean_interval
 
 ORDERS = (MORF, LERF)
 TARGETS = ("pred", "gold", "record")
 CLIP = 1e-12
-KENDALL_PASS = 0.05
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    higher_is_better: bool
-
-
-# Better: MoRF AOPC higher, MoRF LOdds lower, LeRF AOPC lower, LeRF LOdds higher.
-METRICS = {
-    (MORF, "aopc"): Metric("MoRF AOPC", True),
-    (MORF, "lodds"): Metric("MoRF LOdds", False),
-    (LERF, "aopc"): Metric("LeRF AOPC", False),
-    (LERF, "lodds"): Metric("LeRF LOdds", True),
-}
-# Mean index τ over inputs (docs/spec.md §5): lower means more class-distinct attributions.
-KENDALL_METRIC = Metric("Kendall τ", False)
-BEST = "best"
-SECOND = "second"
 
 
 @dataclass(frozen=True)
@@ -87,43 +64,6 @@ class Curve:
 
     def as_dict(self) -> dict:
         return {"aopc": self.aopc, "lodds": self.lodds, "aopc_mean": self.aopc_mean, "lodds_mean": self.lodds_mean}
-
-
-def _finite_or_none(value: float) -> float | None:
-    """NaN (no input to average over, or τ undefined) is written as null: reports are strict JSON."""
-    return None if value is None or math.isnan(value) else value
-
-
-@dataclass
-class Kendall:
-    tau_index: float  # τ between the descending-score index arrays P^c and P^ĉ
-    tau_scores: float  # τ-b between the raw score vectors
-    inputs: int
-    index_taus: list[float] = field(default_factory=list, repr=False)  # per input, to pool chunks
-    score_taus: list[float] = field(default_factory=list, repr=False)
-
-    @classmethod
-    def of(cls, index_taus: Sequence[float], score_taus: Sequence[float]) -> Kendall:
-        """Mean τ over inputs (NaN, where τ is undefined, left out)."""
-        return cls(
-            tau_index=float(np.nanmean(index_taus)) if len(index_taus) and not np.all(np.isnan(index_taus)) else float("nan"),
-            tau_scores=float(np.nanmean(score_taus)) if len(score_taus) and not np.all(np.isnan(score_taus)) else float("nan"),
-            inputs=len(index_taus),
-            index_taus=list(index_taus),
-            score_taus=list(score_taus),
-        )
-
-    @property
-    def passes(self) -> bool:
-        return self.tau_index < KENDALL_PASS
-
-    def as_dict(self) -> dict:
-        return {
-            "tau_index": _finite_or_none(self.tau_index),
-            "tau_scores": _finite_or_none(self.tau_scores),
-            "inputs": self.inputs,
-            "passes": self.passes,
-        }
 
 
 @dataclass(frozen=True)
@@ -227,13 +167,13 @@ class MethodReport:
                 order: {
                     "keys": values.keys,
                     "ids": values.ids,
-                    "aopc": [_finite_or_none(v) for v in values.aopc.mean(axis=1).tolist()],
-                    "lodds": [_finite_or_none(v) for v in values.lodds.mean(axis=1).tolist()],
+                    "aopc": [finite_or_none(v) for v in values.aopc.mean(axis=1).tolist()],
+                    "lodds": [finite_or_none(v) for v in values.lodds.mean(axis=1).tolist()],
                 }
                 for order, values in self.per_input.items()
             }
             if self.kendall is not None:
-                out["per_input"]["kendall_tau_index"] = [_finite_or_none(v) for v in self.kendall.index_taus]
+                out["per_input"]["kendall_tau_index"] = [finite_or_none(v) for v in self.kendall.index_taus]
         return out
 
 
@@ -361,84 +301,9 @@ def check_records(records: Sequence[AttributionRecord], vocab_size: int, num_cla
                 raise BadInput(f"{where}: {name} {value} is not a class of the model (it has {num_classes}: 0..{num_classes - 1})")
 
 
-class MethodLabels:
-    """Labels of method variants, kept across chunks of a record stream.
-
-    The first settings seen for a method label it by its name alone; other
-    variants of it (an ablation run) are labelled by the settings in which
-    they differ from the first, e.g. ``contrastcat[refs_used=5]``.
-    """
-
-    def __init__(self) -> None:
-        self._first: dict[str, dict] = {}
-
-    def label(self, record: AttributionRecord) -> str:
-        own = {**record.settings, "library": record.library}  # a library ablation is a variant too
-        base = self._first.setdefault(record.method, own)
-        names = sorted(set(base) | set(own))
-        differing = [f"{n}={_short(own.get(n))}" for n in names if own.get(n) != base.get(n)]
-        return f"{record.method}[{','.join(differing)}]" if differing else record.method
-
-    def group(self, records: Iterable[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
-        groups: dict[str, list[AttributionRecord]] = {}
-        for record in records:
-            groups.setdefault(self.label(record), []).append(record)
-        return groups
-
-
-def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
-    """Records grouped by method and settings, in order of first appearance (see :class:`MethodLabels`)."""
-    return MethodLabels().group(records)
-
-
-def _short(value) -> str:
-    """Fingerprints are long; their first hex digits tell libraries apart in a label."""
-    text = str(value)
-    return text[:15] if text.startswith("sha256:") else text
-
-
 def long_enough(records: Sequence[AttributionRecord], min_tokens: int) -> list[AttributionRecord]:
     """Records with at least ``min_tokens`` tokens (special tokens included); the rest are skipped."""
     return [r for r in records if len(r.token_ids) >= min_tokens]
-
-
-def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:
-    """Kendall's τ-b (ties accounted for), as scipy.stats.kendalltau computes it; O(T²)."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
-    upper = np.triu_indices(len(x), k=1)
-    dx = np.sign(x[:, None] - x[None, :])[upper]
-    dy = np.sign(y[:, None] - y[None, :])[upper]
-    concordance = float((dx * dy).sum())
-    denominator = np.sqrt(float((dx != 0).sum()) * float((dy != 0).sum()))
-    return concordance / denominator if denominator > 0 else float("nan")
-
-
-def descending_order(scores: Sequence[float]) -> np.ndarray:
-    """Token indices by descending score, ties by position."""
-    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-
-
-def kendall_confidence(scores_c: Sequence[Sequence[float]], scores_alt: Sequence[Sequence[float]]) -> Kendall:
-    """Mean τ over inputs between the attributions for c and for the alternative class."""
-    index_taus, score_taus = [], []
-    for first, second in zip(scores_c, scores_alt):
-        index_taus.append(kendall_tau_b(descending_order(first), descending_order(second)))
-        score_taus.append(kendall_tau_b(first, second))
-    return Kendall.of(index_taus, score_taus)
-
-
-def alternative_class(target: int, num_classes: int) -> int:
-    return (target + 1) % num_classes
-
-
-Explainer = Callable[[Sequence[AttributionRecord], Sequence[int]], list[list[float]]]
-
-
-def kendall_for_records(records: Sequence[AttributionRecord], num_classes: int, explain_for: Explainer) -> Kendall:
-    """Attribute every record again for ĉ = (c + 1) mod C and compare with its scores."""
-    alternatives = [alternative_class(int(r.target), num_classes) for r in records]
-    return kendall_confidence([r.scores for r in records], explain_for(records, alternatives))
 
 
 def mark_special_tokens(records: Iterable[AttributionRecord], special_ids: Iterable[int]) -> None:
@@ -452,103 +317,3 @@ def mark_special_tokens(records: Iterable[AttributionRecord], special_ids: Itera
         record.special = [flag or token in special for flag, token in zip(record.special, record.token_ids)]
 
 
-def _comparable(value: float | None) -> bool:
-    return value is not None and not math.isnan(value)
-
-
-def rank_marks(
-    values: Sequence[float | None], higher_is_better: bool, decimals: int | None = None
-) -> list[str | None]:
-    """Mark the best and the second-best values of one column of a comparison.
-
-    Returns, for each value, :data:`BEST`, :data:`SECOND` or None. Ranking is
-    dense: every value tied for best is marked best, and every value equal to
-    the next distinct value is marked second (so ``[0.5, 0.5, 0.3]`` higher-is-
-    better gives best, best, second). With ``decimals``, values are compared
-    rounded to that many places, so values that print the same are tied. None
-    and NaN are never marked, and nothing is marked unless at least two values
-    are comparable: a lone value is not "best" of anything.
-    """
-    keyed = [round(v, decimals) if decimals is not None and _comparable(v) else v for v in values]
-    distinct = sorted({v for v in keyed if _comparable(v)}, reverse=higher_is_better)
-    if sum(_comparable(v) for v in keyed) < 2:
-        return [None] * len(values)
-    marks = {distinct[0]: BEST}
-    if len(distinct) > 1:
-        marks[distinct[1]] = SECOND
-    return [marks.get(v) if _comparable(v) else None for v in keyed]
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str  # stable name for scripts: morf_aopc, morf_lodds, lerf_aopc, lerf_lodds, kendall_tau_index
-    metric: Metric
-
-    def as_dict(self) -> dict:
-        return {"key": self.key, "name": self.metric.name, "higher_is_better": self.metric.higher_is_better}
-
-
-@dataclass
-class ComparisonRow:
-    method: str
-    evaluated: int
-    values: dict[str, float | None]  # column key -> mean over steps (None: not computed or NaN)
-    marks: dict[str, str | None]  # column key -> BEST, SECOND or None
-    intervals: dict[str, Interval | None] = field(default_factory=dict)  # column key -> bootstrap interval
-
-    def as_dict(self) -> dict:
-        return {
-            "method": self.method, "evaluated": self.evaluated, "values": self.values, "marks": self.marks,
-            "intervals": {k: None if v is None else v.as_dict() for k, v in self.intervals.items()},
-        }
-
-
-@dataclass
-class Comparison:
-    """Methods as rows, the mean of each evaluated metric as columns, best and second marked."""
-
-    columns: list[Column]
-    rows: list[ComparisonRow]
-    decimals: int | None  # precision the marks were decided at (ties after rounding)
-
-    def as_dict(self) -> dict:
-        return {
-            "decimals": self.decimals,
-            "columns": [c.as_dict() for c in self.columns],
-            "rows": [r.as_dict() for r in self.rows],
-        }
-
-
-def compare_methods(
-    reports: Sequence[MethodReport],
-    orders: Sequence[str] = ORDERS,
-    kendall: bool = False,
-    decimals: int | None = None,
-) -> Comparison:
-    """One row per report (in the given order): the area of each curve (the mean
-    over the steps) for ``orders``, and the Kendall index τ when ``kendall``;
-    each column ranked by :func:`rank_marks` in the metric's direction."""
-    columns = [Column(f"{order}_{key}", METRICS[(order, key)]) for order in orders for key in ("aopc", "lodds")]
-    if kendall:
-        columns.append(Column("kendall_tau_index", KENDALL_METRIC))
-
-    def value(report: MethodReport, column: Column) -> float | None:
-        if column.key == "kendall_tau_index":
-            found = report.kendall.tau_index if report.kendall is not None else None
-        else:
-            order, key = column.key.split("_")
-            curve = report.curves.get(order)
-            found = getattr(curve, f"{key}_mean") if curve is not None else None
-        return float(found) if _comparable(found) else None
-
-    table = [{c.key: value(r, c) for c in columns} for r in reports]
-    marks: list[dict[str, str | None]] = [{} for _ in reports]
-    for column in columns:
-        ranked = rank_marks([row[column.key] for row in table], column.metric.higher_is_better, decimals)
-        for row_marks, mark in zip(marks, ranked):
-            row_marks[column.key] = mark
-    rows = [
-        ComparisonRow(r.method, r.evaluated, values, m, {c.key: r.intervals.get(c.key) for c in columns})
-        for r, values, m in zip(reports, table, marks)
-    ]
-    return Comparison(columns, rows, decimals)

@@ -1,0 +1,89 @@
+"""Kendall-τ (docs/spec.md §5): how much the rankings for the target and an alternative class agree."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..records.record import AttributionRecord
+
+Explainer = Callable[[Sequence[AttributionRecord], Sequence[int]], list[list[float]]]
+
+
+def finite_or_none(value: float) -> float | None:
+    """NaN (no input to average over, or τ undefined) is written as null: reports are strict JSON."""
+    return None if value is None or math.isnan(value) else value
+
+
+KENDALL_PASS = 0.05
+
+
+@dataclass
+class Kendall:
+    tau_index: float  # τ between the descending-score index arrays P^c and P^ĉ
+    tau_scores: float  # τ-b between the raw score vectors
+    inputs: int
+    index_taus: list[float] = field(default_factory=list, repr=False)  # per input, to pool chunks
+    score_taus: list[float] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def of(cls, index_taus: Sequence[float], score_taus: Sequence[float]) -> Kendall:
+        """Mean τ over inputs (NaN, where τ is undefined, left out)."""
+        return cls(
+            tau_index=float(np.nanmean(index_taus)) if len(index_taus) and not np.all(np.isnan(index_taus)) else float("nan"),
+            tau_scores=float(np.nanmean(score_taus)) if len(score_taus) and not np.all(np.isnan(score_taus)) else float("nan"),
+            inputs=len(index_taus),
+            index_taus=list(index_taus),
+            score_taus=list(score_taus),
+        )
+
+    @property
+    def passes(self) -> bool:
+        return self.tau_index < KENDALL_PASS
+
+    def as_dict(self) -> dict:
+        return {
+            "tau_index": finite_or_none(self.tau_index),
+            "tau_scores": finite_or_none(self.tau_scores),
+            "inputs": self.inputs,
+            "passes": self.passes,
+        }
+
+
+def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:
+    """Kendall's τ-b (ties accounted for), as scipy.stats.kendalltau computes it; O(T²)."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    upper = np.triu_indices(len(x), k=1)
+    dx = np.sign(x[:, None] - x[None, :])[upper]
+    dy = np.sign(y[:, None] - y[None, :])[upper]
+    concordance = float((dx * dy).sum())
+    denominator = np.sqrt(float((dx != 0).sum()) * float((dy != 0).sum()))
+    return concordance / denominator if denominator > 0 else float("nan")
+
+
+def descending_order(scores: Sequence[float]) -> np.ndarray:
+    """Token indices by descending score, ties by position."""
+    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+
+
+def kendall_confidence(scores_c: Sequence[Sequence[float]], scores_alt: Sequence[Sequence[float]]) -> Kendall:
+    """Mean τ over inputs between the attributions for c and for the alternative class."""
+    index_taus, score_taus = [], []
+    for first, second in zip(scores_c, scores_alt):
+        index_taus.append(kendall_tau_b(descending_order(first), descending_order(second)))
+        score_taus.append(kendall_tau_b(first, second))
+    return Kendall.of(index_taus, score_taus)
+
+
+def alternative_class(target: int, num_classes: int) -> int:
+    return (target + 1) % num_classes
+
+
+def kendall_for_records(records: Sequence[AttributionRecord], num_classes: int, explain_for: Explainer) -> Kendall:
+    """Attribute every record again for ĉ = (c + 1) mod C and compare with its scores."""
+    alternatives = [alternative_class(int(r.target), num_classes) for r in records]
+    return kendall_confidence([r.scores for r in records], explain_for(records, alternatives))

@@ -1,0 +1,43 @@
+"""Variants of a method (an ablation run) told apart by the settings in which they differ."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .record import AttributionRecord
+
+
+class MethodLabels:
+    """Labels of method variants, kept across chunks of a record stream.
+
+    The first settings seen for a method label it by its name alone; other
+    variants of it (an ablation run) are labelled by the settings in which
+    they differ from the first, e.g. ``contrastcat[refs_used=5]``.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[str, dict] = {}
+
+    def label(self, record: AttributionRecord) -> str:
+        own = {**record.settings, "library": record.library}  # a library ablation is a variant too
+        base = self._first.setdefault(record.method, own)
+        names = sorted(set(base) | set(own))
+        differing = [f"{n}={_short(own.get(n))}" for n in names if own.get(n) != base.get(n)]
+        return f"{record.method}[{','.join(differing)}]" if differing else record.method
+
+    def group(self, records: Iterable[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
+        groups: dict[str, list[AttributionRecord]] = {}
+        for record in records:
+            groups.setdefault(self.label(record), []).append(record)
+        return groups
+
+
+def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
+    """Records grouped by method and settings, in order of first appearance (see :class:`MethodLabels`)."""
+    return MethodLabels().group(records)
+
+
+def _short(value) -> str:
+    """Fingerprints are long; their first hex digits tell libraries apart in a label."""
+    text = str(value)
+    return text[:15] if text.startswith("sha256:") else text
