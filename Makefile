@@ -42,7 +42,7 @@ $(BBC_MODEL): FORCE | install
 	$(OFFLINE) $(BIN)/contrastcat models prepare minilm-bbc
 
 # A library is rebuilt when the model is newer, or when the file format changed.
-LIBRARY_FORMAT := contrastcat/library/schema.py
+LIBRARY_FORMAT := contrastcat/library/schema.py contrastcat/library/writer.py
 
 $(DEMO)/refs.h5: $(RT_MODEL) $(LIBRARY_FORMAT)
 	mkdir -p $(DEMO)

@@ -54,7 +54,7 @@ def main() -> None:
     from typer.testing import CliRunner
 
     from contrastcat.library import RefLibrary
-    from contrastcat.library.schema import RefLibrary as Schema
+    from contrastcat.library.reader import RefLibrary as Schema
     from contrastcat.models.precision import describe_hardware
     from contrastcat.models.resolve import load_classifier
     from contrastcat.models.tokens import tokenize

@@ -85,7 +85,7 @@ def full_disk(request, tmp_path, monkeypatch):
     import subprocess
 
     from contrastcat.io import files
-    from contrastcat.library import schema
+    from contrastcat.library import writer
 
     place = tmp_path / "disk"
     place.mkdir()
@@ -108,6 +108,6 @@ def full_disk(request, tmp_path, monkeypatch):
             return raw if buffering == 0 else io.BufferedRandom(raw) if "+" in mode else io.BufferedWriter(raw)
         return io.TextIOWrapper(io.BufferedWriter(raw, 8192), encoding=kwargs.get("encoding"), newline=kwargs.get("newline"))
 
-    monkeypatch.setattr(schema, "open", opening, raising=False)
+    monkeypatch.setattr(writer, "open", opening, raising=False)
     monkeypatch.setattr(files, "open", opening, raising=False)
     return place

@@ -1,7 +1,8 @@
 """The reference library: selection (docs/spec.md §2), building, and the HDF5 file."""
 
 from .build import BuildOptions, BuildReport, build_library
-from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, ReferenceEntry, RefLibrary
+from .reader import RefLibrary
+from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, ReferenceEntry
 from .select import ClassSelection, Selection, SelectionSettings, select_references
 
 __all__ = [

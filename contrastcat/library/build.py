@@ -18,7 +18,7 @@ from ..models.loading import check_max_length
 from ..models.precision import check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
 from ..models.tokens import length_batches, tokenize
 from ..version import __version__
-from .schema import LibraryInfo, LibraryWriter, ReferenceEntry, group_path
+from .schema import LibraryInfo, ReferenceEntry, group_path
 from .select import (
     ClassSelection,
     Selection,
@@ -27,6 +27,7 @@ from .select import (
     select_references,
     select_same_class,
 )
+from .writer import LibraryWriter
 
 ABLATION_POOLS = ("same", "random")
 

@@ -32,7 +32,8 @@ from ..records.data import load_labelled
 from ..records.inputs import rows_from_objects
 from ..records.record import resolve_label
 from .build import BuildOptions, Progress, build_library
-from .schema import LibraryInfo, RefLibrary
+from .reader import RefLibrary
+from .schema import LibraryInfo
 
 DEFAULT_LIBRARY = "refs.h5"
 DEFAULT_MODEL = "minilm-rt"

@@ -1,4 +1,4 @@
-"""The reference library file (HDF5): the one place that reads and writes it.
+"""The reference library file (HDF5): its format, in one place (``reader.py`` reads it, ``writer.py`` writes it).
 
 Layout (schema version 2), readable with plain h5py::
 
@@ -57,21 +57,15 @@ Version 1 (contrastcat 0.1) had no checksums and is refused: rebuild it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass, fields
 
 import h5py
 import numpy as np
-import torch
 
-from ..errors import BadInput, LibraryMismatch, RunFailed
-from ..io.files import PendingFile, output_target, write_failed
+from ..errors import BadInput
 
 FORMAT = "contrastcat-reference-library"
 SCHEMA_VERSION = 2
@@ -178,154 +172,6 @@ def content_fingerprint(file: h5py.File) -> str:
     return "sha256:" + digest.hexdigest()[:32]
 
 
-class LibraryWriter:
-    """Writes a library to a temporary file; ``commit`` moves it to ``path`` complete, or not at all.
-
-    ``inputs`` are files the run reads (its data): ``path`` may not be one of them.
-    """
-
-    def __init__(self, path: str | os.PathLike, info: LibraryInfo, inputs: Sequence[str | None] = ()) -> None:
-        self.path = Path(path)
-        self.info = info
-        self._pending = PendingFile(output_target(str(path), inputs))
-        self.temp = self._pending.temp
-        self._disk = _FailedWrites(open(self.temp, "r+b", buffering=0))
-        self.file = h5py.File(self._disk, "w")
-        self._np_dtype = np.float16 if info.dtype == "float16" else np.float32
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """A write that failed on disk (a full disk) is one error naming the output, whatever
-        HDF5 made of it."""
-        try:
-            yield
-        except Exception:
-            if self._disk.error is not None:
-                raise write_failed(self._pending.target, self._disk.error) from None
-            raise
-        if self._disk.error is not None:
-            raise write_failed(self._pending.target, self._disk.error)
-
-    def add_class(self, target: int, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
-        return self.add_group(group_path("contrast", target), name, entries, candidates)
-
-    def add_group(self, path: str, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
-        """One group of references (a class of the contrast pool, or of an ablation pool)."""
-        with self._writing():
-            return self._add_group(path, name, entries, candidates)
-
-    def _add_group(self, path: str, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
-        group = self.file.create_group(path)
-        group.attrs["name"] = name
-        group.attrs["passing"] = int(sum(e.below_gamma for e in entries))
-        group.attrs["candidates"] = int(candidates)
-        group["f_c"] = np.array([e.f_c for e in entries], dtype=np.float64)
-        group["below_gamma"] = np.array([e.below_gamma for e in entries], dtype=bool)
-        group["label"] = np.array([e.label for e in entries], dtype=np.int64)
-        group["source_row"] = np.array([e.source_row for e in entries], dtype=np.int64)
-        group["length"] = np.array([e.length for e in entries], dtype=np.int64)
-        group.create_dataset("text", data=[e.text for e in entries], dtype=h5py.string_dtype())
-        ids = group.create_dataset("token_ids", (len(entries),), dtype=h5py.vlen_dtype(np.int32))
-        for i, entry in enumerate(entries):
-            ids[i] = np.asarray(entry.token_ids, dtype=np.int32)
-        group.create_group("activations")
-        return group
-
-    def add_activations(self, path: str, index: int, activations: np.ndarray) -> None:
-        stored = activations.astype(self._np_dtype)
-        if not np.all(np.isfinite(stored)):
-            # float16 overflows past 65504: say so rather than store infinities.
-            hint = " (too large for `dtype` float16)" if np.all(np.isfinite(activations)) else ""
-            raise RunFailed(f"{self.path}: activations of reference {index} in {path} are not finite{hint}")
-        with self._writing():
-            dataset = self.file[f"{path}/activations"].create_dataset(str(index), data=stored)
-            dataset.attrs[CHECKSUM] = array_checksum(stored)
-
-    def set_attribute(self, path: str, key: str, value) -> None:
-        with self._writing():
-            self.file[path].attrs[key] = value
-
-    def commit(self) -> str:
-        """Write the root attributes and the fingerprint, close, and move the file into place."""
-        info = asdict(self.info)
-        info["label_names"] = json.dumps(list(self.info.label_names))
-        info["pools"] = json.dumps(list(self.info.pools))
-        del info["fingerprint"]
-        if info["scan_dtype"] == "same":
-            del info["scan_dtype"]  # libraries scanned at the weights' precision stay as before
-        with self._writing():
-            self.file.attrs["format"] = FORMAT
-            self.file.attrs["schema_version"] = SCHEMA_VERSION
-            for key, value in info.items():
-                self.file.attrs[key] = value
-            self.file.flush()
-            fingerprint = content_fingerprint(self.file)
-            self.file.attrs["fingerprint"] = fingerprint
-            self.file.close()
-            self._disk.close()
-        self._pending.commit()
-        return fingerprint
-
-    def discard(self) -> None:
-        try:
-            with contextlib.suppress(Exception):  # HDF5 after a failed write: its complaint adds nothing
-                self.file.close()
-            self._disk.close()
-        finally:
-            self._pending.discard()
-
-
-class _FailedWrites:
-    """The temporary file as HDF5 writes it. A failed write (a full disk) is remembered and not
-    passed on: HDF5 cannot close a file whose writes failed (it ends in a crash of the whole
-    process), so it is let finish into the void while :class:`LibraryWriter` reports the
-    failure at its next step and discards the file."""
-
-    def __init__(self, handle) -> None:
-        self._handle = handle
-        self.error: OSError | None = None
-
-    def write(self, data) -> int:
-        view = memoryview(data).cast("B")
-        if self.error is None:
-            try:
-                done = 0
-                while done < len(view):  # an unbuffered write may take only part
-                    done += self._handle.write(view[done:])
-            except OSError as error:
-                self.error = error
-        return len(view)
-
-    def truncate(self, size: int | None = None) -> int:
-        if self.error is None:
-            try:
-                return self._handle.truncate(size)
-            except OSError as error:
-                self.error = error
-        return size if size is not None else self._handle.tell()
-
-    def flush(self) -> None:
-        pass  # unbuffered: every write has reached the file system already
-
-    def read(self, size: int = -1) -> bytes:
-        return self._handle.read(size)
-
-    def readinto(self, buffer) -> int:
-        return self._handle.readinto(buffer)
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self._handle.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self._handle.tell()
-
-    def close(self) -> None:
-        try:
-            self._handle.close()
-        except OSError as error:
-            self.error = self.error or error
-
-
 POOLS = ("contrast", "same", "random")
 
 
@@ -340,7 +186,7 @@ def group_path(pool: str, target: int) -> str:
     raise BadInput(f"unknown reference pool {pool!r} (available: {', '.join(POOLS)})")
 
 
-def _decode(value):
+def decode_attribute(value):
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -371,7 +217,7 @@ ATTRIBUTE_TYPES = {
 }
 
 
-def _attribute_fits(value, kind: str) -> bool:
+def attribute_fits(value, kind: str) -> bool:
     if kind == "a string":
         return isinstance(value, str)
     if kind in ("a count", "a positive count"):
@@ -397,231 +243,6 @@ def _attribute_fits(value, kind: str) -> bool:
 
 
 ABLATION_POOL_NAMES = ("same", "random")
-
-
-class RefLibrary:
-    """A reference library opened for reading and verified; activations load lazily per class."""
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = str(path)
-        if not Path(self.path).is_file():
-            what = ("not a regular file" if os.path.exists(self.path)
-                    else "a symbolic link to nothing" if os.path.islink(self.path) else "no such reference library file")
-            raise BadInput(f"{self.path}: {what}")
-        self._cache: dict[tuple[str, str], torch.Tensor] = {}
-        try:
-            with h5py.File(self.path, "r") as file:
-                self.info = self._read_info(file)
-                self._entries = {
-                    group_path("contrast", int(name)): self._read_entries(group)
-                    for name, group in file["classes"].items()
-                }
-                if "same" in self.info.pools:
-                    for name, group in file["pools/same"].items():
-                        self._entries[group_path("same", int(name))] = self._read_entries(group)
-                if "random" in self.info.pools:
-                    self._entries[group_path("random", 0)] = self._read_entries(file["pools/random"])
-        except BadInput:
-            raise
-        except (OSError, KeyError, TypeError, ValueError, RuntimeError, AttributeError) as error:
-            raise BadInput(f"{self.path}: not a readable reference library ({_first_line(error)})") from None
-        classes = len(self.info.label_names)
-        stray = [key for key in self._entries if key.startswith("classes/") and not 0 <= int(key.split("/")[1]) < classes]
-        if stray:
-            raise self._damaged(f"it holds {stray[0]} but names only {classes} classes")
-        absent = [c for c in range(classes) if group_path("contrast", c) not in self._entries]
-        if absent:
-            raise self._damaged(f"it names {classes} classes but holds no references for class {absent[0]}")
-
-    def _read_info(self, file: h5py.File) -> LibraryInfo:
-        attrs = {key: _decode(value) for key, value in file.attrs.items()}
-        if attrs.get("format") != FORMAT:
-            raise BadInput(f"{self.path}: not a contrastcat reference library (no format marker)")
-        version = attrs.get("schema_version")
-        if version == 1:
-            raise BadInput(
-                f"{self.path}: library schema version 1 (contrastcat 0.1) has no checksums, so it cannot be "
-                "verified; rebuild it with build-refs"
-            )
-        if version != SCHEMA_VERSION:
-            raise BadInput(
-                f"{self.path}: library schema version {version} is not supported "
-                f"(expected {SCHEMA_VERSION}); rebuild it with build-refs"
-            )
-        if not attrs.get("fingerprint"):
-            raise BadInput(f"{self.path}: library has no fingerprint, so it cannot be verified; rebuild it with build-refs")
-        missing = [key for key in REQUIRED_ATTRIBUTES if key not in attrs]
-        if missing:
-            raise BadInput(
-                f"{self.path}: not a complete reference library (no root attribute {missing[0]!r}); "
-                "rebuild it with build-refs"
-            )
-        if content_fingerprint(file) != attrs["fingerprint"]:
-            raise self._damaged(f"its content does not match its fingerprint {attrs['fingerprint']}")
-        values = {key: attrs[key] for key in (f.name for f in fields(LibraryInfo)) if key in attrs}
-        for key, kind in ATTRIBUTE_TYPES.items():
-            value = values.get(key)
-            if key in ("pools", "scan_dtype") and value is None:
-                continue
-            if not _attribute_fits(value, kind):
-                raise BadInput(f"{self.path}: root attribute {key!r} must be {kind}, got {value!r}")
-            if kind in ("a count", "a positive count"):
-                values[key] = int(value)
-            elif kind == "a number":
-                values[key] = float(value)
-        values["label_names"] = tuple(json.loads(values["label_names"]))
-        values["pools"] = tuple(json.loads(values.get("pools", "[]")))
-        if not values["label_names"]:
-            raise BadInput(f"{self.path}: root attribute 'label_names' names no class")
-        return LibraryInfo(**values)
-
-    def _damaged(self, why: str) -> BadInput:
-        return BadInput(f"{self.path}: the library is damaged ({why}); rebuild it with build-refs")
-
-    @staticmethod
-    def _read_entries(group: h5py.Group) -> list[ReferenceEntry]:
-        texts = [_decode(t) for t in group["text"][()]]
-        return [
-            ReferenceEntry(
-                f_c=float(f),
-                below_gamma=bool(b),
-                label=int(label),
-                source_row=int(row),
-                length=int(length),
-                text=text,
-                token_ids=tuple(int(i) for i in ids),
-            )
-            for f, b, label, row, length, text, ids in zip(
-                group["f_c"][()],
-                group["below_gamma"][()],
-                group["label"][()],
-                group["source_row"][()],
-                group["length"][()],
-                texts,
-                group["token_ids"][()],
-            )
-        ]
-
-    @property
-    def fingerprint(self) -> str:
-        return self.info.fingerprint
-
-    def entries(self, target: int, pool: str = "contrast") -> list[ReferenceEntry]:
-        if pool != "contrast" and pool not in self.info.pools:
-            wanted = ",".join(p for p in ("same", "random") if p in self.info.pools or p == pool)
-            raise BadInput(
-                f"{self.path}: this library has no {pool!r} reference pool; "
-                f"rebuild it with build-refs --pools {wanted} (build_library(pools={wanted!r}))"
-            )
-        return self._entries.get(group_path(pool, target), [])
-
-    def require_pool(self, pool: str, at_least: int = 0, asked: str = "`refs_used`") -> None:
-        """Fail early, before any model pass, when ``pool`` is not in this library or
-        holds fewer than ``at_least`` references for some class (``asked``: the option
-        that asked for them, for the message)."""
-        self.entries(0, pool)
-        if at_least <= 0:
-            return
-        targets = [0] if pool == "random" else range(len(self.info.label_names))
-        sizes = {target: self.pool_size(pool, target) for target in targets}
-        smallest = min(sizes, key=sizes.get)
-        if sizes[smallest] < at_least:
-            which = "" if pool == "random" else f" for class {self.info.label_names[smallest]!r}"
-            raise BadInput(
-                f"{asked} reads {at_least} references from the {pool!r} pool{which}; {self.path} holds "
-                f"only {sizes[smallest]}: ask for fewer, or rebuild the library with build-refs --keep {at_least}"
-                + (f" --min-refs {at_least}" if pool == "contrast" else "")
-            )
-
-    def pool_size(self, pool: str, target: int) -> int:
-        return len(self.entries(target, pool))
-
-    def check_model(self, classifier) -> None:
-        """Refuse a library built for other weights, or whose shapes do not fit the model."""
-        loaded = str(classifier.dtype).removeprefix("torch.")
-        if loaded != self.info.model_dtype:
-            raise LibraryMismatch(
-                f"{self.path}: the library's activations were computed with the weights in {self.info.model_dtype}, "
-                f"but the model is loaded in {loaded} here: pass `dtype` {self.info.model_dtype}, "
-                "or rebuild the library with this `dtype`"
-            )
-        if classifier.fingerprint != self.info.model_fingerprint:
-            raise LibraryMismatch(
-                f"{self.path}: library was built for model {self.info.model!r} "
-                f"({self.info.model_fingerprint}), not for {classifier.name!r} ({classifier.fingerprint}); "
-                "rebuild it with build-refs for this model"
-            )
-        facts = (
-            ("classes", len(self.info.label_names), classifier.num_classes),
-            ("layers", self.info.num_layers, classifier.num_layers),
-            ("hidden size", self.info.hidden_size, classifier.hidden_size),
-        )
-        for what, stored, actual in facts:
-            if stored != actual:
-                raise LibraryMismatch(
-                    f"{self.path}: the library has {stored} {what} but the model {classifier.name!r} has {actual}; "
-                    "rebuild it with build-refs for this model"
-                )
-
-    def references(
-        self,
-        target: int,
-        count: int,
-        device: torch.device,
-        pool: str = "contrast",
-        rows: Sequence[int] | None = None,
-    ) -> torch.Tensor:
-        """[K, L, T_max, n] float32 activations, zero-padded: the first ``count`` references
-        of ``pool`` for ``target``, or the references at ``rows`` of that pool."""
-        stacked = self._pool(pool, target, count if rows is None else None, device)
-        if rows is None:
-            return stacked[:count]
-        return stacked[torch.as_tensor(list(rows), dtype=torch.long, device=stacked.device)]
-
-    def _pool(self, pool: str, target: int, count: int | None, device: torch.device) -> torch.Tensor:
-        """The first ``count`` (None: all) references of a pool, loaded once per device."""
-        path = group_path(pool, target)
-        entries = self.entries(target, pool)
-        if not entries:
-            raise BadInput(f"{self.path}: no references for class {target} in the {pool!r} pool")
-        wanted = len(entries) if count is None else min(count, len(entries))
-        cached = self._cache.get((path, str(device)))
-        if cached is not None and len(cached) >= wanted:
-            return cached
-        available = entries[:wanted]
-        length = max(e.length for e in available)
-        stacked = np.zeros((len(available), self.info.num_layers, length, self.info.hidden_size), dtype=np.float32)
-        try:
-            with h5py.File(self.path, "r") as file:
-                group = file[f"{path}/activations"]
-                for i, entry in enumerate(available):
-                    stacked[i, :, : entry.length] = self._verified(group[str(i)], entry.length)
-        except BadInput:
-            raise
-        except (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError) as error:
-            raise BadInput(f"{self.path}: activations of {path} unreadable ({_first_line(error)})") from None
-        self._cache[(path, str(device))] = torch.from_numpy(stacked).to(device)
-        return self._cache[(path, str(device))]
-
-
-    def _verified(self, dataset: h5py.Dataset, length: int) -> np.ndarray:
-        """One reference's activations, checked against their checksum, shape and for NaN/inf."""
-        if dataset.dtype.kind != "f":
-            raise self._damaged(f"{dataset.name} holds {dataset.dtype}, not floating-point activations")
-        values = dataset[()]
-        if dataset.attrs.get(CHECKSUM) != array_checksum(values):
-            raise self._damaged(f"{dataset.name} does not match its checksum")
-        expected = (self.info.num_layers, length, self.info.hidden_size)
-        if values.shape != expected:
-            raise self._damaged(f"{dataset.name} has shape {values.shape}, expected {expected}")
-        if not np.all(np.isfinite(values)):
-            raise BadInput(f"{self.path}: {dataset.name} holds NaN or infinite values; rebuild it with build-refs")
-        return values
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 PROSE_MARK = "<!-- written by hand below -->"
