@@ -170,6 +170,44 @@ def capture(
     return captured
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one pass records, from what the methods need."""
+
+    backward: bool
+    layer_inputs: bool
+    attention: bool
+    embeddings: bool
+    at_first_layer: bool  # the word-embedding point is A^1 (families whose embeddings enter a LayerNorm)
+
+    @classmethod
+    def of(cls, needs: frozenset[str], classifier: Classifier, word_point: bool) -> _Plan:
+        backward = bool(BACKWARD_NEEDS & needs)
+        at_first_layer = (
+            not word_point and classifier.adapter.embedding_point == LAYER and bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs)
+        )
+        return cls(
+            backward=backward,
+            layer_inputs=bool({ACTIVATIONS, GRADIENTS} & needs) or at_first_layer,
+            attention=bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs),
+            embeddings=bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs) or backward,
+            at_first_layer=at_first_layer,
+        )
+
+
+@dataclass
+class _Pass:
+    """What the hooked forward (and backward) of one batch gave."""
+
+    logits: torch.Tensor  # of the attribution pass (masked with mask_special)
+    plain_logits: torch.Tensor | None  # of the plain pass, with mask_special
+    targets: torch.Tensor
+    inputs: list[torch.Tensor]  # A^l, one per layer application
+    attentions: tuple | None
+    point: torch.Tensor | None  # where word-embedding gradients are taken
+    gradients: list[torch.Tensor]  # in the order: layers, attentions, the point
+
+
 def _capture_pass(
     classifier: Classifier,
     sequences: Sequence[Sequence[int]],
@@ -180,13 +218,18 @@ def _capture_pass(
     word_point: bool = False,
 ) -> Captured:
     """One forward (and backward) pass; ``word_point`` keeps the word embeddings in every family."""
-    model, device = classifier.model, classifier.device
-    ids, real = pad(sequences, classifier.pad_id, device)
-    lengths = real.sum(dim=1)
+    ids, real = pad(sequences, classifier.pad_id, classifier.device)
     special_mask = torch.zeros_like(real, dtype=torch.bool)
     for row, flags in enumerate(special):
         special_mask[row, : len(flags)] = torch.as_tensor(list(flags), dtype=torch.bool)
+    plan = _Plan.of(needs, classifier, word_point)
+    done = _hooked_pass(classifier, ids, real, special_mask, targets, needs, mask_special, plan)
+    return _assemble(classifier, sequences, real, special_mask, needs, plan, done)
 
+
+def _hooked_pass(classifier, ids, real, special_mask, targets, needs, mask_special, plan: _Plan) -> _Pass:
+    """The forward pass with hooks on the layers and embeddings, and the backward of the target logits."""
+    model, lengths, rows = classifier.model, real.sum(dim=1), range(len(targets))
     plain_logits = None
     if mask_special:
         # The prediction (and so the target) comes from the plain mask; only
@@ -194,16 +237,6 @@ def _capture_pass(
         with torch.no_grad():
             plain_logits, _ = classify(classifier, real, lengths, input_ids=ids)
     forward_mask = real.masked_fill(special_mask, 0) if mask_special else real
-
-    want_backward = bool(BACKWARD_NEEDS & needs)
-    want_layer_inputs = bool({ACTIVATIONS, GRADIENTS} & needs)
-    want_attention = bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs)
-    want_embeddings = bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs) or want_backward
-    # Families whose word embeddings enter a LayerNorm attribute at A^1 instead (families.LAYER).
-    at_first_layer = (
-        not word_point and classifier.adapter.embedding_point == LAYER and bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs)
-    )
-    want_layer_inputs = want_layer_inputs or at_first_layer
     inputs: list[torch.Tensor] = []
     embedded: list[torch.Tensor] = []
 
@@ -211,45 +244,43 @@ def _capture_pass(
         inputs.append(layer_input(args, kwargs))
 
     def record_embeddings(_module, _args, output):
-        if want_backward and not output.requires_grad:
+        if plan.backward and not output.requires_grad:
             output.requires_grad_()  # frozen weights: the graph must still reach everything after it
         embedded.append(output)
 
     handles = []
     try:
-        if want_embeddings:
+        if plan.embeddings:
             handles.append(model.get_input_embeddings().register_forward_hook(record_embeddings))
-        if want_layer_inputs:
+        if plan.layer_inputs:
             handles += [
                 layer.register_forward_pre_hook(record_layer_input, with_kwargs=True)
                 for layer in classifier.adapter.layers
             ]
-        with torch.set_grad_enabled(want_backward):
+        with torch.set_grad_enabled(plan.backward):
             logits, attentions = classify(
-                classifier, forward_mask, lengths, input_ids=ids, output_attentions=want_attention
+                classifier, forward_mask, lengths, input_ids=ids, output_attentions=plan.attention
             )
-            check_finite(logits.detach(), range(len(sequences)))
-            if want_layer_inputs and len(inputs) != classifier.num_layers:
+            check_finite(logits.detach(), rows)
+            if plan.layer_inputs and len(inputs) != classifier.num_layers:
                 raise RunFailed(
                     f"captured {len(inputs)} layer inputs, expected {classifier.num_layers}: "
                     f"the {classifier.adapter.model_type!r} row of contrastcat's families is wrong"
                 )
-            if want_attention:
+            if plan.attention:
                 attentions = _checked_attentions(classifier, attentions)
             if plain_logits is not None:
-                check_finite(plain_logits, range(len(sequences)))
+                check_finite(plain_logits, rows)
             predicted = (plain_logits if plain_logits is not None else logits).argmax(dim=-1)
             chosen = torch.as_tensor(
-                [int(predicted[b]) if t is None else int(t) for b, t in enumerate(targets)], device=device
+                [int(predicted[b]) if t is None else int(t) for b, t in enumerate(targets)], device=classifier.device
             )
-            wrt: list[torch.Tensor] = []
-            if GRADIENTS in needs:
-                wrt += inputs
-            if ATTENTION_GRADIENTS in needs:
-                wrt += list(attentions)
-            point = inputs[0] if at_first_layer else embedded[0] if embedded else None
-            if EMBEDDING_GRADIENTS in needs:
-                wrt.append(point)
+            point = inputs[0] if plan.at_first_layer else embedded[0] if embedded else None
+            wrt = [
+                *(inputs if GRADIENTS in needs else []),
+                *(list(attentions) if ATTENTION_GRADIENTS in needs else []),
+                *([point] if EMBEDDING_GRADIENTS in needs else []),
+            ]
             gradients = []
             if wrt:
                 target_logits = logits.gather(1, chosen[:, None]).sum()
@@ -257,35 +288,40 @@ def _capture_pass(
     finally:
         for handle in handles:
             handle.remove()
+    return _Pass(logits, plain_logits, chosen, inputs, attentions, point, gradients)
 
+
+def _assemble(classifier, sequences, real, special_mask, needs, plan: _Plan, done: _Pass) -> Captured:
+    """The tensors the methods asked for, detached, in float32."""
+    logits = done.plain_logits if done.plain_logits is not None else done.logits
     captured = Captured(
         token_ids=[tuple(s) for s in sequences],
         lengths=[len(s) for s in sequences],
         pooled=[len(s) - 1 if classifier.adapter.decoder else 0 for s in sequences],
         special=special_mask,
-        logits=(plain_logits if plain_logits is not None else logits).detach().float(),
-        targets=chosen,
-        attributed_logits=logits.detach().float(),
+        logits=logits.detach().float(),
+        targets=done.targets,
+        attributed_logits=done.logits.detach().float(),
     )
+    gradients = done.gradients
     if ACTIVATIONS in needs:
-        captured.activations = torch.stack([a.detach().float() for a in inputs], dim=1)
+        captured.activations = torch.stack([a.detach().float() for a in done.inputs], dim=1)
     if GRADIENTS in needs:
-        captured.gradients = torch.stack(gradients[: len(inputs)], dim=1)
-        gradients = gradients[len(inputs) :]
-    if want_attention:
-        layer_count = len(attentions)
+        captured.gradients = torch.stack(gradients[: len(done.inputs)], dim=1)
+        gradients = gradients[len(done.inputs) :]
+    if plan.attention:
         # Layer by layer: a float32 copy of every layer's [H, T, T] at once would cost
         # L·H·T²·4 bytes (17 GB for a 7B decoder at 2,048 tokens) only to be averaged.
         captured.attention_received = torch.stack(
-            [_received_attention(a.detach(), real.bool()) for a in attentions], dim=1
+            [_received_attention(a.detach(), real.bool()) for a in done.attentions], dim=1
         )
         if ATTENTIONS in needs or ATTENTION_GRADIENTS in needs:
-            captured.attentions = torch.stack([a.detach().float() for a in attentions], dim=1)
+            captured.attentions = torch.stack([a.detach().float() for a in done.attentions], dim=1)
     if ATTENTION_GRADIENTS in needs:
-        captured.attention_gradients = torch.stack(gradients[:layer_count], dim=1)
-        gradients = gradients[layer_count:]
+        captured.attention_gradients = torch.stack(gradients[: len(done.attentions)], dim=1)
+        gradients = gradients[len(done.attentions) :]
     if EMBEDDINGS in needs or EMBEDDING_GRADIENTS in needs:
-        captured.embeddings = point.detach().float()
+        captured.embeddings = done.point.detach().float()
     if EMBEDDING_GRADIENTS in needs:
         captured.embedding_gradients = gradients[0]
     return captured
