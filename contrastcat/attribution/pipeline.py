@@ -22,7 +22,7 @@ from ..errors import BadInput, NonFiniteOutput, RunFailed
 from ..methods import AttributionMethod, build_method
 from ..models import Classifier
 from ..models.loading import check_max_length
-from ..models.precision import AUTO, SAME, check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
+from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, resolve_forward_dtype
 from ..models.tokens import TokenizedText, length_batches, tokenize
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, resolve_label, rounded
@@ -212,36 +212,48 @@ def explain(
     check_mask_special(classifier, options.mask_special)
     max_length = check_max_length(classifier, options.max_length)
     options = on_classifier(options, classifier)
+    run = _Run(classifier, methods, library, target, options, source, max_length)
     pending = iter(rows)
     while window := list(itertools.islice(pending, options.window_inputs)):
-        yield from _explain_window(classifier, window, methods, library, target, options, source, progress, max_length)
+        yield from _explain_window(run, window, progress)
 
 
-def _explain_window(classifier, rows, methods, library, target, options, source, progress, max_length):
+@dataclass(frozen=True)
+class _Run:
+    """What every window of one explain call shares."""
+
+    classifier: Classifier
+    methods: Sequence[AttributionMethod]
+    library: object | None
+    target: str | int
+    options: ExplainOptions
+    source: str
+    max_length: int
+
+
+def _explain_window(run: _Run, rows, progress) -> Iterator[AttributionRecord]:
     """The records of one window of rows, in input order (batches are formed within it, by length)."""
-    targets = resolve_targets(rows, target, classifier.label_names, source)
-    texts = tokenize(classifier.tokenizer, [row.text for row in rows], max_length, classifier.empty_input)
+    classifier = run.classifier
+    targets = resolve_targets(rows, run.target, classifier.label_names, run.source)
+    texts = tokenize(classifier.tokenizer, [row.text for row in rows], run.max_length, classifier.empty_input)
     results: dict[int, list[AttributionRecord]] = {}
-    for indices in length_batches([len(text) for text in texts], options.batch_size):
+    for indices in length_batches([len(text) for text in texts], run.options.batch_size):
         try:
             per_method, probs, resolved = attribute_all(
                 classifier,
                 [texts[i] for i in indices],
                 [targets[i] for i in indices],
-                methods,
-                library,
-                options,
+                run.methods,
+                run.library,
+                run.options,
             )
         except NonFiniteOutput as error:
             row = rows[indices[error.rows[0]]] if error.rows else rows[indices[0]]
-            raise NonFiniteOutput(f"{source}:{row.line}: {error}", error.rows) from None
+            raise NonFiniteOutput(f"{run.source}:{row.line}: {error}", error.rows) from None
         for position, index in enumerate(indices):
             results[index] = [
-                _record(
-                    classifier, rows[index], texts[index], refined[position],
-                    probs[position], resolved[position], each, library, options, source,
-                )
-                for each, refined in zip(methods, per_method)
+                _record(run, rows[index], texts[index], refined[position], probs[position], resolved[position], each)
+                for each, refined in zip(run.methods, per_method)
             ]
         if progress is not None:
             progress(len(indices))
@@ -249,9 +261,10 @@ def _explain_window(classifier, rows, methods, library, target, options, source,
         yield from results[index]
 
 
-def _record(classifier, row, text, refined, probs, target, method, library, options, source) -> AttributionRecord:
+def _record(run: _Run, row, text, refined, probs, target: int, method) -> AttributionRecord:
     if not np.all(np.isfinite(refined.scores)):
-        raise RunFailed(f"{source}:{row.line}: method {method.name} produced non-finite scores for this input")
+        raise RunFailed(f"{run.source}:{row.line}: method {method.name} produced non-finite scores for this input")
+    classifier, library = run.classifier, run.library
     return AttributionRecord(
         id=row.id,
         text=row.text,
@@ -266,16 +279,14 @@ def _record(classifier, row, text, refined, probs, target, method, library, opti
         predicted=int(np.argmax(probs)),
         label=row.label,
         method=method.name,
-        model=classifier.name,
-        model_fingerprint=classifier.fingerprint,
+        **classifier.identity(),
         library=library.fingerprint if library is not None and method.uses_library else None,
         refs_kept=int(refined.kept.sum()) if method.uses_library else None,
         refs_total=len(refined.kept) if method.uses_library else None,
         truncated=text.truncated,
         tokens_dropped=text.dropped,
         pad_token_id=classifier.pad_id,
-        model_dtype=dtype_name(classifier.dtype),
-        settings=record_settings(method, options),
+        settings=record_settings(method, run.options),
     )
 
 

@@ -21,10 +21,10 @@ from .schema import (
     SCHEMA_VERSION,
     LibraryInfo,
     ReferenceEntry,
-    attribute_fits,
-    decode_attribute,
     array_checksum,
+    attribute_fits,
     content_fingerprint,
+    decode_attribute,
     group_path,
 )
 

@@ -22,7 +22,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
 from .devices import resolve_device
-from .precision import resolve_dtype
+from .precision import dtype_name, resolve_dtype
 
 
 @dataclass
@@ -54,6 +54,10 @@ class Classifier:
     @property
     def hidden_size(self) -> int:
         return int(self.model.config.hidden_size)
+
+    def identity(self) -> dict:
+        """The model as every record names it: as given, its weights, their precision."""
+        return {"model": self.name, "model_fingerprint": self.fingerprint, "model_dtype": dtype_name(self.dtype)}
 
 
 def weights_fingerprint(model: torch.nn.Module) -> str:

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 import torch
 
 from ..models import Classifier
-from ..models.precision import dtype_name
 from ..version import __version__
 
 
@@ -24,20 +23,11 @@ def environment(batch_size: int, window: int, device: str | None = None) -> dict
     return found
 
 
-def model_identity(classifier: Classifier) -> dict:
-    """The model as every record of the run names it: as given, its weights, their precision."""
-    return {
-        "model": classifier.name,
-        "model_fingerprint": classifier.fingerprint,
-        "model_dtype": dtype_name(classifier.dtype),
-    }
-
-
 def run_identity(methods, settings: Sequence[dict], classifier: Classifier, library, target, options) -> dict:
     """What every shard of one run shares (compared as a whole: key order is not part of it)."""
     return {
         **environment(options.batch_size, options.window, classifier.device.type),
-        **model_identity(classifier),
+        **classifier.identity(),
         "methods": [method.name for method in methods],
         "settings": list(settings),
         "library": library.fingerprint if library is not None else None,

@@ -29,7 +29,7 @@ from ..models.tokens import TokenizedText, tokenize
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, check_record, resolve_label
 from .checkpoint import checkpointed_output, partial_path, recorded_run, run_digest
-from .identity import environment, model_identity
+from .identity import environment
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class Run:
             "label": row.label,
             "method": method.name,
             "settings": record_settings(method, self.options),
-            **model_identity(classifier),
+            **classifier.identity(),
             "library": self.library.fingerprint if self.library is not None and method.uses_library else None,
             "token_ids": list(text.ids),
             "tokens": list(text.tokens),
