@@ -103,9 +103,38 @@ def build_library(
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
     limit = check_max_length(classifier, options.max_length)
     tokenized = tokenize(classifier.tokenizer, texts, limit, classifier.empty_input)
-    sequences = [t.ids for t in tokenized]
-    _check_candidates(np.asarray(labels), np.array([len(s) for s in sequences]), classifier, options, data)
+    lengths = np.array([len(t.ids) for t in tokenized])
+    labels_array = np.asarray(labels)
+    _check_candidates(labels_array, lengths, classifier, options, data)
     options = on_classifier(options, classifier)
+    probs = _scan(classifier, [t.ids for t in tokenized], options, progress)
+    selection = select_references(probs, labels_array, lengths, options.selection, classifier.label_names)
+    _check_selection(selection, classifier, options, data)
+    groups = [(group_path("contrast", c.target), classifier.label_names[c.target], c) for c in selection.classes]
+    groups += _ablation_pools(probs, labels_array, lengths, classifier, options)
+    writer = LibraryWriter(output, _library_info(classifier, options, limit, data, split, len(tokenized)))
+    try:
+        _store(classifier, writer, groups, labels, tokenized, texts, options, progress)
+        if "random" in options.pools:
+            writer.set_attribute(group_path("random", 0), "seed", options.seed)
+        fingerprint = writer.commit()
+    except BaseException:
+        writer.discard()
+        raise
+    return BuildReport(
+        fingerprint=fingerprint,
+        selection=selection,
+        scanned=len(tokenized),
+        truncated=sum(t.truncated for t in tokenized),
+        max_length=limit,
+        position_limit=classifier.position_limit,
+        label_names=tuple(classifier.label_names),
+        path=os.fspath(output),
+    )
+
+
+def _scan(classifier: Classifier, sequences, options: BuildOptions, progress: Progress | None) -> np.ndarray:
+    """f(x) of every row [rows, classes], in batches of similar length."""
     predict = predictor(classifier, options.batch_size, resolve_forward_dtype(options.forward_dtype))
     probs = np.zeros((len(sequences), classifier.num_classes))
     done = 0
@@ -114,10 +143,10 @@ def build_library(
         done += len(batch)
         if progress:
             progress("scan", done, len(sequences))
+    return probs
 
-    selection = select_references(
-        probs, np.asarray(labels), np.array([len(s) for s in sequences]), options.selection, classifier.label_names
-    )
+
+def _check_selection(selection: Selection, classifier: Classifier, options: BuildOptions, data: str) -> None:
     for chosen in selection.classes:
         name = classifier.label_names[chosen.target]
         if len(chosen.rows) == 0:  # the data's fault (for this model): bad input, as before the scan
@@ -131,16 +160,21 @@ def build_library(
                 f"(need {options.selection.k}); `strict_gamma` refuses to fill up"
             )
 
-    groups = [(group_path("contrast", c.target), classifier.label_names[c.target], c) for c in selection.classes]
-    lengths = np.array([len(s) for s in sequences])
+
+def _ablation_pools(probs, labels: np.ndarray, lengths: np.ndarray, classifier: Classifier, options: BuildOptions) -> list:
+    """(group, name, selection) of the pools stored beside the contrasting references."""
+    groups = []
     if "same" in options.pools:
-        for chosen in select_same_class(probs, np.asarray(labels), lengths, options.selection):
+        for chosen in select_same_class(probs, labels, lengths, options.selection):
             groups.append((group_path("same", chosen.target), classifier.label_names[chosen.target], chosen))
     if "random" in options.pools:
-        chosen = select_random(probs, np.asarray(labels), lengths, options.selection, options.seed)
+        chosen = select_random(probs, labels, lengths, options.selection, options.seed)
         groups.append((group_path("random", 0), "random", chosen))
+    return groups
 
-    info = LibraryInfo(
+
+def _library_info(classifier: Classifier, options: BuildOptions, limit: int, data: str, split: str, scanned: int) -> LibraryInfo:
+    return LibraryInfo(
         model=classifier.name,
         model_source=classifier.source,
         model_fingerprint=classifier.fingerprint,
@@ -156,32 +190,13 @@ def build_library(
         dtype=options.dtype,
         data=data,
         split=split,
-        scanned=len(sequences),
+        scanned=scanned,
         tool_version=__version__,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         pools=tuple(pool for pool in ABLATION_POOLS if pool in options.pools),
         pad_token_id=classifier.pad_id,
         model_dtype=dtype_name(classifier.dtype),
         scan_dtype=options.forward_dtype,
-    )
-    writer = LibraryWriter(output, info)
-    try:
-        _store(classifier, writer, groups, labels, tokenized, texts, options, progress)
-        if "random" in options.pools:
-            writer.set_attribute(group_path("random", 0), "seed", options.seed)
-        fingerprint = writer.commit()
-    except BaseException:
-        writer.discard()
-        raise
-    return BuildReport(
-        fingerprint=fingerprint,
-        selection=selection,
-        scanned=len(sequences),
-        truncated=sum(t.truncated for t in tokenized),
-        max_length=limit,
-        position_limit=classifier.position_limit,
-        label_names=tuple(classifier.label_names),
-        path=os.fspath(output),
     )
 
 
