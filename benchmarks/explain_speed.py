@@ -37,7 +37,7 @@ from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.
 
 import contrastcat as cc
 from contrastcat.attribution import pipeline
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
 from contrastcat.capture.passes import ModelPasses
 from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
@@ -200,7 +200,7 @@ def agreement(first, second) -> dict:
 
 def explain_timed(classifier, library, rows, forward_dtype: str = "same"):
     method = build_method("contrastcat", refs_used=REFS)
-    options = ExplainOptions(batch_size=16, forward_dtype=forward_dtype)
+    options = ExplainSettings(batch_size=16, forward_dtype=forward_dtype)
     return timed(lambda: list(explain(classifier, rows, method, library, options=options)))
 
 
@@ -326,7 +326,7 @@ def long_inputs(count: int) -> None:
         previous = None
         for limit in (128, 256, 512):
             for forward_dtype in ("same", "bfloat16"):
-                options = ExplainOptions(batch_size=8, max_length=limit, forward_dtype=forward_dtype)
+                options = ExplainSettings(batch_size=8, max_length=limit, forward_dtype=forward_dtype)
                 _, seconds = timed(lambda: list(explain(classifier, rows, method, library, options=options)))
                 name = "float32" if forward_dtype == "same" else forward_dtype
                 growth = f" ({seconds / previous:.1f}x the time at T/2)" if previous and forward_dtype == "same" else ""

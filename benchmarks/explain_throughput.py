@@ -19,8 +19,8 @@ from pathlib import Path
 
 import torch
 
-from contrastcat.attribution.pipeline import ExplainOptions, explain
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.attribution.pipeline import ExplainSettings, explain
+from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import wrap_classifier
 from contrastcat.models.precision import describe_hardware
@@ -71,7 +71,7 @@ def main() -> None:
         labels = own_predictions(classifier, pool_texts)
         build_library(
             classifier, pool_texts, labels, path,
-            BuildOptions(selection=SelectionSettings(gamma=1e-3, k=30, keep=30, min_tokens=1)),
+            BuildSettings(selection=SelectionSettings(gamma=1e-3, k=30, keep=30, min_tokens=1)),
         )
         library = RefLibrary(path)
         print(f"torch {torch.__version__}, {describe_hardware(torch.device('cpu'))}, {torch.get_num_threads()} threads, {args.inputs} inputs of "
@@ -80,7 +80,7 @@ def main() -> None:
         for name in ("attcat", "contrastcat"):
             (method,) = build_methods([name], shared=True, refs_used=30)
             for batch_size in (1, 16):
-                options = ExplainOptions(batch_size=batch_size)
+                options = ExplainSettings(batch_size=batch_size)
                 list(explain(classifier, rows[:2], method, library, options=options))  # warm-up
                 start = time.perf_counter()
                 list(explain(classifier, rows, method, library, options=options))
@@ -95,7 +95,7 @@ def main() -> None:
 
 
 def time_every_method(classifier, rows, library) -> None:
-    options = ExplainOptions(batch_size=16)
+    options = ExplainSettings(batch_size=16)
     methods = [build_method(name) for name in METHODS]
     separate = 0.0
     for method in methods:

@@ -29,7 +29,7 @@ from benchstats import paired_interval, per_input_aopc  # benchmarks/benchstats.
 from explain_speed import ROOT, agreement, held_out_rows, line, timed  # benchmarks/explain_speed.py
 
 import contrastcat as cc
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
 from contrastcat.models.loading import quiet_transformers
@@ -92,7 +92,7 @@ def explain_precisions(count: int) -> None:
         library = cc.build_library(classifier, Path(folder) / "refs.h5")
         runs = {}
         for spec in ("same", "bfloat16", "auto"):
-            options = ExplainOptions(batch_size=16, forward_dtype=spec)
+            options = ExplainSettings(batch_size=16, forward_dtype=spec)
             records, seconds = timed(lambda: list(explain(classifier, rows, method, library, options=options)))
             chosen = records[0].settings.get("forward_dtype", "same")
             line(f"--forward-dtype {spec} (ran: {chosen})", f"{seconds / len(rows):.3f} s/input")

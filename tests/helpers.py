@@ -19,7 +19,7 @@ import torch
 from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 from typer.testing import CliRunner
 
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS
 from contrastcat.models import wrap_classifier
 from contrastcat.testing import tiny, toy
@@ -134,13 +134,13 @@ FULL_DISK_ROOM = 300_000  # bytes: a toy library or report does not fit, a probe
 # --- the toy model's library and hand-written records -----------------------------------
 
 def build_toy_library(classifier, examples, path, **options) -> RefLibrary:
-    """A library over the toy training data; ``options`` go to BuildOptions."""
+    """A library over the toy training data; ``options`` go to BuildSettings."""
     build_library(
         classifier,
         [e.text for e in examples],
         [e.label for e in examples],
         path,
-        BuildOptions(selection=SelectionSettings(), **options),
+        BuildSettings(selection=SelectionSettings(), **options),
         data="toy",
     )
     return RefLibrary(path)

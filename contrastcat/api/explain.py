@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 
 from .. import arguments as check
-from ..attribution.pipeline import ExplainOptions, check_library, parse_target
+from ..attribution.pipeline import ExplainSettings, check_library, parse_target
 from ..attribution.pipeline import explain as _explain
 from ..errors import BadInput
 from ..io.files import check_output_path
@@ -56,7 +56,7 @@ def explain(
     check_library(methods, library)
     for name, value in (("text_field", text_field), ("id_field", id_field), ("label_field", label_field)):
         check.text(f"explain: {name}", value)
-    settings = ExplainOptions(
+    settings = ExplainSettings(
         batch_size=batch_size, mask_special=mask_special, max_length=max_length,
         forward_dtype=check.text("explain: forward_dtype", forward_dtype),
     )

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from .. import arguments as check
 from ..io.files import check_output_path
-from ..library import BuildOptions, RefLibrary, SelectionSettings
+from ..library import BuildSettings, RefLibrary, SelectionSettings
 from ..library import build_library as _build_library
 from ..library.build import BuildReport, Progress, parse_pools
 from ..library.build_refs import build_refs as _build_refs
@@ -21,9 +21,9 @@ from .checks import classifier_arg, model_directory
 def _build_options(
     function: str, *, k, keep, gamma, min_tokens, max_length, pools, seed, store_dtype, strict_gamma, batch_size,
     forward_dtype,
-) -> BuildOptions:
-    """The one BuildOptions of a call, each value checked under the name ``function`` takes it by."""
-    return BuildOptions(
+) -> BuildSettings:
+    """The one BuildSettings of a call, each value checked under the name ``function`` takes it by."""
+    return BuildSettings(
         selection=SelectionSettings(
             gamma=check.number(f"{function}: gamma", gamma, minimum=0.0),
             k=check.count(f"{function}: k", k),

@@ -85,7 +85,7 @@ def usable_rows(
 
 
 @dataclass(frozen=True)
-class ExplainOptions:
+class ExplainSettings:
     batch_size: int = 16
     mask_special: bool = False  # reference-code quirk, docs/spec.md §1
     window: int = 8  # batches per length-sorted window
@@ -108,7 +108,7 @@ class ExplainOptions:
 PIPELINE_SETTINGS = ("mask_special", "forward_dtype")  # in a record's settings beside the method's own options
 
 
-def record_settings(method: AttributionMethod, options: ExplainOptions) -> dict:
+def record_settings(method: AttributionMethod, options: ExplainSettings) -> dict:
     """What a record's ``settings`` holds: the method's options and the pipeline's.
     ``forward_dtype`` appears only when it is not the weights' own precision."""
     extra = {} if options.forward_dtype == SAME else {"forward_dtype": options.forward_dtype}
@@ -130,7 +130,7 @@ def attribute_all(
     targets: Sequence[int | None],
     methods: Sequence[AttributionMethod],
     library=None,
-    options: ExplainOptions = ExplainOptions(),
+    options: ExplainSettings = ExplainSettings(),
 ) -> tuple[list[list[Refined]], np.ndarray, list[int]]:
     """Final maps of one batch for several methods sharing one capture.
 
@@ -169,7 +169,7 @@ def attribute(
     targets: Sequence[int | None],
     method: AttributionMethod,
     library=None,
-    options: ExplainOptions = ExplainOptions(),
+    options: ExplainSettings = ExplainSettings(),
 ) -> tuple[list[Refined], np.ndarray, list[int]]:
     """Final maps of one batch for one method: (refined maps, probs [B, C], resolved targets)."""
     (refined,), probs, resolved = attribute_all(classifier, texts, targets, [method], library, options)
@@ -193,7 +193,7 @@ def explain(
     method: AttributionMethod | Sequence[AttributionMethod],
     library=None,
     target: str | int = PRED,
-    options: ExplainOptions = ExplainOptions(),
+    options: ExplainSettings = ExplainSettings(),
     source: str = "<input>",
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[AttributionRecord]:
@@ -226,7 +226,7 @@ class _Run:
     methods: Sequence[AttributionMethod]
     library: object | None
     target: str | int
-    options: ExplainOptions
+    options: ExplainSettings
     source: str
     max_length: int
 
@@ -296,7 +296,7 @@ def reattribute(
     targets: Sequence[int],
     method: AttributionMethod,
     library=None,
-    options: ExplainOptions = ExplainOptions(),
+    options: ExplainSettings = ExplainSettings(),
 ) -> list[list[float]]:
     """Scores for the tokens of existing records, for other target classes (Kendall-τ)."""
     texts = [
@@ -338,7 +338,7 @@ def reattribute_records(
             method = build_method(name, **method_settings)
             if settings.get("forward_dtype") == AUTO:  # a record says what ran; auto never does
                 raise BadInput("forward_dtype auto names no precision")
-            options = on_classifier(ExplainOptions(  # explained again as it was, warned if emulated here
+            options = on_classifier(ExplainSettings(  # explained again as it was, warned if emulated here
                 batch_size=batch_size,
                 mask_special=bool(settings.get("mask_special", False)),
                 forward_dtype=str(settings.get("forward_dtype", SAME)),

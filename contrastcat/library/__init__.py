@@ -1,6 +1,6 @@
 """The reference library: selection (docs/spec.md §2), building, and the HDF5 file."""
 
-from .build import BuildOptions, BuildReport, build_library
+from .build import BuildReport, BuildSettings, build_library
 from .reader import RefLibrary
 from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, ReferenceEntry
 from .select import ClassSelection, Selection, SelectionSettings, select_references
@@ -8,7 +8,7 @@ from .select import ClassSelection, Selection, SelectionSettings, select_referen
 __all__ = [
     "FORMAT",
     "SCHEMA_VERSION",
-    "BuildOptions",
+    "BuildSettings",
     "BuildReport",
     "ClassSelection",
     "LibraryInfo",

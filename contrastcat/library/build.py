@@ -48,7 +48,7 @@ def parse_pools(text: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class BuildOptions:
+class BuildSettings:
     selection: SelectionSettings = SelectionSettings()
     batch_size: int = 32
     dtype: str = "float32"
@@ -95,7 +95,7 @@ def build_library(
     texts: Sequence[str],
     labels: Sequence[int],
     output: str | os.PathLike,
-    options: BuildOptions = BuildOptions(),
+    options: BuildSettings = BuildSettings(),
     data: str = "",
     split: str = "",
     progress: Progress | None = None,
@@ -133,7 +133,7 @@ def build_library(
     )
 
 
-def _scan(classifier: Classifier, sequences, options: BuildOptions, progress: Progress | None) -> np.ndarray:
+def _scan(classifier: Classifier, sequences, options: BuildSettings, progress: Progress | None) -> np.ndarray:
     """f(x) of every row [rows, classes], in batches of similar length."""
     predict = predictor(classifier, options.batch_size, resolve_forward_dtype(options.forward_dtype))
     probs = np.zeros((len(sequences), classifier.num_classes))
@@ -146,7 +146,7 @@ def _scan(classifier: Classifier, sequences, options: BuildOptions, progress: Pr
     return probs
 
 
-def _check_selection(selection: Selection, classifier: Classifier, options: BuildOptions, data: str) -> None:
+def _check_selection(selection: Selection, classifier: Classifier, options: BuildSettings, data: str) -> None:
     for chosen in selection.classes:
         name = classifier.label_names[chosen.target]
         if len(chosen.rows) == 0:  # the data's fault (for this model): bad input, as before the scan
@@ -161,7 +161,7 @@ def _check_selection(selection: Selection, classifier: Classifier, options: Buil
             )
 
 
-def _ablation_pools(probs, labels: np.ndarray, lengths: np.ndarray, classifier: Classifier, options: BuildOptions) -> list:
+def _ablation_pools(probs, labels: np.ndarray, lengths: np.ndarray, classifier: Classifier, options: BuildSettings) -> list:
     """(group, name, selection) of the pools stored beside the contrasting references."""
     groups = []
     if "same" in options.pools:
@@ -173,7 +173,7 @@ def _ablation_pools(probs, labels: np.ndarray, lengths: np.ndarray, classifier: 
     return groups
 
 
-def _library_info(classifier: Classifier, options: BuildOptions, limit: int, data: str, split: str, scanned: int) -> LibraryInfo:
+def _library_info(classifier: Classifier, options: BuildSettings, limit: int, data: str, split: str, scanned: int) -> LibraryInfo:
     return LibraryInfo(
         model=classifier.name,
         model_source=classifier.source,
@@ -200,7 +200,7 @@ def _library_info(classifier: Classifier, options: BuildOptions, limit: int, dat
     )
 
 
-def _check_candidates(labels: np.ndarray, lengths: np.ndarray, classifier: Classifier, options: BuildOptions, data: str):
+def _check_candidates(labels: np.ndarray, lengths: np.ndarray, classifier: Classifier, options: BuildSettings, data: str):
     """Before the scan: every class needs rows of another class, long enough to be references."""
     where = data or "data"
     if len(labels) == 0:
@@ -229,7 +229,7 @@ def _store(
     labels,
     tokenized,
     texts,
-    options: BuildOptions,
+    options: BuildSettings,
     progress,
 ) -> None:
     total = sum(len(chosen.rows) for _, _, chosen in groups)

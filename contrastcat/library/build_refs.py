@@ -14,14 +14,14 @@ from ..errors import BadInput, ContrastCatWarning
 from ..io.files import check_output_path
 from ..models.loading import check_max_length
 from ..models.resolve import load_classifier, model_location
-from .build import BuildOptions, BuildReport, Progress, build_library
+from .build import BuildReport, BuildSettings, Progress, build_library
 from .defaults import DEFAULT_LIBRARY, check_same_model, labelled_data, replaceable
 
 
 def build_refs(
     model: str,
     output: str | None,
-    options: BuildOptions,
+    options: BuildSettings,
     *,
     data: str | None = None,
     split: str | None = None,

@@ -31,7 +31,7 @@ from ..models.precision import dtype_name
 from ..records.data import load_labelled
 from ..records.inputs import rows_from_objects
 from ..records.record import resolve_label
-from .build import BuildOptions, Progress, build_library
+from .build import BuildSettings, Progress, build_library
 from .reader import RefLibrary
 from .schema import LibraryInfo
 
@@ -116,7 +116,7 @@ def cached_library(
     if notify:
         notify(f"building the default library of {classifier.name} from its training data (once; cached in {path})")
     texts, labels, description, split = labelled_data(classifier)
-    build_library(classifier, texts, labels, path, BuildOptions(), data=description, split=split, progress=progress)
+    build_library(classifier, texts, labels, path, BuildSettings(), data=description, split=split, progress=progress)
     return RefLibrary(path), True
 
 

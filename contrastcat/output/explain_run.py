@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..attribution.pipeline import (
     GOLD,
-    ExplainOptions,
+    ExplainSettings,
     check_library,
     parse_target,
     record_settings,
@@ -26,7 +26,7 @@ from ..attribution.pipeline import (
 from ..attribution.pipeline import explain as explain_rows
 from ..errors import BadInput, ContrastCatWarning, Interrupted
 from ..io.files import check_output_path
-from ..library import BuildOptions, RefLibrary
+from ..library import BuildSettings, RefLibrary
 from ..library.defaults import DEFAULT_LIBRARY, cached_library, unnamed_sources
 from ..methods import build_methods, parse_method_list
 from ..models import DTYPE_CHOICES
@@ -176,7 +176,7 @@ def _run(job, world, part, unnamed, refs, model, inputs, progress, notify) -> Ex
     if unnamed:
         notify(_said_unnamed(model, library, built))
     target = parse_target(job.target, classifier.num_classes)
-    settings = on_classifier(ExplainOptions(  # as records say it: forward_dtype "auto" resolved here
+    settings = on_classifier(ExplainSettings(  # as records say it: forward_dtype "auto" resolved here
         batch_size=job.batch_size, mask_special=job.mask_special, max_length=job.max_length,
         forward_dtype=job.forward_dtype,
     ), classifier)
@@ -267,7 +267,7 @@ def _open_library(path: str, unnamed: bool) -> RefLibrary:
 def _check_default_pools(methods) -> None:
     """The default library stores the contrasting references and the random pool (build-refs'
     defaults); a method that reads another pool needs a library built for it."""
-    stored = {"contrast", *BuildOptions().pools}
+    stored = {"contrast", *BuildSettings().pools}
     for method in methods:
         missing = [pool for pool in method.pools_needed if pool not in stored] if method.uses_library else []
         if missing:

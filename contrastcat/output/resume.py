@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..attribution.pipeline import GOLD, PRED, ExplainOptions, record_settings
+from ..attribution.pipeline import GOLD, PRED, ExplainSettings, record_settings
 from ..errors import BadInput
 from ..io import jsonl
 from ..methods import AttributionMethod
@@ -38,7 +38,7 @@ class Resumed:
     truncated: int  # of those, inputs that were cut to the length limit
 
 
-def early_header(batch_size: int, window: int = ExplainOptions.window) -> dict:
+def early_header(batch_size: int, window: int = ExplainSettings.window) -> dict:
     """What of :meth:`Run.header` is known before the model loads: a checkpoint made with other
     values is refused before any work."""
     return environment(batch_size, window)
@@ -53,7 +53,7 @@ class Run:
     classifier: Classifier
     library: object | None
     target: str | int
-    options: ExplainOptions
+    options: ExplainSettings
     source: str = "<input>"
 
     def header(self) -> dict:

@@ -1,6 +1,6 @@
 """One explain run split over processes, and its parts joined again.
 
-Shard ``I/N`` explains the windows of inputs (``ExplainOptions.window_inputs``
+Shard ``I/N`` explains the windows of inputs (``ExplainSettings.window_inputs``
 each, in input order) whose number w has ``w % N == I``. A window is batched
 the same way whichever process explains it, so the joined parts are the
 records a single process writes, byte for byte (on the same kind of device,

@@ -264,7 +264,7 @@ def trained_classifier_and_library(model_type: str, seed: int, path):
     """A family's tiny model trained on 2,000 toy sentences, wrapped, with a 30-reference
     library built from 600 others at ``path``: what the keyword tests and the
     families benchmark explain with."""
-    from ..library import BuildOptions, RefLibrary, SelectionSettings, build_library
+    from ..library import BuildSettings, RefLibrary, SelectionSettings, build_library
     from ..models import wrap_classifier
 
     model, tokenizer = train_tiny(model_type, toy.make_examples(2000, seed=0), seed=seed)
@@ -272,6 +272,6 @@ def trained_classifier_and_library(model_type: str, seed: int, path):
     references = toy.make_examples(600, seed=1)
     build_library(
         classifier, [e.text for e in references], [e.label for e in references], path,
-        BuildOptions(selection=SelectionSettings(k=30, keep=30)), data="toy",
+        BuildSettings(selection=SelectionSettings(k=30, keep=30)), data="toy",
     )
     return classifier, RefLibrary(path)

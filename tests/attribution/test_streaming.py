@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.evaluation import reports
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.reports import evaluate_records
@@ -27,7 +27,7 @@ from contrastcat.testing import toy
 
 from ..helpers import EXE, OFFLINE, assert_one_line_error, invoke
 
-OPTIONS = ExplainOptions(batch_size=2)  # windows of 16 inputs
+OPTIONS = ExplainSettings(batch_size=2)  # windows of 16 inputs
 
 
 def rows(count: int, seed: int = 71) -> list[InputRow]:

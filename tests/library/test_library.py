@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from contrastcat.errors import BadInput, LibraryMismatch, RunFailed
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 
 from ..helpers import LABELS, NAMES, stub_classifier, stub_texts
 
@@ -22,7 +22,7 @@ def build(tmp_path, **selection):
     path = tmp_path / "stub.h5"
     report = build_library(
         classifier, stub_texts(), LABELS, path,
-        BuildOptions(selection=SelectionSettings(**selection), batch_size=4), data="stub",
+        BuildSettings(selection=SelectionSettings(**selection), batch_size=4), data="stub",
     )
     return classifier, RefLibrary(path), report
 
@@ -52,7 +52,7 @@ def test_strict_gamma_refuses(tmp_path):
         classifier = stub_classifier()
         build_library(
             classifier, stub_texts(), LABELS, tmp_path / "x.h5",
-            BuildOptions(selection=SelectionSettings(gamma=0.001, k=2, keep=3), strict_gamma=True),
+            BuildSettings(selection=SelectionSettings(gamma=0.001, k=2, keep=3), strict_gamma=True),
         )
     assert list(tmp_path.iterdir()) == []
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat.attribution.pipeline import ExplainOptions, attribute, explain
+from contrastcat.attribution.pipeline import ExplainSettings, attribute, explain
 from contrastcat.errors import BadInput
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.library.build import parse_pools
 from contrastcat.methods import ContrastCAT, ContrastCATPlus, build_method, input_seed
 from contrastcat.models.tokens import tokenize
@@ -62,7 +62,7 @@ def map_by_loop(model, ids, target, reference_ids, attention=True, last=None, un
 def unrefined(classifier, library, text, **options):
     (tokens,) = tokenize(classifier.tokenizer, [text], classifier.max_length)
     method = ContrastCAT(refine=False, **options)
-    (refined,), _, (target,) = attribute(classifier, [tokens], [None], method, library, ExplainOptions())
+    (refined,), _, (target,) = attribute(classifier, [tokens], [None], method, library, ExplainSettings())
     return list(tokens.ids), target, refined.scores
 
 
@@ -114,7 +114,7 @@ def test_same_and_random_references_match_loop(toy_classifier, pooled_library, t
 def test_pools_selected_by_hand(tmp_path):
     classifier = stub_classifier()
     path = tmp_path / "pools.h5"
-    options = BuildOptions(selection=SelectionSettings(k=2, keep=3), batch_size=4, pools=("same", "random"), seed=3)
+    options = BuildSettings(selection=SelectionSettings(k=2, keep=3), batch_size=4, pools=("same", "random"), seed=3)
     build_library(classifier, stub_texts(), LABELS, path, options, data="stub")
     library = RefLibrary(path)
     assert library.info.pools == ("same", "random")
@@ -136,10 +136,10 @@ def test_random_pool_is_stored_by_default_and_plus_needs_it(tmp_path):
     """contrastcat-plus reads the random pool, so a library has it unless asked not to."""
     classifier = stub_classifier()
     selection = SelectionSettings(k=2, keep=3)
-    build_library(classifier, stub_texts(), LABELS, tmp_path / "d.h5", BuildOptions(selection=selection), data="stub")
+    build_library(classifier, stub_texts(), LABELS, tmp_path / "d.h5", BuildSettings(selection=selection), data="stub")
     assert RefLibrary(tmp_path / "d.h5").info.pools == ("random",)
     bare = tmp_path / "bare.h5"
-    build_library(classifier, stub_texts(), LABELS, bare, BuildOptions(selection=selection, pools=()), data="stub")
+    build_library(classifier, stub_texts(), LABELS, bare, BuildSettings(selection=selection, pools=()), data="stub")
     rows = [InputRow(line=1, id=0, text="r1 w w w w")]
     with pytest.raises(BadInput, match="no 'random' reference pool.*--pools random"):
         list(explain(classifier, rows, ContrastCATPlus(candidates=2), RefLibrary(bare)))
@@ -221,7 +221,7 @@ def test_contrastcat_plus_matches_loop(toy_classifier, pooled_library, text, opt
     model = toy_classifier.model
     (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
     method = ContrastCATPlus(candidates=5, seed=3, **options)
-    (refined,), _, (target,) = attribute(toy_classifier, [tokens], [None], method, pooled_library, ExplainOptions())
+    (refined,), _, (target,) = attribute(toy_classifier, [tokens], [None], method, pooled_library, ExplainSettings())
     ids, special = list(tokens.ids), list(tokens.special)
     contrast = pooled_library.entries(target)
     if options.get("pool") == "contrast":

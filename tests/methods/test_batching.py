@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.methods import build_method
 from contrastcat.records.inputs import InputRow
 
@@ -17,8 +17,8 @@ def test_batched_equals_unbatched(toy_classifier, toy_library, name, options):
     rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
     method = build_method(name, **options)
     library = toy_library if method.uses_library else None
-    together = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=len(rows))))
-    alone = list(explain(toy_classifier, rows, method, library, options=ExplainOptions(batch_size=1)))
+    together = list(explain(toy_classifier, rows, method, library, options=ExplainSettings(batch_size=len(rows))))
+    alone = list(explain(toy_classifier, rows, method, library, options=ExplainSettings(batch_size=1)))
     assert [r.id for r in together] == [r.id for r in alone] == list(range(len(TEXTS)))
     for batched, single in zip(together, alone):
         assert batched.tokens == single.tokens
@@ -44,9 +44,9 @@ def test_padding_does_not_change_captured_tensors(toy_classifier):
 def test_mask_special_changes_attribution_not_prediction(toy_classifier, toy_library):
     rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
     method = build_method("contrastcat", refs_used=10)
-    plain = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=4)))
-    masked = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=4, mask_special=True)))
-    alone = list(explain(toy_classifier, rows, method, toy_library, options=ExplainOptions(batch_size=1, mask_special=True)))
+    plain = list(explain(toy_classifier, rows, method, toy_library, options=ExplainSettings(batch_size=4)))
+    masked = list(explain(toy_classifier, rows, method, toy_library, options=ExplainSettings(batch_size=4, mask_special=True)))
+    alone = list(explain(toy_classifier, rows, method, toy_library, options=ExplainSettings(batch_size=1, mask_special=True)))
     for a, b, c in zip(plain, masked, alone):
         assert a.probs == b.probs and a.predicted == b.predicted == b.target  # docs/spec.md §1: prediction uses the plain mask
         assert np.allclose(b.scores, c.scores, atol=1e-5)

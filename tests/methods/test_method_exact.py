@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from contrastcat.attribution.pipeline import ExplainOptions, attribute
+from contrastcat.attribution.pipeline import ExplainSettings, attribute
 from contrastcat.capture.core import capture
 from contrastcat.methods import ContrastCAT
 from contrastcat.models.tokens import tokenize
@@ -93,7 +93,7 @@ def test_refined_map_matches_loop(toy_classifier, toy_library, text, target):
     model = toy_classifier.model
     (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
     method = ContrastCAT(refs_used=8)
-    (refined,), _, (resolved,) = attribute(toy_classifier, [tokens], [target], method, toy_library, ExplainOptions())
+    (refined,), _, (resolved,) = attribute(toy_classifier, [tokens], [target], method, toy_library, ExplainSettings())
     references = toy_library.entries(resolved)[:8]
     maps = [
         contrast_map_by_loop(model, list(tokens.ids), resolved, list(reference.token_ids))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
 from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
 from contrastcat.methods import build_method, build_methods
@@ -42,8 +42,8 @@ def test_scores_do_not_change_with_the_batch_padding(model_type):
     classifier = decoder(model_type)
     rows = [InputRow(1, "short", "a dull film"), InputRow(2, "long", LONG)]
     methods = build_methods(["attcat", "integrated-gradients", "rawatt", "rollout"], ig_steps=4)
-    together = list(explain(classifier, rows, methods, options=ExplainOptions(batch_size=2)))
-    alone = list(explain(classifier, rows[:1], methods, options=ExplainOptions(batch_size=1)))
+    together = list(explain(classifier, rows, methods, options=ExplainSettings(batch_size=2)))
+    alone = list(explain(classifier, rows[:1], methods, options=ExplainSettings(batch_size=1)))
     short = [r for r in together if r.id == "short"]
     assert len(short) == len(alone) == len(methods)
     for batched, single in zip(short, alone):

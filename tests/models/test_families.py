@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
 from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
-from contrastcat.library import BuildOptions, RefLibrary, SelectionSettings, build_library
+from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier
 from contrastcat.models.tokens import tokenize
@@ -101,7 +101,7 @@ def _library(classifier, path) -> RefLibrary:
         texts,
         predicted.tolist(),
         path,
-        BuildOptions(selection=SelectionSettings(k=4, keep=6, min_tokens=4), pools=("same", "random")),
+        BuildSettings(selection=SelectionSettings(k=4, keep=6, min_tokens=4), pools=("same", "random")),
         data="toy",
     )
     return RefLibrary(path)
@@ -114,8 +114,8 @@ def test_build_refs_explain_every_method_evaluate(model_type, tmp_path):
     assert library.info.pad_token_id == classifier.pad_id
     rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
     methods = build_methods(list(METHODS), **OPTIONS)
-    together = list(explain(classifier, rows, methods, library, options=ExplainOptions(batch_size=len(rows))))
-    alone = list(explain(classifier, rows, methods, library, options=ExplainOptions(batch_size=1)))
+    together = list(explain(classifier, rows, methods, library, options=ExplainSettings(batch_size=len(rows))))
+    alone = list(explain(classifier, rows, methods, library, options=ExplainSettings(batch_size=1)))
     assert len(together) == len(rows) * len(methods)
     for batched, single in zip(together, alone):
         assert (batched.id, batched.method) == (single.id, single.method)
@@ -161,7 +161,7 @@ def test_a_family_with_no_row_works_through_the_checked_fallback(kind):
         assert classifier.position_limit == 64
         long = " ".join(["good film"] * 80)
         (record,) = explain(classifier, [InputRow(1, 1, long)], build_method("attcat"),
-                            options=ExplainOptions(max_length=classifier.position_limit))
+                            options=ExplainSettings(max_length=classifier.position_limit))
         assert len(record.tokens) == 64 and record.truncated
 
 
@@ -284,9 +284,9 @@ def test_mask_special_batches_like_one_at_a_time_or_is_refused(model_type):
     methods = build_methods(["attcat", "att-grads", "integrated-gradients"], ig_steps=4)
     if not FAMILIES[model_type].mask_special:
         with pytest.raises(BadInput, match=f"^`mask_special` cannot be used with model type '{model_type}'"):
-            list(explain(classifier, rows, methods, options=ExplainOptions(mask_special=True)))
+            list(explain(classifier, rows, methods, options=ExplainSettings(mask_special=True)))
         return
-    together = explain(classifier, rows, methods, options=ExplainOptions(batch_size=len(rows), mask_special=True))
-    alone = explain(classifier, rows, methods, options=ExplainOptions(batch_size=1, mask_special=True))
+    together = explain(classifier, rows, methods, options=ExplainSettings(batch_size=len(rows), mask_special=True))
+    alone = explain(classifier, rows, methods, options=ExplainSettings(batch_size=1, mask_special=True))
     for batched, single in zip(together, alone):
         assert np.allclose(batched.scores, single.scores, atol=1e-5), (batched.method, batched.id)

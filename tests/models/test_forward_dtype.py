@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
 from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
 from contrastcat.deletion.refine import deletion_counts
@@ -43,9 +43,9 @@ def test_bfloat16_passes_are_bfloat16_and_close(toy_classifier):
 
 def test_explain_with_bfloat16_forward_passes(toy_classifier, toy_library):
     method = build_method("contrastcat")
-    full = list(explain(toy_classifier, ROWS, method, toy_library, options=ExplainOptions(batch_size=8)))
+    full = list(explain(toy_classifier, ROWS, method, toy_library, options=ExplainSettings(batch_size=8)))
     half = list(explain(toy_classifier, ROWS, method, toy_library,
-                        options=ExplainOptions(batch_size=8, forward_dtype="bfloat16")))
+                        options=ExplainSettings(batch_size=8, forward_dtype="bfloat16")))
     assert all(r.settings["forward_dtype"] == "bfloat16" for r in half)
     assert all("forward_dtype" not in r.settings for r in full)
     # Same capture: the predictions and the candidate maps are float32 in both runs.
@@ -65,7 +65,7 @@ def test_bfloat16_changes_only_the_deletion_tests_probabilities(toy_classifier, 
     method = build_method("contrastcat")
     given = ROWS[:10]
     half = list(explain(toy_classifier, given, method, toy_library,
-                        options=ExplainOptions(batch_size=4, forward_dtype="bfloat16")))
+                        options=ExplainSettings(batch_size=4, forward_dtype="bfloat16")))
     one = predictor(toy_classifier, 1, torch.bfloat16)
     for row, record in zip(given, half):
         (text,) = tokenize(toy_classifier.tokenizer, [row.text], toy_classifier.max_length)
@@ -88,7 +88,7 @@ def test_bfloat16_changes_only_the_deletion_tests_probabilities(toy_classifier, 
 
 
 def test_evaluate_with_bfloat16_forward_passes(toy_classifier, toy_library):
-    records = list(explain(toy_classifier, ROWS, build_method("attcat"), options=ExplainOptions(batch_size=8)))
+    records = list(explain(toy_classifier, ROWS, build_method("attcat"), options=ExplainSettings(batch_size=8)))
     full = evaluate_records(toy_classifier, records, EvalSettings(min_tokens=5)).to_dict()
     half = evaluate_records(toy_classifier, records, EvalSettings(min_tokens=5, forward_dtype="bfloat16")).to_dict()
     assert half["forward_dtype"] == "bfloat16" and full["forward_dtype"] == "same"
@@ -108,7 +108,7 @@ def test_library_records_its_scan_precision(tmp_path, toy_classifier, toy_exampl
 
 def test_records_made_with_bfloat16_passes_are_explained_again_the_same_way(toy_classifier, toy_library):
     records = list(explain(toy_classifier, ROWS[:12], build_method("contrastcat"), toy_library,
-                           options=ExplainOptions(batch_size=4, forward_dtype="bfloat16")))
+                           options=ExplainSettings(batch_size=4, forward_dtype="bfloat16")))
     report = evaluate_records(toy_classifier, records, EvalSettings(min_tokens=5), toy_library, kendall=True)
     assert report.methods["contrastcat"].kendall.inputs > 0
 
@@ -123,7 +123,7 @@ def test_a_wrong_forward_dtype_is_one_line(tmp_path, toy_dir):
 def test_the_weights_own_precision_is_same_and_raising_it_is_refused(tmp_path, toy_dir, toy_classifier, monkeypatch):
     monkeypatch.setenv(NATIVE_BF16_ENV, "1")  # as with AMX: the refusal alone, no warning on the speed
     records = list(explain(toy_classifier, ROWS[:3], build_method("attcat"),
-                           options=ExplainOptions(forward_dtype="float32")))
+                           options=ExplainSettings(forward_dtype="float32")))
     assert all("forward_dtype" not in r.settings for r in records)  # float32 weights: the same run
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"text": "a fine film"}) + "\n")

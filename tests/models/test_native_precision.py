@@ -14,7 +14,7 @@ import warnings
 import pytest
 import torch
 
-from contrastcat.attribution.pipeline import ExplainOptions, explain
+from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.errors import BadInput, SlowPrecision
 from contrastcat.methods import build_method
 from contrastcat.models import precision
@@ -119,7 +119,7 @@ def test_an_emulated_half_precision_runs_with_a_warning_and_a_native_one_without
 def test_explain_records_the_precision_auto_chose(toy_classifier, toy_library, monkeypatch):
     rows = [InputRow(i + 1, i, e.text) for i, e in enumerate(toy.make_examples(4, seed=3))]
     method = build_method("contrastcat", refs_used=5)
-    options = ExplainOptions(batch_size=2, forward_dtype="auto")
+    options = ExplainSettings(batch_size=2, forward_dtype="auto")
     monkeypatch.setenv(NATIVE_BF16_ENV, "0")
     emulated = list(explain(toy_classifier, rows, method, toy_library, options=options))
     assert all("forward_dtype" not in r.settings for r in emulated)  # float32, as without the option

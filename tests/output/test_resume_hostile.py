@@ -142,14 +142,14 @@ def test_an_edited_or_damaged_checkpoint_line_is_refused_naming_it(tmp_path, mon
 
 def test_a_kept_record_must_pass_the_record_check(tmp_path, source, toy_classifier, reference):
     """Whatever vouches for the lines, a line that is not a valid record is never kept."""
-    from contrastcat.attribution.pipeline import ExplainOptions
+    from contrastcat.attribution.pipeline import ExplainSettings
     from contrastcat.methods import build_methods
     from contrastcat.output.resume import Run, completed_inputs
     from contrastcat.records.inputs import InputFile
 
     rows = list(InputFile(str(source)).rows())
     run = Run(rows, build_methods(["rawatt"], shared=True), toy_classifier, None, "pred",
-              ExplainOptions(batch_size=1), str(source))
+              ExplainSettings(batch_size=1), str(source))
     lines = reference.split(b"\n")[:-1]
     assert completed_inputs(lines, run, tmp_path / "ckpt").inputs == INPUTS  # the fresh run's lines are kept
     for change, problem in ((_no_scores, "scores"), (lambda r: r.update(scores=r["scores"][:-1]), "scores"),
