@@ -140,7 +140,7 @@ def in_flag_terms(message: str, flags: dict[str, str]) -> str:
         return flags.get(name, "--" + name.replace("_", "-"))
 
     match = re.match(r"(\w+): (\w+)\b", message)
-    if match is not None and match[1] in API_CALLS:
+    if match is not None and match[1] in API_CALLS and match[2] in API_PARAMETERS:
         message = flag(match[2]) + message[match.end():]
     known = API_PARAMETERS | choices.option_specs().keys()  # options of methods registered since, too
     return re.sub(r"`(\w+)`", lambda found: flag(found[1]) if found[1] in known else found[0], message)

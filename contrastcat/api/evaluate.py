@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from .. import arguments as check
+from ..errors import BadInput
 from ..evaluation.curves import EvalSettings
 from ..evaluation.evaluate_file import EvaluateJob, EvaluateRun
 from ..evaluation.evaluate_file import evaluate_file as _evaluate_file
@@ -87,6 +88,9 @@ def evaluate_file(
         "evaluate_file", orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed
     )
     plot = None if plot is None else check.path("evaluate_file: plot", plot)
+    same = output is not None and os.path.realpath(check.path("evaluate_file: output", output)) == os.path.realpath(plot or "")
+    if plot is not None and same:
+        raise BadInput(f"evaluate_file: plot and output both name {plot}: the picture would replace the report")
     if plot is not None:
         from ..views.plots import plot_format, require_matplotlib
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 
 from .. import arguments as check
@@ -47,7 +48,7 @@ def render_file(
         attributions=check.path("render_file: attributions", attributions),
         html=None if html is None else check.path("render_file: html", html),
         threshold=check.number("render_file: threshold", threshold, minimum=0.0, maximum=1.0),
-        limit=check.optional_count("render_file: limit", limit),
+        limit=check.optional_count("render_file: limit", limit, maximum=sys.maxsize),
         words=check.flag("render_file: words", words),
         rescale=check.flag("render_file: rescale", rescale),
         top=check.optional_count("render_file: top", top),

@@ -55,6 +55,13 @@ class OutputTarget:
 
 def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
     """Check an output path before any work: a writable place that is none of ``inputs``."""
+    try:
+        return _output_target(path, inputs)
+    except OSError as error:  # a name too long for the file system, a loop of links, ...
+        raise BadInput(f"{path}: cannot write there ({error.strerror or error})") from None
+
+
+def _output_target(path: str, inputs: Sequence[str | None]) -> OutputTarget:
     if path == STDIO or os.path.abspath(path) in STDOUT_ALIASES:
         return OutputTarget(path, None, True)
     resolved = Path(os.path.realpath(path))  # follows symlinks, dangling ones too
@@ -73,9 +80,8 @@ def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
     for source in inputs:
         if source is None:
             continue
-        if (
-            existing is not None
-            and os.path.isdir(source)
+        if (  # existing or not: a file the loader would read next time is never created there either
+            os.path.isdir(source)
             and resolved.parent == Path(os.path.realpath(source))
             and is_model_file(resolved.name)
         ):

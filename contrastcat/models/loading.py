@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import json
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -151,6 +152,8 @@ def load_pretrained(
         with _loading(where, "config.json", is_local):
             config = AutoConfig.from_pretrained(source, trust_remote_code=False)
         check_known_code(config, name)
+        if is_local:
+            check_tokenizer_code(Path(source), name)
         with _loading(where, "its tokenizer", is_local):
             tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False)
         with _loading(where, "its weights", is_local):
@@ -237,6 +240,20 @@ def check_known_code(config, name: str) -> None:
         raise BadInput(
             f"model {name!r}: config.json names the architecture {unknown[0]!r}, which transformers "
             f"{transformers.__version__} does not have; contrastcat does not run a model's own code"
+        )
+
+
+def check_tokenizer_code(directory: Path, name: str) -> None:
+    """A tokenizer that declares its own code (``auto_map`` in tokenizer_config.json) is refused
+    as a model's is: loaded as its base type it would split text otherwise than its author's."""
+    try:
+        settings = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # none, or unreadable: the tokenizer's own loading says what is wrong
+    if isinstance(settings, dict) and settings.get("auto_map"):
+        raise BadInput(
+            f"model {name!r}: tokenizer_config.json declares its own tokenizer code, which contrastcat does not "
+            "run (no trust_remote_code); use a tokenizer transformers supports itself"
         )
 
 

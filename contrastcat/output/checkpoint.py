@@ -73,8 +73,14 @@ _START_OVER = "the checkpoint is left as it is: delete it to start over"
 
 
 def partial_path(path: Path) -> Path:
-    """The checkpoint's record file for the output ``path``."""
-    return path.parent / f".{path.name}{PARTIAL_SUFFIX}"
+    """The checkpoint's record file for the output ``path``. A long name is shortened (its start
+    and a hash of all of it), so the checkpoint's names fit the file system beside any output
+    name that fits by itself."""
+    name = path.name
+    raw = os.fsencode(name)
+    if len(raw) > 160:
+        name = os.fsdecode(raw[:120]) + "~" + hashlib.sha256(raw).hexdigest()[:12]
+    return path.parent / f".{name}{PARTIAL_SUFFIX}"
 
 
 def digests_path(partial: Path) -> Path:

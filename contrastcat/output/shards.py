@@ -128,7 +128,7 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
     if not paths:
         raise BadInput("merge: no part files given")
     if STDIO in paths:
-        raise BadInput("merge: a part cannot come from standard input (-): name the part files")
+        raise BadInput("merge: parts: a part cannot come from standard input (-): name the part files")
     parts: list[_Part] = []
     try:
         for path in paths:

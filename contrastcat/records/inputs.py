@@ -39,6 +39,18 @@ class _RowProblem(Exception):
     """One input row that cannot be used; the message has no location yet."""
 
 
+MAX_JSON_DIGITS = 4300  # Python's limit for converting an integer to text, so for writing it
+MAX_JSON_INT = 10**MAX_JSON_DIGITS
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str) -> InputRow:
     if text_field not in obj:
         raise _RowProblem(f"missing text field {text_field!r}")
@@ -47,6 +59,11 @@ def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str)
         raise _RowProblem(f"field {text_field!r} is not a string")
     if not text.strip():
         raise _RowProblem(f"field {text_field!r} is empty")
+    for name, value in ((text_field, text), (id_field, obj.get(id_field)), (label_field, obj.get(label_field))):
+        if isinstance(value, str) and not _encodable(value):
+            raise _RowProblem(f"field {name!r} is not valid Unicode (it holds an unpaired surrogate)")
+        if arguments.plain_int(value) and abs(value) >= MAX_JSON_INT:
+            raise _RowProblem(f"field {name!r} has more than {MAX_JSON_DIGITS} digits, more than a JSON file holds")
     identifier = obj.get(id_field)
     if identifier is None or identifier == "":
         identifier = line

@@ -468,3 +468,23 @@ def test_prepare_model_refuses_wrong_arguments_before_any_work(argument, value):
 @given(value=wrong)
 def test_report_blocks_refuses_what_is_not_a_run(value):
     assert_bad_input(lambda: contrastcat.report_blocks(value), "report_blocks: run")
+
+
+def test_what_a_record_file_could_not_hold_is_refused_up_front(toy_classifier):
+    """Issue 21 follow-ups: a lone surrogate, an id of more digits than JSON writes; and a limit
+    beyond any count."""
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["good \ud800 film"], method="random"),
+                     "item 0: field 'text' is not valid Unicode")
+    assert_bad_input(lambda: contrastcat.explain(toy_classifier, [{"id": 10**4300, "text": "a good film"}], method="random"),
+                     "item 0: field 'id' has more than 4300 digits")
+    assert contrastcat.explain(toy_classifier, [{"id": 10**4299, "text": "a good film"}], method="random")[0].id == 10**4299
+
+
+def test_render_file_limit_and_evaluate_file_plot_over_its_report(files):
+    assert_bad_input(lambda: contrastcat.render_file(files["records"], limit=10**20), "render_file: limit")
+    report = files["out"] / "r.png"
+    assert_bad_input(
+        lambda: contrastcat.evaluate_file(files["records"], files["model"], output=report, plot=report, min_tokens=1),
+        "plot and output both name",
+    )
+    assert list(files["out"].iterdir()) == []

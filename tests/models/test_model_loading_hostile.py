@@ -87,3 +87,12 @@ def test_a_checkpoint_without_a_classification_head_is_refused(toy_dir, tmp_path
 def test_the_intact_model_still_loads_with_the_same_weights(toy_dir, toy_classifier):
     again = load_classifier(str(toy_dir / "model"), torch.device("cpu"))
     assert again.fingerprint == toy_classifier.fingerprint
+
+
+def test_a_tokenizer_that_needs_its_own_code_is_refused(broken, toy_dir, tmp_path):
+    """Issue 21 follow-up: auto_map in tokenizer_config.json, as in config.json."""
+    config = broken / "tokenizer_config.json"
+    settings = json.loads(config.read_text()) if config.exists() else {}
+    settings["auto_map"] = {"AutoTokenizer": ["tokenization.Mine", None]}
+    config.write_text(json.dumps(settings))
+    assert_one_line_error(_explain(broken, toy_dir, tmp_path), "tokenizer_config.json declares its own tokenizer code")

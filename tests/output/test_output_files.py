@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import threading
 
@@ -189,3 +190,20 @@ def test_a_regular_file_reached_through_proc_is_still_replaced_atomically(tmp_pa
     assert explain(source, through_proc, refs).exit_code == 0
     assert os.stat(out).st_ino != before  # renamed into place, not truncated and rewritten
     assert len(out.read_text().splitlines()) == 12
+
+
+@pytest.mark.parametrize("name", ["special_tokens_map.json", "added_tokens.json", "tokenizer_config.json", "vocab.txt"])
+def test_a_file_the_loader_would_read_is_never_created_in_the_model_folder(toy_dir, tmp_path, name):
+    """Issue 21 follow-up: refused whether or not the file exists yet (it would break the next load)."""
+    model = tmp_path / "model"
+    shutil.copytree(toy_dir / "model", model)
+    (model / name).unlink(missing_ok=True)
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "random", "-o", model / name)
+    assert_one_line_error(result, f"{model / name}: is a file of {model}, which this run reads (the model)")
+    assert not (model / name).exists()
+
+
+def test_a_name_too_long_for_the_file_system_is_bad_input(toy_dir, tmp_path):
+    long = tmp_path / ("c" * 300)
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "random", "-o", long)
+    assert_one_line_error(result, "cannot write there (File name too long)")

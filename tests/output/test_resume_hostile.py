@@ -591,3 +591,14 @@ def test_an_interrupt_while_the_model_loads_says_the_checkpoint_was_kept(tmp_pat
     assert "no output was written" not in result.stderr
     assert str(partial_of(out)) in result.stderr and "10 record(s)" in result.stderr, result.stderr
     assert partial_of(out).read_bytes() == saved
+
+
+def test_a_long_output_name_resumes_as_it_runs(monkeypatch, source, model, reference, tmp_path):
+    """Issue 21 follow-up: every name the file system takes works with --resume too (its checkpoint's
+    names are shortened, the output's never)."""
+    out = tmp_path / ("a" * 225 + ".jsonl")  # 231 bytes: the checkpoint's full names would not fit
+    interrupted(monkeypatch, "explain", source, "--model", model, *FAST, "-o", out, "--resume")
+    assert not out.exists() and len([p for p in tmp_path.iterdir() if "contrastcat-partial" in p.name]) == 2
+    finished = invoke("explain", source, "--model", model, *FAST, "-o", out, "--resume")
+    assert finished.exit_code == 0, finished.output
+    assert out.read_bytes() == reference
