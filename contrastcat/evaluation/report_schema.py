@@ -123,14 +123,29 @@ def _check_method(method: dict, name: str, path: str) -> None:
     if not (method.get("library") is None or isinstance(method.get("library"), (str, dict))):
         raise BadInput(f"{path}: damaged report: method {name!r}: 'library' must be null, a string or an object")
     per_input = method.get("per_input", {})
-    for order, found in (per_input.items() if isinstance(per_input, dict) else [(None, None)]):
-        if order == "kendall_tau_index":
-            continue
-        if order not in ORDERS or not isinstance(found, dict) or not isinstance(found.get("keys"), list) or not all(
-            isinstance(found.get(k), list) and len(found[k]) == len(found["keys"]) and all(_number_or_none(v) for v in found[k])
-            for k in ("aopc", "lodds")
-        ) or not all(isinstance(key, str) for key in found["keys"]):
-            raise BadInput(f"{path}: damaged report: per-input values of {name!r} ({_short(order)})")
+    if not isinstance(per_input, dict):
+        raise BadInput(f"{path}: damaged report: method {name!r}: 'per_input' must be an object, got {_short(per_input)}")
+    for order, found in per_input.items():
+        if order != "kendall_tau_index":
+            _check_per_input(order, found, f"{path}: damaged report: per-input values of {name!r} ({_short(order)})")
+
+
+def _check_per_input(order, found, where: str) -> None:
+    """One order's per-input values: keys (one per input, each once) and as many AOPC and
+    log-odds rows; the gate pairs inputs by key, so a repeated key would make the pairing a guess."""
+    if order not in ORDERS:
+        raise BadInput(f"{where}: not an order (morf, lerf)")
+    keys = found.get("keys") if isinstance(found, dict) else None
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        raise BadInput(f"{where}: 'keys' must be a list of strings")
+    if len(set(keys)) != len(keys):
+        raise BadInput(f"{where}: an input's key appears twice, so inputs cannot be paired")
+    for part in ("aopc", "lodds"):
+        values = found.get(part)
+        if not isinstance(values, list) or len(values) != len(keys):
+            raise BadInput(f"{where}: {part!r} must be a list with one entry per key ({len(keys)})")
+        if not all(_number_or_none(v) for v in values):
+            raise BadInput(f"{where}: {part!r} holds a value that is not a finite number or null")
 
 
 def _short(value) -> str:

@@ -92,6 +92,12 @@ def _damaged(baseline, tmp_path, change) -> str:
         (lambda d: d["comparison"]["rows"][0]["values"].update(bogus=0.5), "unknown metric 'bogus'"),  # item 12
         (lambda d: d["methods"]["attcat"].update(settings=5), "'settings' object"),
         (lambda d: d["methods"]["attcat"].update(library=[1]), "'library' must be"),
+        # the second hostile pass: a repeated input key, a value of another type, a list cut short
+        (lambda d: d["methods"]["attcat"]["per_input"]["morf"]["keys"].__setitem__(1, d["methods"]["attcat"]["per_input"]["morf"]["keys"][0]),
+         "an input's key appears twice"),
+        (lambda d: d["methods"]["attcat"]["per_input"]["morf"]["aopc"].__setitem__(0, "x"), "'aopc' holds a value that is not"),
+        (lambda d: d["methods"]["attcat"]["per_input"]["lerf"]["lodds"].pop(), "'lodds' must be a list with one entry per key"),
+        (lambda d: d["methods"]["attcat"].update(per_input=[]), "'per_input' must be an object"),
     ],
 )
 def test_a_damaged_baseline_is_refused_before_any_work(work, tmp_path, change, fragment):
