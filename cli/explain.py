@@ -139,6 +139,8 @@ def explain(
         return
     if as_json:
         raise BadInput("--json goes with --list-methods (the records are JSON Lines already)")
+    if input_path is None:
+        raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")
     with phased_progress(quiet) as progress:
         run = explain_file(
             input_path, output, refs, model, method, resume=resume, shard=shard, on_error=on_error, target=target,

@@ -40,7 +40,7 @@ def render_file(
 ) -> RenderRun:
     """``contrastcat render`` from Python: a records file (``-``: stdin) as one HTML page written
     to ``html`` (``-``: stdout), or as terminal blocks (``run.blocks``: each record's title and
-    body, coloured Rich ``Text`` with ``color``, else ``[word 0.87]`` marks on tokens scoring at
+    body, streamed as the file is read: iterate once, or ``list()`` them; coloured Rich ``Text`` with ``color``, else ``[word 0.87]`` marks on tokens scoring at
     least ``threshold``; with ``top``, its ``top`` most relevant words). ``compare="A,B"`` keeps
     methods A and B, each input's A then B; ``limit`` the first records; ``rescale`` min–max
     scales over the shown tokens. Every line is checked before anything is shown or written."""

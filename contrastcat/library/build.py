@@ -44,7 +44,7 @@ def parse_pools(text: str) -> tuple[str, ...]:
     unknown = [part for part in parts if part not in ABLATION_POOLS]
     if unknown:
         raise BadInput(f"`pools`: unknown pool {unknown[0]!r} (choose from same, random, or none)")
-    return tuple(dict.fromkeys(parts))
+    return tuple(dict.fromkeys(parts))  # same,same is same: one pool, said twice
 
 
 @dataclass(frozen=True)

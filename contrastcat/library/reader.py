@@ -141,7 +141,7 @@ class RefLibrary:
             wanted = ",".join(p for p in ("same", "random") if p in self.info.pools or p == pool)
             raise BadInput(
                 f"{self.path}: this library has no {pool!r} reference pool; "
-                f"rebuild it with build-refs --pools {wanted} (build_library(pools={wanted!r}))"
+                f"rebuild it with `pools` {wanted}"
             )
         return self._entries.get(group_path(pool, target), [])
 

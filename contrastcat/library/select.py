@@ -17,7 +17,7 @@ class SelectionSettings:
     min_tokens: int = 10  # special tokens included, as in the reference code
 
     def __post_init__(self) -> None:
-        arguments.number("`gamma`", self.gamma, minimum=0.0)  # inf would let every row pass
+        arguments.number("`gamma`", self.gamma, minimum=0.0, maximum=1.0)  # a probability: above 1 every row passes
         arguments.count("`k`", self.k, maximum=MAX_REFERENCES)
         arguments.count("`keep`", self.keep, maximum=MAX_REFERENCES)
         arguments.count("`min_tokens`", self.min_tokens, maximum=MAX_REFERENCES)

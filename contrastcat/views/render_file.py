@@ -44,14 +44,14 @@ class Block:
 @dataclass
 class RenderRun:
     wrote: str | None  # the HTML page's path, when one was written
-    blocks: Iterator[Block]  # terminal blocks, streamed (none when a page was written)
+    blocks: Iterator[Block]  # terminal blocks, streamed: one pass (list() them to keep); none when a page was written
 
 
 def render_file(job: RenderJob) -> RenderRun:
     pair = parse_pair(job.compare, "render_file: compare")
     if job.html is not None and (job.top is not None or job.threshold > 0.0):
         raise BadInput(
-            "render_file: html shades every token and shows each score on hover: top and threshold are for the terminal"
+            "render_file: html shades every token and shows each score on hover: `top` and `threshold` are for the terminal"
         )
     source = RecordFile(job.attributions)
     methods: set[str] = set()

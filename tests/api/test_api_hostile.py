@@ -167,7 +167,7 @@ BUILD_ACCEPTS = {
     "data": lambda v: isinstance(v, (str, os.PathLike)) and str(v) != "",  # a hub name: offline, exit 1
     "k": lambda v: _count_ok(v, 1, 1_000_000),
     "keep": lambda v: _count_ok(v, 1, 1_000_000),
-    "gamma": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0,
+    "gamma": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v <= 1,
     "min_tokens": lambda v: _count_ok(v, 1, 1_000_000),
     "max_scan": lambda v: v is None or _count_ok(v),
     "pools": lambda v: v in ("random", "same", "same,random", "random,same", "none") or v == [],

@@ -179,3 +179,16 @@ def test_interrupting_explain_leaves_no_partial_output(tmp_path, toy_dir, refs, 
     assert process.returncode == 130
     assert "interrupted" in stderr and "Traceback" not in stderr
     no_output_left(tmp_path, out)
+
+
+def test_explain_without_an_input_says_what_is_missing():
+    """The second hostile pass: not the API's 'must be a file name ..., got None'."""
+    assert_one_line_error(invoke("explain", "--method", "random"), "missing INPUT: a JSONL or CSV file")
+
+
+def test_a_gamma_above_one_is_refused(toy_dir, tmp_path):
+    """f_c is a probability: a gamma above 1 would let every row pass as a confident reference."""
+    result = invoke("build-refs", "--model", toy_dir / "model", "--data", toy_dir / "train.jsonl", "--gamma", "2",
+                    "-o", tmp_path / "refs.h5")
+    assert_one_line_error(result, "--gamma must be")
+    assert not (tmp_path / "refs.h5").exists()

@@ -148,7 +148,7 @@ def test_random_pool_is_stored_by_default_and_plus_needs_it(tmp_path):
 
 
 def test_library_without_pools_refuses_clearly(toy_library):
-    with pytest.raises(BadInput, match="--pools same"):
+    with pytest.raises(BadInput, match="`pools` same"):
         toy_library.require_pool("same")
 
 

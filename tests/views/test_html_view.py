@@ -175,7 +175,7 @@ def test_compare_keeps_variants_apart_and_limits_after_pairing(records, tmp_path
     assert invoke("render", path, "--html", page).exit_code == 0
     assert "random[seed=9] →" in page.read_text()
     refused = invoke("render", path, "--html", page, "--top", "3")
-    assert refused.exit_code == 2 and "--html shades every token" in refused.stderr and "are for the terminal" in refused.stderr
+    assert refused.exit_code == 2 and "--html shades every token" in refused.stderr and "--top and --threshold are for the terminal" in refused.stderr
 
 
 def test_top_scores_are_the_shown_ones(records):
