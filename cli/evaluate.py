@@ -31,6 +31,7 @@ Examples:
   contrastcat evaluate attr.jsonl
   contrastcat evaluate attr.jsonl --order morf --steps reference --perturb mask -o report.json
   contrastcat evaluate attr.jsonl --kendall --refs refs.h5 --json
+  contrastcat evaluate attr.jsonl --eraser --loo --perturb mask      # protocols no method is tuned on
   cat contrastcat.io.jsonl attcat.jsonl random.jsonl | contrastcat evaluate - --markdown
   contrastcat evaluate attr.jsonl --compare contrastcat,attcat --bootstrap 2000
   contrastcat evaluate attr.jsonl --fail-under 'morf.aopc=0.5,lerf.lodds=0.1'
@@ -40,7 +41,10 @@ Examples:
 
 A file with several methods' records prints one comparison table (mean over
 the steps ± half its bootstrap interval over inputs; best of each column in
-bold, second underlined); --curves adds each method's step table.
+bold, second underlined); --curves adds each method's step table. A value
+marked ᶠ is one its method was fitted to (it chose its maps by that very
+test: Contrast-CAT under MoRF deletion), ᵖ partly fitted (the same
+perturbation and order at other fractions); docs/cli.md says more.
 --bootstrap takes 0 (no intervals) or 100 to 100000 resamples; more is
 refused. Bounds and --tolerance are finite ASCII decimals (0.05, 5e-2).
 
@@ -61,10 +65,16 @@ Attributions = Annotated[str, typer.Argument(metavar="ATTR", help="Records from 
 Model = Annotated[str | None, typer.Option("--model", "-m", help="Default: the model named in the records.")]
 Order = Annotated[str, typer.Option(help="Comma list of morf, lerf.")]
 Steps = Annotated[str, typer.Option(help="Step grid: paper (10..90 % of non-special tokens) or reference.")]
-Perturb = Annotated[str, typer.Option(help="delete (remove tokens) or mask (mask token).")]
+Perturb = Annotated[
+    str, typer.Option(help="How a token goes, in every metric: delete, or replace by the mask, pad or unk token.")
+]
 Target = Annotated[str, typer.Option(help="Class whose probability drops: pred, gold or record.")]
 MinTokens = Annotated[int, typer.Option(min=1, help="Skip inputs with fewer tokens (special included).")]
 Kendall = Annotated[bool, typer.Option(help="Also the Kendall-τ test against the alternative class (c+1) mod C.")]
+Eraser = Annotated[
+    bool, typer.Option(help="Also ERASER comprehensiveness and sufficiency (top 1, 5, 10, 20, 50 % removed / kept).")
+]
+Loo = Annotated[bool, typer.Option(help="Also the Kendall τ between each map and the drop of removing each token alone.")]
 Refs = Annotated[str | None, typer.Option(help="Reference library for --kendall with contrastcat records.")]
 Output = Annotated[str | None, typer.Option("--output", "-o", help="Write the JSON report here.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout instead of tables.")]
@@ -84,7 +94,8 @@ PerInput = Annotated[
 FailUnder = Annotated[
     str | None,
     typer.Option(metavar="BOUNDS", help="Exit 3 when a metric is worse than its bound: 'morf.aopc=0.5,lerf.lodds=0.1' "
-                 "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau)."),
+                 "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau, "
+                 "eraser.comp, eraser.suff, loo.tau)."),
 ]
 Baseline = Annotated[
     str | None, typer.Option(metavar="REPORT", help="Exit 3 when a metric is worse than in this earlier report (-o).")
@@ -109,6 +120,8 @@ def evaluate(
     target: Target = "pred",
     min_tokens: MinTokens = 10,
     kendall: Kendall = False,
+    eraser: Eraser = False,
+    loo: Loo = False,
     refs: Refs = None,
     output: Output = None,
     as_json: Json = False,
@@ -134,7 +147,7 @@ def evaluate(
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
     with phased_progress(quiet) as progress:
         run = evaluate_file(
-            attributions, model, refs, output=output, kendall=kendall, orders=order, steps=steps,
+            attributions, model, refs, output=output, kendall=kendall, eraser=eraser, loo=loo, orders=order, steps=steps,
             perturb=perturb, min_tokens=min_tokens, target=target, bootstrap=bootstrap, ci=ci, seed=seed,
             compare=compare, per_input=per_input, fail_under=fail_under, baseline=baseline, tolerance=tolerance,
             plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,

@@ -7,7 +7,7 @@ _contrastcat() {
     case "$sub" in
         "") COMPREPLY=($(compgen -W "build-refs evaluate explain merge models render --version --help" -- "$cur")); return ;;
         build-refs) opts="--model -m --output -o --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
-        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
+        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
         explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
         merge) opts="--output -o --quiet -q -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
@@ -17,7 +17,7 @@ _contrastcat() {
         --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;
         --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
         --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
-        --perturb) COMPREPLY=($(compgen -W "delete mask" -- "$cur")); return ;;
+        --perturb) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
         --order) COMPREPLY=($(compgen -W "morf,lerf morf lerf" -- "$cur")); return ;;
         --layers) COMPREPLY=($(compgen -W "all 1 2 3" -- "$cur")); return ;;
         --pools) COMPREPLY=($(compgen -W "random same,random same none" -- "$cur")); return ;;

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 from typer.testing import CliRunner
@@ -22,6 +23,7 @@ from typer.testing import CliRunner
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS
 from contrastcat.models import wrap_classifier
+from contrastcat.records.record import AttributionRecord
 from contrastcat.testing import tiny, toy
 from contrastcat_cli.app import app
 
@@ -288,3 +290,34 @@ def minmax(values):
 def probability(model, ids, target):
     with torch.no_grad():
         return torch.softmax(model(input_ids=torch.tensor([ids])).logits[0].double(), -1)[target].item()
+
+
+# --- the hand-worked stub of the evaluation tests ----------------------------------------
+# Two classes: p1(x) = 0.1 + the weights of the tokens present (t1..t5 weigh 0.4, 0.2, 0.1, 0.05,
+# 0.05; t6..t10 nothing; each [MASK] 0.01), so the whole input has p1 = 0.9; record()'s map ranks
+# t1 > t2 > ... > t10.
+
+CLS, SEP, MASK = 2, 3, 4
+WEIGHTS = {10: 0.4, 11: 0.2, 12: 0.1, 13: 0.05, 14: 0.05}  # t1..t5; t6..t10 are ids 15..19
+IDS = [CLS] + list(range(10, 20)) + [SEP]
+
+
+def stub_predict(sequences):
+    out = []
+    for ids in sequences:
+        assert ids[0] == CLS and ids[-1] == SEP  # special tokens are never perturbed
+        p1 = 0.1 + sum(WEIGHTS.get(t, 0.0) for t in ids) + 0.01 * sum(t == MASK for t in ids)
+        out.append([1 - p1, p1])
+    return np.array(out)
+
+
+def record(scores=None, **overrides):
+    scores = scores or [0.5] + [1 - i / 10 for i in range(10)] + [0.5]
+    values = {
+        "id": 1, "text": "", "tokens": [str(i) for i in IDS], "token_ids": IDS, "offsets": [[0, 0]] * 12,
+        "special": [True] + [False] * 10 + [True], "scores": scores, "target": 1, "target_name": "pos",
+        "probs": [0.1, 0.9], "predicted": 1, "label": 1, "method": "m", "model": "stub", "model_fingerprint": "",
+        "library": None,
+    }
+    values.update(overrides)
+    return AttributionRecord(**values)

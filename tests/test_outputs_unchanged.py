@@ -15,6 +15,10 @@ the 6th decimal of a few scores. So there the library is compared by what does n
 on rounding, the later steps read the stored library, numbers must agree to 1e-5 and the
 digests of arrays are not compared; everything else still must be equal.
 
+Intended changes since: report.json gained the protocols of issue 23 (``eraser``,
+``eraser_bins``, ``loo``) and each comparison row its ``fitted`` cells, nothing else (rewritten
+from the stored library and records, whose bytes did not change).
+
 Regenerate (only for an intended change of output, and say so in the commit):
 ``python -m tests.test_outputs_unchanged`` from the repository root.
 """

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from ..arguments import MAX_BATCH_SIZE
-from ..deletion.perturb import DELETE, MASK
+from ..deletion.perturb import PERTURBATIONS
 from ..deletion.plan import STEP_GRIDS
 from ..methods import METHODS, OptionSpec, option_specs
 from ..models import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ..models.zoo.registry import EMBEDDED
-
-PERTURBATIONS = (DELETE, MASK)
 
 __all__ = [
     "DTYPE_CHOICES", "FORWARD_DTYPE_CHOICES", "MAX_BATCH_SIZE", "PERTURBATIONS", "STEP_GRIDS", "OptionSpec",

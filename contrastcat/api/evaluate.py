@@ -24,6 +24,8 @@ def evaluate(
     library: RefLibrary | None = None,
     *,
     kendall: bool = False,
+    eraser: bool = False,
+    loo: bool = False,
     orders: Sequence[str] = ("morf", "lerf"),
     steps: str = "paper",
     perturb: str = "delete",
@@ -36,14 +38,16 @@ def evaluate(
     seed: int = 0,
 ) -> EvaluationReport:
     """Faithfulness (docs/spec.md §5): AOPC and log-odds per step, MoRF and LeRF, per method;
-    Kendall-τ with ``kendall`` (records of library methods need their ``library``). Every mean
+    ERASER comprehensiveness and sufficiency with ``eraser``, the leave-one-out τ with ``loo``;
+    Kendall-τ with ``kendall`` (records of library methods need their ``library``). ``perturb``:
+    delete, mask, pad or unk, for every one of them. Every mean
     has a bootstrap interval over inputs (``bootstrap`` resamples, 0: none);
     ``report.difference("contrastcat", "attcat")`` pairs two methods on their shared inputs."""
     classifier = classifier_arg("evaluate", classifier)
     records = records_arg("evaluate", records)
     library = library_arg("evaluate", library)
     settings, intervals = _settings(
-        "evaluate", orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed
+        "evaluate", orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed, eraser, loo
     )
     return evaluate_records(
         classifier, records, settings, library, check.flag("evaluate: kendall", kendall),
@@ -58,6 +62,8 @@ def evaluate_file(
     *,
     output: str | os.PathLike | None = None,
     kendall: bool = False,
+    eraser: bool = False,
+    loo: bool = False,
     orders: str | Sequence[str] = ("morf", "lerf"),
     steps: str = "paper",
     perturb: str = "delete",
@@ -85,7 +91,7 @@ def evaluate_file(
     with its ``tolerance``. ``run.problems`` lists the gates failed (``run.passed``: none);
     the command exits 3 for them."""
     settings, intervals = _settings(
-        "evaluate_file", orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed
+        "evaluate_file", orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed, eraser, loo
     )
     plot = None if plot is None else check.path("evaluate_file: plot", plot)
     same = output is not None and os.path.realpath(check.path("evaluate_file: output", output)) == os.path.realpath(plot or "")
@@ -126,7 +132,7 @@ def evaluate_file(
 
 
 def _settings(
-    function: str, orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed
+    function: str, orders, steps, perturb, min_tokens, target, forward_dtype, bootstrap, ci, seed, eraser, loo
 ) -> tuple[EvalSettings, BootstrapSettings]:
     """The protocol and the intervals of an evaluation, each value checked under ``function``'s name
     for it; orders as the command spells them too (``MoRF,LeRF``)."""
@@ -137,6 +143,8 @@ def _settings(
         min_tokens=check.count(f"{function}: min_tokens", min_tokens),
         target=check.text(f"{function}: target", target),
         forward_dtype=check.text(f"{function}: forward_dtype", forward_dtype),
+        eraser=check.flag(f"{function}: eraser", eraser),
+        loo=check.flag(f"{function}: loo", loo),
     )
     intervals = BootstrapSettings(
         check.count(f"{function}: bootstrap", bootstrap, minimum=0),

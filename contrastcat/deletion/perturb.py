@@ -11,10 +11,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import BadInput
+
 MORF = "morf"
 LERF = "lerf"
 DELETE = "delete"
 MASK = "mask"
+PAD = "pad"
+UNK = "unk"
+# How a perturbed token goes: removed, or replaced by the tokenizer's mask, pad or unknown token.
+PERTURBATIONS = (DELETE, MASK, PAD, UNK)
 
 
 def ranked_positions(scores: Sequence[float], special: Sequence[bool], order: str = MORF) -> np.ndarray:
@@ -32,13 +38,32 @@ def perturb(
     mode: str = DELETE,
     mask_id: int | None = None,
 ) -> tuple[int, ...]:
-    """``ids`` with ``positions`` removed (the sequence gets shorter) or replaced by ``mask_id``."""
+    """``ids`` with ``positions`` removed (the sequence gets shorter) or, with any other ``mode``,
+    replaced by ``mask_id`` (the id of that mode's token: :func:`replacement_id`)."""
     chosen = set(int(p) for p in positions)
     if mode == DELETE:
         return tuple(token for i, token in enumerate(ids) if i not in chosen)
     if mask_id is None:
         raise ValueError("masking needs a mask (or pad) token id")
     return tuple(mask_id if i in chosen else token for i, token in enumerate(ids))
+
+
+def replacement_id(mode: str, tokenizer, pad_id: int) -> int | None:
+    """The id that replaces a perturbed token (None: deletion). ``mask`` is the tokenizer's mask
+    token, else its pad token (docs/spec.md §5); ``pad`` the id the classifier pads with; ``unk``
+    the tokenizer's unknown token (refused for a tokenizer that has none)."""
+    if mode == DELETE:
+        return None
+    if mode == MASK:
+        return mask_id_of(tokenizer, pad_id)
+    if mode == PAD:
+        return int(pad_id)
+    if mode == UNK:
+        unk = tokenizer.unk_token_id
+        if unk is None:
+            raise BadInput("`perturb` unk: this model's tokenizer has no unknown token; use mask or pad")
+        return int(unk)
+    raise BadInput(f"`perturb` must be one of {', '.join(PERTURBATIONS)}, got {mode!r}")
 
 
 def mask_id_of(tokenizer, pad_id: int) -> int:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from ..deletion.perturb import LERF, MORF
 from .curves import ORDERS, MethodReport
+from .fitted import fitted_cells
+from .scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU
 from .stats import Interval
 
 
@@ -28,6 +30,14 @@ METRICS = {
 
 # Mean index τ over inputs (docs/spec.md §5): lower means more class-distinct attributions.
 KENDALL_METRIC = Metric("Kendall τ", False)
+
+# One value per input (.scalars): more drop without the top tokens, less drop with only them, more
+# agreement with each token's own drop.
+SCALAR_METRICS = {
+    ERASER_COMP: Metric("Comprehensiveness", True),
+    ERASER_SUFF: Metric("Sufficiency", False),
+    LOO_TAU: Metric("LOO τ", True),
+}
 
 
 BEST = "best"
@@ -79,11 +89,13 @@ class ComparisonRow:
     values: dict[str, float | None]  # column key -> mean over steps (None: not computed or NaN)
     marks: dict[str, str | None]  # column key -> BEST, SECOND or None
     intervals: dict[str, Interval | None] = field(default_factory=dict)  # column key -> bootstrap interval
+    fitted: dict[str, str] = field(default_factory=dict)  # column key -> fitted.FITTED or PARTLY
 
     def as_dict(self) -> dict:
         return {
             "method": self.method, "evaluated": self.evaluated, "values": self.values, "marks": self.marks,
             "intervals": {k: None if v is None else v.as_dict() for k, v in self.intervals.items()},
+            "fitted": dict(self.fitted),
         }
 
 
@@ -108,17 +120,23 @@ def compare_methods(
     orders: Sequence[str] = ORDERS,
     kendall: bool = False,
     decimals: int | None = None,
+    scalars: Sequence[str] = (),
+    perturb: str | None = None,
 ) -> Comparison:
     """One row per report (in the given order): the area of each curve (the mean
-    over the steps) for ``orders``, and the Kendall index τ when ``kendall``;
-    each column ranked by :func:`rank_marks` in the metric's direction."""
+    over the steps) for ``orders``, the Kendall index τ when ``kendall``, and the mean of each of
+    ``scalars`` (.scalars' column keys); each column ranked by :func:`rank_marks` in the metric's
+    direction. With ``perturb`` (the evaluation's), each row says which cells its method was fitted to."""
     columns = [Column(f"{order}_{key}", METRICS[(order, key)]) for order in orders for key in ("aopc", "lodds")]
+    columns += [Column(key, SCALAR_METRICS[key]) for key in scalars]
     if kendall:
         columns.append(Column("kendall_tau_index", KENDALL_METRIC))
 
     def value(report: MethodReport, column: Column) -> float | None:
         if column.key == "kendall_tau_index":
             found = report.kendall.tau_index if report.kendall is not None else None
+        elif column.key in SCALAR_METRICS:
+            found = report.scalars[column.key].mean if column.key in report.scalars else None
         else:
             order, key = column.key.split("_")
             curve = report.curves.get(order)
@@ -131,8 +149,16 @@ def compare_methods(
         ranked = rank_marks([row[column.key] for row in table], column.metric.higher_is_better, decimals)
         for row_marks, mark in zip(marks, ranked):
             row_marks[column.key] = mark
+    keys = {c.key for c in columns}
+
+    def fitted(report: MethodReport) -> dict[str, str]:
+        if perturb is None:
+            return {}
+        found = fitted_cells(report.provenance.get("method_name", ""), report.provenance.get("settings"), perturb, orders)
+        return {key: kind for key, kind in found.items() if key in keys}
+
     rows = [
-        ComparisonRow(r.method, r.evaluated, values, m, {c.key: r.intervals.get(c.key) for c in columns})
+        ComparisonRow(r.method, r.evaluated, values, m, {c.key: r.intervals.get(c.key) for c in columns}, fitted(r))
         for r, values, m in zip(reports, table, marks)
     ]
     return Comparison(columns, rows, decimals)

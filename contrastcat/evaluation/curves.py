@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..deletion.perturb import DELETE, LERF, MASK, MORF, ranked_positions
+from ..deletion.perturb import DELETE, LERF, MORF, PERTURBATIONS, ranked_positions
 from ..deletion.plan import PAPER, STEP_GRIDS, DeletionPlan, step_counts
 from ..errors import BadInput
 from ..models.tokens import ProbabilityFn
 from ..records.record import AttributionRecord, resolve_label
 from .kendall import Kendall, finite_or_none
+from .scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, EraserRows, LeaveOneOut, loo_tau
 from .stats import BootstrapSettings, Interval, column_intervals, mean_interval
 
 ORDERS = (MORF, LERF)
@@ -32,6 +33,13 @@ class EvalSettings:
     min_tokens: int = 10
     target: str = "pred"
     forward_dtype: str = "same"  # autocast of the curves' passes (`forward_dtype`); same: the weights'
+    eraser: bool = False  # also ERASER comprehensiveness and sufficiency (.scalars)
+    loo: bool = False  # also the leave-one-out τ (.scalars)
+
+    @property
+    def scalar_keys(self) -> tuple[str, ...]:
+        """The comparison's columns of one value per input this evaluation computes."""
+        return (ERASER_COMP, ERASER_SUFF) * self.eraser + (LOO_TAU,) * self.loo
 
     def __post_init__(self) -> None:
         from ..models.precision import check_forward_dtype
@@ -41,10 +49,13 @@ class EvalSettings:
             raise BadInput(f"`orders` must be a comma list of {', '.join(ORDERS)}, got {','.join(self.orders)!r}")
         if self.steps not in STEP_GRIDS:
             raise BadInput(f"`steps` must be one of {', '.join(STEP_GRIDS)}, got {self.steps!r}")
-        if self.perturb not in (DELETE, MASK):
-            raise BadInput(f"`perturb` must be delete or mask, got {self.perturb!r}")
+        if self.perturb not in PERTURBATIONS:
+            raise BadInput(f"`perturb` must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
         if self.target not in TARGETS:
             raise BadInput(f"`target` must be one of {', '.join(TARGETS)}, got {self.target!r}")
+        for name in ("eraser", "loo"):
+            if not isinstance(getattr(self, name), bool):
+                raise BadInput(f"`{name}` must be True or False, got {getattr(self, name)!r}")
         if self.min_tokens < 1:
             raise BadInput(f"`min_tokens` must be at least 1, got {self.min_tokens}")
 
@@ -113,6 +124,29 @@ class PerInput:
 
 
 @dataclass
+class Scalar:
+    """A metric of one value per input (:mod:`.scalars`): NaN where it is undefined for an input,
+    left out of the mean and of any pairing."""
+
+    keys: list[str]
+    ids: list
+    values: np.ndarray  # [n]
+
+    @property
+    def mean(self) -> float:
+        finite = self.values[np.isfinite(self.values)]
+        return float(finite.mean()) if len(finite) else float("nan")
+
+    @property
+    def inputs(self) -> int:
+        """Inputs it is defined for."""
+        return int(np.isfinite(self.values).sum())
+
+    def means(self) -> dict[str, float]:
+        return dict(zip(self.keys, self.values.tolist()))
+
+
+@dataclass
 class MethodReport:
     method: str
     evaluated: int
@@ -126,6 +160,7 @@ class MethodReport:
     intervals: dict[str, Interval] = field(default_factory=dict)  # column key -> interval of its mean
     curve_intervals: dict[str, dict[str, list[Interval]]] = field(default_factory=dict)  # order -> key -> per step
     provenance: dict = field(default_factory=dict)  # settings and library of the records
+    scalars: dict[str, Scalar] = field(default_factory=dict)  # ERASER and leave-one-out, by column key
 
     def add_intervals(self, bootstrap: BootstrapSettings) -> None:
         """Bootstrap intervals over inputs of every mean (one draw of inputs per order)."""
@@ -144,6 +179,10 @@ class MethodReport:
             found = mean_interval(self.kendall.index_taus, bootstrap)
             if found is not None:
                 self.intervals["kendall_tau_index"] = found
+        for key, scalar in self.scalars.items():
+            found = mean_interval(scalar.values, bootstrap)
+            if found is not None:
+                self.intervals[key] = found
 
     def as_dict(self, per_input: bool = False) -> dict:
         out = {
@@ -162,6 +201,8 @@ class MethodReport:
         }
         if self.kendall is not None:
             out["kendall"] = self.kendall.as_dict()
+        for key, scalar in self.scalars.items():
+            out[key] = {"mean": finite_or_none(scalar.mean), "inputs": scalar.inputs}
         if per_input:
             out["per_input"] = {
                 order: {
@@ -174,6 +215,8 @@ class MethodReport:
             }
             if self.kendall is not None:
                 out["per_input"]["kendall_tau_index"] = [finite_or_none(v) for v in self.kendall.index_taus]
+            for key, scalar in self.scalars.items():
+                out["per_input"][key] = {"keys": scalar.keys, "values": [finite_or_none(v) for v in scalar.values.tolist()]}
         return out
 
 
@@ -198,14 +241,18 @@ class CurveTally:
         label_names: Sequence[str],
         mask_id: int | None = None,
         source: str = "<records>",
+        loo: LeaveOneOut | None = None,
     ) -> None:
         self.settings, self.label_names, self.mask_id, self.source = settings, label_names, mask_id, source
+        # Shared by every method's tally of one evaluation: the drops depend on the input, not the map.
+        self.loo = loo if loo is not None or not settings.loo else LeaveOneOut(settings.perturb, mask_id)
         self.report = MethodReport(method=method, evaluated=0, skipped_short=0)
         self._seen: set[bytes] = set()
         self._sums: dict[str, np.ndarray] = {}  # order -> [2, steps]: AOPC and LOdds summed over inputs
         self._keys: list[str] = []
         self._ids: list = []
         self._values: dict[str, list[np.ndarray]] = {}  # order -> chunks of [2, n, steps]
+        self._scalars: dict[str, list[np.ndarray]] = {}  # column key -> chunks of [n]
 
     def add(self, records: Sequence[AttributionRecord], predict: ProbabilityFn) -> list[AttributionRecord]:
         """Perturb and score a chunk of records; returns the ones that were evaluated."""
@@ -231,8 +278,26 @@ class CurveTally:
                 ranking = ranked_positions(record.scores, record.special, order)
                 counts = step_counts(len(record.token_ids), len(ranking), settings.steps)
                 rows[order].append(plan.steps(record.token_ids, ranking, counts, settings.perturb, self.mask_id))
+        eraser = EraserRows(plan, settings.perturb, self.mask_id) if settings.eraser else None
+        loo_rows = []
+        for record, target in zip(usable, targets):
+            if eraser is not None:
+                eraser.add(record.token_ids, record.scores, record.special)
+            if self.loo is not None:
+                loo_rows.append(self.loo.add(plan, input_key(record), target, record.token_ids, record.special))
         probs = plan.predict(predict)
-        p = np.clip(base_probs[np.arange(len(usable)), targets], CLIP, 1.0)
+        raw = base_probs[np.arange(len(usable)), targets]
+        if eraser is not None:
+            comp, suff = eraser.values(probs, raw, targets)
+            self._scalars.setdefault(ERASER_COMP, []).append(comp)
+            self._scalars.setdefault(ERASER_SUFF, []).append(suff)
+        if self.loo is not None:
+            taus = [
+                loo_tau(r.scores, r.special, self.loo.drops(input_key(r), t, rows, probs, base))
+                for r, t, rows, base in zip(usable, targets, loo_rows, raw)
+            ]
+            self._scalars.setdefault(LOO_TAU, []).append(np.array(taus, dtype=np.float64))
+        p = np.clip(raw, CLIP, 1.0)
         for order, per_record in rows.items():
             index = np.array(per_record)  # [N, 9]
             p_k = np.clip(probs[index, np.asarray(targets)[:, None]], CLIP, 1.0)
@@ -253,6 +318,8 @@ class CurveTally:
             )
             values = np.concatenate(self._values[order], axis=1)
             self.report.per_input[order] = PerInput(list(self._keys), list(self._ids), values[0], values[1])
+        for key, chunks in self._scalars.items():
+            self.report.scalars[key] = Scalar(list(self._keys), list(self._ids), np.concatenate(chunks))
         return self.report
 
 

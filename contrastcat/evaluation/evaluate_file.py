@@ -117,7 +117,7 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
         raise BadInput(
             f"`compare`: no method {missing[0]!r} in {scan.source} (it has: {', '.join(sorted(scan.methods))})"
         )
-    check_bounds_usable(bounds, scan.methods, settings.orders, job.kendall)
+    check_bounds_usable(bounds, scan.methods, settings.orders, job.kendall, settings.scalar_keys)
     first = next(record_file.records())
     library = RefLibrary(job.library) if job.library is not None else None
     model = job.model or first.model

@@ -13,13 +13,14 @@ import re
 from dataclasses import dataclass
 
 from ..errors import BadInput
-from .comparison import KENDALL_METRIC, METRICS, Metric
+from .comparison import KENDALL_METRIC, METRICS, SCALAR_METRICS, Metric
 from .stats import BootstrapSettings, paired_difference
 
 # What --fail-under names: morf.aopc -> the comparison's column morf_aopc.
 GATE_NAMES = {
     **{f"{order}.{key}": (f"{order}_{key}", metric) for (order, key), metric in METRICS.items()},
     "kendall.tau": ("kendall_tau_index", KENDALL_METRIC),
+    **{key.replace("_", ".", 1): (key, metric) for key, metric in SCALAR_METRICS.items()},  # eraser.comp, loo.tau
 }
 
 
@@ -105,15 +106,19 @@ def _side(metric: Metric) -> str:
     return "below" if metric.higher_is_better else "above"
 
 
-def check_bounds_usable(bounds: list[Bound], methods: set[str], orders, kendall: bool) -> None:
+def check_bounds_usable(bounds: list[Bound], methods: set[str], orders, kendall: bool, scalars=()) -> None:
     """Before any work: every bound names a method in the records and a metric this run computes."""
     for bound in bounds:
         if bound.method is not None and bound.method not in methods:
             raise BadInput(f"`fail_under` names method {bound.method!r}, which has no records (there are: "
                            f"{', '.join(sorted(methods))})")
-        evaluated = bound.key == "kendall_tau_index" and kendall or bound.key.split("_")[0] in orders
+        evaluated = (
+            bound.key == "kendall_tau_index" and kendall or bound.key in scalars or bound.key.split("_")[0] in orders
+        )
         if not evaluated:
-            raise BadInput(f"`fail_under`: {bound.metric.name} is not evaluated by this run (see `orders`, `kendall`)")
+            raise BadInput(
+                f"`fail_under`: {bound.metric.name} is not evaluated by this run (see `orders`, `kendall`, `eraser`, `loo`)"
+            )
 
 
 def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
@@ -126,7 +131,7 @@ def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
             continue
         for row in [rows[bound.method]] if bound.method is not None else comparison.rows:
             if bound.key not in row.values:
-                problems.append(f"`fail_under`: {bound.metric.name} was not evaluated (see `orders`, `kendall`)")
+                problems.append(f"`fail_under`: {bound.metric.name} was not evaluated (see `orders`, `kendall`, `eraser`, `loo`)")
                 break
             value = row.values[bound.key]
             if value is None or bound.violated_by(value):
@@ -205,6 +210,14 @@ def check_baseline(
 
 def _paired(report, baseline: dict, label: str, old_label: str, key: str, bootstrap: BootstrapSettings):
     """This report − the baseline on the inputs both evaluated, when both kept per-input values."""
+    if key in SCALAR_METRICS:
+        old = baseline["methods"][old_label].get("per_input", {}).get(key)
+        scalar = report.methods[label].scalars.get(key)
+        if not old or scalar is None:
+            return None
+        before = {k: v for k, v in zip(old.get("keys", []), old.get("values", [])) if v is not None}
+        found = paired_difference(scalar.means(), before, bootstrap)
+        return found if found is not None and found.interval is not None else None
     order, _, metric = key.partition("_")
     old = baseline["methods"][old_label].get("per_input", {}).get(order)
     values = report.methods[label].per_input.get(order)

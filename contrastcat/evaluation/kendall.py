@@ -53,13 +53,15 @@ class Kendall:
         }
 
 
-def kendall_tau_b(a: Sequence[float], b: Sequence[float]) -> float:
-    """Kendall's τ-b (ties accounted for), as scipy.stats.kendalltau computes it; O(T²)."""
+def kendall_tau_b(a: Sequence[float], b: Sequence[float], b_tie: float = 0.0) -> float:
+    """Kendall's τ-b (ties accounted for), as scipy.stats.kendalltau computes it; O(T²). Values of
+    ``b`` within ``b_tie`` of each other count as tied (measured values whose last bits are noise)."""
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     upper = np.triu_indices(len(x), k=1)
     dx = np.sign(x[:, None] - x[None, :])[upper]
-    dy = np.sign(y[:, None] - y[None, :])[upper]
+    gaps = (y[:, None] - y[None, :])[upper]
+    dy = np.where(np.abs(gaps) <= b_tie, 0.0, np.sign(gaps))
     concordance = float((dx * dy).sum())
     denominator = np.sqrt(float((dx != 0).sum()) * float((dy != 0).sum()))
     return concordance / denominator if denominator > 0 else float("nan")

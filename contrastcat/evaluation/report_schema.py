@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import math
 
+from ..deletion.perturb import PERTURBATIONS
 from ..errors import BadInput
 from ..io import jsonl
 from .comparison import METRICS
-from .curves import DELETE, MASK, ORDERS, STEP_GRIDS, TARGETS
+from .curves import ORDERS, STEP_GRIDS, TARGETS
+from .scalars import SCALAR_KEYS
 
 REPORT_SCHEMA = "contrastcat/evaluate-report"
 REPORT_SCHEMA_VERSION = 2  # 1: the reports of contrastcat before 0.5, which had no schema field
@@ -67,7 +69,7 @@ def _number_or_none(value) -> bool:
 IDENTITY_FIELDS = {
     "model_fingerprint": (lambda v: isinstance(v, str) and v.startswith("sha256:"), "a sha256: fingerprint"),
     "steps": (lambda v: v in STEP_GRIDS, f"one of {', '.join(STEP_GRIDS)}"),
-    "perturb": (lambda v: v in (DELETE, MASK), f"{DELETE} or {MASK}"),
+    "perturb": (lambda v: v in PERTURBATIONS, f"one of {', '.join(PERTURBATIONS)}"),
     "target": (lambda v: v in TARGETS, f"one of {', '.join(TARGETS)}"),
     "min_tokens": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "a count"),
     "orders": (lambda v: isinstance(v, list) and v and all(o in ORDERS for o in v), "a list of morf, lerf"),
@@ -75,8 +77,8 @@ IDENTITY_FIELDS = {
 }
 
 
-# The comparison's columns: each curve metric of each order, and Kendall τ.
-COLUMN_KEYS = frozenset({*(f"{order}_{key}" for order, key in METRICS), "kendall_tau_index"})
+# The comparison's columns: each curve metric of each order, Kendall τ, and the metrics of one value per input.
+COLUMN_KEYS = frozenset({*(f"{order}_{key}" for order, key in METRICS), "kendall_tau_index", *SCALAR_KEYS})
 
 
 def _check_shape(document: dict, path: str) -> None:
@@ -104,7 +106,7 @@ def _check_shape(document: dict, path: str) -> None:
         unknown = sorted(set(values) - COLUMN_KEYS)
         if unknown:
             raise BadInput(f"{path}: damaged report: comparison row {index} has an unknown metric {_short(unknown[0])}")
-        missing, extra = sorted(curves - set(values)), sorted(set(values) - curves - {"kendall_tau_index"})
+        missing, extra = sorted(curves - set(values)), sorted(set(values) - curves - {"kendall_tau_index", *SCALAR_KEYS})
         if missing or extra:
             raise BadInput(
                 f"{path}: damaged report: comparison row {index} ({_short(row['method'])}) "
@@ -126,20 +128,36 @@ def _check_method(method: dict, name: str, path: str) -> None:
     if not isinstance(per_input, dict):
         raise BadInput(f"{path}: damaged report: method {name!r}: 'per_input' must be an object, got {_short(per_input)}")
     for order, found in per_input.items():
-        if order != "kendall_tau_index":
-            _check_per_input(order, found, f"{path}: damaged report: per-input values of {name!r} ({_short(order)})")
+        where = f"{path}: damaged report: per-input values of {name!r} ({_short(order)})"
+        if order in SCALAR_KEYS:
+            _check_scalar(found, where)
+        elif order != "kendall_tau_index":
+            _check_per_input(order, found, where)
+
+
+def _keys(found, where: str) -> list:
+    keys = found.get("keys") if isinstance(found, dict) else None
+    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
+        raise BadInput(f"{where}: 'keys' must be a list of strings")
+    if len(set(keys)) != len(keys):
+        raise BadInput(f"{where}: an input's key appears twice, so inputs cannot be paired")
+    return keys
+
+
+def _check_scalar(found, where: str) -> None:
+    """A metric of one value per input: keys and as many values (null where undefined)."""
+    keys = _keys(found, where)
+    values = found.get("values")
+    if not isinstance(values, list) or len(values) != len(keys) or not all(_number_or_none(v) for v in values):
+        raise BadInput(f"{where}: 'values' must be a list of finite numbers or nulls, one per key ({len(keys)})")
 
 
 def _check_per_input(order, found, where: str) -> None:
     """One order's per-input values: keys (one per input, each once) and as many AOPC and
     log-odds rows; the gate pairs inputs by key, so a repeated key would make the pairing a guess."""
     if order not in ORDERS:
-        raise BadInput(f"{where}: not an order (morf, lerf)")
-    keys = found.get("keys") if isinstance(found, dict) else None
-    if not isinstance(keys, list) or not all(isinstance(key, str) for key in keys):
-        raise BadInput(f"{where}: 'keys' must be a list of strings")
-    if len(set(keys)) != len(keys):
-        raise BadInput(f"{where}: an input's key appears twice, so inputs cannot be paired")
+        raise BadInput(f"{where}: not an order (morf, lerf) or a metric ({', '.join(SCALAR_KEYS)})")
+    keys = _keys(found, where)
     for part in ("aopc", "lodds"):
         values = found.get(part)
         if not isinstance(values, list) or len(values) != len(keys):

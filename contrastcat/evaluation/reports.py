@@ -14,15 +14,17 @@ import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..deletion.perturb import MASK, mask_id_of
+from ..deletion.perturb import replacement_id
 from ..deletion.plan import step_labels
 from ..errors import BadInput
 from ..records.record import AttributionRecord
 from ..records.variants import MethodLabels
 from .comparison import BEST, SECOND, Comparison, compare_methods
 from .curves import CurveTally, EvalSettings, MethodReport, check_records, mark_special_tokens
+from .fitted import LEGEND, SIGNS
 from .kendall import Kendall, kendall_for_records
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
+from .scalars import ERASER_BINS, LeaveOneOut
 from .stats import BootstrapSettings, Difference, Interval, paired_difference
 
 TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks: values that print the same are tied
@@ -45,7 +47,10 @@ class EvaluationReport:
     bootstrap: BootstrapSettings = BootstrapSettings()
 
     def comparison(self, decimals: int = TABLE_DECIMALS) -> Comparison:
-        return compare_methods(list(self.methods.values()), self.settings.orders, self.kendall, decimals)
+        return compare_methods(
+            list(self.methods.values()), self.settings.orders, self.kendall, decimals, self.settings.scalar_keys,
+            self.settings.perturb,
+        )
 
     def difference(self, first: str, second: str) -> dict[str, Difference]:
         """``first`` − ``second`` per metric, paired over the inputs both evaluated, with intervals."""
@@ -60,6 +65,11 @@ class EvaluationReport:
                     paired = paired_difference(a.per_input[order].means(key), b.per_input[order].means(key), self.bootstrap)
                     if paired is not None:
                         found[f"{order}_{key}"] = paired
+        for key in self.settings.scalar_keys:
+            if key in a.scalars and key in b.scalars:
+                paired = paired_difference(a.scalars[key].means(), b.scalars[key].means(), self.bootstrap)
+                if paired is not None:
+                    found[key] = paired
         if a.kendall is not None and b.kendall is not None and a.per_input and b.per_input:
             keys_a, keys_b = next(iter(a.per_input.values())).keys, next(iter(b.per_input.values())).keys
             paired = paired_difference(
@@ -92,6 +102,9 @@ class EvaluationReport:
             "forward_dtype": self.settings.forward_dtype,
             "truncated": self.truncated,
             "orders": list(self.settings.orders),
+            "eraser": self.settings.eraser,
+            "eraser_bins": list(ERASER_BINS),
+            "loo": self.settings.loo,
             "bootstrap": self.bootstrap.as_dict(),
             "methods": {name: report.as_dict(per_input) for name, report in self.methods.items()},
             "comparison": self.comparison().as_dict(),
@@ -115,6 +128,7 @@ class EvaluationReport:
             cells = []
             for column in comparison.columns:
                 text = number(row.values[column.key], MARKDOWN_DECIMALS, row.intervals.get(column.key))
+                text += SIGNS.get(row.fitted.get(column.key), "")
                 mark = row.marks[column.key]
                 cells.append(f"<td><b>{text}</b></td>" if mark == BEST else f"<td><u>{text}</u></td>"
                              if mark == SECOND else f"<td>{text}</td>")
@@ -148,9 +162,12 @@ def markdown_table(comparison: Comparison) -> str:
         for column in comparison.columns:
             text = number(row.values[column.key], decimals, row.intervals.get(column.key))
             mark = row.marks[column.key]
-            cells.append(f"**{text}**" if mark == BEST else f"<ins>{text}</ins>" if mark == SECOND else text)
+            text = f"**{text}**" if mark == BEST else f"<ins>{text}</ins>" if mark == SECOND else text
+            cells.append(text + SIGNS.get(row.fitted.get(column.key), ""))
         cells.append(str(row.evaluated))
         lines.append("| " + " | ".join(cells) + " |")
+    shown = {kind for row in comparison.rows for kind in row.fitted.values()}
+    lines += ["", *(LEGEND[kind] for kind in LEGEND if kind in shown)] if shown else []
     return "\n".join(lines)
 
 
@@ -234,8 +251,9 @@ def evaluate_records(
         check_against_model(first_of_each_model(records), classifier, source)
         check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
     predict = predictor(classifier, batch_size, resolve_forward_dtype(settings.forward_dtype))
-    mask_id = mask_id_of(classifier.tokenizer, classifier.pad_id) if settings.perturb == MASK else None
+    mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
     labels = MethodLabels()
+    loo = LeaveOneOut(settings.perturb, mask_id) if settings.loo else None  # drops shared by the methods
     tallies: dict[str, CurveTally] = {}
     taus: dict[str, tuple[list[float], list[float]]] = {}
     count = truncated = 0
@@ -248,7 +266,7 @@ def evaluate_records(
         truncated += sum(r.truncated for r in chunk)
         for name, group in labels.group(chunk).items():
             if name not in tallies:
-                tallies[name] = CurveTally(name, settings, classifier.label_names, mask_id, source)
+                tallies[name] = CurveTally(name, settings, classifier.label_names, mask_id, source, loo)
                 first = group[0]
                 tallies[name].report.provenance = {
                     "method_name": first.method, "settings": first.settings, "library": first.library,

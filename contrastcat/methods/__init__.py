@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..deletion.refine import RefineSettings
 from ..errors import BadInput
 from ..scaling import minmax
 from .attention import (
@@ -139,6 +140,20 @@ def register(cls: type[AttributionMethod]) -> type[AttributionMethod]:
 
 def unregister(name: str) -> None:
     METHODS.pop(name, None)
+
+
+def recorded_refinement(name: str, settings) -> RefineSettings | None:
+    """How the method a record names chose among its candidate maps, read from the record's
+    ``settings`` (None: it did not use a deletion test, or it is not a method of this registry, or
+    its settings are not this version's)."""
+    cls = METHODS.get(name) if isinstance(name, str) else None
+    if cls is None or not isinstance(settings, dict):
+        return None
+    try:  # a record's settings also hold the run's (mask_special): a method takes only its own
+        method = cls(**{key: value for key, value in settings.items() if key in cls.Options.names()})
+    except (BadInput, TypeError, ValueError):
+        return None
+    return method.refinement
 
 
 ALL = "all"

@@ -8,7 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..deletion.plan import step_labels
-from ..evaluation.comparison import BEST, METRICS, SECOND, Comparison
+from ..evaluation.comparison import BEST, METRICS, SCALAR_METRICS, SECOND, Comparison
+from ..evaluation.fitted import LEGEND, SIGNS
 from ..evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, EvaluationReport, header, number
 
 # Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
@@ -27,9 +28,13 @@ def report_blocks(
     reports = evaluation.methods
     labels = step_labels(evaluation.settings.steps)
     blocks: list[str | Text | Table] = []
+    comparison = evaluation.comparison(TABLE_DECIMALS)
+    fitted = {row.method: row.fitted for row in comparison.rows}
     if len(reports) == 1 or curves:
         for name, report in reports.items():
-            blocks.append(curve_table(name, report, labels))
+            blocks.append(curve_table(name, report, labels, fitted[name]))
+            if report.scalars and len(reports) == 1:
+                blocks.append(Text(scalar_line(comparison, name)))
             if report.kendall is not None:
                 k = report.kendall
                 verdict = "passes" if k.passes else "does not pass"
@@ -38,12 +43,13 @@ def report_blocks(
                     f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
                 ))
     if len(reports) > 1:
-        blocks.append(comparison_table(evaluation.comparison(TABLE_DECIMALS), len(labels), plain))
+        blocks.append(comparison_table(comparison, len(labels), plain))
         if evaluation.kendall:
             blocks.append(Text(
                 f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
                 "below 0.05 passes."
             ))
+    blocks += [Text(line) for line in legend_lines(comparison)]
     if evaluation.bootstrap.resamples:
         b = evaluation.bootstrap
         blocks.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
@@ -70,7 +76,24 @@ def compare_lines(document: dict, decimals: int) -> list[str]:
     return lines
 
 
-def curve_table(name: str, report, labels: list[str]) -> Table:
+def legend_lines(comparison: Comparison) -> list[str]:
+    """What a fitted mark means, once for each kind of mark shown."""
+    shown = {kind for row in comparison.rows for kind in row.fitted.values()}
+    return [LEGEND[kind] for kind in LEGEND if kind in shown]
+
+
+def scalar_line(comparison: Comparison, name: str) -> str:
+    """One method's metrics of one value per input: ``Comprehensiveness ↑ 0.393 ± 0.020ᵖ, ...``."""
+    row = next(r for r in comparison.rows if r.method == name)
+    parts = [
+        f"{header(c.metric)} {number(row.values[c.key], TABLE_DECIMALS, row.intervals.get(c.key))}"
+        f"{SIGNS.get(row.fitted.get(c.key), '')}"
+        for c in comparison.columns if c.key in SCALAR_METRICS
+    ]
+    return f"{name}: " + ", ".join(parts)
+
+
+def curve_table(name: str, report, labels: list[str], fitted: dict[str, str] | None = None) -> Table:
     """Steps as rows, metrics as columns: fits an 80-column terminal."""
     left_out = f", {report.skipped_short} skipped (too short)"
     if report.skipped_special:
@@ -80,9 +103,11 @@ def curve_table(name: str, report, labels: list[str]) -> Table:
     table = Table(title=Text(f"{name}: {report.evaluated} inputs evaluated{left_out}"), title_justify="left")
     table.add_column("step", justify="right")
     columns = []
+    fitted = fitted or {}
     for order, curve in report.curves.items():
         for key in ("aopc", "lodds"):
-            table.add_column(header(METRICS[(order, key)]), justify="right")
+            sign = SIGNS.get(fitted.get(f"{order}_{key}"), "")
+            table.add_column(header(METRICS[(order, key)]) + sign, justify="right")
             columns.append(getattr(curve, key))
     for step, label in enumerate(labels):
         table.add_row(label, *[f"{values[step]:.4f}" for values in columns])
@@ -107,6 +132,7 @@ def comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
         for column in comparison.columns:
             mark = row.marks[column.key]
             text = number(row.values[column.key], TABLE_DECIMALS, row.intervals.get(column.key))
+            text += SIGNS.get(row.fitted.get(column.key), "")
             if mark is None:
                 cells.append(Text(text + ("  " if plain else "")))
             elif plain:

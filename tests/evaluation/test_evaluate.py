@@ -9,38 +9,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 from contrastcat.deletion.plan import step_counts
 from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
 from contrastcat.evaluation.kendall import kendall_confidence, kendall_for_records, kendall_tau_b
-from contrastcat.records.record import AttributionRecord
 
-CLS, SEP, MASK = 2, 3, 4
-WEIGHTS = {10: 0.4, 11: 0.2, 12: 0.1, 13: 0.05, 14: 0.05}  # t1..t5; t6..t10 are ids 15..19
-IDS = [CLS] + list(range(10, 20)) + [SEP]
-
-
-def stub_predict(sequences):
-    out = []
-    for ids in sequences:
-        assert ids[0] == CLS and ids[-1] == SEP  # special tokens are never perturbed
-        p1 = 0.1 + sum(WEIGHTS.get(t, 0.0) for t in ids) + 0.01 * sum(t == MASK for t in ids)
-        out.append([1 - p1, p1])
-    return np.array(out)
-
-
-def record(scores=None, **overrides):
-    scores = scores or [0.5] + [1 - i / 10 for i in range(10)] + [0.5]
-    values = {
-        "id": 1, "text": "", "tokens": [str(i) for i in IDS], "token_ids": IDS, "offsets": [[0, 0]] * 12,
-        "special": [True] + [False] * 10 + [True], "scores": scores, "target": 1, "target_name": "pos",
-        "probs": [0.1, 0.9], "predicted": 1, "label": 1, "method": "m", "model": "stub", "model_fingerprint": "",
-        "library": None,
-    }
-    values.update(overrides)
-    return AttributionRecord(**values)
+from ..helpers import CLS, MASK, SEP, record, stub_predict
 
 
 def curves(steps="paper", perturb="delete", records=None, **settings):

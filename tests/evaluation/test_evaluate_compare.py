@@ -104,7 +104,7 @@ def test_compare_methods_only_the_evaluated_orders_and_missing_curves():
     assert document["columns"][0] == {"key": "lerf_aopc", "name": "LeRF AOPC", "higher_is_better": False}
     assert document["rows"][2] == {
         "method": "none", "evaluated": 0, "values": {"lerf_aopc": None, "lerf_lodds": None},
-        "marks": {"lerf_aopc": None, "lerf_lodds": None}, "intervals": {"lerf_aopc": None, "lerf_lodds": None},
+        "marks": {"lerf_aopc": None, "lerf_lodds": None}, "intervals": {"lerf_aopc": None, "lerf_lodds": None}, "fitted": {},
     }
 
 

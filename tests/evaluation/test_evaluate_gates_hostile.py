@@ -87,7 +87,7 @@ def _damaged(baseline, tmp_path, change) -> str:
     [
         (lambda d: d.pop("model_fingerprint"), "no 'model_fingerprint'"),  # item 8: would pass any model
         (lambda d: [d.pop(k) for k in ("steps", "perturb", "target", "min_tokens", "orders")], "no 'steps'"),
-        (lambda d: d.update(perturb="blur"), "'perturb' must be delete or mask"),
+        (lambda d: d.update(perturb="blur"), "'perturb' must be one of delete, mask, pad, unk"),
         (lambda d: d["methods"]["attcat"]["per_input"]["morf"]["keys"].__setitem__(0, 7), "per-input values of 'attcat'"),
         (lambda d: d["comparison"]["rows"][0]["values"].update(bogus=0.5), "unknown metric 'bogus'"),  # item 12
         (lambda d: d["methods"]["attcat"].update(settings=5), "'settings' object"),

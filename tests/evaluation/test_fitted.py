@@ -1,0 +1,94 @@
+"""The fitted mark (issue 23): a cell is marked where the method chose its maps by that very test.
+
+Contrast-CAT keeps the maps whose MoRF deletion drop is largest, so its MoRF cells under deletion
+are fitted (ᶠ) and comprehensiveness under deletion partly (ᵖ); contrastcat-plus scoring
+morf-lerf fits the LeRF cells too, and sufficiency partly. Nothing else is marked: not AttCAT,
+not Contrast-CAT without refinement, and nothing under masking.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import contrastcat
+from contrastcat.evaluation.fitted import FITTED, PARTLY, fitted_cells
+
+from ..helpers import invoke
+
+ORDERS = ("morf", "lerf")
+MORF_FIT = {"morf_aopc": FITTED, "morf_lodds": FITTED, "eraser_comp": PARTLY}
+BOTH_FIT = {**MORF_FIT, "lerf_aopc": FITTED, "lerf_lodds": FITTED, "eraser_suff": PARTLY}
+
+
+@pytest.mark.parametrize(("name", "settings", "perturb", "orders", "expected"), [
+    ("contrastcat", {"refine": True, "deletion_grid": 10, "mask_special": False}, "delete", ORDERS, MORF_FIT),
+    ("contrastcat", {}, "delete", ("lerf",), {"eraser_comp": PARTLY}),
+    ("contrastcat", {"deletion_grid": 5}, "delete", ORDERS, MORF_FIT),  # another sweep of the same curve
+    ("contrastcat", {"refine": False}, "delete", ORDERS, {}),
+    ("contrastcat", {}, "mask", ORDERS, {}),
+    ("contrastcat", {}, "pad", ORDERS, {}),
+    ("contrastcat-plus", {"refine_score": "morf-lerf"}, "delete", ORDERS, BOTH_FIT),
+    ("contrastcat-plus", {"refine_score": "morf"}, "delete", ORDERS, MORF_FIT),
+    ("attcat", {"layers": "all"}, "delete", ORDERS, {}),
+    ("random", {"seed": 0}, "delete", ORDERS, {}),
+    ("my-tool", {}, "delete", ORDERS, {}),  # another tool's records: nothing is known of them
+    ("contrastcat", {"refs_used": "many"}, "delete", ORDERS, {}),  # settings this version cannot read
+    ("contrastcat", None, "delete", ORDERS, {}),
+])
+def test_which_cells_each_selection_fits(name, settings, perturb, orders, expected):
+    assert fitted_cells(name, settings, perturb, orders) == expected
+
+
+@pytest.fixture(scope="module")
+def records_file(toy_classifier, toy_library, toy_dir, tmp_path_factory):
+    texts = [json.loads(line)["text"] for line in (toy_dir / "inputs.jsonl").read_text().splitlines()[:6]]
+    records = contrastcat.explain(
+        toy_classifier, texts, toy_library, method="contrastcat,contrastcat-plus,attcat",
+        refs_used=10, candidates=10, refine_score="morf-lerf",
+    )
+    plain = contrastcat.explain(toy_classifier, texts, toy_library, method="contrastcat", refs_used=10, refine=False)
+    folder = tmp_path_factory.mktemp("fitted")
+    records.save(folder / "refined.jsonl")
+    plain.save(folder / "plain.jsonl")
+    path = folder / "attr.jsonl"
+    path.write_text((folder / "refined.jsonl").read_text() + (folder / "plain.jsonl").read_text())
+    return path
+
+
+def marked(markdown: str, sign: str) -> dict[str, list[str]]:
+    """Per row of a Markdown table, the headers of the cells carrying ``sign``."""
+    lines = [line for line in markdown.splitlines() if line.startswith("|")]
+    headers = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    found = {}
+    for line in lines[2:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        found[cells[0]] = [headers[i] for i, cell in enumerate(cells) if cell.endswith(sign)]
+    return found
+
+
+def test_the_report_and_every_table_mark_exactly_the_fitted_cells(records_file, toy_dir):
+    model = str(toy_dir / "model")
+    result = invoke("evaluate", str(records_file), "--model", model, "--eraser", "--loo", "--markdown", "--quiet")
+    assert result.exit_code == 0, result.output
+    fitted, partly = marked(result.stdout, "ᶠ"), marked(result.stdout, "ᵖ")
+    plain_label = next(label for label in fitted if label.startswith("contrastcat[") or label == "contrastcat#2")
+    assert fitted == {
+        "contrastcat": ["MoRF AOPC ↑", "MoRF LOdds ↓"],
+        "contrastcat-plus": ["MoRF AOPC ↑", "MoRF LOdds ↓", "LeRF AOPC ↓", "LeRF LOdds ↑"],
+        "attcat": [], plain_label: [],
+    }
+    assert partly == {
+        "contrastcat": ["Comprehensiveness ↑"], "contrastcat-plus": ["Comprehensiveness ↑", "Sufficiency ↓"],
+        "attcat": [], plain_label: [],
+    }
+    assert "ᶠ fitted: the method chose its maps by this very test" in result.stdout
+    report = invoke("evaluate", str(records_file), "--model", model, "--eraser", "--json", "--quiet")
+    rows = {row["method"]: row["fitted"] for row in json.loads(report.stdout)["comparison"]["rows"]}
+    assert rows["contrastcat"] == {"morf_aopc": "fitted", "morf_lodds": "fitted", "eraser_comp": "partly"}
+    assert rows["attcat"] == {} and rows[plain_label] == {}
+    terminal = invoke("evaluate", str(records_file), "--model", model, "--quiet")
+    assert terminal.exit_code == 0 and terminal.stdout.count("ᶠ") == 2 + 4 + 1  # cells, and the legend once
+    masked = invoke("evaluate", str(records_file), "--model", model, "--eraser", "--perturb", "mask", "--markdown", "--quiet")
+    assert "ᶠ" not in masked.stdout and "ᵖ" not in masked.stdout
