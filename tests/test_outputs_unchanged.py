@@ -16,7 +16,7 @@ on rounding, the later steps read the stored library, numbers must agree to 1e-5
 digests of arrays are not compared; everything else still must be equal.
 
 Intended changes since: report.json gained the protocols of issue 23 (``eraser``,
-``eraser_bins``, ``loo``) and each comparison row its ``fitted`` cells, nothing else (rewritten
+``eraser_bins``, ``loo``, ``made_elsewhere``) and each comparison row its ``fitted`` cells, nothing else (rewritten
 from the stored library and records, whose bytes did not change).
 
 Regenerate (only for an intended change of output, and say so in the commit):

@@ -19,6 +19,7 @@ from ..io.files import atomic_text_output, check_output_path
 from ..library import RefLibrary
 from ..models.precision import on_classifier
 from ..models.resolve import load_classifier, model_location
+from ..records.elsewhere import made_elsewhere
 from ..records.record import RecordFile, resolve_label
 from ..records.variants import MethodLabels
 from .curves import EvalSettings, check_records
@@ -85,6 +86,13 @@ class EvaluateRun:
                 "warning",
                 f"{duplicates} duplicate record(s) (same id, input, target, method and settings): not counted again",
             ))
+        elsewhere = self.document.get("made_elsewhere", 0)
+        if elsewhere:
+            found.append((
+                "info",
+                f"note: {elsewhere} record(s) made elsewhere (no token ids) were aligned to the model's tokens; "
+                "that they explain these weights is taken on trust",
+            ))
         if truncated:
             found.append((
                 "info",
@@ -121,6 +129,8 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
     first = next(record_file.records())
     library = RefLibrary(job.library) if job.library is not None else None
     model = job.model or first.model
+    if not model:
+        raise BadInput(f"{scan.source}:{first.line}: the record names no model (made elsewhere?): pass `model`")
     for path in (job.output, *job.other_outputs):
         if path is not None:
             check_output_path(path, [model_location(model)])
@@ -161,9 +171,13 @@ class _Scan:
         self.reach: list[SimpleNamespace] = []
         self._token = self._class = -1
         self.gold: dict = {}  # each --target gold label -> (label, line of its first record)
-        self.short = self.special = self.total = 0
+        self.short = self.special = self.total = self.elsewhere = 0
 
     def add(self, record) -> None:
+        if made_elsewhere(record):  # another tool's map: aligned to the model's tokens once it loads
+            self.elsewhere += 1
+            self.methods.add(self.labels.label(record))
+            return
         check_explained([record], self.source)
         check_fingerprinted([record], self.source)
         self.models.setdefault((record.model_fingerprint, record.model_dtype), record)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..deletion.perturb import replacement_id
 from ..deletion.plan import step_labels
 from ..errors import BadInput
+from ..records.elsewhere import align, made_elsewhere
 from ..records.record import AttributionRecord
 from ..records.variants import MethodLabels
 from .comparison import BEST, SECOND, Comparison, compare_methods
@@ -45,6 +46,7 @@ class EvaluationReport:
     kendall: bool
     num_classes: int
     bootstrap: BootstrapSettings = BootstrapSettings()
+    made_elsewhere: int = 0  # records of other tools, aligned to the model's tokens (records.elsewhere)
 
     def comparison(self, decimals: int = TABLE_DECIMALS) -> Comparison:
         return compare_methods(
@@ -101,6 +103,7 @@ class EvaluationReport:
             "min_tokens": self.settings.min_tokens,
             "forward_dtype": self.settings.forward_dtype,
             "truncated": self.truncated,
+            "made_elsewhere": self.made_elsewhere,
             "orders": list(self.settings.orders),
             "eraser": self.settings.eraser,
             "eraser_bins": list(ERASER_BINS),
@@ -246,7 +249,13 @@ def evaluate_records(
     from ..models.precision import on_classifier
 
     settings = on_classifier(settings, classifier)
+
+    def aligned(chunk: list[AttributionRecord]) -> list[AttributionRecord]:
+        """Other tools' maps (no token ids) on this model's tokens (records.elsewhere)."""
+        return [align(r, classifier, f"{source}:{r.line}") if made_elsewhere(r) else r for r in chunk]
+
     if isinstance(records, Sequence):  # all at hand: judged whole before any work (a file's caller does it)
+        records = aligned(list(records))
         check_explained(records, source)
         check_against_model(first_of_each_model(records), classifier, source)
         check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
@@ -258,7 +267,10 @@ def evaluate_records(
     taus: dict[str, tuple[list[float], list[float]]] = {}
     count = truncated = 0
     pending = iter(records)
+    elsewhere = 0
     while chunk := list(itertools.islice(pending, CHUNK)):
+        chunk = aligned(chunk)
+        elsewhere += sum(r.settings.get("made_elsewhere") is True for r in chunk)
         check_explained(chunk, source)
         check_against_model(chunk, classifier, source)
         mark_special_tokens(chunk, classifier.tokenizer.all_special_ids)
@@ -310,6 +322,7 @@ def evaluate_records(
         records=count,
         settings=settings,
         truncated=truncated,
+        made_elsewhere=elsewhere,
         methods=reports,
         kendall=kendall,
         num_classes=classifier.num_classes,

@@ -186,17 +186,31 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
     "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
 }
-REQUIRED = ("id", "text", "tokens", "scores", "target")
+REQUIRED = ("text", "scores", "target")  # and "tokens" or "offsets"; explain's records have every field
 PER_TOKEN = ("token_ids", "offsets", "special")
 
 
-def check_record(obj: dict, where: str) -> AttributionRecord:
+def check_record(obj: dict, where: str, line: int | None = None) -> AttributionRecord:
+    """The record of one JSON object, every field checked. A record made elsewhere (no token ids,
+    :mod:`.elsewhere`) may give only ``text``, ``scores``, ``target`` and the ``tokens`` or
+    ``offsets`` the scores belong to: its tokens are then the text at those offsets, its id
+    ``line``, its method ``unknown``."""
     missing = [key for key in REQUIRED if key not in obj]
+    if "tokens" not in obj and obj.get("offsets") is None:
+        missing.append("tokens or offsets")
+    if "id" not in obj and (line is None or obj.get("token_ids")):
+        missing.append("id")
     if missing:
         raise BadInput(f"{where}: not an attribution record (missing {', '.join(sorted(missing))})")
     for key, (valid, expected) in RECORD_FIELDS.items():
         if key in obj and not (valid(obj[key]) or (key in PER_TOKEN and obj[key] is None)):
             raise BadInput(f"{where}: {key!r} must be {expected}")
+    if "tokens" not in obj:
+        if any(not start <= end <= len(obj["text"]) for start, end in obj["offsets"]):
+            raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside 'text'")
+        obj = {**obj, "tokens": [obj["text"][start:end] for start, end in obj["offsets"]]}
+    if "id" not in obj:
+        obj = {**obj, "id": line}
     length = len(obj["tokens"])
     if len(obj["scores"]) != length:
         raise BadInput(f"{where}: 'tokens' and 'scores' must be lists of the same length")
@@ -261,7 +275,7 @@ class RecordFile:
                 raise BadInput(f"{where}: {error}") from None
             if not isinstance(obj, dict):
                 raise BadInput(f"{where}: expected a JSON object")
-            record = check_record(obj, where)
+            record = check_record(obj, where, number)
             record.line = number
             found += 1
             yield record
