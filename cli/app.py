@@ -8,7 +8,7 @@ import typer
 
 from contrastcat import __version__
 
-from . import build_refs, evaluate, explain, merge, models, render
+from . import build_refs, evaluate, explain, merge, models, render, sanity
 from .method_flags import with_method_options
 
 HELP = """\
@@ -51,6 +51,7 @@ def build_app() -> typer.Typer:
         (evaluate, "evaluate"),
         (render, "render"),
         (merge, "merge"),
+        (sanity, "sanity"),
     ):
         command = getattr(module, name.replace("-", "_"))
         if name == "explain":

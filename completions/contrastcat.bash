@@ -2,16 +2,17 @@
 _contrastcat() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" sub="" opts="" words="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$word" in build-refs|evaluate|explain|merge|models|render) sub="$word"; break ;; esac
+        case "$word" in build-refs|evaluate|explain|merge|models|render|sanity) sub="$word"; break ;; esac
     done
     case "$sub" in
-        "") COMPREPLY=($(compgen -W "build-refs evaluate explain merge models render --version --help" -- "$cur")); return ;;
+        "") COMPREPLY=($(compgen -W "build-refs evaluate explain merge models render sanity --version --help" -- "$cur")); return ;;
         build-refs) opts="--model -m --output -o --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
         explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
         merge) opts="--output -o --quiet -q -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color --html --top --compare -h --help" ;;
+        sanity) opts="--model -m --refs --output -o --plot --json --per-input --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
     esac
     case "$prev" in
         --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;

@@ -19,10 +19,10 @@ from ..io.files import atomic_text_output, check_output_path
 from ..library import RefLibrary
 from ..models.precision import on_classifier
 from ..models.resolve import load_classifier, model_location
-from ..records.elsewhere import made_elsewhere
 from ..records.record import RecordFile, resolve_label
 from ..records.variants import MethodLabels
 from .curves import EvalSettings, check_records
+from .elsewhere import made_elsewhere
 from .gates import (
     check_baseline,
     check_bounds,

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from ..deletion.perturb import replacement_id
 from ..deletion.plan import step_labels
 from ..errors import BadInput
-from ..records.elsewhere import align, made_elsewhere
 from ..records.record import AttributionRecord
 from ..records.variants import MethodLabels
 from .comparison import BEST, SECOND, Comparison, compare_methods
 from .curves import CurveTally, EvalSettings, MethodReport, check_records, mark_special_tokens
+from .elsewhere import align, made_elsewhere
 from .fitted import LEGEND, SIGNS
 from .kendall import Kendall, kendall_for_records
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
@@ -46,7 +46,7 @@ class EvaluationReport:
     kendall: bool
     num_classes: int
     bootstrap: BootstrapSettings = BootstrapSettings()
-    made_elsewhere: int = 0  # records of other tools, aligned to the model's tokens (records.elsewhere)
+    made_elsewhere: int = 0  # records of other tools, aligned to the model's tokens (evaluation.elsewhere)
 
     def comparison(self, decimals: int = TABLE_DECIMALS) -> Comparison:
         return compare_methods(
@@ -251,7 +251,7 @@ def evaluate_records(
     settings = on_classifier(settings, classifier)
 
     def aligned(chunk: list[AttributionRecord]) -> list[AttributionRecord]:
-        """Other tools' maps (no token ids) on this model's tokens (records.elsewhere)."""
+        """Other tools' maps (no token ids) on this model's tokens (evaluation.elsewhere)."""
         return [align(r, classifier, f"{source}:{r.line}") if made_elsewhere(r) else r for r in chunk]
 
     if isinstance(records, Sequence):  # all at hand: judged whole before any work (a file's caller does it)

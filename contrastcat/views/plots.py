@@ -109,3 +109,45 @@ def _metadata(fmt: str) -> dict:
     if fmt == "svg":
         return {"Date": None}
     return {"CreationDate": None}
+
+
+def plot_sanity(report, path: str, inputs=()) -> None:
+    """The sanity check's cascade (``sanity --plot``): Spearman ρ against the original maps per
+    randomisation step, one line per method, its bootstrap interval as a band."""
+    fmt = plot_format(path)
+    plt = _pyplot()
+    steps = ["original", *report.steps]
+    figure, axis = plt.subplots(figsize=(8, 4.2))
+    palette = plt.get_cmap("tab10" if len(report.methods) <= 10 else "tab20").colors
+    try:
+        for index, (name, found) in enumerate(report.methods.items()):
+            color = palette[index % len(palette)]
+            means = [1.0, *(found.mean(step) for step in report.steps)]
+            axis.plot(range(len(steps)), means, marker="o", markersize=3, label=name, color=color,
+                      linestyle=["-", "--", ":", "-."][(index // len(palette)) % 4])
+            bands = [report.intervals.get(name, {}).get(step) for step in report.steps]
+            if all(band is not None for band in bands):
+                axis.fill_between(range(1, len(steps)), [b.low for b in bands], [b.high for b in bands], color=color,
+                                  alpha=0.12, linewidth=0)
+        axis.axhline(report.to_dict()["bound"], color="grey", linewidth=0.8, linestyle="--")
+        axis.set_xticks(range(len(steps)), steps, rotation=30, ha="right")
+        axis.set_ylabel("Spearman ρ with the original maps")
+        axis.set_xlabel("weights re-initialised, cumulatively from the top")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8, frameon=False, loc="upper right")
+        name = Path(report.model).name or report.model  # a folder's name, not its whole path
+        axis.set_title(f"{name}: model randomisation ({report.inputs} inputs; dashed: the pass bound)", fontsize=10)
+        figure.tight_layout()
+        pending = PendingFile(output_target(path, inputs))
+        try:
+            with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contrastcat"}):
+                figure.savefig(pending.temp, format=fmt, dpi=150, metadata=_metadata(fmt))
+            pending.commit()
+        except OSError as error:
+            pending.discard()
+            raise BadInput(f"{path}: cannot write the picture ({error.strerror or error})") from None
+        except BaseException:
+            pending.discard()
+            raise
+    finally:
+        plt.close(figure)

@@ -141,3 +141,27 @@ def comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
                 cells.append(Text.assemble((text, STYLES[mark])))  # the number only, not its padding
         table.add_row(Text(row.method), *cells, str(row.evaluated))
     return table
+
+
+def sanity_blocks(report) -> list[str | Text | Table]:
+    """The sanity check as printed: the ρ of each method (columns) at each step of the cascade
+    (rows), ± half its interval, then one verdict line per method."""
+    table = Table(
+        title=f"Spearman ρ with the original maps, weights re-initialised cumulatively from the top "
+              f"({report.inputs} inputs, seed {report.seed})",
+        title_justify="left",
+    )
+    table.add_column("randomised up to", no_wrap=True)
+    for label in report.methods:
+        table.add_column(label, justify="right")
+    for step in report.steps:
+        cells = []
+        for label, found in report.methods.items():
+            value = found.mean(step)
+            cells.append(number(None if value != value else value, 3, report.intervals.get(label, {}).get(step)))
+        table.add_row(step, *cells)
+    lines: list[str | Text | Table] = [table, *(Text(line) for line in report.verdicts())]
+    if report.bootstrap.resamples:
+        b = report.bootstrap
+        lines.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
+    return lines

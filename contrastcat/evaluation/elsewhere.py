@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..errors import BadInput
 from ..models.tokens import tokenize
-from .record import AttributionRecord
+from ..records.record import AttributionRecord
 
 # How other tokenizers mark pieces of a word: BERT's "##", GPT-2's "Ġ" (a space) and "Ċ" (a new
 # line), SentencePiece's "▁" (a space).
