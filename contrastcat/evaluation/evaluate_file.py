@@ -126,6 +126,11 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
             f"`compare`: no method {missing[0]!r} in {scan.source} (it has: {', '.join(sorted(scan.methods))})"
         )
     check_bounds_usable(bounds, scan.methods, settings.orders, job.kendall, settings.scalar_keys)
+    if job.kendall and scan.elsewhere:
+        raise BadInput(
+            f"{scan.source}:{scan.first_elsewhere}: `kendall` explains each record again by its own method, and "
+            f"{scan.elsewhere} record(s) were made elsewhere (no token ids): leave out `kendall`"
+        )
     first = next(record_file.records())
     library = RefLibrary(job.library) if job.library is not None else None
     model = job.model or first.model
@@ -172,10 +177,12 @@ class _Scan:
         self._token = self._class = -1
         self.gold: dict = {}  # each --target gold label -> (label, line of its first record)
         self.short = self.special = self.total = self.elsewhere = 0
+        self.first_elsewhere: int | None = None
 
     def add(self, record) -> None:
         if made_elsewhere(record):  # another tool's map: aligned to the model's tokens once it loads
             self.elsewhere += 1
+            self.first_elsewhere = self.first_elsewhere or record.line
             self.methods.add(self.labels.label(record))
             return
         check_explained([record], self.source)

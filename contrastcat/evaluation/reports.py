@@ -255,6 +255,10 @@ def evaluate_records(
         return [align(r, classifier, f"{source}:{r.line}") if made_elsewhere(r) else r for r in chunk]
 
     if isinstance(records, Sequence):  # all at hand: judged whole before any work (a file's caller does it)
+        foreign = next((r for r in records if made_elsewhere(r)), None)
+        if kendall and foreign is not None:
+            raise BadInput(f"{source}: record id {foreign.id!r} was made elsewhere (no token ids): `kendall` explains "
+                           "each record again by its own method, which it does not name")
         records = aligned(list(records))
         check_explained(records, source)
         check_against_model(first_of_each_model(records), classifier, source)

@@ -126,3 +126,12 @@ def test_token_strings_are_found_in_order_whatever_their_markers_or_case():
     ]
     with pytest.raises(BadInput, match="token 1 'lait' is not the next text after character 4"):
         spans_of_tokens(text, ["café", "lait"], "x")  # "au" skipped: not aligned by a guess
+
+
+def test_kendall_is_refused_for_records_made_elsewhere_before_the_model_loads(toy_dir, toy_classifier, tmp_path):
+    path = tmp_path / "ferret.jsonl"
+    path.write_text("".join(json.dumps(ferret(t, i)) + "\n" for i, t in enumerate(texts(toy_dir))))
+    result = invoke("evaluate", path, "--model", "no-such-model-is-loaded", "--kendall")
+    assert_one_line_error(result, "ferret.jsonl:1: --kendall explains each record again", "made elsewhere")
+    with pytest.raises(BadInput, match="was made elsewhere"):
+        contrastcat.evaluate(toy_classifier, read_records(str(path)), kendall=True)
