@@ -117,7 +117,8 @@ def plot_sanity(report, path: str, inputs=()) -> None:
     fmt = plot_format(path)
     plt = _pyplot()
     steps = ["original", *report.steps]
-    figure, axis = plt.subplots(figsize=(8, 4.2))
+    many = len(report.methods) > 6  # the legend goes beside the axes, where it hides no line
+    figure, axis = plt.subplots(figsize=(10.5 if many else 8, 4.2))
     palette = plt.get_cmap("tab10" if len(report.methods) <= 10 else "tab20").colors
     try:
         for index, (name, found) in enumerate(report.methods.items()):
@@ -134,7 +135,10 @@ def plot_sanity(report, path: str, inputs=()) -> None:
         axis.set_ylabel("Spearman ρ with the original maps")
         axis.set_xlabel("weights re-initialised, cumulatively from the top")
         axis.grid(alpha=0.3)
-        axis.legend(fontsize=8, frameon=False, loc="upper right")
+        if many:
+            axis.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        else:
+            axis.legend(fontsize=8, frameon=False, loc="upper right")
         name = Path(report.model).name or report.model  # a folder's name, not its whole path
         axis.set_title(f"{name}: model randomisation ({report.inputs} inputs; dashed: the pass bound)", fontsize=10)
         figure.tight_layout()
