@@ -113,7 +113,7 @@ def reports_errors(command: Callable) -> Callable:
 
 
 # The public calls the commands make: their errors name the call's parameters ("build_refs: k must ...").
-API_CALLS = ("build_refs", "explain_file", "merge", "evaluate_file", "render_file", "prepare_model")
+API_CALLS = ("build_refs", "explain_file", "merge", "evaluate_file", "render_file", "prepare_model", "sanity_file")
 # What the library names in `backticks` inside a message: a parameter of one of those calls, or a
 # method's option (anything else in backticks is left as it is: it may be the user's data).
 API_PARAMETERS = frozenset(name for call in API_CALLS for name in inspect.signature(getattr(api, call)).parameters)

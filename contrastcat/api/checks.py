@@ -8,7 +8,7 @@ from .. import arguments as check
 from ..errors import BadInput
 from ..library import RefLibrary
 from ..models import Classifier
-from ..records.record import AttributionRecord
+from ..records.record import AttributionRecord, check_record
 
 
 def classifier_arg(function: str, value) -> Classifier:
@@ -39,6 +39,10 @@ def records_arg(function: str, value) -> list[AttributionRecord]:
                 f"{function}: records: item {index} is {check.shown(item, 40)}, not an AttributionRecord "
                 "(contrastcat.explain returns them; contrastcat.records.record.read_records reads a file of them)"
             )
+        # Built or changed by hand: checked as a file's line would be (finite scores, one per token, ...).
+        values = item.to_dict()
+        values["token_ids"] = values["token_ids"] or None  # made elsewhere: none yet
+        check_record(values, f"{function}: records: item {index}", index + 1)
     return items
 
 

@@ -71,6 +71,8 @@ def sanity_file(
     document, written to ``output`` when given, the cascade drawn to ``plot`` (.png, .svg, .pdf)."""
     from ..views.plots import plot_format, plot_sanity, require_matplotlib
 
+    progress = check.callback("sanity_file: progress", progress)
+    notify = check.callback("sanity_file: notify", notify)
     path = check.path("sanity_file: records", records)
     out = None if output is None else check.path("sanity_file: output", output)
     picture = None if plot is None else check.path("sanity_file: plot", plot)

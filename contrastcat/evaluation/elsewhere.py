@@ -12,87 +12,68 @@ cannot be found in the text, makes the line refused: a silent guess would change
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Sequence
+import math
 from dataclasses import replace
 
 from ..errors import BadInput
 from ..models.tokens import tokenize
+from ..records.token_spans import spans_of_tokens
 from ..records.record import AttributionRecord
-
-# How other tokenizers mark pieces of a word: BERT's "##", GPT-2's "Ġ" (a space) and "Ċ" (a new
-# line), SentencePiece's "▁" (a space).
-_MARKERS = re.compile(r"^(##|Ġ|▁|Ċ)+")
-# A token string that stands for no text: [CLS], <s>, </s>, <pad>, <|endoftext|>, [SEP].
-_SPECIAL = re.compile(r"^(\[[A-Za-z_]+\]|<\|?/?[A-Za-z_]*\|?>)$")
-
 
 def made_elsewhere(record: AttributionRecord) -> bool:
     """A record without token ids: another tool's map, still to be aligned to a model's tokens."""
     return not record.token_ids
 
 
-def _fold(text: str) -> tuple[str, list[int]]:
-    """``text`` lower-cased and without accents, and for each of its characters the index of the
-    character of ``text`` it came from (uncased tokenizers give tokens in this form)."""
-    folded, where = [], []
-    for index, character in enumerate(text):
-        for piece in unicodedata.normalize("NFD", character.lower()):
-            if not unicodedata.combining(piece):
-                folded.append(piece)
-                where.append(index)
-    return "".join(folded), where
-
-
-def spans_of_tokens(text: str, tokens: Sequence[str], where: str) -> list[list[int]]:
-    """Each token string's span in ``text``, found in order; a token that stands for no text
-    ([CLS], <s>) gets an empty span and counts as special."""
-    folded, origin = _fold(text)
-    spans, cursor = [], 0  # cursor: in the folded text
-    for number, token in enumerate(tokens):
-        piece = _MARKERS.sub("", token)
-        if not piece.strip():
-            spans.append([0, 0])
-            continue
-        needle, _ = _fold(piece.strip())
-        found = folded.find(needle, cursor)
-        if found < 0 or folded[cursor:found].strip():
-            if _SPECIAL.match(token):
-                spans.append([0, 0])
-                continue
-            shown = token if len(token) <= 30 else token[:27] + "..."
-            raise BadInput(
-                f"{where}: token {number} {shown!r} is not the next text after character {origin[cursor - 1] + 1 if cursor else 0}"
-                " of 'text': cannot align it (give 'offsets', each score's [start, end) in the text)"
-            )
-        end = found + len(needle)
-        spans.append([origin[found], origin[end - 1] + 1])
-        cursor = end
-    return spans
-
-
 def align(record: AttributionRecord, classifier, where: str) -> AttributionRecord:
     """``record`` on the classifier's tokens: token ids, tokens, offsets and special flags of the
     model's tokenisation (cut at its length limit as explain cuts), each token scored by the sum
-    of the scores of the spans it overlaps."""
+    of the scores of the spans over it. Refused, naming ``where``: a record that names other
+    weights; spans that overlap; a span cutting across two of the model's tokens; a model token
+    its spans leave partly unscored; a sum too large for a float."""
+    if record.model_fingerprint and record.model_fingerprint != classifier.fingerprint:
+        raise BadInput(
+            f"{where}: the record names the weights {record.model_fingerprint}, but {classifier.name!r} loads "
+            f"{classifier.fingerprint} here: pass the model it was made with (`model`)"
+        )
     given = record.offsets
     if not any(end > start for start, end in given):  # no spans given: find the token strings
         given = spans_of_tokens(record.text, record.tokens, where)
-    scored = [(start, end, score) for (start, end), score in zip(given, record.scores) if end > start]
+    scored = sorted((start, end, score) for (start, end), score in zip(given, record.scores) if end > start)
+    for (_, end, _), (start, _, _) in zip(scored, scored[1:]):
+        if start < end:
+            raise BadInput(f"{where}: two scored spans overlap (characters {start}-{end}): each character has one score")
     (tokens,) = tokenize(classifier.tokenizer, [record.text], classifier.max_length)  # as explain cuts it
+    words = [(start, end) for (start, end), special in zip(tokens.offsets, tokens.special) if end > start and not special]
+    for start, end, _ in scored:
+        under = [(s, e) for s, e in words if s < end and start < e]
+        if len(under) > 1 and any(s < start or e > end for s, e in under):
+            raise BadInput(
+                f"{where}: the scored span {record.text[start:end]!r} (characters {start}-{end}) cuts across the "
+                "model's tokens: cannot tell which of them its score belongs to"
+            )
     scores = []
     for (start, end), is_special in zip(tokens.offsets, tokens.special):
         if is_special or end <= start:
             scores.append(0.0)
             continue
-        overlapping = [score for s, e, score in scored if s < end and start < e]
-        if not overlapping:
+        over = [(s, e, score) for s, e, score in scored if s < end and start < e]
+        covered = [False] * (end - start)
+        for s, e, _ in over:
+            for i in range(max(s, start), min(e, end)):
+                covered[i - start] = True
+        missing = [record.text[start + i] for i, done in enumerate(covered) if not done and not record.text[start + i].isspace()]
+        if missing:
+            shown = record.text[start:end]
+            what = "overlaps no scored span" if not over else "is only partly covered by scored spans"
             raise BadInput(
-                f"{where}: the model's token {record.text[start:end]!r} (characters {start}-{end}) overlaps no "
-                "scored span of the record: cannot align it to this model's tokens"
+                f"{where}: the model's token {shown!r} (characters {start}-{end}) {what} of the record: "
+                "cannot align it to this model's tokens"
             )
-        scores.append(float(sum(overlapping)))
+        total = float(sum(score for _, _, score in over))
+        if not math.isfinite(total):
+            raise BadInput(f"{where}: the scores over the model's token {record.text[start:end]!r} add up to {total}")
+        scores.append(total)
     settings = {**record.settings, "made_elsewhere": True}
     return replace(
         record, token_ids=list(tokens.ids), tokens=list(tokens.tokens), offsets=[list(span) for span in tokens.offsets],

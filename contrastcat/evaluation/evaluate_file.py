@@ -25,6 +25,7 @@ from .curves import EvalSettings, check_records
 from .elsewhere import made_elsewhere
 from .gates import (
     check_baseline,
+    check_baseline_computable,
     check_bounds,
     check_bounds_usable,
     check_same_protocol,
@@ -33,6 +34,7 @@ from .gates import (
     parse_tolerance,
 )
 from .report_schema import read_baseline
+from .scalars import ERASER_BINS
 from .reports import EvaluationReport, check_against_model, check_explained, check_fingerprinted, evaluate_records
 from .stats import BootstrapSettings
 
@@ -112,8 +114,9 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
     if old_report is not None:
         check_same_protocol(old_report, job.baseline, {
             "steps": settings.steps, "perturb": settings.perturb, "target": settings.target,
-            "min_tokens": settings.min_tokens, "orders": list(settings.orders),
+            "min_tokens": settings.min_tokens, "orders": list(settings.orders), "eraser_bins": list(ERASER_BINS),
         })
+        check_baseline_computable(old_report, job.baseline, settings, job.kendall)
     inputs = [job.records, job.library, job.baseline]
     for path in (job.output, *job.other_outputs):
         if path is not None:  # the baseline is an input: a report over it would pass the next run

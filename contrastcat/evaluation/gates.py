@@ -157,6 +157,21 @@ def check_same_protocol(baseline: dict, path: str, protocol: dict) -> None:
             )
 
 
+def check_baseline_computable(baseline: dict, path: str, settings, kendall: bool) -> None:
+    """Before any work: every metric the baseline holds a value of is one this run computes (else
+    the gate would fail after the whole run for a flag left out)."""
+    computed = {f"{order}_{key}" for order in settings.orders for key in ("aopc", "lodds")}
+    computed |= set(settings.scalar_keys) | ({"kendall_tau_index"} if kendall else set())
+    for row in baseline["comparison"]["rows"]:
+        for key, value in row["values"].items():
+            if value is not None and key not in computed:
+                name = next((n for n, (k, _) in GATE_NAMES.items() if k == key), key)
+                raise BadInput(
+                    f"{path}: the baseline has {name} for {row['method']}, which this run does not compute "
+                    "(see `kendall`, `eraser`, `loo`): evaluate as the baseline was"
+                )
+
+
 def _identity(method: dict) -> str:
     """What makes two reports' methods the same one: its name, settings and library, not its label
     (labels of variants depend on which came first in the records)."""

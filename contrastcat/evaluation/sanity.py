@@ -46,6 +46,8 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
     """Spearman's ρ: Pearson's correlation of the average ranks; NaN when either side is constant."""
+    if len(a) < 2:
+        return float("nan")
     x, y = average_ranks(np.asarray(a, dtype=np.float64)), average_ranks(np.asarray(b, dtype=np.float64))
     x, y = x - x.mean(), y - y.mean()
     scale = math.sqrt(float((x * x).sum()) * float((y * y).sum()))
@@ -153,6 +155,10 @@ def sanity_check(
                        "made elsewhere (no token ids) names no method of contrastcat")
     check_explained(records, source)
     check_against_model(records, classifier, source)
+    # A map needs two tokens to be ranked: inputs of fewer non-special tokens say nothing here.
+    records = [r for r in records if sum(not flag for flag in r.special) >= 2]
+    if not records:
+        raise BadInput(f"{source}: no record has two or more non-special tokens: no map to correlate")
     labels = MethodLabels()
     grouped = labels.group(records)
     methods = {label: MethodSanity(label, group[0].method) for label, group in grouped.items()}

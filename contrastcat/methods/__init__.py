@@ -144,16 +144,17 @@ def unregister(name: str) -> None:
 
 def recorded_refinement(name: str, settings) -> RefineSettings | None:
     """How the method a record names chose among its candidate maps, read from the record's
-    ``settings`` (None: it did not use a deletion test, or it is not a method of this registry, or
-    its settings are not this version's)."""
+    ``settings`` (None: it chose nothing by a deletion test — no test, one map, every map kept —
+    or it is not a method of this registry, or its settings are not this version's, or the record
+    was made elsewhere)."""
     cls = METHODS.get(name) if isinstance(name, str) else None
-    if cls is None or not isinstance(settings, dict):
-        return None
+    if cls is None or not isinstance(settings, dict) or settings.get("made_elsewhere") is True:
+        return None  # another tool's map under one of these names chose nothing by this test
     try:  # a record's settings also hold the run's (mask_special): a method takes only its own
         method = cls(**{key: value for key, value in settings.items() if key in cls.Options.names()})
     except (BadInput, TypeError, ValueError):
         return None
-    return method.refinement
+    return method.refinement if method.selects_by_deletion else None
 
 
 ALL = "all"

@@ -81,6 +81,12 @@ class AttributionMethod(ABC):
         """How several candidate maps are refined by deletion test; None: they are averaged."""
         return None
 
+    @property
+    def selects_by_deletion(self) -> bool:
+        """Whether its deletion test chooses among several maps (what the fitted mark of
+        evaluate needs to know): a test over one map, or keeping every map, chooses nothing."""
+        return self.refinement is not None
+
     def settings(self) -> dict:
         """The options that change this method's output, recorded with every record."""
         return self.options.settings()

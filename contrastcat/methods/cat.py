@@ -186,6 +186,10 @@ class ContrastCAT(AttributionMethod):
         return RefineSettings(self.rho, self.deletion_grid) if self.refine else None
 
     @property
+    def selects_by_deletion(self) -> bool:
+        return self.refinement is not None and self.refs_used > 0  # refs_used 0: AttCAT's one map
+
+    @property
     def pools_needed(self) -> dict[str, int]:
         """contrast+random reads K - K//2 contrasting and K//2 random references."""
         if self.reference_select == MIXED:

@@ -85,6 +85,11 @@ class ContrastCATPlus(ContrastCAT):
         chosen = self.options
         return RefineSettings(grid=chosen.deletion_grid, score=chosen.refine_score, keep=chosen.top_maps)
 
+    @property
+    def selects_by_deletion(self) -> bool:
+        maps = self.refs_used * (2 if self.options.magnitude else 1)
+        return maps > self.options.top_maps  # keeping every map is no choice
+
     def scaled(self, raw: torch.Tensor) -> torch.Tensor:
         if not self.options.magnitude:
             return minmax(raw)

@@ -19,6 +19,7 @@ from ..io import jsonl
 from ..io.files import atomic_text_output
 from ..io.lines import LineSource
 from .markup import notebook_html
+from .token_spans import spans_of_tokens
 
 __all__ = [
     "AttributionRecord",
@@ -211,6 +212,10 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
         obj = {**obj, "tokens": [obj["text"][start:end] for start, end in obj["offsets"]]}
     if "id" not in obj:
         obj = {**obj, "id": line}
+    if not obj.get("token_ids") and obj.get("offsets") is None and isinstance(obj.get("tokens"), list):
+        if isinstance(obj.get("text"), str) and all(isinstance(t, str) for t in obj["tokens"]):
+            # Made elsewhere, scores per token string: where each one is (render shades them, evaluate aligns them).
+            obj = {**obj, "offsets": spans_of_tokens(obj["text"], obj["tokens"], where)}
     length = len(obj["tokens"])
     if len(obj["scores"]) != length:
         raise BadInput(f"{where}: 'tokens' and 'scores' must be lists of the same length")

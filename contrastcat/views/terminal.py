@@ -18,9 +18,11 @@ __all__ = ["Span", "header", "render_plain", "render_rich", "spans", "visible"]
 def header(record: AttributionRecord, label: str | None = None) -> str:
     """``id  method → target (p=0.970)``, one line; ``label`` shows in place of the method (a variant's
     label, ``contrastcat[refs_used=5]``)."""
-    probability = record.probs[record.target] if len(record.probs) > record.target else float("nan")
     method = record.method if label is None else label
-    return f"{visible(record.id)}  {visible(method)} → {visible(record.target_name)} (p={probability:.3f})"
+    line = f"{visible(record.id)}  {visible(method)} → {visible(record.target_name)}"
+    if len(record.probs) > record.target:  # records of other tools may not say it
+        line += f" (p={record.probs[record.target]:.3f})"
+    return line
 
 
 def _shade(score: float) -> str:

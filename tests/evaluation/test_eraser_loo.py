@@ -218,7 +218,7 @@ def test_the_new_metrics_gate_compare_and_pair_with_a_baseline(toy_dir, tmp_path
     same = invoke("evaluate", records, "--model", model, "--eraser", "--loo", "--baseline", base, "--quiet")
     assert same.exit_code == 0, same.output
     missing = invoke("evaluate", records, "--model", model, "--baseline", base, "--quiet")
-    assert missing.exit_code == 3 and "eraser.comp is in the baseline" in missing.stderr
+    assert_one_line_error(missing, "has eraser.comp for keyword, which this run does not compute", "--eraser")
     compared = invoke("evaluate", records, "--model", model, "--eraser", "--loo", "--compare", "keyword,random", "--json", "--quiet")
     differences = json.loads(compared.stdout)["compare"]["differences"]
     assert set(differences) >= {"eraser_comp", "eraser_suff", "loo_tau"}
@@ -241,3 +241,15 @@ def test_unk_on_a_tokenizer_without_one_is_refused(toy_classifier):
 
     with pytest.raises(BadInput, match="no unknown token"):
         replacement_id("unk", NoUnk(), 0)
+
+
+def test_records_built_by_hand_are_checked_as_a_files_lines_are(toy_dir, toy_classifier, tmp_path):
+    from contrastcat.errors import BadInput
+
+    records = list(read_records(write_records(toy_dir, tmp_path / "r.jsonl", ("keyword",))))
+    records[1].scores = [float("nan")] * len(records[1].scores)
+    with pytest.raises(BadInput, match=r"evaluate: records: item 1: 'scores' must be a list of finite numbers"):
+        contrastcat.evaluate(toy_classifier, records, bootstrap=0)
+    records[1].scores = records[0].scores[:2]
+    with pytest.raises(BadInput, match="item 1: 'tokens' and 'scores' must be lists of the same length"):
+        contrastcat.evaluate(toy_classifier, records, bootstrap=0)

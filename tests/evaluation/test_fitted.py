@@ -36,6 +36,10 @@ BOTH_FIT = {**MORF_FIT, "lerf_aopc": FITTED, "lerf_lodds": FITTED, "eraser_suff"
     ("my-tool", {}, "delete", ORDERS, {}),  # another tool's records: nothing is known of them
     ("contrastcat", {"refs_used": "many"}, "delete", ORDERS, {}),  # settings this version cannot read
     ("contrastcat", None, "delete", ORDERS, {}),
+    ("contrastcat", {"refs_used": 0}, "delete", ORDERS, {}),  # AttCAT exactly: one map, nothing chosen
+    ("contrastcat-plus", {"candidates": 2, "top_maps": 5, "magnitude": False}, "delete", ORDERS, {}),  # all kept
+    ("contrastcat-plus", {"candidates": 2, "top_maps": 3, "magnitude": True}, "delete", ORDERS, BOTH_FIT),  # 4 maps
+    ("contrastcat", {"made_elsewhere": True}, "delete", ORDERS, {}),  # another tool's map under this name
 ])
 def test_which_cells_each_selection_fits(name, settings, perturb, orders, expected):
     assert fitted_cells(name, settings, perturb, orders) == expected

@@ -135,3 +135,35 @@ def test_kendall_is_refused_for_records_made_elsewhere_before_the_model_loads(to
     assert_one_line_error(result, "ferret.jsonl:1: --kendall explains each record again", "made elsewhere")
     with pytest.raises(BadInput, match="was made elsewhere"):
         contrastcat.evaluate(toy_classifier, read_records(str(path)), kendall=True)
+
+
+def test_render_shades_an_export_of_token_strings(toy_dir, tmp_path):
+    path = tmp_path / "ferret.jsonl"
+    path.write_text(json.dumps(ferret(texts(toy_dir)[0], 0)) + "\n")
+    result = invoke("render", path, "--limit", "1")
+    assert result.exit_code == 0, result.output
+    first = texts(toy_dir)[0].split()[0]
+    assert f"[{first} 0.00]" in result.stdout and "p=nan" not in result.stdout
+
+
+def test_spans_that_would_need_a_guess_or_name_other_weights_are_refused(toy_dir, toy_classifier, tmp_path):
+    text = texts(toy_dir)[0]
+    words = offsets(text, 0)
+    first, second = words["offsets"][0], words["offsets"][1]
+    cases = {
+        "overlap": ({**words, "offsets": [first, first, *words["offsets"][1:]], "scores": [0.5, *words["scores"]]},
+                    "two scored spans overlap"),
+        "across": ({**words, "offsets": [[first[1] - 1, second[0] + 1], *words["offsets"]], "scores": [1.0, *words["scores"]]},
+                   "two scored spans overlap"),
+        "partial": ({**words, "offsets": [[first[0], first[0] + 1], *words["offsets"][1:]]}, "only partly covered"),
+        "cuts": ({**words, "offsets": [[first[1] - 1, second[0] + 1], *words["offsets"][2:]], "scores": words["scores"][1:]},
+                 "cuts across the model's tokens"),
+        "weights": ({**words, "model_fingerprint": "sha256:" + "0" * 32}, "names the weights sha256:000"),
+        "huge": ({**words, "offsets": [[first[0], first[0] + 1], [first[0] + 1, first[1]], *words["offsets"][1:]],
+                  "scores": [1e308, 1e308, *words["scores"][1:]]}, "add up to inf"),
+    }
+    for name, (line, message) in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(line) + "\n")
+        assert_one_line_error(invoke("evaluate", path, "--model", str(toy_dir / "model"), "--min-tokens", "1"),
+                              f"{name}.jsonl:1", message)
