@@ -17,8 +17,9 @@ from dataclasses import replace
 
 from ..errors import BadInput
 from ..models.tokens import tokenize
-from ..records.token_spans import spans_of_tokens
 from ..records.record import AttributionRecord
+from ..records.token_spans import spans_of_tokens
+
 
 def made_elsewhere(record: AttributionRecord) -> bool:
     """A record without token ids: another tool's map, still to be aligned to a model's tokens."""

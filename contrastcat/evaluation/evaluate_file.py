@@ -34,8 +34,8 @@ from .gates import (
     parse_tolerance,
 )
 from .report_schema import read_baseline
-from .scalars import ERASER_BINS
 from .reports import EvaluationReport, check_against_model, check_explained, check_fingerprinted, evaluate_records
+from .scalars import ERASER_BINS
 from .stats import BootstrapSettings
 
 Progress = Callable[[str, int, "int | None"], None]
