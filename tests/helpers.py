@@ -299,7 +299,7 @@ def probability(model, ids, target):
 
 CLS, SEP, MASK = 2, 3, 4
 WEIGHTS = {10: 0.4, 11: 0.2, 12: 0.1, 13: 0.05, 14: 0.05}  # t1..t5; t6..t10 are ids 15..19
-IDS = [CLS] + list(range(10, 20)) + [SEP]
+STUB_IDS = [CLS] + list(range(10, 20)) + [SEP]
 
 
 def stub_predict(sequences):
@@ -314,7 +314,7 @@ def stub_predict(sequences):
 def record(scores=None, **overrides):
     scores = scores or [0.5] + [1 - i / 10 for i in range(10)] + [0.5]
     values = {
-        "id": 1, "text": "", "tokens": [str(i) for i in IDS], "token_ids": IDS, "offsets": [[0, 0]] * 12,
+        "id": 1, "text": "", "tokens": [str(i) for i in STUB_IDS], "token_ids": STUB_IDS, "offsets": [[0, 0]] * 12,
         "special": [True] + [False] * 10 + [True], "scores": scores, "target": 1, "target_name": "pos",
         "probs": [0.1, 0.9], "predicted": 1, "label": 1, "method": "m", "model": "stub", "model_fingerprint": "",
         "library": None,

@@ -32,7 +32,7 @@ from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
 from contrastcat.evaluation.scalars import eraser_counts
 from contrastcat.records.record import read_records
 
-from ..helpers import IDS, MASK, WEIGHTS, assert_one_line_error, invoke, record, stub_predict, write_records
+from ..helpers import MASK, STUB_IDS, WEIGHTS, assert_one_line_error, invoke, record, stub_predict, write_records
 
 
 def scalars(perturb="delete", records=None, **settings):
@@ -80,14 +80,14 @@ def ferret_aopc(scores, predict_p, ids, suff: bool) -> float:
 def test_the_same_numbers_as_ferrets_definitions():
     p1 = lambda ids: float(stub_predict([ids])[0, 1])  # noqa: E731
     scores = record().scores
-    assert ferret_aopc(scores, p1, IDS, suff=False) == pytest.approx(0.6)
-    assert ferret_aopc(scores, p1, IDS, suff=True) == pytest.approx(0.2)
+    assert ferret_aopc(scores, p1, STUB_IDS, suff=False) == pytest.approx(0.6)
+    assert ferret_aopc(scores, p1, STUB_IDS, suff=True) == pytest.approx(0.2)
     # An order other than the positions', so the ranking matters: scores shuffled, no ties.
     rng = np.random.default_rng(3)
     shuffled = [0.5, *rng.permutation(np.linspace(0.05, 0.95, 10)).tolist(), 0.5]
     found = scalars(records=[record(scores=shuffled)])
-    assert found["eraser_comp"] == pytest.approx([ferret_aopc(shuffled, p1, IDS, suff=False)])
-    assert found["eraser_suff"] == pytest.approx([ferret_aopc(shuffled, p1, IDS, suff=True)])
+    assert found["eraser_comp"] == pytest.approx([ferret_aopc(shuffled, p1, STUB_IDS, suff=False)])
+    assert found["eraser_suff"] == pytest.approx([ferret_aopc(shuffled, p1, STUB_IDS, suff=True)])
 
 
 @pytest.mark.parametrize("n", range(1, 260))
@@ -122,7 +122,7 @@ def test_pad_and_unk_replace_with_their_own_token(toy_classifier):
         return stub_predict([[t if t in WEIGHTS or t in (2, 3) else 15 for t in ids] for ids in sequences])
 
     perturbation_curves([record()], recording, EvalSettings(perturb="pad", eraser=True, loo=True), ("neg", "pos"), mask_id=0)
-    assert all(len(ids) == len(IDS) for ids in seen)  # replaced, never removed
+    assert all(len(ids) == len(STUB_IDS) for ids in seen)  # replaced, never removed
     assert any(0 in ids for ids in seen)
 
 
