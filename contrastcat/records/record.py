@@ -212,16 +212,15 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
         obj = {**obj, "tokens": [obj["text"][start:end] for start, end in obj["offsets"]]}
     if "id" not in obj:
         obj = {**obj, "id": line}
-    if not obj.get("token_ids") and obj.get("offsets") is None and isinstance(obj.get("tokens"), list):
-        if isinstance(obj.get("text"), str) and all(isinstance(t, str) for t in obj["tokens"]):
-            # Made elsewhere, scores per token string: where each one is (render shades them, evaluate aligns them).
-            obj = {**obj, "offsets": spans_of_tokens(obj["text"], obj["tokens"], where)}
     length = len(obj["tokens"])
     if len(obj["scores"]) != length:
         raise BadInput(f"{where}: 'tokens' and 'scores' must be lists of the same length")
     for key in PER_TOKEN:
         if obj.get(key) is not None and len(obj[key]) != length:
             raise BadInput(f"{where}: {key!r} must be a list with one entry per token")
+    if not obj.get("token_ids") and obj.get("offsets") is None:
+        # Made elsewhere, scores per token string: where each one is (render shades them, evaluate aligns them).
+        obj = {**obj, "offsets": spans_of_tokens(obj["text"], obj["tokens"], where)}
     offsets = obj.get("offsets")
     if offsets is not None and any(not start <= end <= len(obj["text"]) for start, end in offsets):
         raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside 'text'")
