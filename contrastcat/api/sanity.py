@@ -41,11 +41,8 @@ def sanity(
     )
     if not records:
         raise BadInput("sanity: records is empty: nothing to check")
-    if library is None and any(r.library for r in records):
-        first = next(r for r in records if r.library)
-        raise BadInput(f"sanity: records of {first.method} were made with a reference library: pass `library`")
     return sanity_check(
-        classifier, records, library, check.seed("sanity: seed", seed), intervals,
+        classifier, records, library, intervals.seed, intervals,
         check.batch_size("sanity: batch_size", batch_size), source="records",
     )
 
@@ -96,9 +93,6 @@ def sanity_file(
     classifier = load_classifier(name, check.text("sanity_file: device", device), progress=progress, notify=notify,
                                  dtype=check.text("sanity_file: dtype", dtype))
     opened = library_arg("sanity_file", lib_path)
-    if opened is None and any(r.library for r in found):
-        first = next(r for r in found if r.library)
-        raise BadInput(f"{path}:{first.line}: records of {first.method} were made with a reference library: pass `library`")
     intervals = BootstrapSettings(
         check.count("sanity_file: bootstrap", bootstrap, minimum=0), check.number("sanity_file: ci", ci),
         check.seed("sanity_file: seed", seed),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..deletion.perturb import LERF, MORF
 from .curves import ORDERS, MethodReport
-from .fitted import fitted_cells
+from .fitted import LEGEND, fitted_cells
 from .scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU
 from .stats import Interval
 
@@ -106,6 +106,11 @@ class Comparison:
     columns: list[Column]
     rows: list[ComparisonRow]
     decimals: int | None  # precision the marks were decided at (ties after rounding)
+
+    def legend(self) -> list[str]:
+        """What each fitted mark shown in the table means, once per kind of mark."""
+        shown = {kind for row in self.rows for kind in row.fitted.values()}
+        return [LEGEND[kind] for kind in LEGEND if kind in shown]
 
     def as_dict(self) -> dict:
         return {

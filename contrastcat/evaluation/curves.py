@@ -278,13 +278,14 @@ class CurveTally:
                 ranking = ranked_positions(record.scores, record.special, order)
                 counts = step_counts(len(record.token_ids), len(ranking), settings.steps)
                 rows[order].append(plan.steps(record.token_ids, ranking, counts, settings.perturb, self.mask_id))
+        keys = [input_key(r) for r in usable]
         eraser = EraserRows(plan, settings.perturb, self.mask_id) if settings.eraser else None
         loo_rows = []
-        for record, target in zip(usable, targets):
+        for record, key, target in zip(usable, keys, targets):
             if eraser is not None:
                 eraser.add(record.token_ids, record.scores, record.special)
             if self.loo is not None:
-                loo_rows.append(self.loo.add(plan, input_key(record), target, record.token_ids, record.special))
+                loo_rows.append(self.loo.add(plan, key, target, record.token_ids, record.special))
         probs = plan.predict(predict)
         raw = base_probs[np.arange(len(usable)), targets]
         if eraser is not None:
@@ -293,8 +294,8 @@ class CurveTally:
             self._scalars.setdefault(ERASER_SUFF, []).append(suff)
         if self.loo is not None:
             taus = [
-                loo_tau(r.scores, r.special, self.loo.drops(input_key(r), t, rows, probs, base))
-                for r, t, rows, base in zip(usable, targets, loo_rows, raw)
+                loo_tau(r.scores, r.special, self.loo.drops(key, t, rows, probs, base))
+                for r, key, t, rows, base in zip(usable, keys, targets, loo_rows, raw)
             ]
             self._scalars.setdefault(LOO_TAU, []).append(np.array(taus, dtype=np.float64))
         p = np.clip(raw, CLIP, 1.0)
@@ -305,7 +306,7 @@ class CurveTally:
             sums = values.sum(axis=1)
             self._sums[order] = self._sums[order] + sums if order in self._sums else sums
             self._values.setdefault(order, []).append(values)
-        self._keys += [input_key(r) for r in usable]
+        self._keys += keys
         self._ids += [r.id for r in usable]
         return usable
 

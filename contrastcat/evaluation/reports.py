@@ -22,7 +22,7 @@ from ..records.variants import MethodLabels
 from .comparison import BEST, SECOND, Comparison, compare_methods
 from .curves import CurveTally, EvalSettings, MethodReport, check_records, mark_special_tokens
 from .elsewhere import align, made_elsewhere
-from .fitted import LEGEND, SIGNS
+from .fitted import SIGNS
 from .kendall import Kendall, kendall_for_records
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from .scalars import ERASER_BINS, LeaveOneOut
@@ -169,8 +169,8 @@ def markdown_table(comparison: Comparison) -> str:
             cells.append(text + SIGNS.get(row.fitted.get(column.key), ""))
         cells.append(str(row.evaluated))
         lines.append("| " + " | ".join(cells) + " |")
-    shown = {kind for row in comparison.rows for kind in row.fitted.values()}
-    lines += ["", *(LEGEND[kind] for kind in LEGEND if kind in shown)] if shown else []
+    legend = comparison.legend()
+    lines += ["", *legend] if legend else []
     return "\n".join(lines)
 
 

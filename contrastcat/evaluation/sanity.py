@@ -155,6 +155,10 @@ def sanity_check(
                        "made elsewhere (no token ids) names no method of contrastcat")
     check_explained(records, source)
     check_against_model(records, classifier, source)
+    needing = next((r for r in records if r.library), None)
+    if library is None and needing is not None:
+        where = f"{source}:{needing.line}" if needing.line is not None else source
+        raise BadInput(f"{where}: records of {needing.method} were made with a reference library: pass `library`")
     # A map needs two tokens to be ranked: inputs of fewer non-special tokens say nothing here.
     records = [r for r in records if sum(not flag for flag in r.special) >= 2]
     if not records:

@@ -218,7 +218,12 @@ class RefLibrary:
         cached = self._cache.get((path, str(device)))
         if cached is not None and len(cached) >= wanted:
             return cached
-        available = entries[:wanted]
+        self._cache[(path, str(device))] = self._load(path, entries[:wanted]).to(device)
+        return self._cache[(path, str(device))]
+
+    def _load(self, path: str, available: list[ReferenceEntry]) -> torch.Tensor:
+        """[K, L, T_max, n] float32 activations of ``available`` (the first K of group ``path``),
+        zero-padded, read from the file and verified."""
         length = max(e.length for e in available)
         stacked = np.zeros((len(available), self.info.num_layers, length, self.info.hidden_size), dtype=np.float32)
         try:
@@ -230,8 +235,7 @@ class RefLibrary:
             raise
         except (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError) as error:
             raise BadInput(f"{self.path}: activations of {path} unreadable ({_first_line(error)})") from None
-        self._cache[(path, str(device))] = torch.from_numpy(stacked).to(device)
-        return self._cache[(path, str(device))]
+        return torch.from_numpy(stacked)
 
 
     def _verified(self, dataset: h5py.Dataset, length: int) -> np.ndarray:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import torch
 
 from ..capture.core import ACTIVATIONS, capture
-from ..errors import BadInput, LibraryMismatch
+from ..errors import LibraryMismatch
 from ..models import Classifier
 from ..models.tokens import length_batches
 from .reader import RefLibrary
-from .schema import group_path
+from .schema import ReferenceEntry
 
 BATCH = 16
 
@@ -34,27 +34,17 @@ class RecapturedLibrary(RefLibrary):
         if len(self.info.label_names) != classifier.num_classes or self.info.num_layers != classifier.num_layers:
             raise LibraryMismatch(f"{self.path}: the library's classes or layers do not fit {classifier.name!r}")
 
-    def _pool(self, pool: str, target: int, count: int | None, device: torch.device) -> torch.Tensor:
-        path = group_path(pool, target)
-        entries = self.entries(target, pool)
-        if not entries:
-            raise BadInput(f"{self.path}: no references for class {target} in the {pool!r} pool")
-        wanted = len(entries) if count is None else min(count, len(entries))
-        cached = self._cache.get((path, str(device)))
-        if cached is not None and len(cached) >= wanted:
-            return cached
-        chosen = entries[:wanted]
+    def _load(self, path: str, available: list[ReferenceEntry]) -> torch.Tensor:
+        """The activations of ``available`` as this library's classifier computes them."""
         special_ids = set(getattr(self.classifier.tokenizer, "all_special_ids", ()))
-        length = max(e.length for e in chosen)
-        stacked = torch.zeros(len(chosen), self.info.num_layers, length, self.info.hidden_size)
-        for batch in length_batches([e.length for e in chosen], BATCH):
-            ids = [list(chosen[i].token_ids) for i in batch]
+        stacked = torch.zeros(len(available), self.info.num_layers, max(e.length for e in available), self.info.hidden_size)
+        for batch in length_batches([e.length for e in available], BATCH):
+            ids = [list(available[i].token_ids) for i in batch]
             captured = capture(
                 self.classifier, ids, [[t in special_ids for t in each] for each in ids], [None] * len(ids),
                 needs=frozenset({ACTIVATIONS}),
             )
             for position, index in enumerate(batch):
-                size = chosen[index].length
+                size = available[index].length
                 stacked[index, :, :size] = captured.activations[position, :, :size].detach().float().cpu()
-        self._cache[(path, str(device))] = stacked.to(device)
-        return self._cache[(path, str(device))]
+        return stacked

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..deletion.plan import step_labels
 from ..errors import BadInput
 from ..evaluation.comparison import METRICS
+from ..evaluation.sanity import SANITY_BOUND
 from ..io.files import PendingFile, output_target
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -86,20 +87,25 @@ def plot_curves(report, path: str, inputs=()) -> None:
         figure.suptitle(f"{report.model}, {report.source}: perturbation curves ({caption})", fontsize=10)
         rows_of_legend = (len(names) + columns - 1) // max(columns, 1)
         figure.tight_layout(rect=(0, (0.28 * rows_of_legend + 0.1) / figure.get_figheight(), 1, 0.97))
-        pending = PendingFile(output_target(path, inputs))
-        try:
-            # SVG text stays text (searchable, selectable), not glyph outlines.
-            with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contrastcat"}):
-                figure.savefig(pending.temp, format=fmt, dpi=150, metadata=_metadata(fmt))
-            pending.commit()
-        except OSError as error:
-            pending.discard()
-            raise BadInput(f"{path}: cannot write the picture ({error.strerror or error})") from None
-        except BaseException:
-            pending.discard()
-            raise
+        _save(plt, figure, path, fmt, inputs)
     finally:
         plt.close(figure)
+
+
+def _save(plt, figure, path: str, fmt: str, inputs) -> None:
+    """``figure`` into ``path`` whole or not at all (never over one of ``inputs``)."""
+    pending = PendingFile(output_target(path, inputs))
+    try:
+        # SVG text stays text (searchable, selectable), not glyph outlines.
+        with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contrastcat"}):
+            figure.savefig(pending.temp, format=fmt, dpi=150, metadata=_metadata(fmt))
+        pending.commit()
+    except OSError as error:
+        pending.discard()
+        raise BadInput(f"{path}: cannot write the picture ({error.strerror or error})") from None
+    except BaseException:
+        pending.discard()
+        raise
 
 
 def _metadata(fmt: str) -> dict:
@@ -130,7 +136,7 @@ def plot_sanity(report, path: str, inputs=()) -> None:
             if all(band is not None for band in bands):
                 axis.fill_between(range(1, len(steps)), [b.low for b in bands], [b.high for b in bands], color=color,
                                   alpha=0.12, linewidth=0)
-        axis.axhline(report.to_dict()["bound"], color="grey", linewidth=0.8, linestyle="--")
+        axis.axhline(SANITY_BOUND, color="grey", linewidth=0.8, linestyle="--")
         axis.set_xticks(range(len(steps)), steps, rotation=30, ha="right")
         axis.set_ylabel("Spearman ρ with the original maps")
         axis.set_xlabel("weights re-initialised, cumulatively from the top")
@@ -142,16 +148,6 @@ def plot_sanity(report, path: str, inputs=()) -> None:
         name = Path(report.model).name or report.model  # a folder's name, not its whole path
         axis.set_title(f"{name}: model randomisation ({report.inputs} inputs; dashed: the pass bound)", fontsize=10)
         figure.tight_layout()
-        pending = PendingFile(output_target(path, inputs))
-        try:
-            with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contrastcat"}):
-                figure.savefig(pending.temp, format=fmt, dpi=150, metadata=_metadata(fmt))
-            pending.commit()
-        except OSError as error:
-            pending.discard()
-            raise BadInput(f"{path}: cannot write the picture ({error.strerror or error})") from None
-        except BaseException:
-            pending.discard()
-            raise
+        _save(plt, figure, path, fmt, inputs)
     finally:
         plt.close(figure)

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from ..deletion.plan import step_labels
 from ..evaluation.comparison import BEST, METRICS, SCALAR_METRICS, SECOND, Comparison
-from ..evaluation.fitted import LEGEND, SIGNS
+from ..evaluation.fitted import SIGNS
 from ..evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, EvaluationReport, header, number
 
 # Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
@@ -49,7 +49,7 @@ def report_blocks(
                 f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
                 "below 0.05 passes."
             ))
-    blocks += [Text(line) for line in legend_lines(comparison)]
+    blocks += [Text(line) for line in comparison.legend()]
     if evaluation.bootstrap.resamples:
         b = evaluation.bootstrap
         blocks.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
@@ -74,12 +74,6 @@ def compare_lines(document: dict, decimals: int) -> list[str]:
             f"[{interval['low']:+.{decimals}f}, {interval['high']:+.{decimals}f}], {verdict} ({found['inputs']} inputs)"
         )
     return lines
-
-
-def legend_lines(comparison: Comparison) -> list[str]:
-    """What a fitted mark means, once for each kind of mark shown."""
-    shown = {kind for row in comparison.rows for kind in row.fitted.values()}
-    return [LEGEND[kind] for kind in LEGEND if kind in shown]
 
 
 def scalar_line(comparison: Comparison, name: str) -> str:
