@@ -69,6 +69,7 @@ class EvaluateRun:
     document: dict
     text: str  # the JSON report
     problems: list[str]  # gates failed: bounds, then the baseline; empty: passed
+    unchecked: list[str] = field(default_factory=list)  # baseline metrics without a value: not gated
 
     @property
     def passed(self) -> bool:
@@ -95,6 +96,7 @@ class EvaluateRun:
                 f"note: {elsewhere} record(s) made elsewhere (no token ids) were aligned to the model's tokens; "
                 "that they explain these weights is taken on trust",
             ))
+        found += [("warning", line) for line in self.unchecked]
         if truncated:
             found.append((
                 "info",
@@ -161,9 +163,11 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
             stream.write(text + "\n")
         notify(f"wrote report to {job.output}")
     problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
+    unchecked = []
     if old_report is not None:
-        problems += check_baseline(evaluation, document, old_report, allowed, job.bootstrap, job.baseline)
-    return EvaluateRun(evaluation, document, text, problems)
+        regressions, unchecked = check_baseline(evaluation, document, old_report, allowed, job.bootstrap, job.baseline)
+        problems += regressions
+    return EvaluateRun(evaluation, document, text, problems, unchecked)
 
 
 class _Scan:

@@ -96,7 +96,14 @@ def parse_bounds(spec: str) -> list[Bound]:
             )
         value = parse_decimal(number.strip(), f"`fail_under`: {part!r}:")
         key, metric = GATE_NAMES[name.strip().lower()]
-        bounds.append(Bound(method.strip() or None, key, metric, value))
+        bound = Bound(method.strip() or None, key, metric, value)
+        twice = next((b for b in bounds if (b.method, b.key) == (bound.method, bound.key)), None)
+        if twice is not None:  # which one would hold is a guess the user should not have to make
+            where = f"{bound.method}:" if bound.method else ""
+            raise BadInput(
+                f"`fail_under`: {where}{name.strip().lower()} is bounded twice ({twice.value:g} and {value:g}): give it once"
+            )
+        bounds.append(bound)
     if not bounds:
         raise BadInput("`fail_under` needs at least one METRIC=VALUE")
     return bounds
@@ -134,10 +141,14 @@ def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
                 problems.append(f"`fail_under`: {bound.metric.name} was not evaluated (see `orders`, `kendall`, `eraser`, `loo`)")
                 break
             value = row.values[bound.key]
-            if value is None or bound.violated_by(value):
-                shown = "n/a" if value is None else f"{value:.4f}"
+            if value is None:  # a gate that cannot be checked does not pass
                 problems.append(
-                    f"{row.method}: {bound.metric.name} {shown} is {_side(bound.metric)} the bound {bound.value:g}"
+                    f"{row.method}: {bound.metric.name} is undefined (no input gave it a value), so the bound "
+                    f"{bound.value:g} cannot be met"
+                )
+            elif bound.violated_by(value):
+                problems.append(
+                    f"{row.method}: {bound.metric.name} {value:.4f} is {_side(bound.metric)} the bound {bound.value:g}"
                 )
     return problems
 
@@ -180,14 +191,16 @@ def _identity(method: dict) -> str:
 
 def check_baseline(
     report, mine: dict, baseline: dict, tolerance: float, bootstrap: BootstrapSettings, path: str
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """Every (method, metric) of the baseline that this report (``mine``: its ``to_dict()``) is worse on
-    by more than ``tolerance``; a metric of the baseline this run did not compute counts as worse."""
+    by more than ``tolerance``; a metric of the baseline this run did not compute counts as worse.
+    Second: the metrics the baseline has no value of (undefined there) but this run has, which
+    nothing gates — said, not skipped silently."""
     check_same_protocol(baseline, path, {name: mine[name] for name in ("model_fingerprint", "forward_dtype")})
     comparison = report.comparison()
     rows = {row.method: row for row in comparison.rows}
     by_identity = {_identity(mine["methods"][label]): label for label in rows}
-    problems = []
+    problems, unchecked = [], []
     for old in baseline["comparison"]["rows"]:
         method = old["method"]
         label = by_identity.get(_identity(baseline["methods"][method]))
@@ -197,6 +210,9 @@ def check_baseline(
         row = rows[label]
         for key, old_value in old["values"].items():
             if old_value is None:
+                if row.values.get(key) is not None:
+                    name = next((n for n, (k, _) in GATE_NAMES.items() if k == key), key)
+                    unchecked.append(f"{label}: {name} has no value in the baseline {path}: not gated")
                 continue
             found = next((c.metric for c in comparison.columns if c.key == key), None)
             if found is None:
@@ -208,11 +224,16 @@ def check_baseline(
             allowed = old_value - tolerance if metric.higher_is_better else old_value + tolerance
             if value is not None and not (value < allowed if metric.higher_is_better else value > allowed):
                 continue
-            shown = "n/a" if value is None else f"{value:.4f}"
-            message = (
-                f"{label}: {metric.name} {shown} is {_side(metric)} {allowed:.4f}, the baseline's "
-                f"{old_value:.4f} with tolerance {tolerance:g} ({path})"
-            )
+            if value is None:  # undefined here, defined in the baseline: not a pass
+                message = (
+                    f"{label}: {metric.name} is undefined in this run (no input gave it a value), the baseline's "
+                    f"{old_value:.4f} ({path})"
+                )
+            else:
+                message = (
+                    f"{label}: {metric.name} {value:.4f} is {_side(metric)} {allowed:.4f}, the baseline's "
+                    f"{old_value:.4f} with tolerance {tolerance:g} ({path})"
+                )
             paired = _paired(report, baseline, label, method, key, bootstrap)
             if paired is not None:
                 low, high = paired.interval.low, paired.interval.high
@@ -220,7 +241,7 @@ def check_baseline(
                     f"; paired difference {paired.mean:+.4f} [{low:+.4f}, {high:+.4f}] over {paired.inputs} inputs"
                 )
             problems.append(message)
-    return problems
+    return problems, unchecked
 
 
 def _paired(report, baseline: dict, label: str, old_label: str, key: str, bootstrap: BootstrapSettings):

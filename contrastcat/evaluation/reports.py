@@ -113,9 +113,12 @@ class EvaluationReport:
             "comparison": self.comparison().as_dict(),
         }
         if compare is not None:
+            differences = self.difference(*compare)
             document["compare"] = {
                 "first": compare[0], "second": compare[1],
-                "differences": {key: d.as_dict() for key, d in self.difference(*compare).items()},
+                "differences": {key: d.as_dict() for key, d in differences.items()},
+                # evaluated, but no input has a value for both (a τ of a constant map): said, not dropped
+                "undefined": [c["key"] for c in document["comparison"]["columns"] if c["key"] not in differences],
             }
         return document
 

@@ -73,6 +73,8 @@ def compare_lines(document: dict, decimals: int) -> list[str]:
             f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} "
             f"[{interval['low']:+.{decimals}f}, {interval['high']:+.{decimals}f}], {verdict} ({found['inputs']} inputs)"
         )
+    for key in compare.get("undefined", ()):
+        lines.append(f"  {names.get(key, key)}: no difference (no input where both have a value)")
     return lines
 
 

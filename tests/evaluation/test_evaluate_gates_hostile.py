@@ -182,3 +182,82 @@ def test_evaluate_on_a_full_disk_is_one_line_and_keeps_the_old_report(work, full
     assert_one_line_error(result, f"{report}: cannot write (No space left on device)", code=1)
     assert report.read_text() == "the previous report\n"
     assert sorted(os.listdir(full_disk)) == ["filler", "report.json"]
+
+
+# --- issue 23's hostile pass: gates on what has no value, bounds given twice ---------------------
+
+
+@pytest.fixture(scope="module")
+def flat(work):
+    """The same records with rawatt's maps made flat (every score 1): its leave-one-out τ has no
+    value on any input (τ-b of a constant ranking is undefined), attcat's has."""
+    root, records, _ = work
+    lines = []
+    for line in records.read_text().splitlines():
+        record = json.loads(line)
+        if record["method"] == "rawatt":
+            record["scores"] = [1.0] * len(record["scores"])
+        lines.append(json.dumps(record))
+    path = root / "flat.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_bound_on_a_metric_with_no_value_fails_and_says_why(flat):
+    result = evaluate(flat, "--loo", "--fail-under", "rawatt:loo.tau=-1")
+    assert_one_line_error(result, "rawatt: LOO τ is undefined (no input gave it a value), so the bound -1 cannot be met", code=3)
+    assert "n/a" not in result.stderr
+    assert evaluate(flat, "--loo", "--fail-under", "attcat:loo.tau=-1").exit_code == 0
+
+
+def test_compare_names_a_metric_neither_side_can_be_paired_on(flat):
+    result = evaluate(flat, "--loo", "--compare", "attcat,rawatt", "--json")
+    assert result.exit_code == 0, result.output
+    compare = json.loads(result.stdout)["compare"]
+    assert compare["undefined"] == ["loo_tau"] and "loo_tau" not in compare["differences"]
+    assert "morf_aopc" in compare["differences"]
+    shown = evaluate(flat, "--loo", "--compare", "attcat,rawatt")
+    assert "LOO τ: no difference (no input where both have a value)" in shown.stdout
+
+
+def test_a_metric_the_baseline_has_no_value_of_is_not_gated_silently(work, flat, tmp_path):
+    root, records, _ = work
+    baseline = tmp_path / "flat-baseline.json"
+    assert evaluate(flat, "--loo", "--per-input", "-o", baseline).exit_code == 0
+    assert json.loads(baseline.read_text())["comparison"]["rows"][1]["values"]["loo_tau"] is None
+    result = evaluate(records, "--loo", "--baseline", baseline, "--tolerance", "10")
+    assert result.exit_code == 0, result.output
+    assert "rawatt: loo.tau has no value in the baseline" in result.stderr and "not gated" in result.stderr
+    # the other way round: a value in the baseline, none here, is a failure that says so
+    full = tmp_path / "full-baseline.json"
+    assert evaluate(records, "--loo", "--per-input", "-o", full).exit_code == 0
+    failed = evaluate(flat, "--loo", "--baseline", full, "--tolerance", "10")
+    assert failed.exit_code == 3 and "rawatt: LOO τ is undefined in this run" in failed.stderr
+
+
+@pytest.mark.parametrize(
+    "spec, refused",
+    [
+        ("morf.aopc=0.5,morf.aopc=0.6", True),
+        ("attcat:loo.tau=0,attcat:LOO.TAU=0.1", True),
+        ("morf.aopc=0.5,attcat:morf.aopc=0.6", False),  # every method, then one: not the same bound
+        ("morf.aopc=0.5,morf.lodds=0.6", False),
+    ],
+)
+def test_a_bound_given_twice_is_refused(spec, refused):
+    if refused:
+        with pytest.raises(BadInput, match="bounded twice"):
+            _parse(spec)
+    else:
+        assert len(_parse(spec)) == 2
+
+
+def _parse(spec):
+    from contrastcat.evaluation.gates import parse_bounds
+
+    return parse_bounds(spec)
+
+
+def test_a_bound_given_twice_is_exit_2_before_any_work(work):
+    _, records, _ = work
+    assert_one_line_error(evaluate(records, "--fail-under", "morf.aopc=0.1,morf.aopc=0.9"), "bounded twice (0.1 and 0.9)")
