@@ -209,6 +209,11 @@ def warn(message: str) -> None:
     stderr_console().print(f"[yellow]warning:[/] {_escape(message)}", highlight=False, soft_wrap=True)
 
 
+def gate_failed(message: str) -> None:
+    """One failed gate of several, on its own line (shown even with --quiet): none hides behind another."""
+    stderr_console().print(f"[bold red]gate failed:[/] {_escape(message)}", highlight=False, soft_wrap=True)
+
+
 def info(message: str, quiet: bool) -> None:
     if not quiet:
         stderr_console().print(_escape(message), highlight=False, soft_wrap=True)

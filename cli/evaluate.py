@@ -16,6 +16,7 @@ from .common import (
     DtypeOption,
     ForwardDtypeOption,
     QuietOption,
+    gate_failed,
     info,
     notifier,
     phased_progress,
@@ -156,9 +157,12 @@ def evaluate(
     for level, line in run.notes():
         warn(line) if level == "warning" else info(line, quiet)
     _print(run, as_json, markdown, curves)
+    if len(run.problems) > 1:
+        for problem in run.problems:
+            gate_failed(problem)
+        raise GateFailed(f"{len(run.problems)} gates failed (each above)")
     if run.problems:
-        more = f" (and {len(run.problems) - 1} more)" if len(run.problems) > 1 else ""
-        raise GateFailed(run.problems[0] + more)
+        raise GateFailed(run.problems[0])
 
 
 def _print(run, as_json: bool, markdown: bool, curves: bool) -> None:

@@ -67,7 +67,10 @@ def flag(name: str, value: Any) -> bool:
 
 
 def number(name: str, value: Any, minimum: float | None = None, maximum: float | None = None) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+    try:  # float() of a huge int or Fraction overflows rather than giving inf
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(float(value))
+    except OverflowError:
+        ok = False
     if ok and ((minimum is not None and value < minimum) or (maximum is not None and value > maximum)):
         ok = False
     if not ok:

@@ -9,6 +9,7 @@ model, vocabulary, classes and gold label; only then does the deletion test run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -124,12 +125,15 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
         if path is not None:  # the baseline is an input: a report over it would pass the next run
             check_output_path(path, inputs)
     record_file = RecordFile(job.records)
-    scan = _scan(record_file, settings)
+    scan = _scan(record_file, settings, pair)
     missing = [name for name in pair or () if name not in scan.methods]
     if missing:
         raise BadInput(
             f"`compare`: no method {missing[0]!r} in {scan.source} (it has: {', '.join(sorted(scan.methods))})"
         )
+    if pair and None not in scan.inputs.values() and not set.intersection(*scan.inputs.values()):
+        raise BadInput(f"`compare`: {pair[0]} and {pair[1]} have no input in common that will be evaluated "
+                       f"(same id and tokens, at least `min_tokens` {settings.min_tokens})")
     check_bounds_usable(bounds, scan.methods, settings.orders, job.kendall, settings.scalar_keys)
     if job.kendall and scan.elsewhere:
         raise BadInput(
@@ -175,8 +179,11 @@ class _Scan:
     records that reach furthest into the vocabulary and the classes, the gold labels, and how
     many records are left out (too short, only special tokens)."""
 
-    def __init__(self, source: str, settings: EvalSettings) -> None:
+    def __init__(self, source: str, settings: EvalSettings, pair: tuple[str, str] | None = None) -> None:
         self.source, self.settings = source, settings
+        # The inputs each method of --compare will be evaluated on (id and token ids, hashed): a pair
+        # with none in common is refused before the model loads, not after the whole run.
+        self.inputs: dict[str, set[bytes] | None] = {name: set() for name in pair or ()}
         self.labels = MethodLabels()
         self.methods: set[str] = set()
         self.models: dict[tuple, object] = {}  # the first record of each (weights, precision)
@@ -190,18 +197,26 @@ class _Scan:
         if made_elsewhere(record):  # another tool's map: aligned to the model's tokens once it loads
             self.elsewhere += 1
             self.first_elsewhere = self.first_elsewhere or record.line
-            self.methods.add(self.labels.label(record))
+            label = self.labels.label(record)
+            self.methods.add(label)
+            if label in self.inputs:  # its tokens are known once the model loads
+                self.inputs[label] = None
             return
         check_explained([record], self.source)
         check_fingerprinted([record], self.source)
         self.models.setdefault((record.model_fingerprint, record.model_dtype), record)
-        self.methods.add(self.labels.label(record))
+        label = self.labels.label(record)
+        self.methods.add(label)
         self._reach(record)
         if len(record.token_ids) < self.settings.min_tokens:
             self.short += 1
-        elif all(record.special):
+            return
+        if all(record.special):
             self.special += 1
-        elif self.settings.target == "gold":
+            return
+        if self.inputs.get(label) is not None:
+            self.inputs[label].add(hashlib.blake2b(repr((record.id, [int(i) for i in record.token_ids])).encode(), digest_size=16).digest())
+        if self.settings.target == "gold":
             if record.label is None:
                 raise BadInput(f"{self.source}:{record.line}: `target` gold needs a label in every record")
             self.gold.setdefault(_label_key(record.label), (record.label, record.line))
@@ -226,8 +241,8 @@ class _Scan:
             resolve_label(label, classifier.label_names, f"{self.source}:{line}")
 
 
-def _scan(record_file: RecordFile, settings: EvalSettings) -> _Scan:
-    scan = _Scan(record_file.name, settings)
+def _scan(record_file: RecordFile, settings: EvalSettings, pair: tuple[str, str] | None = None) -> _Scan:
+    scan = _Scan(record_file.name, settings, pair)
     scan.total = record_file.check(scan.add)
     if scan.short + scan.special == scan.total:  # before the model loads: nothing it could do
         raise BadInput(

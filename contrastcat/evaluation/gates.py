@@ -153,6 +153,11 @@ def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
     return problems
 
 
+def _value(number: float) -> str:
+    """A baseline's number in a message: 4 decimals, or 4 digits when it is too large for that to read."""
+    return f"{number:.4f}" if abs(number) < 1e6 else f"{number:.4g}"
+
+
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -208,11 +213,12 @@ def check_baseline(
             problems.append(f"{method}: in the baseline {path}, not in this report (same method, settings and library)")
             continue
         row = rows[label]
+        for key, value in row.values.items():
+            if value is not None and old["values"].get(key) is None:
+                column = next(c for c in comparison.columns if c.key == key)
+                unchecked.append(f"{label}: {column.metric.name} has no value in the baseline {path}: not gated")
         for key, old_value in old["values"].items():
             if old_value is None:
-                if row.values.get(key) is not None:
-                    name = next((n for n, (k, _) in GATE_NAMES.items() if k == key), key)
-                    unchecked.append(f"{label}: {name} has no value in the baseline {path}: not gated")
                 continue
             found = next((c.metric for c in comparison.columns if c.key == key), None)
             if found is None:
@@ -227,12 +233,12 @@ def check_baseline(
             if value is None:  # undefined here, defined in the baseline: not a pass
                 message = (
                     f"{label}: {metric.name} is undefined in this run (no input gave it a value), the baseline's "
-                    f"{old_value:.4f} ({path})"
+                    f"{_value(old_value)} ({path})"
                 )
             else:
                 message = (
-                    f"{label}: {metric.name} {value:.4f} is {_side(metric)} {allowed:.4f}, the baseline's "
-                    f"{old_value:.4f} with tolerance {tolerance:g} ({path})"
+                    f"{label}: {metric.name} {value:.4f} is {_side(metric)} {_value(allowed)}, the baseline's "
+                    f"{_value(old_value)} with tolerance {tolerance:g} ({path})"
                 )
             paired = _paired(report, baseline, label, method, key, bootstrap)
             if paired is not None:
@@ -241,6 +247,8 @@ def check_baseline(
                     f"; paired difference {paired.mean:+.4f} [{low:+.4f}, {high:+.4f}] over {paired.inputs} inputs"
                 )
             problems.append(message)
+    gated = {by_identity.get(_identity(baseline["methods"][old["method"]])) for old in baseline["comparison"]["rows"]}
+    unchecked += [f"{label}: not in the baseline {path}: not gated" for label in rows if label not in gated]
     return problems, unchecked
 
 

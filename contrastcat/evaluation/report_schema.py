@@ -117,6 +117,9 @@ def _check_shape(document: dict, path: str) -> None:
         if not isinstance(method, dict):
             raise BadInput(f"{path}: damaged report: method {row['method']!r} is in the comparison but not in 'methods'")
         _check_method(method, row["method"], path)
+    if all(value is None for row in rows for value in row["values"].values()):
+        # a run that evaluated nothing stops with exit 2, so no real report is all null; it would gate nothing
+        raise BadInput(f"{path}: damaged report: every value in 'comparison.rows' is null, so there is nothing to compare with")
 
 
 def _check_method(method: dict, name: str, path: str) -> None:

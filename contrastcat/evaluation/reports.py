@@ -56,6 +56,8 @@ class EvaluationReport:
 
     def difference(self, first: str, second: str) -> dict[str, Difference]:
         """``first`` − ``second`` per metric, paired over the inputs both evaluated, with intervals."""
+        if not (isinstance(first, str) and isinstance(second, str)) or first == second:
+            raise BadInput(f"`compare` takes two different method names, got {first!r} and {second!r}")
         for name in (first, second):
             if name not in self.methods:
                 raise BadInput(f"`compare`: no method {name!r} in the report (it has: {', '.join(self.methods)})")
@@ -113,6 +115,8 @@ class EvaluationReport:
             "comparison": self.comparison().as_dict(),
         }
         if compare is not None:
+            if isinstance(compare, str) or not isinstance(compare, (tuple, list)) or len(compare) != 2:
+                raise BadInput(f"`compare` takes a pair of method names (A, B), got {compare!r}"[:200])
             differences = self.difference(*compare)
             document["compare"] = {
                 "first": compare[0], "second": compare[1],

@@ -227,7 +227,7 @@ def test_a_metric_the_baseline_has_no_value_of_is_not_gated_silently(work, flat,
     assert json.loads(baseline.read_text())["comparison"]["rows"][1]["values"]["loo_tau"] is None
     result = evaluate(records, "--loo", "--baseline", baseline, "--tolerance", "10")
     assert result.exit_code == 0, result.output
-    assert "rawatt: loo.tau has no value in the baseline" in result.stderr and "not gated" in result.stderr
+    assert "rawatt: LOO τ has no value in the baseline" in result.stderr and "not gated" in result.stderr
     # the other way round: a value in the baseline, none here, is a failure that says so
     full = tmp_path / "full-baseline.json"
     assert evaluate(records, "--loo", "--per-input", "-o", full).exit_code == 0
@@ -261,3 +261,75 @@ def _parse(spec):
 def test_a_bound_given_twice_is_exit_2_before_any_work(work):
     _, records, _ = work
     assert_one_line_error(evaluate(records, "--fail-under", "morf.aopc=0.1,morf.aopc=0.9"), "bounded twice (0.1 and 0.9)")
+
+
+def test_a_baseline_with_every_value_null_is_refused(work, tmp_path):
+    """It would gate nothing: no real report is all null (a run that evaluated nothing is exit 2)."""
+    _, records, baseline = work
+
+    def nulls(document):
+        for row in document["comparison"]["rows"]:
+            row["values"] = dict.fromkeys(row["values"])
+
+    out = tmp_path / "report.json"
+    assert_one_line_error(evaluate(records, "--baseline", _damaged(baseline, tmp_path, nulls), "-o", out), "every value")
+    assert not out.exists()
+
+
+def test_what_the_baseline_does_not_gate_is_said(work, tmp_path):
+    """A metric the baseline has no key for (made without --loo), or a method it lacks: a warning each."""
+    root, records, baseline = work
+    result = evaluate(records, "--loo", "--baseline", baseline)
+    assert result.exit_code == 0, result.output
+    for method in ("attcat", "rawatt"):
+        assert f"warning: {method}: LOO τ has no value in the baseline {baseline}: not gated" in result.stderr
+
+    def only_attcat(document):
+        document["comparison"]["rows"] = [r for r in document["comparison"]["rows"] if r["method"] == "attcat"]
+
+    result = evaluate(records, "--baseline", _damaged(baseline, tmp_path, only_attcat))
+    assert result.exit_code == 0, result.output
+    assert "warning: rawatt: not in the baseline" in result.stderr and "attcat: not in" not in result.stderr
+    # the baseline's own run: nothing ungated, nothing said
+    assert evaluate(records, "--baseline", baseline).stderr == ""
+
+
+def test_compare_with_no_input_in_common_is_refused_before_the_model_loads(work, tmp_path):
+    _, records, _ = work
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    for line in lines:
+        if line["method"] == "rawatt":
+            line["id"] = "other-" + str(line["id"])
+    disjoint = tmp_path / "disjoint.jsonl"
+    disjoint.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    # a model path that does not exist: the refusal comes first, so nothing was loaded
+    result = evaluate(disjoint, "--compare", "attcat,rawatt", "--model", tmp_path / "no-model")
+    assert_one_line_error(result, "attcat and rawatt have no input in common that will be evaluated")
+    # the same with inputs in common but every rawatt record too short for --min-tokens
+    short = [json.loads(line) for line in records.read_text().splitlines()]
+    cut = max(len(r["token_ids"]) for r in short if r["method"] == "attcat")
+    for line in short:
+        if line["method"] == "rawatt":
+            line.update({k: line[k][:2] for k in ("token_ids", "tokens", "scores", "special", "offsets") if k in line})
+    shorter = tmp_path / "short.jsonl"
+    shorter.write_text("".join(json.dumps(line) + "\n" for line in short))
+    result = invoke("evaluate", shorter, "--compare", "attcat,rawatt", "--min-tokens", "3", "--model", tmp_path / "no", "-q")
+    assert_one_line_error(result, "no input in common")
+    assert cut >= 3
+    # inputs in common: the run goes on
+    assert evaluate(records, "--compare", "attcat,rawatt").exit_code == 0
+
+
+def test_the_api_refuses_huge_numbers_and_a_malformed_pair(work, toy_classifier):
+    from fractions import Fraction
+
+    _, records, _ = work
+    for tolerance in (10**400, Fraction(10**400)):
+        with pytest.raises(BadInput, match="finite number"):
+            contrastcat.evaluate_file(str(records), tolerance=tolerance, min_tokens=3)
+    explained = contrastcat.explain(toy_classifier, ["a good film", "the worst plot"], method="attcat,rawatt")
+    report = contrastcat.evaluate(toy_classifier, explained, min_tokens=1)
+    for pair in ("attcat,rawatt", ("attcat",), ("attcat", "attcat"), ("attcat", 3), ("attcat", "nope")):
+        with pytest.raises(BadInput, match="compare"):
+            report.to_dict(compare=pair)
+    assert report.to_dict(compare=("attcat", "rawatt"))["compare"]["first"] == "attcat"

@@ -156,8 +156,14 @@ def test_fail_under_exits_3_naming_method_metric_value_and_bound(records, baseli
     lerf = document["methods"]["random"]["lerf"]["aopc_mean"]
     above = run(records, "--fail-under", f"random:lerf.aopc={lerf - 0.01:.4f}")
     _one_line(above, 3, "random: LeRF AOPC", "is above the bound")
+    # Several failures: each on its own line (none hidden behind "and 2 more"), then the error.
     every = run(records, "--fail-under", "morf.aopc=2")
-    _one_line(every, 3, "keyword: MoRF AOPC", "(and 2 more)")
+    assert every.exit_code == 3, every.output
+    lines = every.stderr.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["gate failed"] * 3 + ["error"], every.stderr
+    assert sorted(line.split(": ")[1] for line in lines[:3]) == ["keyword", "position", "random"]
+    assert all("MoRF AOPC" in line and "is below the bound 2" in line for line in lines[:3])
+    assert lines[3] == "error: 3 gates failed (each above)"
 
 
 @pytest.mark.parametrize("spec", ["morf=0.5", "morf.aopc", "morf.aopc=high", "morf.aopc=nan", ","])
@@ -175,7 +181,11 @@ def test_a_report_written_today_is_read_back_as_a_baseline(records, baseline, to
         json.dumps({**r, "scores": position[r["id"]]} if r["method"] == "keyword" else r) + "\n" for r in lines
     ))
     result = run(worse, "--baseline", baseline, "--tolerance", "0.001")
-    _one_line(result, 3, "keyword: MoRF AOPC", "the baseline's", "tolerance 0.001", "paired difference", "inputs")
+    # every regression on its own line: MoRF AOPC and LOdds and LeRF AOPC and LOdds of keyword
+    assert result.exit_code == 3 and result.stderr.splitlines()[-1] == "error: 4 gates failed (each above)"
+    first = result.stderr.splitlines()[0]
+    for fragment in ("gate failed: keyword: MoRF AOPC", "the baseline's", "tolerance 0.001", "paired difference", "inputs"):
+        assert fragment in first, (fragment, result.stderr)
     assert run(worse, "--baseline", baseline, "--tolerance", "5").exit_code == 0
 
 
