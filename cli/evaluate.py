@@ -157,12 +157,17 @@ def evaluate(
     for level, line in run.notes():
         warn(line) if level == "warning" else info(line, quiet)
     _print(run, as_json, markdown, curves)
-    if len(run.problems) > 1:
-        for problem in run.problems:
+    _gates(run.problems)
+
+
+def _gates(problems: list[str]) -> None:
+    """Exit 3 on a failed gate: one line, or with several a line each and then the count."""
+    if len(problems) > 1:
+        for problem in problems:
             gate_failed(problem)
-        raise GateFailed(f"{len(run.problems)} gates failed (each above)")
-    if run.problems:
-        raise GateFailed(run.problems[0])
+        raise GateFailed(f"{len(problems)} gates failed (each above)")
+    if problems:
+        raise GateFailed(problems[0])
 
 
 def _print(run, as_json: bool, markdown: bool, curves: bool) -> None:
