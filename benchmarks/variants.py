@@ -69,6 +69,10 @@ VARIANTS: dict[str, tuple[str, dict]] = {
         "contrastcat-plus", {"candidates": 30, "pool": "contrast", "top_maps": 3, "refine_score": "morf", "magnitude": True}
     ),
 }
+# Issue 24, the cost of the deletion test: the same maps, tested at fewer steps of the grid (a step's
+# sequences are shorter the later it is, so step 1 costs most: 0.89 of a full forward per map).
+for _steps in ("1", "2", "3", "4", "5", "1,5", "2,4", "1,3"):
+    VARIANTS[f"steps-{_steps.replace(',', '+')}"] = ("contrastcat", {"test_steps": _steps})
 CORPUS = {"minilm-rt": ("rotten-tomatoes", 500), "minilm-bbc": ("bbc-news", None)}
 
 

@@ -42,6 +42,10 @@ class RefineSettings:
     grid: int = 10  # deletion counts round(g * T) for g = linspace(0, 1, grid)[1:]
     score: str = "morf"  # see SCORE_RULES
     keep: int | None = None  # beyond the paper: keep the `keep` best-scoring maps instead of rho's threshold
+    # Beyond the paper (issue 24, the cost of the test): the grid's steps the test runs, 1-based
+    # among deletion_counts (a short input's grid has fewer; a step past its end is skipped).
+    # None: every step, the paper's test.
+    steps: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.rho not in RHO_RULES:
@@ -50,6 +54,8 @@ class RefineSettings:
             raise BadInput(f"`score` must be one of {', '.join(SCORE_RULES)}, got {self.score!r}")
         if self.keep is not None and self.keep < 1:
             raise BadInput(f"`keep` must be at least 1, got {self.keep}")
+        if self.steps is not None and (not self.steps or any(not 1 <= step < self.grid for step in self.steps)):
+            raise BadInput(f"`test_steps` must name steps 1 to {self.grid - 1} of the grid, got {self.steps!r}")
 
 
 def deletion_counts(length: int, grid: int = 10) -> list[int]:
@@ -75,17 +81,29 @@ class Refined:
     drop_scores: np.ndarray  # [K]
 
 
+def tested_counts(length: int, grid: int = 10, steps: Sequence[int] | None = None) -> list[int]:
+    """The counts the test deletes: every step of the grid, or the chosen ones (1-based) that this
+    length's grid has; if it has none of them, its first step (an input too short to hold them
+    still gets a test)."""
+    counts = deletion_counts(length, grid)
+    if steps is None:
+        return counts
+    chosen = [counts[step - 1] for step in sorted(set(steps)) if step <= len(counts)]
+    return chosen or counts[:1]
+
+
 def drop_scores(
-    items: Sequence[RefineItem], predict: ProbabilityFn, grid: int = 10, score: str = "morf"
+    items: Sequence[RefineItem], predict: ProbabilityFn, grid: int = 10, score: str = "morf",
+    steps: Sequence[int] | None = None,
 ) -> list[np.ndarray]:
     """S(I_R) for every map of every item: mean MoRF probability drop over the steps
-    (``morf-lerf``: minus the mean LeRF drop over the same steps)."""
+    (``morf-lerf``: minus the mean LeRF drop over the same steps); ``steps``: only those of the grid."""
     orders = (MORF,) if score == "morf" else (MORF, LERF)
     plan = DeletionPlan()
     rows = []  # per item: (its own row, per map: per order: the rows of its steps)
     for item in items:
         own = plan.add(item.ids)
-        counts = deletion_counts(len(item.ids), grid)
+        counts = tested_counts(len(item.ids), grid, steps)
         per_map = [
             [plan.steps(item.ids, ranked_positions(scores, item.special, order), counts) for order in orders]
             for scores in item.maps
@@ -132,7 +150,7 @@ def refine(
     items: Sequence[RefineItem], predict: ProbabilityFn, settings: RefineSettings = RefineSettings()
 ) -> list[Refined]:
     results = []
-    for item, scores in zip(items, drop_scores(items, predict, settings.grid, settings.score)):
+    for item, scores in zip(items, drop_scores(items, predict, settings.grid, settings.score, settings.steps)):
         kept = select_maps(scores, settings.rho, settings.keep)
         results.append(Refined(scores=combine(item.maps, kept), kept=kept, drop_scores=scores))
     return results

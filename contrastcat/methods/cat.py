@@ -149,6 +149,36 @@ class ContrastCATOptions(LayeredOptions):
     )
     layers: str | int = option("all", LAYERS_HELP)
     seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
+    test_steps: str = option(
+        "all",
+        "Contrast-CAT: the deletion test's steps, 1-based among the grid's (e.g. 3 or 2,5): fewer forward "
+        "passes, beyond the paper; all: the paper's test.",
+    )
+
+    def check(self) -> None:
+        super().check()
+        parse_steps(self.test_steps, self.deletion_grid)
+
+    def settings(self) -> dict:
+        values = super().settings()
+        if self.test_steps == "all":  # the paper's test: records say nothing new (and match earlier ones)
+            values.pop("test_steps")
+        else:
+            values["test_steps"] = ",".join(map(str, parse_steps(self.test_steps, self.deletion_grid)))
+        return values
+
+
+def parse_steps(spec: str, grid: int) -> tuple[int, ...] | None:
+    """``"all"`` -> None; ``"2,5"`` -> (2, 5): sorted, each once, each a step of the grid."""
+    if spec == "all":
+        return None
+    parts = [part.strip() for part in str(spec).split(",")]
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        raise BadInput(f"`test_steps` must be all or step numbers like 2,5, got {spec!r}")
+    steps = tuple(sorted({int(part) for part in parts}))
+    if any(not 1 <= step < grid for step in steps):
+        raise BadInput(f"`test_steps` must name steps 1 to {grid - 1} of the deletion grid, got {spec!r}")
+    return steps
 
 
 class ContrastCAT(AttributionMethod):
@@ -183,7 +213,9 @@ class ContrastCAT(AttributionMethod):
 
     @property
     def refinement(self) -> RefineSettings | None:
-        return RefineSettings(self.rho, self.deletion_grid) if self.refine else None
+        if not self.refine:
+            return None
+        return RefineSettings(self.rho, self.deletion_grid, steps=parse_steps(self.options.test_steps, self.deletion_grid))
 
     @property
     def selects_by_deletion(self) -> bool:

@@ -82,3 +82,30 @@ def test_morf_minus_lerf_score_by_hand():
     assert np.allclose(result.scores, (expected - expected.min()) / (expected.max() - expected.min()))
     (morf_only,) = refine([item], predict, RefineSettings(keep=1))
     assert np.allclose(morf_only.drop_scores, [0.35, 0.7 * 4 / 6, 0.7])
+
+
+def test_a_test_of_chosen_steps_by_hand():
+    """Issue 24: only the chosen steps of the grid are deleted, scored and predicted."""
+    from contrastcat.deletion.refine import drop_scores, tested_counts
+
+    assert tested_counts(12, 10, (2, 5)) == [3, 7]
+    assert tested_counts(12, 10, None) == deletion_counts(12)
+    assert tested_counts(4, 10, (7, 9)) == [0]  # a 5-step grid has neither: its first step
+    assert tested_counts(4, 10, (2, 9)) == [1]
+    seen = []
+
+    def predict(sequences):
+        seen.extend(sequences)
+        return np.array([[0.1, 0.9] if 10 in s else [0.8, 0.2] for s in sequences])
+
+    ids = (2, 11, 10, 12, 13, 14, 15, 16, 17, 18, 19, 3)  # 12 tokens, the ends special
+    special = (True,) + (False,) * 10 + (True,)
+    maps = np.array([[0, 0.5, 1.0, 0.4, 0.3, 0.2, 0.1, 0, 0, 0, 0, 0], [0, 1.0, 0.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0]])
+    (scores,) = drop_scores([RefineItem(ids, special, 1, maps)], predict, 10, "morf", (2,))
+    # step 2 deletes 3 tokens: map 0 takes 10 with them (0.9 -> 0.2), map 1 does not (0.9 -> 0.9)
+    assert scores.tolist() == pytest.approx([0.7, 0.0])
+    assert len(seen) == 3  # the input and one sequence per map, nothing else
+    with pytest.raises(BadInput, match="test_steps"):
+        RefineSettings(steps=(0,))
+    with pytest.raises(BadInput, match="test_steps"):
+        RefineSettings(steps=(10,))

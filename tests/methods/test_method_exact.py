@@ -49,13 +49,16 @@ def contrast_map_by_loop(model, ids, target, reference_ids):
     return minmax(scores)
 
 
-def refined_by_loop(model, ids, special, target, maps):
+def refined_by_loop(model, ids, special, target, maps, steps=None):
+    """``steps``: only those of the (deduplicated) grid's counts, 1-based; the first if none fits."""
     base = probability(model, ids, target)
     counts = []
     for s in range(1, 10):
         count = round(s / 9 * len(ids))
         if count not in counts:
             counts.append(count)
+    if steps is not None:
+        counts = [counts[s - 1] for s in steps if s <= len(counts)] or counts[:1]
     drops = []
     for scores in maps:
         order = sorted((i for i in range(len(ids)) if not special[i]), key=lambda i: (-scores[i], i))
@@ -102,3 +105,22 @@ def test_refined_map_matches_loop(toy_classifier, toy_library, text, target):
     expected, kept = refined_by_loop(model, list(tokens.ids), list(tokens.special), resolved, maps)
     assert refined.scores.tolist() == pytest.approx(expected, abs=1e-5)
     assert int(refined.kept.sum()) == kept
+
+
+@pytest.mark.parametrize("text", TEXTS)
+@pytest.mark.parametrize("steps", ["3", "2,5", "1,9"])
+def test_a_test_of_fewer_steps_matches_loop(toy_classifier, toy_library, text, steps):
+    """Issue 24's cheap test: the same maps, scored at only the chosen steps of the grid."""
+    model = toy_classifier.model
+    (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
+    method = ContrastCAT(refs_used=8, test_steps=steps)
+    (refined,), _, (resolved,) = attribute(toy_classifier, [tokens], [None], method, toy_library, ExplainSettings())
+    maps = [
+        contrast_map_by_loop(model, list(tokens.ids), resolved, list(reference.token_ids))
+        for reference in toy_library.entries(resolved)[:8]
+    ]
+    chosen = [int(s) for s in steps.split(",")]
+    expected, kept = refined_by_loop(model, list(tokens.ids), list(tokens.special), resolved, maps, chosen)
+    assert refined.scores.tolist() == pytest.approx(expected, abs=1e-5)
+    assert int(refined.kept.sum()) == kept
+    assert method.refinement.steps == tuple(chosen)
