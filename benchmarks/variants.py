@@ -73,6 +73,14 @@ VARIANTS: dict[str, tuple[str, dict]] = {
 # sequences are shorter the later it is, so step 1 costs most: 0.89 of a full forward per map).
 for _steps in ("1", "2", "3", "4", "5", "1,5", "2,4", "1,3"):
     VARIANTS[f"steps-{_steps.replace(',', '+')}"] = ("contrastcat", {"test_steps": _steps})
+# Issue 24, beyond the table: Contrast-CAT's formula with AttnLRP's modified gradients (contrastcat-lrp).
+VARIANTS.update({
+    "lrp-paper": ("contrastcat-lrp", {}),  # the paper's references and deletion test
+    "lrp-mean": ("contrastcat-lrp", {"refine": False}),  # the mean of the 30 maps: no deletion test at all
+    "lrp-random-mean": ("contrastcat-lrp", {"refine": False, "reference_select": "random"}),
+    "lrp-noatt-mean": ("contrastcat-lrp", {"refine": False, "attention": False}),
+    "lrp-zero": ("contrastcat-lrp", {"refs_used": 0}),  # R = 0: AttCAT with the modified gradients
+})
 CORPUS = {"minilm-rt": ("rotten-tomatoes", 500), "minilm-bbc": ("bbc-news", None)}
 
 

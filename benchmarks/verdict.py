@@ -1,6 +1,6 @@
 """Issue 23's verdict: every method, every protocol, on held-out inputs, against Contrast-CAT.
 
-    python benchmarks/verdict.py --model minilm-rt      # then --model minilm-bbc
+    python benchmarks/verdict.py --model minilm-rt      # then --model minilm-bbc --skip contrastcat-plus
     make verdict                                         # both, into build/verdict/
 
 The inputs are the held-out report half of benchmarks/variants.py (never the examples; the
@@ -59,8 +59,14 @@ def main() -> None:
     parser.add_argument("--model", choices=("minilm-rt", "minilm-bbc"), default="minilm-rt")
     parser.add_argument("--methods", default="all", help="comma list of method names (default: every method)")
     parser.add_argument("--split", choices=("select", "report"), default="report")
+    parser.add_argument("--skip", default="", help="comma list of methods to leave out (e.g. the slowest)")
     args = parser.parse_args()
     methods = list(METHODS) if args.methods == "all" else [m.strip() for m in args.methods.split(",")]
+    skipped = {m.strip() for m in args.skip.split(",") if m.strip()}
+    unknown = sorted((set(methods) | skipped) - set(METHODS))
+    if unknown:
+        raise SystemExit(f"unknown method {unknown[0]!r} (known: {', '.join(METHODS)})")
+    methods = [m for m in methods if m not in skipped]
     if AGAINST not in methods:
         methods.insert(0, AGAINST)
 

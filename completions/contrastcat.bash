@@ -15,7 +15,7 @@ _contrastcat() {
         sanity) opts="--model -m --refs --output -o --plot --json --per-input --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
     esac
     case "$prev" in
-        --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;
+        --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;
         --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
         --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
         --perturb) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;

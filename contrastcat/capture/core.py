@@ -45,7 +45,10 @@ BACKWARD_NEEDS = frozenset({GRADIENTS, ATTENTION_GRADIENTS, EMBEDDING_GRADIENTS}
 WORD_RELEVANCE = "word_relevance"  # at the word embeddings, summed over the embedding: [B, T]
 LAYER_RELEVANCE = "layer_relevance"  # at the first layer's input A^1, summed over n: [B, T]
 ATTENTION_RELEVANCE = "attention_relevance"  # of the attention probabilities: [B, L, H, T, T]
-LRP_NEEDS = frozenset({WORD_RELEVANCE, LAYER_RELEVANCE, ATTENTION_RELEVANCE})
+# d z_c / d A^l under AttnLRP's rules, every layer: [B, L, T, n]. Times A^l it is layer l's relevance;
+# times (A^l - R^l) the relevance of the difference from a reference (contrastcat-lrp).
+LRP_GRADIENTS = "lrp_gradients"
+LRP_NEEDS = frozenset({WORD_RELEVANCE, LAYER_RELEVANCE, ATTENTION_RELEVANCE, LRP_GRADIENTS})
 
 
 @dataclass
@@ -80,6 +83,8 @@ class Captured:
     word_relevance: torch.Tensor | None = None
     layer_relevance: torch.Tensor | None = None
     attention_relevance: torch.Tensor | None = None
+    lrp_gradients: torch.Tensor | None = None
+    lrp_activations: torch.Tensor | None = None  # A^l of the LRP pass (its forward is the plain one's)
 
     @property
     def probs(self) -> torch.Tensor:
@@ -138,7 +143,7 @@ def capture(
     wanted = set()
     if WORD_RELEVANCE in lrp:
         wanted |= {EMBEDDINGS, EMBEDDING_GRADIENTS}
-    if LAYER_RELEVANCE in lrp:
+    if LAYER_RELEVANCE in lrp or LRP_GRADIENTS in lrp:
         wanted |= {ACTIVATIONS, GRADIENTS}
     if ATTENTION_RELEVANCE in lrp:
         wanted |= {ATTENTIONS, ATTENTION_GRADIENTS}
@@ -167,6 +172,8 @@ def capture(
         captured.layer_relevance = (first * gradient).sum(-1)
     if ATTENTION_RELEVANCE in lrp:
         captured.attention_relevance = relevant.attentions * relevant.attention_gradients
+    if LRP_GRADIENTS in lrp:
+        captured.lrp_gradients, captured.lrp_activations = relevant.gradients, relevant.activations
     return captured
 
 

@@ -235,6 +235,16 @@ def first_of_each_model(records: Iterable[AttributionRecord]) -> list[Attributio
 CHUNK = 1024  # records evaluated together: memory stays that of one chunk, however many records stream in
 
 
+def shared_loo(loo: LeaveOneOut, perturb: str, mask_id: int | None, fingerprint: str) -> None:
+    """Refuse drops of another perturbation or model; adopt this call's on first use."""
+    if loo.mode != perturb:
+        raise BadInput(f"the leave-one-out drops given were made with {loo.mode!r}, this evaluation uses {perturb!r}")
+    if loo.empty:
+        loo.replacement, loo.model_fingerprint = mask_id, fingerprint
+    elif (loo.replacement, loo.model_fingerprint) != (mask_id, fingerprint):
+        raise BadInput("the leave-one-out drops given were made on another model or with another replacement token")
+
+
 def evaluate_records(
     classifier,
     records: Iterable[AttributionRecord],
@@ -245,11 +255,16 @@ def evaluate_records(
     source: str = "<records>",
     progress: Callable[[int], None] | None = None,
     bootstrap: BootstrapSettings = BootstrapSettings(),
+    loo: LeaveOneOut | None = None,
 ) -> EvaluationReport:
     """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings,
     each mean with its bootstrap interval over inputs (``bootstrap``; 0 resamples: none).
 
     ``records`` may be a stream: it is read and evaluated :data:`CHUNK` records at a time.
+    ``loo``: leave-one-out drops kept from an earlier call (same classifier and perturbation), so
+    evaluating methods one call at a time predicts each input's single-token perturbations once;
+    it is filled in place (made with ``LeaveOneOut(settings.perturb, None)``, it takes the
+    replacement token and the model from the first call).
     """
     from ..attribution.pipeline import reattribute_records  # the use case sits above explain
     from ..models import predictor, resolve_forward_dtype
@@ -273,7 +288,12 @@ def evaluate_records(
     predict = predictor(classifier, batch_size, resolve_forward_dtype(settings.forward_dtype))
     mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
     labels = MethodLabels()
-    loo = LeaveOneOut(settings.perturb, mask_id) if settings.loo else None  # drops shared by the methods
+    if not settings.loo:
+        loo = None
+    elif loo is None:
+        loo = LeaveOneOut(settings.perturb, mask_id, classifier.fingerprint)  # drops shared by the methods
+    else:
+        shared_loo(loo, settings.perturb, mask_id, classifier.fingerprint)
     tallies: dict[str, CurveTally] = {}
     taus: dict[str, tuple[list[float], list[float]]] = {}
     count = truncated = 0

@@ -70,9 +70,15 @@ class LeaveOneOut:
     methods (every method explains the same texts), so the drops are kept by input and target and
     each input's single-token perturbations are predicted once per evaluation."""
 
-    def __init__(self, mode: str, replacement: int | None) -> None:
+    def __init__(self, mode: str, replacement: int | None, model_fingerprint: str | None = None) -> None:
         self.mode, self.replacement = mode, replacement
+        # The drops are the model's: one kept across evaluations must not meet another model.
+        self.model_fingerprint = model_fingerprint
         self._drops: dict[tuple[str, int], np.ndarray] = {}
+
+    @property
+    def empty(self) -> bool:
+        return not self._drops
 
     def add(self, plan: DeletionPlan, key: str, target: int, ids: Sequence[int], special: Sequence[bool]) -> list[int] | None:
         """The plan's rows of this input's perturbations, or None when its drops are known."""

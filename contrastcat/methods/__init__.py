@@ -28,6 +28,7 @@ from .cat import (
     ContrastCAT,
     contrast_maps,
 )
+from .contrast_lrp import ContrastLRP
 from .contrast_plus import ContrastCATPlus
 from .gradients import IG_BASELINES, InputXGradient, IntegratedGradients
 from .lrp import AttnLRP, FullLRP, PartialLRP, TransAtt
@@ -41,6 +42,7 @@ METHODS: dict[str, type[AttributionMethod]] = {
     for method in (
         ContrastCAT,
         ContrastCATPlus,
+        ContrastLRP,
         AttCAT,
         CAT,
         TIS,
@@ -187,6 +189,7 @@ __all__ = [
     "AttributionMethod",
     "ContrastCAT",
     "ContrastCATPlus",
+    "ContrastLRP",
     "FullLRP",
     "GenericAttention",
     "GradSAM",

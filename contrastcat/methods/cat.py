@@ -253,22 +253,27 @@ class ContrastCAT(AttributionMethod):
     def candidate_maps(self, captured: Captured, library: ReferenceSource | None = None, passes=None) -> list[torch.Tensor]:
         if self.uses_library and library is None:
             raise BadInput(f"method {self.name} needs a reference library (`library`)")
-        used = last_layers(self.layer_count, captured.activations.shape[1])
+        activations, gradients = self.layer_terms(captured)
+        used = last_layers(self.layer_count, activations.shape[1])
         maps = []
         for b, length in enumerate(captured.lengths):
             references = None
             if self.uses_library:
                 references = self._references(
-                    library, int(captured.targets[b]), captured.token_ids[b], captured.activations.device
+                    library, int(captured.targets[b]), captured.token_ids[b], activations.device
                 )[:, used]
             raw = contrast_maps(
-                captured.activations[b, used, :length],
-                captured.gradients[b, used, :length],
+                activations[b, used, :length],
+                gradients[b, used, :length],
                 captured.attention_received[b, used, :length] if self.attention else None,
                 references,
             )
             maps.append(self.scaled(raw))
         return maps
+
+    def layer_terms(self, captured: Captured) -> tuple[torch.Tensor, torch.Tensor]:
+        """A^l and the gradients the formula multiplies (A^l - R^l) by: [B, L, T, n] each."""
+        return captured.activations, captured.gradients
 
     def scaled(self, raw: torch.Tensor) -> torch.Tensor:
         """The candidate maps [K', T] made from the unscaled maps [K, T]."""

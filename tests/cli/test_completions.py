@@ -22,7 +22,7 @@ def test_committed_completions_are_current():
 def test_completions_know_every_command_option_and_method():
     scripts = generate()
     for fragment in ("build-refs", "refs-used", "kendall", "words", "strict-gamma", "reference-select", "ig-steps",
-                     "contrastcat contrastcat-plus attcat cat tis rawatt rollout", "top-maps", "refine-score"):
+                     "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout", "top-maps", "refine-score"):
         for name, text in scripts.items():
             assert fragment in text, (name, fragment)
 

@@ -30,6 +30,7 @@ import torch
 import contrastcat
 from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
 from contrastcat.evaluation.scalars import eraser_counts
+from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.records.record import read_records
 
 from ..helpers import MASK, STUB_IDS, WEIGHTS, assert_one_line_error, invoke, record, stub_predict, write_records
@@ -253,3 +254,35 @@ def test_records_built_by_hand_are_checked_as_a_files_lines_are(toy_dir, toy_cla
     records[1].scores = records[0].scores[:2]
     with pytest.raises(BadInput, match="item 1: 'tokens' and 'scores' must be lists of the same length"):
         contrastcat.evaluate(toy_classifier, records, bootstrap=0)
+
+
+def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path):
+    # benchmarks evaluate variants of one method a call at a time; the drops are the inputs', not
+    # the methods', so a LeaveOneOut kept between calls must give what one call gives.
+    from contrastcat.errors import BadInput
+    from contrastcat.evaluation.reports import evaluate_records, shared_loo
+    from contrastcat.evaluation.scalars import LeaveOneOut
+
+    records = list(read_records(write_records(toy_dir, tmp_path / "r.jsonl", ("keyword", "random"))))
+    settings = EvalSettings(perturb="mask", eraser=False, loo=True)
+    together = evaluate_records(toy_classifier, records, settings, bootstrap=BootstrapSettings(0))
+    kept = LeaveOneOut("mask", None)
+    apart = {
+        name: evaluate_records(toy_classifier, [r for r in records if r.method == name], settings,
+                               bootstrap=BootstrapSettings(0), loo=kept).methods[name]
+        for name in ("keyword", "random")
+    }
+    for name in ("keyword", "random"):
+        assert apart[name].scalars["loo_tau"].values == pytest.approx(together.methods[name].scalars["loo_tau"].values, abs=1e-12)
+    # The second call read the kept drops: reversed, every τ changes sign.
+    kept._drops = {key: -drops for key, drops in kept._drops.items()}
+    reversed_ = evaluate_records(toy_classifier, [r for r in records if r.method == "keyword"], settings,
+                                 bootstrap=BootstrapSettings(0), loo=kept).methods["keyword"]
+    assert reversed_.scalars["loo_tau"].values == pytest.approx(
+        [-v for v in together.methods["keyword"].scalars["loo_tau"].values], abs=1e-12
+    )
+    with pytest.raises(BadInput, match="made with 'mask'"):
+        evaluate_records(toy_classifier, records, EvalSettings(perturb="delete", loo=True), loo=kept)
+    with pytest.raises(BadInput, match="another model"):  # (records of another model are refused before)
+        shared_loo(kept, "mask", toy_classifier.tokenizer.mask_token_id, "sha256:another")
+    shared_loo(kept, "mask", toy_classifier.tokenizer.mask_token_id, toy_classifier.fingerprint)

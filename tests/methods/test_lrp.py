@@ -143,7 +143,7 @@ def explicit_relevance(model, ids: list[int], target: int) -> dict:
     relevance_pooled = _through_linear(pooled, wc, logits, relevance_logits)
     relevance_x = torch.zeros_like(x)
     relevance_x[0] = _through_linear(x[0], wp, pooled_in, relevance_pooled)  # tanh: identity rule
-    attention_relevance = []
+    attention_relevance, layer_inputs = [], []
     for c in reversed(caches):
         relevance_r2 = _through_linear_map(c["r2"], c["maps2"], c["h2"], relevance_x)
         relevance_f, relevance_h1 = _split_sum([c["f"], c["h1"]], c["r2"], relevance_r2)
@@ -174,6 +174,7 @@ def explicit_relevance(model, ids: list[int], target: int) -> dict:
             for w, z, r in (("wq", "q", relevance_q), ("wk", "k", relevance_k), ("wv", "v", relevance_v))
         )
         relevance_x = relevance_in
+        layer_inputs.insert(0, (c["x"], relevance_in))
     relevance_first = relevance_x
     relevance_summed = _through_linear_map(summed, embedding_maps, first, relevance_first)
     relevance_word, _, _ = _split_sum([word, position, token_type], summed, relevance_summed)
@@ -182,6 +183,7 @@ def explicit_relevance(model, ids: list[int], target: int) -> dict:
         "first": (relevance_first).sum(-1),
         "attention": torch.stack(attention_relevance),  # [L, H, T, T]
         "logit": logits[target],
+        "layers": layer_inputs,  # per layer, (its input A^l, the relevance of each of its entries): [T, n] each
     }
 
 
