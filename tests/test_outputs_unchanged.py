@@ -4,7 +4,7 @@
 differs in the last bits between CPUs), its data and inputs, and what the four steps wrote
 from them at the commit before the move: ``build-refs`` (the library itself, and
 ``refs.json``: its attributes and each array's shape and digest), then, reading that
-library, ``explain --method all``, ``evaluate --json`` and ``render --html``. The folder
+library, ``explain --method all`` (the 18 methods there were then), ``evaluate --json`` and ``render --html``. The folder
 the run happened in (records and libraries keep absolute paths) is set aside, and so is
 the library's creation time with the digest that covers it.
 
@@ -42,8 +42,14 @@ WRITTEN = ("attr.jsonl", "report.json", "view.html")
 PLACEHOLDER = "<work>"
 # float32 forward passes everywhere: "auto" would pick bfloat16 on a CPU that has it.
 BUILD = ("build-refs", "--model", "model", "--data", "train.jsonl", "--dtype", "float32", "-o", "refs.h5", "--quiet")
+# `--method all` at the move: methods added since (contrastcat-lrp) are checked by their own oracles.
+METHODS_THEN = (
+    "contrastcat", "contrastcat-plus", "attcat", "cat", "tis", "rawatt", "rollout", "att-grads", "att-x-att-grads", "grad-sam",
+    "generic-attention", "full-lrp", "partial-lrp", "transatt", "attnlrp", "integrated-gradients", "input-x-gradient", "random",
+)
 STEPS = (
-    ("explain", "inputs.jsonl", "--model", "model", "--refs", "refs.h5", "--method", "all", "--dtype", "float32", "-o", "attr.jsonl", "--quiet"),
+    ("explain", "inputs.jsonl", "--model", "model", "--refs", "refs.h5", "--method", ",".join(METHODS_THEN), "--dtype", "float32", "-o",
+     "attr.jsonl", "--quiet"),
     ("evaluate", "attr.jsonl", "--model", "model", "--kendall", "--refs", "refs.h5", "--dtype", "float32", "--json", "-o", "report.json", "--quiet"),
     ("render", "attr.jsonl", "--html", "view.html"),
 )

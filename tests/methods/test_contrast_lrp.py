@@ -2,7 +2,7 @@
 plain loop.
 
 The modified gradient of layer l's input is read off the explicit float64 relevance propagation
-of ``test_lrp`` (no autograd, no hook): every rule there hands an input x_ij the share
+of ``oracles`` (no autograd, no hook): every rule there hands an input x_ij the share
 x_ij * c_ij of what it receives, so c_ij = relevance_ij / x_ij is the gradient the rules define.
 Activations and alpha-hat come from ``output_hidden_states`` / ``output_attentions``, the
 references from their own forward pass, and the deletion test from ``refined_by_loop`` (each
@@ -20,8 +20,7 @@ from contrastcat.methods import ContrastLRP
 from contrastcat.models.tokens import tokenize
 
 from ..helpers import forward, minmax
-from .test_lrp import explicit_relevance
-from .test_method_exact import TEXTS, refined_by_loop
+from .oracles import TEXTS, explicit_relevance, refined_by_loop
 
 
 def lrp_contrast_by_loop(model, ids, target, reference_ids):

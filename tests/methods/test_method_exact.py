@@ -8,71 +8,13 @@ plain Python, and runs every deletion-test input through the model alone.
 from __future__ import annotations
 
 import pytest
-import torch
 
 from contrastcat.attribution.pipeline import ExplainSettings, attribute
 from contrastcat.capture.core import capture
 from contrastcat.methods import ContrastCAT
 from contrastcat.models.tokens import tokenize
 
-from ..helpers import forward, minmax, probability
-
-TEXTS = [
-    "the film was great and the music was lovely too",
-    "a boring night in the old house with the dog",
-    "we saw the city at night and it was a long road home",
-]
-
-
-def contrast_map_by_loop(model, ids, target, reference_ids):
-    layers = model.config.num_hidden_layers
-    out = forward(model, ids)
-    hidden = out.hidden_states[:layers]
-    grads = torch.autograd.grad(out.logits[0, target], hidden)
-    with torch.no_grad():
-        reference = forward(model, reference_ids).hidden_states[:layers]
-    length = len(ids)
-    scores = [0.0] * length
-    for layer in range(layers):
-        A = hidden[layer][0].tolist()
-        G = grads[layer][0].tolist()
-        R = reference[layer][0].tolist()
-        attention = out.attentions[layer][0].tolist()  # [H][query][key]
-        heads = len(attention)
-        for i in range(length):
-            alpha = sum(attention[h][q][i] for h in range(heads) for q in range(length)) / (heads * length)
-            total = 0.0
-            for j in range(len(A[i])):
-                r = R[i][j] if i < len(R) else 0.0
-                total += G[i][j] * (A[i][j] - r)
-            scores[i] += alpha * total
-    return minmax(scores)
-
-
-def refined_by_loop(model, ids, special, target, maps, steps=None):
-    """``steps``: only those of the (deduplicated) grid's counts, 1-based; the first if none fits."""
-    base = probability(model, ids, target)
-    counts = []
-    for s in range(1, 10):
-        count = round(s / 9 * len(ids))
-        if count not in counts:
-            counts.append(count)
-    if steps is not None:
-        counts = [counts[s - 1] for s in steps if s <= len(counts)] or counts[:1]
-    drops = []
-    for scores in maps:
-        order = sorted((i for i in range(len(ids)) if not special[i]), key=lambda i: (-scores[i], i))
-        step_drops = []
-        for count in counts:
-            removed = set(order[:count])
-            kept = [t for i, t in enumerate(ids) if i not in removed]
-            step_drops.append(base - probability(model, kept, target))
-        drops.append(sum(step_drops) / len(step_drops))
-    mean = sum(drops) / len(drops)
-    std = (sum((d - mean) ** 2 for d in drops) / len(drops)) ** 0.5
-    kept_maps = [m for m, d in zip(maps, drops) if d >= mean + std] or maps
-    averaged = [sum(column) / len(kept_maps) for column in zip(*kept_maps)]
-    return minmax(averaged), len(kept_maps)
+from .oracles import TEXTS, contrast_map_by_loop, refined_by_loop
 
 
 @pytest.mark.parametrize("text", TEXTS)
