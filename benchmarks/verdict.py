@@ -66,6 +66,8 @@ def main() -> None:
     unknown = sorted((set(methods) | skipped) - set(METHODS))
     if unknown:
         raise SystemExit(f"unknown method {unknown[0]!r} (known: {', '.join(METHODS)})")
+    if AGAINST in skipped:
+        raise SystemExit(f"--skip {AGAINST}: every other method is paired against it")
     methods = [m for m in methods if m not in skipped]
     if AGAINST not in methods:
         methods.insert(0, AGAINST)
