@@ -235,14 +235,15 @@ def first_of_each_model(records: Iterable[AttributionRecord]) -> list[Attributio
 CHUNK = 1024  # records evaluated together: memory stays that of one chunk, however many records stream in
 
 
-def shared_loo(loo: LeaveOneOut, perturb: str, mask_id: int | None, fingerprint: str) -> None:
-    """Refuse drops of another perturbation or model; adopt this call's on first use."""
+def shared_loo(loo: LeaveOneOut, perturb: str, mask_id: int | None, fingerprint: str, dtype: str = "float32") -> None:
+    """Refuse drops of another perturbation, model or forward precision; adopt this call's on first use."""
     if loo.mode != perturb:
         raise BadInput(f"the leave-one-out drops given were made with {loo.mode!r}, this evaluation uses {perturb!r}")
     if loo.empty:
-        loo.replacement, loo.model_fingerprint = mask_id, fingerprint
-    elif (loo.replacement, loo.model_fingerprint) != (mask_id, fingerprint):
-        raise BadInput("the leave-one-out drops given were made on another model or with another replacement token")
+        loo.replacement, loo.model_fingerprint, loo.dtype = mask_id, fingerprint, dtype
+    elif (loo.replacement, loo.model_fingerprint, loo.dtype) != (mask_id, fingerprint, dtype):
+        raise BadInput("the leave-one-out drops given were made on another model, with another replacement token "
+                       "or in another precision")
 
 
 def evaluate_records(
@@ -285,15 +286,17 @@ def evaluate_records(
         check_explained(records, source)
         check_against_model(first_of_each_model(records), classifier, source)
         check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
-    predict = predictor(classifier, batch_size, resolve_forward_dtype(settings.forward_dtype))
+    forward_dtype = resolve_forward_dtype(settings.forward_dtype)
+    predict = predictor(classifier, batch_size, forward_dtype)
     mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
     labels = MethodLabels()
+    precision = str(forward_dtype or classifier.dtype)
     if not settings.loo:
         loo = None
     elif loo is None:
-        loo = LeaveOneOut(settings.perturb, mask_id, classifier.fingerprint)  # drops shared by the methods
+        loo = LeaveOneOut(settings.perturb, mask_id, classifier.fingerprint, precision)  # drops shared by the methods
     else:
-        shared_loo(loo, settings.perturb, mask_id, classifier.fingerprint)
+        shared_loo(loo, settings.perturb, mask_id, classifier.fingerprint, precision)
     tallies: dict[str, CurveTally] = {}
     taus: dict[str, tuple[list[float], list[float]]] = {}
     count = truncated = 0

@@ -70,10 +70,12 @@ class LeaveOneOut:
     methods (every method explains the same texts), so the drops are kept by input and target and
     each input's single-token perturbations are predicted once per evaluation."""
 
-    def __init__(self, mode: str, replacement: int | None, model_fingerprint: str | None = None) -> None:
+    def __init__(
+        self, mode: str, replacement: int | None, model_fingerprint: str | None = None, dtype: str | None = None
+    ) -> None:
         self.mode, self.replacement = mode, replacement
-        # The drops are the model's: one kept across evaluations must not meet another model.
-        self.model_fingerprint = model_fingerprint
+        # The drops are the model's, in one precision: kept across evaluations, they must not meet another.
+        self.model_fingerprint, self.dtype = model_fingerprint, dtype
         self._drops: dict[tuple[str, int], np.ndarray] = {}
 
     @property

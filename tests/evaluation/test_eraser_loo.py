@@ -273,7 +273,8 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
         for name in ("keyword", "random")
     }
     for name in ("keyword", "random"):
-        assert apart[name].scalars["loo_tau"].values == pytest.approx(together.methods[name].scalars["loo_tau"].values, abs=1e-12)
+        expected = together.methods[name].scalars["loo_tau"].values
+        assert apart[name].scalars["loo_tau"].values == pytest.approx(expected, abs=1e-12)
     # The second call read the kept drops: reversed, every τ changes sign.
     kept._drops = {key: -drops for key, drops in kept._drops.items()}
     reversed_ = evaluate_records(toy_classifier, [r for r in records if r.method == "keyword"], settings,
@@ -283,6 +284,9 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
     )
     with pytest.raises(BadInput, match="made with 'mask'"):
         evaluate_records(toy_classifier, records, EvalSettings(perturb="delete", loo=True), loo=kept)
+    mask = toy_classifier.tokenizer.mask_token_id
     with pytest.raises(BadInput, match="another model"):  # (records of another model are refused before)
-        shared_loo(kept, "mask", toy_classifier.tokenizer.mask_token_id, "sha256:another")
-    shared_loo(kept, "mask", toy_classifier.tokenizer.mask_token_id, toy_classifier.fingerprint)
+        shared_loo(kept, "mask", mask, "sha256:another", "torch.float32")
+    with pytest.raises(BadInput, match="another precision"):
+        shared_loo(kept, "mask", mask, toy_classifier.fingerprint, "torch.bfloat16")
+    shared_loo(kept, "mask", mask, toy_classifier.fingerprint, "torch.float32")
