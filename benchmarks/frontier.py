@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from variants import VARIANTS, held_out, library_for, records_of  # benchmarks/variants.py
+from variants import VARIANTS, held_out, library_for, records_of, variant_names  # benchmarks/variants.py
 
 from contrastcat.api import explain, load_model
 from contrastcat.evaluation.curves import EvalSettings
@@ -40,14 +40,11 @@ from contrastcat.evaluation.fitted import SIGNS, fitted_cells
 from contrastcat.evaluation.reports import evaluate_records
 from contrastcat.evaluation.scalars import LeaveOneOut
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
-from contrastcat.methods import METHODS, build_method
+from contrastcat.methods import build_method
 from contrastcat.models.precision import describe_hardware
 from contrastcat.records.record import RecordFile
 
 ROOT = Path(__file__).resolve().parent.parent
-NAMES = {"contrastcat": "paper", "contrastcat-plus": "plus", "contrastcat-lrp": "lrp-paper"}  # variants.py's names
-for _method in METHODS:
-    VARIANTS.setdefault(NAMES.get(_method, _method), (_method, {}))
 # (perturbation, metric, heading): the fitted protocol first, then the ones no method selects by.
 COLUMNS = (
     ("delete", "morf_aopc", "MoRF AOPC, deletion ↑"),
@@ -182,14 +179,7 @@ def main() -> None:
     parser.add_argument("--time", type=int, default=0, metavar="N", help="measure s/input on the first N inputs")
     parser.add_argument("--plot", help="draw the frontier into this picture (needs --time now or earlier)")
     args = parser.parse_args()
-    names = []
-    for name in (n.strip() for n in args.variants.split(",")):  # "methods" stands for every method
-        names += [NAMES.get(m, m) for m in METHODS] if name == "methods" else [name]
-    unknown = [n for n in names + [args.against] if n not in VARIANTS]
-    if unknown:
-        raise SystemExit(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
-    if args.against not in names:
-        names.insert(0, args.against)
+    names = variant_names(args.variants, args.against)
 
     classifier = load_model(args.model)
     library = library_for(classifier, args.model)

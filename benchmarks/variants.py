@@ -32,7 +32,7 @@ from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.reports import evaluate_records
 from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
 from contrastcat.library import RefLibrary
-from contrastcat.methods import build_method
+from contrastcat.methods import METHODS, build_method
 from contrastcat.models.precision import describe_hardware
 from contrastcat.records.corpora import CORPORA
 from contrastcat.records.record import AttributionRecord, RecordFile, write_records
@@ -81,7 +81,26 @@ VARIANTS.update({
     "lrp-noatt-mean": ("contrastcat-lrp", {"refine": False, "attention": False}),
     "lrp-zero": ("contrastcat-lrp", {"refs_used": 0}),  # R = 0: AttCAT with the modified gradients
 })
+# Every method at its defaults is a variant too, under its method name but for these three.
+NAMES = {"contrastcat": "paper", "contrastcat-plus": "plus", "contrastcat-lrp": "lrp-paper"}
+for _method in METHODS:
+    VARIANTS.setdefault(NAMES.get(_method, _method), (_method, {}))
 CORPUS = {"minilm-rt": ("rotten-tomatoes", 500), "minilm-bbc": ("bbc-news", None)}
+
+
+def variant_names(text: str, against: str) -> list[str]:
+    """The comma list's variants ("methods": every method at its defaults), ``against`` first if absent."""
+    names = []
+    for name in (n.strip() for n in text.split(",")):
+        names += [NAMES.get(m, m) for m in METHODS] if name == "methods" else [name]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
+    if against not in VARIANTS:
+        raise SystemExit(f"unknown variant {against!r} for --against")
+    if against not in names:
+        names.insert(0, against)
+    return names
 
 
 def held_out(model: str, split: str) -> list[dict]:
@@ -139,14 +158,7 @@ def main() -> None:
         "mask is a check the selection did not fit",
     )
     args = parser.parse_args()
-    names = [n.strip() for n in args.variants.split(",")]
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        raise SystemExit(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
-    if args.against not in VARIANTS:
-        raise SystemExit(f"unknown variant {args.against!r} for --against")
-    if args.against not in names:
-        names.insert(0, args.against)
+    names = variant_names(args.variants, args.against)
 
     classifier = load_model(args.model)
     library = library_for(classifier, args.model)

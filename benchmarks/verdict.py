@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 import torch
-from variants import VARIANTS, held_out, library_for, records_of  # benchmarks/variants.py
+from variants import NAMES, held_out, library_for, records_of  # benchmarks/variants.py
 
 from contrastcat.api import load_model
 from contrastcat.evaluation.curves import EvalSettings
@@ -33,10 +33,6 @@ from contrastcat.methods import METHODS
 from contrastcat.models.precision import describe_hardware
 
 ROOT = Path(__file__).resolve().parent.parent
-# The variant name of each method in variants.py's cache (the paper's method is "paper").
-NAMES = {"contrastcat": "paper", "contrastcat-plus": "plus"}
-for _method in METHODS:
-    VARIANTS.setdefault(NAMES.get(_method, _method), (_method, {}))
 # (perturbation, column key, heading): the protocols of the table, the fitted one first.
 COLUMNS = (
     ("delete", "morf_aopc", "MoRF AOPC, deletion ↑"),
