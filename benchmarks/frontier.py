@@ -3,20 +3,26 @@
     python benchmarks/frontier.py --model minilm-rt --split select --variants paper,steps-3,lrp-mean
     python benchmarks/frontier.py --model minilm-rt --time 40      # seconds per input, one quiet run
     python benchmarks/frontier.py --model minilm-rt --plot docs/images/frontier-minilm-rt.png
-    make frontier                                                   # both models, report halves
+    make frontier      # both models: every variant tried (select halves), then the methods and the
+                       # chosen variant on the report halves, timed and drawn
+
+``--skip a,b`` leaves variants out (``--variants methods --skip plus``).
 
 Records are benchmarks/variants.py's (``build/variants/<model>/<split>/<name>.jsonl``, same
 held-out rows, never the examples). Each variant is evaluated alone, with deletion and with the
 tokenizer's [MASK], each time with the curves, ERASER comprehensiveness and sufficiency and the
 leave-one-out τ, and that evaluation is cached next to its records (``<name>.<perturb>.json``,
 recomputed when the records are newer; for the methods at their defaults the per-input values of
-``build/verdict/<model>.json`` are used when it covers the split). Printed: a Markdown table with the
+``build/verdict/<model>.json`` are used when it covers the split). The inputs' leave-one-out drops
+are the same for every variant: they are kept in ``loo.<perturb>.json`` beside the records, and an
+evaluation refuses them if the model changed. Printed: a Markdown table with the
 ``--against`` variant's value and every other variant's paired difference (inputs both evaluated,
 95 % bootstrap, 10,000 resamples, seed 0), **bold** where the interval excludes 0, ᶠ on the cells
-a variant's own selection was fitted to, and its seconds per input when ``--time`` measured them.
+a variant's own selection was fitted to, and its seconds per input when ``--time`` measured them
+(with its ratio to the ``--against`` variant's, both from the same run).
 
 ``--time N`` explains the first N inputs of the split with every variant, one after another in
-this one process (one warm-up input first), and writes ``build/frontier/<model>-seconds.json``
+this one process (one warm-up input first), and writes ``build/frontier/<model>-<split>-seconds.json``
 with the CPU named: run it on a quiet machine, never beside another torch job.
 ``--plot`` draws s/input (log scale) against MoRF AOPC under deletion (the protocol Contrast-CAT
 selects by) and under [MASK] (none does), each mean with its 95 % bootstrap interval.
@@ -26,15 +32,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from variants import VARIANTS, held_out, library_for, records_of, variant_names  # benchmarks/variants.py
+from variants import VARIANTS, held_out, library_for, records_of, variant_library, variant_names  # benchmarks/variants.py
 
 from contrastcat.api import explain, load_model
+from contrastcat.errors import BadInput
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.fitted import SIGNS, fitted_cells
 from contrastcat.evaluation.reports import evaluate_records
@@ -93,18 +102,30 @@ def evaluation(classifier, library, model: str, split: str, name: str, perturb: 
     return entry
 
 
+def kept_loo(path: Path, perturb: str) -> LeaveOneOut:
+    """The leave-one-out drops an earlier run kept (evaluate refuses them if the model changed);
+    unreadable ones are computed again."""
+    if path.exists():
+        try:
+            return LeaveOneOut.from_state(json.loads(path.read_text()))
+        except (ValueError, BadInput) as error:  # JSONDecodeError is a ValueError
+            print(f"{path}: not kept drops ({str(error).splitlines()[0]}); computing them again", file=sys.stderr)
+    return LeaveOneOut(perturb, None)
+
+
 def records_in(path: Path):
     return RecordFile(str(path)).records()
 
 
-def seconds_per_input(classifier, library, rows, names: list[str], count: int) -> dict[str, float]:
+def seconds_per_input(classifier, library, rows, names: list[str], count: int, model: str) -> dict[str, float]:
     """Every variant on the same ``count`` inputs, one after another, after one warm-up input each."""
     chosen, found = rows[:count], {}
     for name in names:
         method, options = VARIANTS[name]
-        list(explain(classifier, rows[count : count + 1], library, method, **options))  # warm-up
+        reads = variant_library(classifier, library, model, name)
+        list(explain(classifier, rows[count : count + 1], reads, method, **options))  # warm-up
         start = time.perf_counter()
-        list(explain(classifier, chosen, library, method, **options))
+        list(explain(classifier, chosen, reads, method, **options))
         found[name] = (time.perf_counter() - start) / len(chosen)
         print(f"{name}: {found[name]:.4f} s/input", file=sys.stderr)
     return found
@@ -137,6 +158,8 @@ def table(entries: dict, names: list[str], against: str, seconds: dict[str, floa
             values = per_input(entries[name][perturb])
             cells.append(cell(values, per_input(entries[against][perturb]), metric, name == against, sign))
         cost = f"{seconds[name]:.3f}" if name in seconds else "–"
+        if name in seconds and against in seconds and name != against:  # the ratio of one run's times
+            cost += f" ({seconds[name] / seconds[against]:.2f}×)"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {cost} |")
     inputs = [entries[n]["delete"]["evaluated"] for n in names]
     lines += ["", f"inputs evaluated per variant: {min(inputs)}–{max(inputs)}"]
@@ -164,7 +187,7 @@ def plot(entries: dict, names: list[str], seconds: dict[str, float], path: str, 
         axis.set_xlabel("seconds per input (log scale)")
         axis.set_ylabel(label)
         axis.grid(alpha=0.3)
-    figure.suptitle(title, fontsize=9)
+    figure.suptitle(textwrap.fill(title, 160), fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=130, metadata={"Software": None})
     plt.close(figure)
@@ -176,18 +199,33 @@ def main() -> None:
     parser.add_argument("--split", choices=("select", "report"), default="report")
     parser.add_argument("--variants", default="methods", help="comma list of variants.py names; methods: every method at its defaults")
     parser.add_argument("--against", default="paper")
+    parser.add_argument("--skip", default="", help="comma list of variants to leave out (e.g. the slowest)")
     parser.add_argument("--time", type=int, default=0, metavar="N", help="measure s/input on the first N inputs")
     parser.add_argument("--plot", help="draw the frontier into this picture (needs --time now or earlier)")
     args = parser.parse_args()
-    names = variant_names(args.variants, args.against)
+    try:
+        names = variant_names(args.variants, args.against, args.skip)
+    except ValueError as error:
+        parser.error(str(error))
+    rows = held_out(args.model, args.split)
+    timing = ROOT / "build" / "frontier" / f"{args.model}-{args.split}-seconds.json"
+    # Checked before the model loads: what would otherwise fail after an hour of evaluation.
+    if not 0 <= args.time < len(rows):
+        parser.error(f"--time {args.time}: must be 0 to {len(rows) - 1} (one more input warms up)")
+    if args.plot:
+        picture = Path(args.plot)
+        if not picture.parent.is_dir():
+            parser.error(f"--plot {args.plot}: no directory {picture.parent}")
+        if picture.suffix.lower() not in (".png", ".svg", ".pdf"):
+            parser.error(f"--plot {args.plot}: must end in .png, .svg or .pdf")
+        if not args.time and not timing.exists():
+            parser.error(f"--plot needs seconds per input: add --time N (none kept in {timing})")
 
     classifier = load_model(args.model)
     library = library_for(classifier, args.model)
-    rows = held_out(args.model, args.split)
-    timing = ROOT / "build" / "frontier" / f"{args.model}-seconds.json"
     hardware = describe_hardware(torch.device("cpu"))
     if args.time:
-        found = seconds_per_input(classifier, library, rows, names, args.time)
+        found = seconds_per_input(classifier, library, rows, names, args.time, args.model)
         known = json.loads(timing.read_text()) if timing.exists() else {}
         if known.get("cpu") != hardware or known.get("inputs") != args.time:
             known = {"cpu": hardware, "inputs": args.time, "split": args.split, "seconds": {}}
@@ -195,13 +233,18 @@ def main() -> None:
         timing.parent.mkdir(parents=True, exist_ok=True)
         timing.write_text(json.dumps(known, indent=1))
     measured = json.loads(timing.read_text()) if timing.exists() else {"seconds": {}, "cpu": None}
-    entries, kept = {}, {perturb: LeaveOneOut(perturb, None) for perturb in ("delete", "mask")}
+    base = ROOT / "build" / "variants" / args.model / args.split
+    entries, kept = {}, {perturb: kept_loo(base / f"loo.{perturb}.json", perturb) for perturb in ("delete", "mask")}
     for name in names:
         records, _ = records_of(classifier, library, rows, args.model, args.split, name)
         entries[name] = {
             perturb: evaluation(classifier, library, args.model, args.split, name, perturb, records, kept[perturb])
             for perturb in ("delete", "mask")
         }
+        for perturb, drops in kept.items():  # the inputs' leave-one-out drops, for the next run
+            written = base / f"loo.{perturb}.json.partial"
+            written.write_text(json.dumps(drops.state()))
+            os.replace(written, base / f"loo.{perturb}.json")  # whole or not at all
         print(f"{name}: evaluated", file=sys.stderr)
     header = (
         f"{args.model}, {args.split} half: {len(rows)} held-out inputs (not the examples); differences "
@@ -211,7 +254,8 @@ def main() -> None:
     text = header + "\n\n" + table(entries, names, args.against, measured["seconds"]) + "\n"
     out = ROOT / "build" / "frontier"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.model}-{args.split}.md").write_text(text)
+    against = "" if args.against == "paper" else f"-vs-{args.against}"
+    (out / f"{args.model}-{args.split}{against}.md").write_text(text)
     print(text)
     if args.plot:
         plot(entries, names, measured["seconds"], args.plot, f"{args.model}: {header}")

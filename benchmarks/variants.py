@@ -80,7 +80,21 @@ VARIANTS.update({
     "lrp-random-mean": ("contrastcat-lrp", {"refine": False, "reference_select": "random"}),
     "lrp-noatt-mean": ("contrastcat-lrp", {"refine": False, "attention": False}),
     "lrp-zero": ("contrastcat-lrp", {"refs_used": 0}),  # R = 0: AttCAT with the modified gradients
+    # Issue 24, cheap: contrastcat-lrp with a cheaper deletion test (the bar is against the paper's method).
+    "lrp-k5": ("contrastcat-lrp", {"refs_used": 5}),
+    "lrp-k8": ("contrastcat-lrp", {"refs_used": 8}),
+    "lrp-k20-steps-5": ("contrastcat-lrp", {"refs_used": 20, "test_steps": "5"}),
+    # Issue 24, beyond: the deletion test's drop in log-odds, for the confident minilm-bbc.
+    "logodds": ("contrastcat", {"test_measure": "log-odds"}),
+    "lrp-logodds": ("contrastcat-lrp", {"test_measure": "log-odds"}),
 })
+for _steps in ("1", "3", "5", "6", "7", "2+4"):
+    VARIANTS[f"lrp-steps-{_steps}"] = ("contrastcat-lrp", {"test_steps": _steps.replace("+", ",")})
+# Issue 24, cheap, tried and lost: the K references ranked best once per class on calibration
+# training rows (benchmarks/ranked.py), averaged (rank-K) or tested (rank-K-test).
+RANKED = {"rank-1": 1, "rank-3": 3, "rank-5": 5, "rank-10": 10, "rank-5-test": 5, "rank-8-test": 8}
+for _name, _k in RANKED.items():
+    VARIANTS[_name] = ("contrastcat", {"refs_used": _k, "refine": _name.endswith("-test")})
 # Every method at its defaults is a variant too, under its method name but for these three.
 NAMES = {"contrastcat": "paper", "contrastcat-plus": "plus", "contrastcat-lrp": "lrp-paper"}
 for _method in METHODS:
@@ -88,16 +102,23 @@ for _method in METHODS:
 CORPUS = {"minilm-rt": ("rotten-tomatoes", 500), "minilm-bbc": ("bbc-news", None)}
 
 
-def variant_names(text: str, against: str) -> list[str]:
-    """The comma list's variants ("methods": every method at its defaults), ``against`` first if absent."""
+def variant_names(text: str, against: str, skip: str = "") -> list[str]:
+    """The comma list's variants ("methods": every method at its defaults), ``against`` first if
+    absent, without the ``skip`` comma list's (e.g. the slowest). ValueError for a name not known."""
     names = []
     for name in (n.strip() for n in text.split(",")):
         names += [NAMES.get(m, m) for m in METHODS] if name == "methods" else [name]
-    unknown = [n for n in names if n not in VARIANTS]
+    skipped = [n.strip() for n in skip.split(",") if n.strip()]
+    unknown = [n for n in names + skipped if n not in VARIANTS]
     if unknown:
-        raise SystemExit(f"unknown variant {unknown[0]!r} (known: {', '.join(VARIANTS)})")
+        raise ValueError(f"unknown variant {unknown[0]!r} (the names: VARIANTS in benchmarks/variants.py)")
     if against not in VARIANTS:
-        raise SystemExit(f"unknown variant {against!r} for --against")
+        raise ValueError(f"unknown variant {against!r} for --against")
+    if against in skipped:
+        raise ValueError(f"--skip {against}: every other variant is paired against it")
+    names = [n for n in dict.fromkeys(names) if n not in skipped]
+    if not names:
+        raise ValueError("--skip leaves none of the variants asked for")
     if against not in names:
         names.insert(0, against)
     return names
@@ -132,12 +153,23 @@ def records_of(classifier, library, rows, model, split, name) -> tuple[list[Attr
             return cached, None
         print(f"{path}: made with other settings than {name!r} now has; recomputing", file=sys.stderr)
     start = time.perf_counter()
-    found = list(explain(classifier, rows, library, method, **options))
+    found = list(explain(classifier, rows, variant_library(classifier, library, model, name), method, **options))
     seconds = (time.perf_counter() - start) / len(rows)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_records(str(path), found)
     (path.with_suffix(".seconds")).write_text(f"{seconds:.4f}\n")
     return found, seconds
+
+
+def variant_library(classifier, library: RefLibrary, model: str, name: str) -> RefLibrary:
+    """The library the variant reads: the rank-* variants read it in ranked order."""
+    if name not in RANKED:
+        return library
+    from ranked import CALIBRATION, RankedLibrary, ranking  # benchmarks/ranked.py
+
+    corpus = CORPORA[CORPUS[model][0]]()
+    cache = ROOT / "build" / "variants" / model / f"ranking-{CALIBRATION}.json"
+    return RankedLibrary(library.path, ranking(classifier, library, [e.text for e in corpus.train], cache))
 
 
 def made_by(record: AttributionRecord, method: str, options: dict) -> bool:
@@ -158,7 +190,10 @@ def main() -> None:
         "mask is a check the selection did not fit",
     )
     args = parser.parse_args()
-    names = variant_names(args.variants, args.against)
+    try:
+        names = variant_names(args.variants, args.against)
+    except ValueError as error:
+        parser.error(str(error))
 
     classifier = load_model(args.model)
     library = library_for(classifier, args.model)

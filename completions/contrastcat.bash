@@ -8,7 +8,7 @@ _contrastcat() {
         "") COMPREPLY=($(compgen -W "build-refs evaluate explain merge models render sanity --version --help" -- "$cur")); return ;;
         build-refs) opts="--model -m --output -o --data --split --text-field --label-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
-        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
+        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
         merge) opts="--output -o --quiet -q -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color --html --top --compare -h --help" ;;
@@ -27,6 +27,7 @@ _contrastcat() {
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
         --reference-select) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
+        --test-measure) COMPREPLY=($(compgen -W "probability log-odds" -- "$cur")); return ;;
         --pool) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
         --refine-score) COMPREPLY=($(compgen -W "morf morf-lerf" -- "$cur")); return ;;
         --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;

@@ -80,6 +80,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l reference-se
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l layers -x -a 'all 1 2 3' -d 'CAT family: all layers, or the last N'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l seed -x -d 'Seed of random, tis and the random references (--reference-select, contrastcat-plus)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l test-steps -x -d 'Contrast-CAT: the deletion test’s steps, 1-based among the grid’s (e.g. 3 or 2,5): fewer forward passes, beyond the paper; all: the paper’s test'
+complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l test-measure -x -a 'probability log-odds' -d 'Contrast-CAT deletion test’s drop: probability (the paper’s) or log-odds of the target, which still moves where a confident model’s probability stays at 1; beyond the paper'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l candidates -x -d 'contrastcat-plus: references per input, so candidate maps (K)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l pool -x -a 'contrast same random contrast+random' -d 'contrastcat-plus references: contrast+random (K - K//2 contrasting, K//2 random rows), contrast, same or random; same needs build-refs --pools same,random'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l top-maps -x -d 'contrastcat-plus: average the N maps with the largest drop score'

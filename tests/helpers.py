@@ -104,9 +104,12 @@ TEXTS = [
 # Cheaper than the defaults, same code paths.
 CHEAP = {"ig_steps": 8, "clusters": 8, "refs_used": 10, "candidates": 10}
 VARIANTS: dict[str, list[dict]] = {
-    "contrastcat": [{"refine": False}, {"attention": False}, {"layers": "1"}, {"rho": "mean"}, {"test_steps": "2,5"}],
+    "contrastcat": [
+        {"refine": False}, {"attention": False}, {"layers": "1"}, {"rho": "mean"},
+        {"test_steps": "2,5", "test_measure": "log-odds"},
+    ],
     "contrastcat-plus": [{"refine_score": "morf", "top_maps": 3}, {"magnitude": True, "pool": "contrast"}],
-    "contrastcat-lrp": [{"refine": False}, {"refs_used": 0}, {"test_steps": "3"}],
+    "contrastcat-lrp": [{"refine": False}, {"refs_used": 0}, {"test_steps": "5"}],  # 5: the cheap variant (issue 24)
     "cat": [{"layers": "1"}],
     "integrated-gradients": [{"ig_baseline": "pad"}],
 }

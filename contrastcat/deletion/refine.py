@@ -35,6 +35,12 @@ RHO_RULES = {
 # second set of deletion inputs.
 SCORE_RULES = ("morf", "morf-lerf")
 
+# What a step's drop measures. "probability" is the paper's: p_c(x) - p_c(step). "log-odds" (beyond
+# the paper, issue 24) is the drop of log p_c - log(1 - p_c): on a confident model p_c stays at about
+# 1 until most of the evidence is gone, so the first steps of every map score about 0 and only the
+# last ones (where any ranking has deleted the evidence) separate the maps; log-odds still moves.
+MEASURES = ("probability", "log-odds")
+
 
 @dataclass(frozen=True)
 class RefineSettings:
@@ -46,6 +52,7 @@ class RefineSettings:
     # among deletion_counts (a short input's grid has fewer; a step past its end is skipped).
     # None: every step, the paper's test.
     steps: tuple[int, ...] | None = None
+    measure: str = "probability"  # see MEASURES
 
     def __post_init__(self) -> None:
         if self.rho not in RHO_RULES:
@@ -54,6 +61,8 @@ class RefineSettings:
             raise BadInput(f"`score` must be one of {', '.join(SCORE_RULES)}, got {self.score!r}")
         if self.keep is not None and self.keep < 1:
             raise BadInput(f"`keep` must be at least 1, got {self.keep}")
+        if self.measure not in MEASURES:
+            raise BadInput(f"`test_measure` must be one of {', '.join(MEASURES)}, got {self.measure!r}")
         if self.steps is not None and (not self.steps or any(not 1 <= step < self.grid for step in self.steps)):
             raise BadInput(f"`test_steps` must name steps 1 to {self.grid - 1} of the grid, got {self.steps!r}")
 
@@ -92,12 +101,21 @@ def tested_counts(length: int, grid: int = 10, steps: Sequence[int] | None = Non
     return chosen or counts[:1]
 
 
+def log_odds(probs: np.ndarray, target: int) -> np.ndarray:
+    """log p_c - log(1 - p_c) per row, 1 - p_c summed from the other classes (exact where p_c
+    rounds to 1); a probability of exactly 0 counts as the smallest positive float."""
+    tiny = np.finfo(np.float64).tiny
+    others = np.delete(probs, target, axis=1).sum(axis=1)
+    return np.log(np.maximum(probs[:, target], tiny)) - np.log(np.maximum(others, tiny))
+
+
 def drop_scores(
     items: Sequence[RefineItem], predict: ProbabilityFn, grid: int = 10, score: str = "morf",
-    steps: Sequence[int] | None = None,
+    steps: Sequence[int] | None = None, measure: str = "probability",
 ) -> list[np.ndarray]:
-    """S(I_R) for every map of every item: mean MoRF probability drop over the steps
-    (``morf-lerf``: minus the mean LeRF drop over the same steps); ``steps``: only those of the grid."""
+    """S(I_R) for every map of every item: mean MoRF drop over the steps (``morf-lerf``: minus the
+    mean LeRF drop over the same steps); ``steps``: only those of the grid; ``measure``: the drop of
+    the target's probability or of its log-odds."""
     orders = (MORF,) if score == "morf" else (MORF, LERF)
     plan = DeletionPlan()
     rows = []  # per item: (its own row, per map: per order: the rows of its steps)
@@ -112,10 +130,11 @@ def drop_scores(
     probs = plan.predict(predict)
     result = []
     for item, (own, per_map) in zip(items, rows):
-        base = probs[own, item.target]
+        values = probs[:, item.target] if measure == "probability" else log_odds(probs, item.target)
+        base = values[own]
 
         def drop(steps: list[int]) -> float:
-            return float(np.mean([base - probs[row, item.target] for row in steps]))
+            return float(np.mean([base - values[row] for row in steps]))
 
         result.append(np.array([drop(per_order[0]) - sum(drop(i) for i in per_order[1:]) for per_order in per_map]))
     return result
@@ -150,7 +169,8 @@ def refine(
     items: Sequence[RefineItem], predict: ProbabilityFn, settings: RefineSettings = RefineSettings()
 ) -> list[Refined]:
     results = []
-    for item, scores in zip(items, drop_scores(items, predict, settings.grid, settings.score, settings.steps)):
+    found = drop_scores(items, predict, settings.grid, settings.score, settings.steps, settings.measure)
+    for item, scores in zip(items, found):
         kept = select_maps(scores, settings.rho, settings.keep)
         results.append(Refined(scores=combine(item.maps, kept), kept=kept, drop_scores=scores))
     return results

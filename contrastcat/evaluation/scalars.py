@@ -17,8 +17,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import arguments
 from ..deletion.perturb import MORF, perturb, ranked_positions
 from ..deletion.plan import DeletionPlan
+from ..errors import BadInput
 from .kendall import kendall_tau_b
 
 ERASER_BINS = (1, 5, 10, 20, 50)  # per cent of the non-special tokens (ERASER's AOPC thresholds)
@@ -84,9 +86,51 @@ class LeaveOneOut:
 
     def add(self, plan: DeletionPlan, key: str, target: int, ids: Sequence[int], special: Sequence[bool]) -> list[int] | None:
         """The plan's rows of this input's perturbations, or None when its drops are known."""
-        if (key, target) in self._drops:
+        known = self._drops.get((key, target))
+        if known is not None:
+            if len(known) != len(special) - sum(map(bool, special)):  # drops given (from_state) for another input
+                raise BadInput(
+                    f"leave-one-out drops of input {key!r}: {len(known)} given, but it has "
+                    f"{len(special) - sum(map(bool, special))} tokens to perturb; they belong to another input"
+                )
             return None
         return [plan.add(perturb(ids, [i], self.mode, self.replacement)) for i, flag in enumerate(special) if not flag]
+
+    def state(self) -> dict:
+        """The drops and what they were made with, as JSON values (to keep them between runs)."""
+        return {
+            "mode": self.mode, "replacement": self.replacement, "model_fingerprint": self.model_fingerprint,
+            "dtype": self.dtype, "drops": [[key, target, values.tolist()] for (key, target), values in self._drops.items()],
+        }
+
+    @classmethod
+    def from_state(cls, state: dict) -> LeaveOneOut:
+        """The inverse of :meth:`state`, checked: a malformed state is refused in one line, and an
+        evaluation refuses the drops if they were made with another model, precision, perturbation
+        or replacement token, or if an input's drops are not one per perturbable token."""
+        keys = ("mode", "replacement", "model_fingerprint", "dtype", "drops")
+        if not isinstance(state, dict) or set(state) != set(keys):
+            raise BadInput(f"leave-one-out state: must be a mapping of exactly {', '.join(keys)}")
+        mode, replacement, fingerprint, dtype = (state[key] for key in keys[:4])
+        if not isinstance(mode, str) or not all(v is None or isinstance(v, str) for v in (fingerprint, dtype)):
+            raise BadInput("leave-one-out state: mode must be text, model_fingerprint and dtype text or null")
+        if replacement is not None and not arguments.plain_int(replacement):
+            raise BadInput(f"leave-one-out state: replacement must be a token id or null, got {arguments.shown(replacement)}")
+        loo = cls(mode, replacement, fingerprint, dtype)
+        if not isinstance(state["drops"], list):
+            raise BadInput("leave-one-out state: drops must be a list of [input key, target, drops]")
+        for n, entry in enumerate(state["drops"]):
+            if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+                    and arguments.plain_int(entry[1]) and isinstance(entry[2], list)
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in entry[2])):
+                raise BadInput(f"leave-one-out state: drops entry {n} must be [input key, target class, [numbers]]")
+            values = np.asarray(entry[2], dtype=np.float64)
+            if not np.all(np.isfinite(values)):
+                raise BadInput(f"leave-one-out state: drops entry {n} holds NaN or infinite values")
+            if (entry[0], entry[1]) in loo._drops:
+                raise BadInput(f"leave-one-out state: drops entry {n} repeats input {entry[0]!r}, target {entry[1]}")
+            loo._drops[(entry[0], entry[1])] = values
+        return loo
 
     def drops(self, key: str, target: int, rows: list[int] | None, probs: np.ndarray, base: float) -> np.ndarray:
         if rows is not None:

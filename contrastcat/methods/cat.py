@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
-from ..deletion.refine import RHO_RULES, RefineSettings
+from ..deletion.refine import MEASURES, RHO_RULES, RefineSettings
 from ..errors import BadInput
 from ..scaling import minmax
 from .base import AttributionMethod, ReferenceSource, input_seed
@@ -155,21 +155,31 @@ class ContrastCATOptions(LayeredOptions):
         "passes, beyond the paper; all: the paper's test.",
     )
 
+    test_measure: str = option(
+        "probability",
+        "Contrast-CAT deletion test's drop: probability (the paper's) or log-odds of the target, which "
+        "still moves where a confident model's probability stays at 1; beyond the paper.",
+        choices=MEASURES,
+    )
+
     def check(self) -> None:
         super().check()
         parse_steps(self.test_steps, self.deletion_grid)
 
     def settings(self) -> dict:
         values = super().settings()
-        if self.test_steps == "all":  # the paper's test: records say nothing new (and match earlier ones)
+        steps = parse_steps(self.test_steps, self.deletion_grid)
+        if steps is None:  # the paper's test: records say nothing new (and match earlier ones)
             values.pop("test_steps")
         else:
-            values["test_steps"] = ",".join(map(str, parse_steps(self.test_steps, self.deletion_grid)))
+            values["test_steps"] = ",".join(map(str, steps))
+        if self.test_measure == "probability":  # likewise
+            values.pop("test_measure")
         return values
 
 
 def parse_steps(spec: str, grid: int) -> tuple[int, ...] | None:
-    """``"all"`` -> None; ``"2,5"`` -> (2, 5): sorted, each once, each a step of the grid."""
+    """``"all"`` (or every step named) -> None; ``"2,5"`` -> (2, 5): sorted, each once, each a step of the grid."""
     if spec == "all":
         return None
     parts = [part.strip() for part in str(spec).split(",")]
@@ -178,7 +188,7 @@ def parse_steps(spec: str, grid: int) -> tuple[int, ...] | None:
     steps = tuple(sorted({int(part) for part in parts}))
     if any(not 1 <= step < grid for step in steps):
         raise BadInput(f"`test_steps` must name steps 1 to {grid - 1} of the deletion grid, got {spec!r}")
-    return steps
+    return None if steps == tuple(range(1, grid)) else steps  # every step named is the paper's test
 
 
 class ContrastCAT(AttributionMethod):
@@ -215,7 +225,11 @@ class ContrastCAT(AttributionMethod):
     def refinement(self) -> RefineSettings | None:
         if not self.refine:
             return None
-        return RefineSettings(self.rho, self.deletion_grid, steps=parse_steps(self.options.test_steps, self.deletion_grid))
+        chosen = self.options
+        return RefineSettings(
+            self.rho, self.deletion_grid, steps=parse_steps(chosen.test_steps, self.deletion_grid),
+            measure=chosen.test_measure,
+        )
 
     @property
     def selects_by_deletion(self) -> bool:

@@ -290,3 +290,28 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
     with pytest.raises(BadInput, match="another precision"):
         shared_loo(kept, "mask", mask, toy_classifier.fingerprint, "torch.bfloat16")
     shared_loo(kept, "mask", mask, toy_classifier.fingerprint, "torch.float32")
+    # Kept between runs as JSON (benchmarks/frontier.py): the same drops come back, with what made them.
+    import json
+
+    restored = LeaveOneOut.from_state(json.loads(json.dumps(kept.state())))
+    again = evaluate_records(toy_classifier, [r for r in records if r.method == "keyword"], settings,
+                             bootstrap=BootstrapSettings(0), loo=restored).methods["keyword"]
+    assert list(again.scalars["loo_tau"].values) == list(reversed_.scalars["loo_tau"].values)
+    foreign = LeaveOneOut.from_state({**kept.state(), "model_fingerprint": "sha256:another"})
+    with pytest.raises(BadInput, match="another model"):
+        evaluate_records(toy_classifier, records, settings, loo=foreign)
+    # A malformed or foreign state is refused in one line (from_state, or the evaluation for drops
+    # that cannot be the input's: one per perturbable token).
+    good = kept.state()
+    first = good["drops"][0]
+    for bad in (None, [], {**good, "extra": 1}, {k: v for k, v in good.items() if k != "mode"},
+                {**good, "drops": None}, {**good, "drops": [first[:2]]}, {**good, "drops": [[first[0], True, first[2]]]},
+                {**good, "drops": [[first[0], 0.5, first[2]]]}, {**good, "drops": [[first[0], first[1], ["a"]]]},
+                {**good, "drops": [[first[0], first[1], [float("nan")] * len(first[2])]]},
+                {**good, "drops": [first, first]}, {**good, "replacement": "4"}):
+        with pytest.raises(BadInput, match="leave-one-out state"):
+            LeaveOneOut.from_state(bad)
+    for wrong in ([0.0] + first[2], first[2][1:]):
+        shifted = LeaveOneOut.from_state({**good, "drops": [[first[0], first[1], wrong]]})
+        with pytest.raises(BadInput, match="belong to another input"):
+            evaluate_records(toy_classifier, records, settings, loo=shifted)

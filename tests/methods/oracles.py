@@ -3,7 +3,8 @@
 - ``explicit_relevance``: an explicit relevance propagation, written layer by layer in float64
   from the LRP rules' formulas on a BERT, no gradient, no hook (test_lrp, test_contrast_lrp).
 - ``contrast_map_by_loop`` and ``refined_by_loop``: Contrast-CAT's maps and deletion test, one
-  position, unit and shortened input at a time (test_method_exact, test_contrast_lrp).
+  position, unit and shortened input at a time (test_method_exact, test_contrast_lrp); the test's
+  log-odds drop from the logits (``log_odds``), not from the probabilities the pipeline uses.
 """
 
 from __future__ import annotations
@@ -45,9 +46,19 @@ def contrast_map_by_loop(model, ids, target, reference_ids):
     return minmax(scores)
 
 
-def refined_by_loop(model, ids, special, target, maps, steps=None):
-    """``steps``: only those of the (deduplicated) grid's counts, 1-based; the first if none fits."""
-    base = probability(model, ids, target)
+def log_odds(model, ids, target):
+    """log p_c - log(1 - p_c), from the logits: z_c - logsumexp of the other classes' z."""
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0].double()
+    others = torch.cat([logits[:target], logits[target + 1 :]])
+    return (logits[target] - torch.logsumexp(others, 0)).item()
+
+
+def refined_by_loop(model, ids, special, target, maps, steps=None, measure="probability"):
+    """``steps``: only those of the (deduplicated) grid's counts, 1-based; the first if none fits.
+    ``measure``: the drop of the target's probability or of its log-odds."""
+    value = probability if measure == "probability" else log_odds
+    base = value(model, ids, target)
     counts = []
     for s in range(1, 10):
         count = round(s / 9 * len(ids))
@@ -62,7 +73,7 @@ def refined_by_loop(model, ids, special, target, maps, steps=None):
         for count in counts:
             removed = set(order[:count])
             kept = [t for i, t in enumerate(ids) if i not in removed]
-            step_drops.append(base - probability(model, kept, target))
+            step_drops.append(base - value(model, kept, target))
         drops.append(sum(step_drops) / len(step_drops))
     mean = sum(drops) / len(drops)
     std = (sum((d - mean) ** 2 for d in drops) / len(drops)) ** 0.5

@@ -64,17 +64,23 @@ def test_each_map_matches_loop(toy_classifier, toy_library, text):
 
 
 @pytest.mark.parametrize("text", TEXTS[:2])
-@pytest.mark.parametrize("options", [{}, {"test_steps": "3"}])
+# {"refs_used": 4, "test_steps": "5"}: the cheap variant's shape (issue 24: fewer references, one late step).
+@pytest.mark.parametrize(
+    "options", [{}, {"test_steps": "3"}, {"refs_used": 4, "test_steps": "5"}, {"test_measure": "log-odds"}]
+)
 def test_refined_map_matches_loop(toy_classifier, toy_library, text, options):
     (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
-    method = ContrastLRP(refs_used=6, **options)
+    method = ContrastLRP(**{"refs_used": 6, **options})
     (refined,), _, (resolved,) = attribute(toy_classifier, [tokens], [None], method, toy_library, ExplainSettings())
     maps = [
         lrp_contrast_by_loop(toy_classifier.model, list(tokens.ids), resolved, list(reference.token_ids))
-        for reference in toy_library.entries(resolved)[:6]
+        for reference in toy_library.entries(resolved)[: method.refs_used]
     ]
-    steps = [int(s) for s in options["test_steps"].split(",")] if options else None
-    expected, kept = refined_by_loop(toy_classifier.model, list(tokens.ids), list(tokens.special), resolved, maps, steps)
+    steps = [int(s) for s in options["test_steps"].split(",")] if "test_steps" in options else None
+    measure = options.get("test_measure", "probability")
+    expected, kept = refined_by_loop(
+        toy_classifier.model, list(tokens.ids), list(tokens.special), resolved, maps, steps, measure
+    )
     assert refined.scores.tolist() == pytest.approx(expected, abs=1e-4)
     assert int(refined.kept.sum()) == kept
 

@@ -66,3 +66,30 @@ def test_a_test_of_fewer_steps_matches_loop(toy_classifier, toy_library, text, s
     assert refined.scores.tolist() == pytest.approx(expected, abs=1e-5)
     assert int(refined.kept.sum()) == kept
     assert method.refinement.steps == tuple(chosen)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_a_log_odds_test_matches_loop(toy_classifier, toy_library, text):
+    """Issue 24: the deletion test's drop measured in the target's log-odds (the loop's from the
+    logits, the pipeline's from its float64 probabilities)."""
+    model = toy_classifier.model
+    (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
+    method = ContrastCAT(refs_used=8, test_measure="log-odds")
+    (refined,), _, (resolved,) = attribute(toy_classifier, [tokens], [None], method, toy_library, ExplainSettings())
+    maps = [
+        contrast_map_by_loop(model, list(tokens.ids), resolved, list(reference.token_ids))
+        for reference in toy_library.entries(resolved)[:8]
+    ]
+    expected, kept = refined_by_loop(model, list(tokens.ids), list(tokens.special), resolved, maps, None, "log-odds")
+    assert refined.scores.tolist() == pytest.approx(expected, abs=1e-5)
+    assert int(refined.kept.sum()) == kept
+    # The drops are log-odds, not probabilities: on the toy model they are larger than any probability drop.
+    (plain,), _, _ = attribute(toy_classifier, [tokens], [None], ContrastCAT(refs_used=8), toy_library, ExplainSettings())
+    assert abs(refined.drop_scores).max() > abs(plain.drop_scores).max()
+    assert method.settings()["test_measure"] == "log-odds" and "test_measure" not in ContrastCAT().settings()
+
+
+def test_naming_every_step_is_the_papers_test():
+    every = ContrastCAT(test_steps="9,1,2,3,4,5,6,7,8")
+    assert every.settings() == ContrastCAT().settings() and every.refinement.steps is None
+    assert ContrastCAT(test_steps="1,2,3,4,5,6,7,8,9", deletion_grid=11).settings()["test_steps"] == "1,2,3,4,5,6,7,8,9"

@@ -32,7 +32,7 @@ def test_a_misspelt_option_is_an_error_listing_the_valid_ones():
         build_method("contrastcat", ref_used=5)
     assert str(caught.value) == (
         "method contrastcat has no option 'ref_used' (its options: refs_used, refine, rho, deletion_grid, "
-        "attention, reference_select, layers, seed, test_steps)"
+        "attention, reference_select, layers, seed, test_steps, test_measure)"
     )
     with pytest.raises(BadInput, match="method rollout has no option 'seed' \\(its options: none\\)"):
         build_method("rollout", seed=1)
