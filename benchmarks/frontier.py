@@ -258,7 +258,7 @@ def main() -> None:
     (out / f"{args.model}-{args.split}{against}.md").write_text(text)
     print(text)
     if args.plot:
-        plot(entries, names, measured["seconds"], args.plot, f"{args.model}: {header}")
+        plot(entries, names, measured["seconds"], args.plot, header)
 
 
 if __name__ == "__main__":

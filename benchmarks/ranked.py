@@ -29,14 +29,17 @@ CALIBRATION = 200  # training rows scored
 SEED = 0
 
 
-def ranking(classifier, library: RefLibrary, train_texts: list[str], cache: Path) -> dict[int, list[int]]:
-    """Per class, the rows of its contrast pool, best mean z first (cached in ``cache``)."""
-    if cache.exists():
+def ranking(
+    classifier, library: RefLibrary, train_texts: list[str], cache: Path | None, calibration: int = CALIBRATION
+) -> dict[int, list[int]]:
+    """Per class, the rows of its contrast pool, best mean z first (cached in ``cache``), scored on
+    the first ``calibration`` training rows of a seeded permutation that are not references."""
+    if cache is not None and cache.exists():
         return {int(k): v for k, v in json.loads(cache.read_text()).items()}
     classes = range(classifier.num_classes)
     references = {e.source_row for c in classes for e in library.entries(c)}
     order = np.random.default_rng(SEED).permutation(len(train_texts))
-    chosen = [train_texts[i] for i in order if int(i) not in references][:CALIBRATION]
+    chosen = [train_texts[i] for i in order if int(i) not in references][:calibration]
     every = min(library.pool_size("contrast", c) for c in classes)
     method = build_method("contrastcat", refs_used=every)  # every stored reference's map, the paper's test
     standardised: dict[int, list[np.ndarray]] = {c: [] for c in classes}
@@ -53,7 +56,8 @@ def ranking(classifier, library: RefLibrary, train_texts: list[str], cache: Path
         found[c] = [int(i) for i in np.argsort(-mean_z, kind="stable")]
         print(f"ranking class {c}: {len(standardised[c])} calibration inputs, best mean z "
               f"{np.sort(mean_z)[::-1][:5].round(2).tolist()}", file=sys.stderr)
-    cache.write_text(json.dumps({str(k): v for k, v in found.items()}))
+    if cache is not None:
+        cache.write_text(json.dumps({str(k): v for k, v in found.items()}))
     return found
 
 
