@@ -72,12 +72,19 @@ def test_the_ranking_is_the_mean_standardised_drop_by_loop(toy_classifier, toy_l
         assert means[0] == pytest.approx(expected.max(), abs=1e-4)
 
 
+def same(a, b):
+    """Equal references: a library pads to the longest reference it has loaded so far, so compare
+    the common positions and require zeros past them."""
+    n = min(a.shape[2], b.shape[2])
+    return torch.equal(a[:, :, :n], b[:, :, :n]) and not a[:, :, n:].any() and not b[:, :, n:].any()
+
+
 def test_the_ranked_library_reads_the_best_first(toy_library):
     ranked = load_ranked()
     order = {c: list(range(toy_library.pool_size("contrast", c)))[::-1] for c in range(2)}
     library = ranked.RankedLibrary(toy_library.path, order)
     device = torch.device("cpu")
     got = library.references(0, 2, device)
-    assert torch.equal(got, toy_library.references(0, 2, device, rows=order[0][:2]))
-    assert not torch.equal(got, toy_library.references(0, 2, device))  # reversed: not the stored order
-    assert torch.equal(library.references(0, 2, device, pool="random"), toy_library.references(0, 2, device, pool="random"))
+    assert same(got, toy_library.references(0, 2, device, rows=order[0][:2]))
+    assert not same(got, toy_library.references(0, 2, device))  # reversed: not the stored order
+    assert same(library.references(0, 2, device, pool="random"), toy_library.references(0, 2, device, pool="random"))
