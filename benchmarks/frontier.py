@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import textwrap
 import time
@@ -49,6 +48,7 @@ from contrastcat.evaluation.fitted import SIGNS, fitted_cells
 from contrastcat.evaluation.reports import evaluate_records
 from contrastcat.evaluation.scalars import LeaveOneOut
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
+from contrastcat.io.files import atomic_text_output
 from contrastcat.methods import build_method
 from contrastcat.models.precision import describe_hardware
 from contrastcat.records.record import RecordFile
@@ -242,9 +242,8 @@ def main() -> None:
             for perturb in ("delete", "mask")
         }
         for perturb, drops in kept.items():  # the inputs' leave-one-out drops, for the next run
-            written = base / f"loo.{perturb}.json.partial"
-            written.write_text(json.dumps(drops.state()))
-            os.replace(written, base / f"loo.{perturb}.json")  # whole or not at all
+            with atomic_text_output(str(base / f"loo.{perturb}.json")) as stream:  # whole or not at all
+                stream.write(json.dumps(drops.state()))
         print(f"{name}: evaluated", file=sys.stderr)
     header = (
         f"{args.model}, {args.split} half: {len(rows)} held-out inputs (not the examples); differences "

@@ -2,7 +2,7 @@
 
 - ``explicit_relevance``: an explicit relevance propagation, written layer by layer in float64
   from the LRP rules' formulas on a BERT, no gradient, no hook (test_lrp, test_contrast_lrp).
-- ``contrast_map_by_loop`` and ``refined_by_loop``: Contrast-CAT's maps and deletion test, one
+- ``contrast_map_by_loop``, ``drops_by_loop`` and ``refined_by_loop``: Contrast-CAT's maps and deletion test, one
   position, unit and shortened input at a time (test_method_exact, test_contrast_lrp); the test's
   log-odds drop from the logits (``log_odds``), not from the probabilities the pipeline uses.
 """
@@ -54,9 +54,10 @@ def log_odds(model, ids, target):
     return (logits[target] - torch.logsumexp(others, 0)).item()
 
 
-def refined_by_loop(model, ids, special, target, maps, steps=None, measure="probability"):
-    """``steps``: only those of the (deduplicated) grid's counts, 1-based; the first if none fits.
-    ``measure``: the drop of the target's probability or of its log-odds."""
+def drops_by_loop(model, ids, special, target, maps, steps=None, measure="probability"):
+    """S of each map: the mean drop over the grid's distinct counts as its top tokens are deleted,
+    one shortened input at a time. ``steps``: only those of the (deduplicated) grid's counts,
+    1-based; the first if none fits. ``measure``: the drop of the target's probability or log-odds."""
     value = probability if measure == "probability" else log_odds
     base = value(model, ids, target)
     counts = []
@@ -75,6 +76,12 @@ def refined_by_loop(model, ids, special, target, maps, steps=None, measure="prob
             kept = [t for i, t in enumerate(ids) if i not in removed]
             step_drops.append(base - value(model, kept, target))
         drops.append(sum(step_drops) / len(step_drops))
+    return drops
+
+
+def refined_by_loop(model, ids, special, target, maps, steps=None, measure="probability"):
+    """The paper's refinement of ``maps`` (``drops_by_loop``'s S; keep S >= mean + std, average)."""
+    drops = drops_by_loop(model, ids, special, target, maps, steps, measure)
     mean = sum(drops) / len(drops)
     std = (sum((d - mean) ** 2 for d in drops) / len(drops)) ** 0.5
     kept_maps = [m for m, d in zip(maps, drops) if d >= mean + std] or maps

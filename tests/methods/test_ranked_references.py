@@ -1,6 +1,6 @@
 """Issue 24's ranked-reference variants (benchmarks/ranked.py, benchmark code: it lost) against a
 plain loop: every reference's map (``contrast_map_by_loop``), its deletion-test S one shortened
-input at a time, S standardised within each calibration input, the mean per reference and class."""
+input at a time (``drops_by_loop``), S standardised within each calibration input, the mean per reference and class."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import torch
 
 from contrastcat.models.tokens import tokenize
 
-from ..helpers import probability
-from .oracles import contrast_map_by_loop
+from .oracles import contrast_map_by_loop, drops_by_loop
 
 RANKED = Path(__file__).resolve().parents[2] / "benchmarks" / "ranked.py"
 
@@ -24,18 +23,6 @@ def load_ranked():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def drop_by_loop(model, ids, special, target, scores):
-    """S: the mean drop of p_target over the grid's distinct counts, the top tokens deleted."""
-    base = probability(model, ids, target)
-    counts = list(dict.fromkeys(round(s / 9 * len(ids)) for s in range(1, 10)))
-    order = sorted((i for i in range(len(ids)) if not special[i]), key=lambda i: (-scores[i], i))
-    drops = []
-    for count in counts:
-        removed = set(order[:count])
-        drops.append(base - probability(model, [t for i, t in enumerate(ids) if i not in removed], target))
-    return sum(drops) / len(drops)
 
 
 def test_the_ranking_is_the_mean_standardised_drop_by_loop(toy_classifier, toy_library, toy_examples):
@@ -54,11 +41,9 @@ def test_the_ranking_is_the_mean_standardised_drop_by_loop(toy_classifier, toy_l
         ids, special = list(tokens.ids), list(tokens.special)
         with torch.no_grad():
             target = int(model(input_ids=torch.tensor([ids])).logits[0].argmax())
-        drops = np.array([
-            drop_by_loop(model, ids, special, target,
-                         contrast_map_by_loop(model, ids, target, list(reference.token_ids)))
-            for reference in toy_library.entries(target)[:every]
-        ])
+        maps = [contrast_map_by_loop(model, ids, target, list(reference.token_ids))
+                for reference in toy_library.entries(target)[:every]]
+        drops = np.array(drops_by_loop(model, ids, special, target, maps))
         standardised[target].append((drops - drops.mean()) / (drops.std() + 1e-12))
     assert sum(len(v) for v in standardised.values()) == calibration
     for c in classes:
