@@ -34,6 +34,7 @@ Examples:
   contrastcat build-refs --model ./my-model --data train.jsonl --label-field y -o refs.h5
   contrastcat build-refs --model bert-imdb --max-scan 5000 --gamma 1e-2 -o imdb-refs.h5 --json
   contrastcat build-refs --model minilm-rt --pools same,random -o refs-ablation.h5
+  contrastcat build-refs --model ./my-nli --data nli-train.jsonl --pair-field hypothesis -o nli-refs.h5
 """
 
 
@@ -57,6 +58,10 @@ Data = Annotated[
 Split = Annotated[str | None, typer.Option(help="Split of a hub data set. Default: the alias's (train).")]
 TextField = Annotated[str | None, typer.Option(help="Text column. Default: the alias's, else 'text'.")]
 LabelField = Annotated[str | None, typer.Option(help="Label column. Default: the alias's, else 'label'.")]
+PairField = Annotated[
+    str | None,
+    typer.Option(help="Sentence pairs: the column of each row's second text (a pair classifier's library)."),
+]
 Keep = Annotated[int, typer.Option(min=1, help="References stored per class when enough pass gamma.")]
 Gamma = Annotated[float, typer.Option(min=0.0, help="A reference for class c needs f_c(r) < gamma.")]
 MinRefs = Annotated[
@@ -90,6 +95,7 @@ def build_refs(
     split: Split = None,
     text_field: TextField = None,
     label_field: LabelField = None,
+    pair_field: PairField = None,
     keep: Keep = 50,
     gamma: Gamma = 1e-3,
     min_refs: MinRefs = 30,
@@ -113,7 +119,7 @@ def build_refs(
              "stay float32: --store-dtype float16 halves the file")
     with phased_progress(quiet) as progress:
         report = build(
-            model, output, data, split=split, text_field=text_field, label_field=label_field, k=min_refs, keep=keep,
+            model, output, data, split=split, text_field=text_field, label_field=label_field, pair_field=pair_field, k=min_refs, keep=keep,
             gamma=gamma, min_tokens=min_tokens, max_scan=max_scan, max_length=max_length, pools=pools, seed=seed,
             store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size, device=device, dtype=dtype,
             forward_dtype=forward_dtype, progress=progress, notify=notifier(quiet, FLAGS),

@@ -33,6 +33,7 @@ Examples:
   contrastcat explain reviews.jsonl --refs refs.h5 -o attr.jsonl
   contrastcat explain reviews.csv --text-field review --refs refs.h5 -o - | contrastcat render -
   contrastcat explain reviews.jsonl --method attcat --model bert-sst2 -o attcat.jsonl
+  contrastcat explain nli.jsonl --pair-field hypothesis --refs nli-refs.h5 -o nli.jsonl   # sentence pairs
   contrastcat explain reviews.jsonl --refs refs.h5 --method contrastcat,attcat,rollout -o all.jsonl
   contrastcat explain reviews.jsonl --refs refs.h5 --refs-used 5 --layers 3 --no-refine -o ablation.jsonl
   contrastcat explain reviews.jsonl --refs refs.h5 --forward-dtype bfloat16 -o attr.jsonl
@@ -82,6 +83,11 @@ Target = Annotated[str, typer.Option(help="Class to explain: pred, gold (the inp
 TextField = Annotated[str, typer.Option(help="Name of the text field/column.")]
 IdField = Annotated[str, typer.Option(help="Name of the id field/column (default: line number).")]
 LabelField = Annotated[str, typer.Option(help="Name of the label field/column.")]
+PairField = Annotated[
+    str | None,
+    typer.Option(help="Sentence pairs (NLI, paraphrase, rerankers): the field/column of each input's second "
+                 "text. Both texts are scored; the library must be built with --pair-field too."),
+]
 MaskSpecial = Annotated[bool, typer.Option(help="Reference-code quirk: zero special tokens in the attribution pass's mask.")]
 MaxLength = Annotated[
     int | None,
@@ -119,6 +125,7 @@ def explain(
     text_field: TextField = "text",
     id_field: IdField = "id",
     label_field: LabelField = "label",
+    pair_field: PairField = None,
     mask_special: MaskSpecial = False,
     max_length: MaxLength = None,
     on_error: OnError = "stop",
@@ -146,7 +153,7 @@ def explain(
             input_path, output, refs, model, method, resume=resume, shard=shard, on_error=on_error, target=target,
             batch_size=batch_size, max_length=max_length, mask_special=mask_special, device=device, dtype=dtype,
             forward_dtype=forward_dtype, text_field=text_field, id_field=id_field, label_field=label_field,
-            progress=progress, notify=notifier(quiet, FLAGS), **(method_options or {}),
+            pair_field=pair_field, progress=progress, notify=notifier(quiet, FLAGS), **(method_options or {}),
         )
     if run.speaks:  # under torchrun, rank 0 speaks for all
         _summary(run, quiet)

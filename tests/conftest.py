@@ -16,7 +16,7 @@ from contrastcat.models import wrap_classifier
 from contrastcat.testing import toy
 
 from . import helpers
-from .helpers import build_toy_library
+from .helpers import PAIR_STYLES, build_toy_library
 
 # The planted-keyword task the toy tests and the demo share (see contrastcat.testing.toy).
 TOY_TRAIN_SIZE = 2000
@@ -111,3 +111,35 @@ def full_disk(request, tmp_path, monkeypatch):
     monkeypatch.setattr(writer, "open", opening, raising=False)
     monkeypatch.setattr(files, "open", opening, raising=False)
     return place
+
+
+# --- sentence pairs: the toy pair task (contrastcat.testing.pairs), one model per tokenizer style
+
+@pytest.fixture(scope="session")
+def pair_models(tmp_path_factory):
+    """Per style (bert: token type ids; roberta: none): a trained pair classifier saved as a model
+    directory, with its training data and held-out inputs as JSONL (second text in ``hypothesis``)
+    and a 30-reference pair library built from 600 other pairs."""
+    from contrastcat.library import BuildSettings, SelectionSettings, build_library
+    from contrastcat.models.resolve import load_classifier
+    from contrastcat.testing import pairs
+
+    found = {}
+    train = pairs.make_pair_examples(2000, seed=0)
+    references = pairs.make_pair_examples(600, seed=1)
+    held_out = pairs.make_pair_examples(120, seed=5)
+    for style in PAIR_STYLES:
+        root = tmp_path_factory.mktemp(f"pairs-{style}")
+        pairs.save_pair_model(root / "model", style, train, seed=0)
+        for name, examples in (("train", references), ("inputs", held_out)):
+            with open(root / f"{name}.jsonl", "w", encoding="utf-8") as stream:
+                for index, e in enumerate(examples):
+                    row = {"id": f"{name}-{index}", "premise": e.text, "hypothesis": e.pair, "label": e.label}
+                    stream.write(json.dumps(row) + "\n")
+        classifier = load_classifier(str(root / "model"), "cpu")
+        build_library(
+            classifier, [(e.text, e.pair) for e in references], [e.label for e in references], root / "refs.h5",
+            BuildSettings(selection=SelectionSettings(k=30, keep=30, min_tokens=5)), data="toy pairs",
+        )
+        found[style] = {"root": root, "classifier": classifier, "held_out": held_out}
+    return found

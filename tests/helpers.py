@@ -154,6 +154,7 @@ def build_toy_library(classifier, examples, path, **options) -> RefLibrary:
 
 
 KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
+PAIR_STYLES = ("bert", "roberta")  # the toy pair models' tokenizer styles (``pair_models`` in conftest)
 
 
 def hand_scores(method: str, tokens: list[str], rng: random.Random) -> list[float]:

@@ -8,6 +8,7 @@ from .. import arguments as check
 from ..errors import BadInput
 from ..library import RefLibrary
 from ..models import Classifier
+from ..models.loading import check_unchanged
 from ..records.record import AttributionRecord, check_record
 
 
@@ -17,7 +18,9 @@ def classifier_arg(function: str, value) -> Classifier:
             f"{function}: classifier is the name {check.shown(os.fspath(value))}; load it first: "
             f"contrastcat.load_model({check.shown(os.fspath(value))})"
         )
-    return check.instance(f"{function}: classifier", value, Classifier, " (from contrastcat.load_model)")
+    classifier = check.instance(f"{function}: classifier", value, Classifier, " (from contrastcat.load_model)")
+    check_unchanged(classifier, function)
+    return classifier
 
 
 def library_arg(function: str, value) -> RefLibrary | None:

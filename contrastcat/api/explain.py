@@ -36,12 +36,14 @@ def explain(
     text_field: str = "text",
     id_field: str = "id",
     label_field: str = "label",
+    pair_field: str | None = None,
     **options,
 ) -> Records:
     """Token attributions: one record per input and method, in input order.
 
     ``inputs``: texts, dicts with ``text_field`` (and optional id, label), or a
-    ``datasets.Dataset``. ``method``: a name, ``all``, or a list. ``options`` are the
+    ``datasets.Dataset``. Sentence pairs (NLI, paraphrase, rerankers): ``(text, pair)`` tuples,
+    or dicts with the second text in ``pair_field``; their library must be built from pairs. ``method``: a name, ``all``, or a list. ``options`` are the
     methods' options (``refs_used=10``, ``ig_steps=20``; see ``--list-methods``):
     each method takes the ones it defines, and a name none of them defines is an error.
     ``forward_dtype="bfloat16"`` runs the deletion test's forward passes under autocast
@@ -56,13 +58,14 @@ def explain(
     check_library(methods, library)
     for name, value in (("text_field", text_field), ("id_field", id_field), ("label_field", label_field)):
         check.text(f"explain: {name}", value)
+    pair_field = check.optional_text("explain: pair_field", pair_field)
     settings = ExplainSettings(
         batch_size=batch_size, mask_special=mask_special, max_length=max_length,
         forward_dtype=check.text("explain: forward_dtype", forward_dtype),
     )
     chosen = parse_target(target, classifier.num_classes)
     items = check.collection("explain: inputs", inputs, "texts or rows")
-    rows = rows_from_objects(items, text_field, id_field, label_field, source="inputs")
+    rows = rows_from_objects(items, text_field, id_field, label_field, source="inputs", pair_field=pair_field)
     used = library if any(m.uses_library for m in methods) else None
     return Records(_explain(classifier, rows, methods, used, target=chosen, options=settings, source="inputs"))
 
@@ -87,6 +90,7 @@ def explain_file(
     text_field: str = "text",
     id_field: str = "id",
     label_field: str = "label",
+    pair_field: str | None = None,
     progress: Callable[[str, int, int | None], None] | None = None,
     notify: Callable[[str], None] | None = None,
     **options,
@@ -99,7 +103,8 @@ def explain_file(
     I of N as a part file for :func:`merge`; under torchrun each process takes its own shard
     and rank 0 merges. ``library`` and ``model`` both None: ``./refs.h5`` and its model, else
     the default model and its cached library. Returns what the run did (records written and
-    kept, texts cut, lines skipped with ``on_error="skip"``).
+    kept, texts cut, lines skipped with ``on_error="skip"``). ``pair_field``: each input is a
+    sentence pair, its second text in that field.
     """
     job = ExplainJob(
         inputs=check.path("explain_file: inputs", inputs),
@@ -112,6 +117,7 @@ def explain_file(
         text_field=check.text("explain_file: text_field", text_field),
         id_field=check.text("explain_file: id_field", id_field),
         label_field=check.text("explain_file: label_field", label_field),
+        pair_field=check.optional_text("explain_file: pair_field", pair_field),
         mask_special=check.flag("explain_file: mask_special", mask_special),
         max_length=check.optional_count("explain_file: max_length", max_length),
         on_error=check.text("explain_file: on_error", on_error),

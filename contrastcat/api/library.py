@@ -49,6 +49,7 @@ def build_library(
     split: str | None = None,
     text_field: str | None = None,
     label_field: str | None = None,
+    pair_field: str | None = None,
     k: int = 30,
     keep: int = 50,
     gamma: float = 1e-3,
@@ -73,6 +74,9 @@ def build_library(
     ``datasets.Dataset``) with ``text_field`` and ``label_field`` (None: ``text`` and
     ``label``, or the fields of the alias's data set). ``data`` None: the alias's own
     data set (``minilm-rt``: its Rotten Tomatoes training split).
+
+    Sentence pairs (a pair classifier's library): texts as ``(text, pair)`` tuples, or rows and
+    files with the second text in ``pair_field``.
     """
     classifier = classifier_arg("build_library", classifier)
     options = _build_options(
@@ -81,6 +85,7 @@ def build_library(
         forward_dtype=forward_dtype,
     )
     max_scan = check.optional_count("build_library: max_scan", max_scan)
+    pair_field = check.optional_text("build_library: pair_field", pair_field)
     progress = check.callback("build_library: progress", progress)
     if isinstance(data, (str, os.PathLike)):
         data = check.path("build_library: data", data)
@@ -95,7 +100,7 @@ def build_library(
         path = check.path("build_library: path", path)
         check_output_path(path, [data if isinstance(data, str) else None, model_directory(classifier)])
     texts, label_ids, description, split_used = labelled_data(
-        classifier, data, labels, split, text_field, label_field, max_scan
+        classifier, data, labels, split, text_field, label_field, max_scan, pair_field
     )
     _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used, progress=progress)
     return RefLibrary(path)
@@ -109,6 +114,7 @@ def build_refs(
     split: str | None = None,
     text_field: str | None = None,
     label_field: str | None = None,
+    pair_field: str | None = None,
     k: int = 30,
     keep: int = 50,
     gamma: float = 1e-3,
@@ -143,6 +149,7 @@ def build_refs(
         split=check.optional_text("build_refs: split", split),
         text_field=check.optional_text("build_refs: text_field", text_field),
         label_field=check.optional_text("build_refs: label_field", label_field),
+        pair_field=check.optional_text("build_refs: pair_field", pair_field),
         max_scan=check.optional_count("build_refs: max_scan", max_scan),
         device=check.text("build_refs: device", device),
         dtype=check.text("build_refs: dtype", dtype),
@@ -179,9 +186,11 @@ def labelled_data(
     text_field: str | None = None,
     label_field: str | None = None,
     max_scan: int | None = None,
-) -> tuple[list[str], list[int], str, str]:
+    pair_field: str | None = None,
+) -> tuple[list, list[int], str, str]:
     """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
-    None: the alias's own data set, whose split and fields are the defaults."""
+    None: the alias's own data set, whose split and fields are the defaults. Sentence pairs
+    (``pair_field``, or ``(text, pair)`` tuples given) come back as ``(text, pair)`` tuples."""
     return _labelled_data(
         classifier_arg("labelled_data", classifier),
         data,
@@ -190,4 +199,5 @@ def labelled_data(
         text_field=check.optional_text("labelled_data: text_field", text_field),
         label_field=check.optional_text("labelled_data: label_field", label_field),
         max_scan=check.optional_count("labelled_data: max_scan", max_scan),
+        pair_field=check.optional_text("labelled_data: pair_field", pair_field),
     )

@@ -23,6 +23,7 @@ from ..methods import AttributionMethod, build_method
 from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, resolve_forward_dtype
+from ..models.segments import check_types
 from ..models.tokens import TokenizedText, length_batches, tokenize
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, resolve_label, rounded
@@ -206,14 +207,21 @@ def explain(
     (input-major); all methods share each batch's forward and backward pass.
     """
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
+    pending = iter(rows)
+    first = next(pending, None)
+    if first is None:
+        return
+    pending = itertools.chain([first], pending)
+    if first.pair is not None:
+        classifier = classifier.paired()  # its passes get segment ids where the model reads them
     check_library(methods, library)
     if library is not None and any(each.uses_library for each in methods):
         library.check_model(classifier)
+        library.check_inputs(first.pair is not None)
     check_mask_special(classifier, options.mask_special)
     max_length = check_max_length(classifier, options.max_length)
     options = on_classifier(options, classifier)
     run = _Run(classifier, methods, library, target, options, source, max_length)
-    pending = iter(rows)
     while window := list(itertools.islice(pending, options.window_inputs)):
         yield from _explain_window(run, window, progress)
 
@@ -235,7 +243,7 @@ def _explain_window(run: _Run, rows, progress) -> Iterator[AttributionRecord]:
     """The records of one window of rows, in input order (batches are formed within it, by length)."""
     classifier = run.classifier
     targets = resolve_targets(rows, run.target, classifier.label_names, run.source)
-    texts = tokenize(classifier.tokenizer, [row.text for row in rows], run.max_length, classifier.empty_input)
+    texts = tokenize_rows(classifier, rows, run.max_length, run.source)
     results: dict[int, list[AttributionRecord]] = {}
     for indices in length_batches([len(text) for text in texts], run.options.batch_size):
         try:
@@ -261,6 +269,27 @@ def _explain_window(run: _Run, rows, progress) -> Iterator[AttributionRecord]:
         yield from results[index]
 
 
+def tokenize_rows(classifier: Classifier, rows: Sequence[InputRow], max_length: int, source: str) -> list[TokenizedText]:
+    """The rows' tokens; sentence pairs (``classifier.paired()``) as the tokenizer joins them,
+    each checked to keep its segment ids when tokens are removed (``models.segments``)."""
+    pairs = [row.pair is not None for row in rows]
+    if not classifier.pairs:
+        if any(pairs):
+            row = rows[pairs.index(True)]
+            raise BadInput(f"{source}:{row.line}: a sentence pair among single texts: explain pairs and single texts apart")
+        return tokenize(classifier.tokenizer, [row.text for row in rows], max_length, classifier.empty_input)
+    if not all(pairs):
+        row = rows[pairs.index(False)]
+        raise BadInput(f"{source}:{row.line}: a single text among sentence pairs: explain pairs and single texts apart")
+    texts = tokenize(
+        classifier.tokenizer, [row.text for row in rows], max_length, classifier.empty_input, [row.pair for row in rows]
+    )
+    if classifier.pair_types is not None:
+        for row, text in zip(rows, texts):
+            check_types(classifier.pair_types, text.ids, text.types, f"{source}:{row.line}")
+    return texts
+
+
 def _record(run: _Run, row, text, refined, probs, target: int, method) -> AttributionRecord:
     if not np.all(np.isfinite(refined.scores)):
         raise RunFailed(f"{run.source}:{row.line}: method {method.name} produced non-finite scores for this input")
@@ -268,6 +297,8 @@ def _record(run: _Run, row, text, refined, probs, target: int, method) -> Attrib
     return AttributionRecord(
         id=row.id,
         text=row.text,
+        pair=row.pair,
+        segments=None if text.segments is None else list(text.segments),
         tokens=list(text.tokens),
         token_ids=list(text.ids),
         offsets=[list(span) for span in text.offsets],

@@ -55,13 +55,18 @@ class ModelPasses:
         return captured.activations[0, 0]
 
     def embedding_gradients(
-        self, embeddings: Sequence[torch.Tensor], special: Sequence[Sequence[bool]], targets: Sequence[int]
+        self,
+        embeddings: Sequence[torch.Tensor],
+        special: Sequence[Sequence[bool]],
+        targets: Sequence[int],
+        ids: Sequence[Sequence[int]] | None = None,
     ) -> list[torch.Tensor]:
         """d z_target / d embeddings at each of N embedding sequences [T_i, d], given at
         the family's attribution point (``inputs_embeds``, or the first layer's input).
 
         The attention mask follows ``mask_special`` like the captured pass, so
         every gradient a method combines comes from the same forward function.
+        ``ids``: the token ids each sequence embeds, which give a sentence pair its segment ids.
         """
         model, device = self.classifier.model, self.classifier.device
         dtype = next(model.parameters()).dtype
@@ -87,7 +92,10 @@ class ModelPasses:
                         self.classifier, mask, real.sum(dim=1), input_ids=ids, first_layer_input=stacked
                     )
                 else:
-                    logits, _ = classify(self.classifier, mask, real.sum(dim=1), inputs_embeds=stacked)
+                    type_ids = None if ids is None else pad([ids[i] for i in batch], 0, device)[0]
+                    logits, _ = classify(
+                        self.classifier, mask, real.sum(dim=1), inputs_embeds=stacked, type_ids=type_ids
+                    )
                 chosen = torch.as_tensor([targets[i] for i in batch], device=device)
                 (gradient,) = torch.autograd.grad(logits.gather(1, chosen[:, None]).sum(), stacked)
             for row, index in enumerate(batch):

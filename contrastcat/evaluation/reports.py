@@ -246,6 +246,16 @@ def shared_loo(loo: LeaveOneOut, perturb: str, mask_id: int | None, fingerprint:
                        "or in another precision")
 
 
+def check_one_kind(records: Sequence[AttributionRecord], pairs: bool, source: str) -> None:
+    """Sentence-pair records and single-text records are not evaluated together: the model is
+    run on pairs with their segment ids, on single texts without."""
+    other = next((r for r in records if (r.pair is not None) != pairs), None)
+    if other is not None:
+        where = f"{source}:{other.line}" if other.line is not None else f"{source}: record id {other.id!r}"
+        kinds = ("a single text", "sentence pairs") if pairs else ("a sentence pair", "single texts")
+        raise BadInput(f"{where}: the record of {kinds[0]} among records of {kinds[1]}: evaluate them apart")
+
+
 def evaluate_records(
     classifier,
     records: Iterable[AttributionRecord],
@@ -286,6 +296,12 @@ def evaluate_records(
         check_explained(records, source)
         check_against_model(first_of_each_model(records), classifier, source)
         check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+    pending = iter(records)
+    first = next(pending, None)
+    pending = itertools.chain([first] if first is not None else [], pending)
+    pairs = first is not None and first.pair is not None
+    if pairs:
+        classifier = classifier.paired()  # perturbed pairs keep their segment ids (models.segments)
     forward_dtype = resolve_forward_dtype(settings.forward_dtype)
     predict = predictor(classifier, batch_size, forward_dtype)
     mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
@@ -300,9 +316,9 @@ def evaluate_records(
     tallies: dict[str, CurveTally] = {}
     taus: dict[str, tuple[list[float], list[float]]] = {}
     count = truncated = 0
-    pending = iter(records)
     elsewhere = 0
     while chunk := list(itertools.islice(pending, CHUNK)):
+        check_one_kind(chunk, pairs, source)
         chunk = aligned(chunk)
         elsewhere += sum(r.settings.get("made_elsewhere") is True for r in chunk)
         check_explained(chunk, source)

@@ -146,9 +146,11 @@ def sanity_check(
     from ..attribution.pipeline import reattribute_records  # the check sits above explain
     from ..library.recapture import RecapturedLibrary
     from ..models.randomize import cascade_steps, randomised
-    from .reports import check_against_model, check_explained
+    from .reports import check_against_model, check_explained, check_one_kind
 
     records = list(records)
+    pairs = bool(records) and records[0].pair is not None
+    check_one_kind(records, pairs, source)
     elsewhere = next((r for r in records if made_elsewhere(r)), None)
     if elsewhere is not None:
         raise BadInput(f"{source}:{elsewhere.line}: the sanity check runs each record's method again, and a record "
@@ -171,6 +173,7 @@ def sanity_check(
     # One copy randomised further at each step: each step is used before the next one is made.
     for done, (step, copy) in enumerate(randomised(classifier, seed)):
         steps.append(step.name)
+        copy = copy.paired() if pairs else copy
         references = RecapturedLibrary(library, copy) if library is not None else None
         for label, group in grouped.items():
             scores = reattribute_records(copy, group, [r.target for r in group], references, batch_size, source)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from ..models import Classifier
 from ..models.forward import predictor
 from ..models.loading import check_max_length
 from ..models.precision import check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
+from ..models.segments import check_types
 from ..models.tokens import length_batches, tokenize
 from ..version import __version__
 from .schema import LibraryInfo, ReferenceEntry, group_path
@@ -100,9 +102,16 @@ def build_library(
     split: str = "",
     progress: Progress | None = None,
 ) -> BuildReport:
-    """Scan ``texts``/``labels``, pick references per class, write the library to ``output``."""
+    """Scan ``texts``/``labels``, pick references per class, write the library to ``output``.
+    ``texts`` of ``(text, pair)`` tuples are sentence pairs, for a pair classifier (a pair library)."""
     limit = check_max_length(classifier, options.max_length)
-    tokenized = tokenize(classifier.tokenizer, texts, limit, classifier.empty_input)
+    texts, pairs = split_pairs(texts, data or "data")
+    if pairs is not None:
+        classifier = classifier.paired()
+    tokenized = tokenize(classifier.tokenizer, texts, limit, classifier.empty_input, pairs)
+    if classifier.pair_types is not None:
+        for row, text in enumerate(tokenized):
+            check_types(classifier.pair_types, text.ids, text.types, f"{data or 'data'}: row {row}")
     lengths = np.array([len(t.ids) for t in tokenized])
     labels_array = np.asarray(labels)
     _check_candidates(labels_array, lengths, classifier, options, data)
@@ -112,9 +121,10 @@ def build_library(
     _check_selection(selection, classifier, options, data)
     groups = [(group_path("contrast", c.target), classifier.label_names[c.target], c) for c in selection.classes]
     groups += _ablation_pools(probs, labels_array, lengths, classifier, options)
-    writer = LibraryWriter(output, _library_info(classifier, options, limit, data, split, len(tokenized)))
+    info = _library_info(classifier, options, limit, data, split, len(tokenized))
+    writer = LibraryWriter(output, dataclasses.replace(info, inputs="pairs" if pairs is not None else "texts"))
     try:
-        _store(classifier, writer, groups, labels, tokenized, texts, options, progress)
+        _store(classifier, writer, groups, labels, tokenized, texts, options, progress, pairs)
         if "random" in options.pools:
             writer.set_attribute(group_path("random", 0), "seed", options.seed)
         fingerprint = writer.commit()
@@ -131,6 +141,16 @@ def build_library(
         label_names=tuple(classifier.label_names),
         path=os.fspath(output),
     )
+
+
+def split_pairs(texts, where: str) -> tuple[list[str], list[str] | None]:
+    """(first texts, second texts or None) of texts that are all strings or all (text, pair) tuples."""
+    kinds = {isinstance(text, tuple) for text in texts}
+    if kinds != {True}:
+        if True in kinds:
+            raise BadInput(f"{where}: sentence pairs and single texts mixed: a library holds one kind")
+        return list(texts), None
+    return [text for text, _ in texts], [pair for _, pair in texts]
 
 
 def _scan(classifier: Classifier, sequences, options: BuildSettings, progress: Progress | None) -> np.ndarray:
@@ -231,6 +251,7 @@ def _store(
     texts,
     options: BuildSettings,
     progress,
+    pairs=None,
 ) -> None:
     total = sum(len(chosen.rows) for _, _, chosen in groups)
     done = 0
@@ -244,6 +265,7 @@ def _store(
                 length=len(tokenized[row]),
                 text=texts[row],
                 token_ids=tokenized[row].ids,
+                pair=None if pairs is None else pairs[row],
             )
             for row, f, b in zip(chosen.rows, chosen.f_c, chosen.below_gamma)
         ]

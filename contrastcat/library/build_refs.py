@@ -27,6 +27,7 @@ def build_refs(
     split: str | None = None,
     text_field: str | None = None,
     label_field: str | None = None,
+    pair_field: str | None = None,
     max_scan: int | None = None,
     device: str = "auto",
     dtype: str = "auto",
@@ -46,5 +47,7 @@ def build_refs(
         warnings.warn(classifier.adapter.warning, ContrastCatWarning, stacklevel=2)
     check_same_model(output, existing, classifier)
     check_max_length(classifier, options.max_length)  # before the data loads
-    texts, labels, description, split_used = labelled_data(classifier, data, None, split, text_field, label_field, max_scan)
+    texts, labels, description, split_used = labelled_data(
+        classifier, data, None, split, text_field, label_field, max_scan, pair_field
+    )
     return build_library(classifier, texts, labels, output, options, data=description, split=split_used, progress=progress)

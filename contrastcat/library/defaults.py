@@ -128,7 +128,8 @@ def labelled_data(
     text_field: str | None = None,
     label_field: str | None = None,
     max_scan: int | None = None,
-) -> tuple[list[str], list[int], str, str]:
+    pair_field: str | None = None,
+) -> tuple[list, list[int], str, str]:
     """:func:`contrastcat.api.labelled_data` (documented there), its arguments checked."""
     if data is None or isinstance(data, (str, os.PathLike)):
         alias = lookup_alias(classifier.name)
@@ -142,6 +143,7 @@ def labelled_data(
             text_field=text_field or (source.text_field if source else "text"),
             label_field=label_field or (source.label_field if source else "label"),
             max_scan=max_scan,
+            pair_field=pair_field,
         )
         return labelled.texts, labelled.labels, labelled.description, split or (source.split if source else "")
     text_field, label_field = text_field or "text", label_field or "label"
@@ -150,11 +152,20 @@ def labelled_data(
         labels = list(arguments.collection("labels", labels, "labels"))
         if len(labels) != len(items):
             raise BadInput(f"{len(items)} texts but {len(labels)} labels")
-        items = [{text_field: text, label_field: label} for text, label in zip(items, labels)]
-    rows = rows_from_objects(items, text_field, "id", label_field, source="data")
+        if any(isinstance(item, tuple) for item in items) and pair_field is None:
+            pair_field = "pair" if text_field != "pair" else "second text"
+        items = [_labelled_item(item, label, text_field, label_field, pair_field) for item, label in zip(items, labels)]
+    rows = rows_from_objects(items, text_field, "id", label_field, source="data", pair_field=pair_field)
     if any(row.label is None for row in rows):
         missing = next(i for i, row in enumerate(rows) if row.label is None)
         raise BadInput(f"data: item {missing}: no label ({label_field!r})")
     resolved = [resolve_label(row.label, classifier.label_names, f"data: item {row.line - 1}") for row in rows]
-    texts = [row.text for row in rows][:max_scan]
+    texts = [row.text if row.pair is None else (row.text, row.pair) for row in rows][:max_scan]
     return texts, resolved[: len(texts)], "python objects", split or ""
+
+
+def _labelled_item(item, label, text_field: str, label_field: str, pair_field: str | None) -> dict:
+    """A text or a (text, pair) tuple given beside its label, as a row."""
+    if isinstance(item, tuple) and len(item) == 2 and pair_field is not None:
+        return {text_field: item[0], pair_field: item[1], label_field: label}
+    return {text_field: item, label_field: label}  # anything else: rows_from_objects says what is wrong

@@ -91,7 +91,7 @@ class RefLibrary:
         values = {key: attrs[key] for key in (f.name for f in fields(LibraryInfo)) if key in attrs}
         for key, kind in ATTRIBUTE_TYPES.items():
             value = values.get(key)
-            if key in ("pools", "scan_dtype") and value is None:
+            if key in ("pools", "scan_dtype", "inputs") and value is None:
                 continue
             if not attribute_fits(value, kind):
                 raise BadInput(f"{self.path}: root attribute {key!r} must be {kind}, got {value!r}")
@@ -108,9 +108,11 @@ class RefLibrary:
     def _damaged(self, why: str) -> BadInput:
         return BadInput(f"{self.path}: the library is damaged ({why}); rebuild it with build-refs")
 
-    @staticmethod
-    def _read_entries(group: h5py.Group) -> list[ReferenceEntry]:
+    def _read_entries(self, group: h5py.Group) -> list[ReferenceEntry]:
         texts = [decode_attribute(t) for t in group["text"][()]]
+        if (self.info.inputs == "pairs") != ("pair" in group):
+            raise self._damaged(f"{group.name} {'lacks' if 'pair' not in group else 'holds'} the pairs' second texts")
+        pairs = [decode_attribute(t) for t in group["pair"][()]] if "pair" in group else [None] * len(texts)
         return [
             ReferenceEntry(
                 f_c=float(f),
@@ -120,8 +122,9 @@ class RefLibrary:
                 length=int(length),
                 text=text,
                 token_ids=tuple(int(i) for i in ids),
+                pair=pair,
             )
-            for f, b, label, row, length, text, ids in zip(
+            for f, b, label, row, length, text, ids, pair in zip(
                 group["f_c"][()],
                 group["below_gamma"][()],
                 group["label"][()],
@@ -129,6 +132,7 @@ class RefLibrary:
                 group["length"][()],
                 texts,
                 group["token_ids"][()],
+                pairs,
             )
         ]
 
@@ -165,6 +169,16 @@ class RefLibrary:
 
     def pool_size(self, pool: str, target: int) -> int:
         return len(self.entries(target, pool))
+
+    def check_inputs(self, pairs: bool) -> None:
+        """Refuse sentence pairs against a library of single texts, and the other way round:
+        the references must be inputs of the kind the model is explained on."""
+        if pairs != (self.info.inputs == "pairs"):
+            have, given = ("sentence pairs", "single texts") if not pairs else ("single texts", "sentence pairs")
+            raise LibraryMismatch(
+                f"{self.path}: the library's references are {have}, the inputs {given}: build the library "
+                f"from {given} ({'build-refs --pair-field' if pairs else 'build-refs without --pair-field'})"
+            )
 
     def check_model(self, classifier) -> None:
         """Refuse a library built for other weights, or whose shapes do not fit the model."""

@@ -26,6 +26,8 @@ Layout (schema version 2), readable with plain h5py::
         model_dtype         the weights' precision: float32, bfloat16 or float16
         scan_dtype          optional: the autocast precision f_c was scored in
                             (build-refs --forward-dtype); absent: the weights'
+        inputs              optional: "pairs" for a sentence-pair classifier's
+                            references (build-refs --pair-field); absent: texts
     /classes/<c>/           one group per target class c (decimal index)
         attributes:         name, passing (how many have f_c < gamma), candidates
         f_c                 float64 [N]   target-class probability, ascending
@@ -34,6 +36,7 @@ Layout (schema version 2), readable with plain h5py::
         source_row          int64   [N]   row index in the scanned data
         length              int64   [N]   tokens, special tokens included
         text                str     [N]
+        pair                str     [N]   only in a pair library: each second text
         token_ids           int32 vlen [N]
         activations/<i>     [L, length_i, n]  activations entering each layer,
                             at the reference's own length (no padding on disk);
@@ -97,9 +100,10 @@ class LibraryInfo:
     pad_token_id: int = 0  # the token the scan's batches were padded with
     model_dtype: str = "float32"  # the weights' precision when the activations were computed
     scan_dtype: str = "same"  # autocast precision of the f_c scan; "same": the weights'
+    inputs: str = "texts"  # "pairs": the references are sentence pairs, for a pair classifier
 
 
-OPTIONAL_ATTRIBUTES = ("fingerprint", "pools", "scan_dtype")
+OPTIONAL_ATTRIBUTES = ("fingerprint", "pools", "scan_dtype", "inputs")
 REQUIRED_ATTRIBUTES = tuple(f.name for f in fields(LibraryInfo) if f.name not in OPTIONAL_ATTRIBUTES)
 
 
@@ -114,6 +118,7 @@ class ReferenceEntry:
     length: int
     text: str
     token_ids: tuple[int, ...]
+    pair: str | None = None  # a sentence pair's second text
 
 
 def array_checksum(array: np.ndarray) -> str:
@@ -214,6 +219,7 @@ ATTRIBUTE_TYPES = {
     "pad_token_id": "a count",
     "model_dtype": "float32, bfloat16 or float16",
     "scan_dtype": "same, float32, bfloat16 or float16",
+    "inputs": "texts or pairs",
 }
 
 
@@ -230,6 +236,8 @@ def attribute_fits(value, kind: str) -> bool:
         return value in ("float32", "float16")
     if kind == "float32, bfloat16 or float16":
         return value in ("float32", "bfloat16", "float16")
+    if kind == "texts or pairs":
+        return value in ("texts", "pairs")
     if kind == "same, float32, bfloat16 or float16":
         return value in ("same", "float32", "bfloat16", "float16")
     if not isinstance(value, str):

@@ -64,6 +64,8 @@ class LibraryWriter:
         group["source_row"] = np.array([e.source_row for e in entries], dtype=np.int64)
         group["length"] = np.array([e.length for e in entries], dtype=np.int64)
         group.create_dataset("text", data=[e.text for e in entries], dtype=h5py.string_dtype())
+        if self.info.inputs == "pairs":
+            group.create_dataset("pair", data=[e.pair or "" for e in entries], dtype=h5py.string_dtype())
         ids = group.create_dataset("token_ids", (len(entries),), dtype=h5py.vlen_dtype(np.int32))
         for i, entry in enumerate(entries):
             ids[i] = np.asarray(entry.token_ids, dtype=np.int32)
@@ -92,6 +94,8 @@ class LibraryWriter:
         del info["fingerprint"]
         if info["scan_dtype"] == "same":
             del info["scan_dtype"]  # libraries scanned at the weights' precision stay as before
+        if info["inputs"] == "texts":
+            del info["inputs"]  # so do libraries of single texts
         with self._writing():
             self.file.attrs["format"] = FORMAT
             self.file.attrs["schema_version"] = SCHEMA_VERSION

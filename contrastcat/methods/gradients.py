@@ -105,6 +105,7 @@ class IntegratedGradients(AttributionMethod):
                 [starts[b] + float(alphas[k]) * differences[b] for b, k in part],
                 [captured.special[b, : captured.lengths[b]].tolist() for b, _ in part],
                 [int(captured.targets[b]) for b, _ in part],
+                [captured.token_ids[b] for b, _ in part],
             )
             for (b, k), gradient in zip(part, gradients):
                 integrals[b] += float(weights[k]) * gradient.double()

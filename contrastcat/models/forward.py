@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from .borrowed import eager_eval
 from .families import LAST
 from .precision import forward_precision
 from .tokens import ProbabilityFn, check_finite, length_batches, pad
@@ -36,19 +37,31 @@ def classify(
     inputs_embeds: torch.Tensor | None = None,
     output_attentions: bool = False,
     first_layer_input: torch.Tensor | None = None,
+    type_ids: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
     """(logits [B, C], attentions per layer or None) of a right-padded batch.
 
     ``lengths`` are the real lengths (the padding), which the attention mask
     need not show: ``--mask-special`` zeroes special tokens in it too.
     ``first_layer_input`` replaces what the embeddings give the first layer
-    (A^1; ``input_ids`` then only set the shape).
+    (A^1; ``input_ids`` then only set the shape). Sentence pairs get their segment ids
+    from ``input_ids`` (see ``models.segments``), or, with ``inputs_embeds``, from ``type_ids``:
+    the token ids the embeddings are of.
     """
     if first_layer_input is not None:
         with replaced_embedding_output(classifier, first_layer_input):
             return classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions)
+    with in_use(classifier):
+        return _classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions, type_ids)
+
+
+def _classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions, type_ids):
     adapter = classifier.adapter
     inputs = {"input_ids": input_ids} if inputs_embeds is None else {"inputs_embeds": inputs_embeds}
+    walk = classifier.pair_types
+    source = input_ids if inputs_embeds is None else type_ids
+    if walk is not None and source is not None:
+        inputs["token_type_ids"] = walk.batch(source, lengths).to(source.device)
     if adapter.family.pooling != LAST:
         output = classifier.model(**inputs, attention_mask=attention_mask, output_attentions=output_attentions)
         return output.logits, output.attentions if output_attentions else None
@@ -57,6 +70,18 @@ def classify(
     rows = torch.arange(hidden.shape[0], device=hidden.device)
     logits = adapter.head(hidden[rows, lengths.to(hidden.device) - 1])
     return logits, output.attentions if output_attentions else None
+
+
+@contextlib.contextmanager
+def in_use(classifier: Classifier) -> Iterator[None]:
+    """A borrowed model (the caller's, loaded in memory) runs with eager attention, the only
+    implementation that returns attention probabilities, and in eval mode (no dropout); what it
+    had before is put back after the pass, so the caller's model is left as it was."""
+    if not classifier.borrowed:
+        yield
+        return
+    with eager_eval(classifier.model):
+        yield
 
 
 @contextlib.contextmanager

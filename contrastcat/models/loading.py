@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
 import warnings
 from collections.abc import Iterator
@@ -22,8 +23,10 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
+from .borrowed import eager_eval
 from .devices import resolve_device
 from .precision import dtype_name, resolve_dtype
+from .segments import PairTypes, pair_types
 
 
 @dataclass
@@ -43,6 +46,14 @@ class Classifier:
     pad_id: int  # the token that fills padded positions (see choose_pad_id)
     empty_input: tuple[int, ...]  # what an input with every token deleted is scored as
     dtype: torch.dtype = torch.float32  # the weights' precision
+    # Inputs are sentence pairs (see ``paired``); ``pair_types`` gives their token type ids
+    # where the model reads them (None: it does not, or single texts).
+    pairs: bool = False
+    pair_types: PairTypes | None = None
+    # A model the caller loaded (``contrastcat.load_model(model, tokenizer)``): every pass switches
+    # it to eager attention and eval mode and puts back what it found (see ``forward.in_use``).
+    borrowed: bool = False
+    versions: tuple = ()  # a borrowed model's weights as wrapped: (name, storage, in-place version) each
 
     @property
     def num_classes(self) -> int:
@@ -55,6 +66,13 @@ class Classifier:
     @property
     def hidden_size(self) -> int:
         return int(self.model.config.hidden_size)
+
+    def paired(self) -> Classifier:
+        """This classifier for sentence pairs: the same model, passes given segment ids where it reads them."""
+        if self.pairs:
+            return self
+        walk = pair_types(self.tokenizer, self.model.config, self.name)
+        return dataclasses.replace(self, pairs=True, pair_types=walk)
 
     def identity(self) -> dict:
         """The model as every record names it: as given, its weights, their precision."""
@@ -296,8 +314,7 @@ def wrap_classifier(
     ``dtype``: cast the weights (None keeps them as they are).
     """
     target_device = device if isinstance(device, torch.device) else resolve_device(device)
-    if int(getattr(model.config, "num_labels", 0)) < 2:
-        raise BadInput(f"model {name!r} has {model.config.num_labels} output(s): a classifier needs at least 2 classes")
+    _check_classes(model, name)
     model.config._attn_implementation = "eager"
     model.eval()
     adapter = adapter_for(model)
@@ -307,6 +324,73 @@ def wrap_classifier(
             model.to(chosen)
     fingerprint = weights_fingerprint(model)
     model.to(target_device)
+    return _classifier(model, tokenizer, name, source or name, target_device, label_names, adapter, fingerprint)
+
+
+def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -> Classifier:
+    """Wrap a model the caller holds, as it is: not copied, moved or cast, its attention setting
+    and training mode switched only for each pass and put back (``borrowed.eager_eval``). The
+    fingerprint is of its weights now; :func:`check_unchanged` tells when they moved on."""
+    _check_classes(model, name)
+    if not getattr(tokenizer, "is_fast", False):
+        raise BadInput(f"model {name!r}: a fast tokenizer is needed for character offsets")
+    check_vocabulary(tokenizer, name, "the tokenizer given")
+    parameter = next(model.parameters(), None)
+    if parameter is None:
+        raise BadInput(f"model {name!r} has no weights")
+    with eager_eval(model):
+        _check_head(model, name, parameter.device)
+        adapter = adapter_for(model)
+    classifier = _classifier(
+        model, tokenizer, name, name, parameter.device, None, adapter, weights_fingerprint(model)
+    )
+    return dataclasses.replace(classifier, borrowed=True, versions=weight_versions(model))
+
+
+def weight_versions(model: torch.nn.Module) -> tuple:
+    """Where each weight lives and how often it was changed in place (an optimizer step counts):
+    cheap to read on every call, unlike the fingerprint, and it moves whenever the weights can have."""
+    return tuple(
+        (name, tensor.data_ptr(), tensor._version)
+        for name, tensor in itertools.chain(model.named_parameters(), model.named_buffers())
+    )
+
+
+def check_unchanged(classifier: Classifier, function: str) -> None:
+    """A borrowed model whose weights changed since it was wrapped (trained on in the notebook)
+    would be explained under its old fingerprint: refuse, so no record names the wrong weights."""
+    if not classifier.borrowed or weight_versions(classifier.model) == classifier.versions:
+        return
+    if weights_fingerprint(classifier.model) != classifier.fingerprint:
+        raise BadInput(
+            f"{function}: the weights of model {classifier.name!r} changed since contrastcat.load_model wrapped it "
+            "(its records would name the old ones): call contrastcat.load_model(model, tokenizer) again"
+        )
+
+
+def _check_head(model: torch.nn.Module, name: str, device: torch.device) -> None:
+    """A model given in memory is a sequence classifier: one pass on two tokens gives one logit per
+    class (a base model without its head, ``model.bert``, gives hidden states instead)."""
+    try:
+        with torch.no_grad():
+            output = model(input_ids=torch.ones((1, 2), dtype=torch.long, device=device))
+    except Exception as error:  # noqa: BLE001 - whatever it is, it does not run as a classifier
+        raise BadInput(f"model {name!r} does not run on token ids as a classifier ({load_problem(error)})") from None
+    logits = getattr(output, "logits", None)
+    classes = int(model.config.num_labels)
+    if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (1, classes):
+        raise BadInput(
+            f"model {name!r} ({type(model).__name__}) is not a sequence classifier: it gives no logits per class "
+            "(pass the model with its classification head, e.g. AutoModelForSequenceClassification)"
+        )
+
+
+def _check_classes(model: torch.nn.Module, name: str) -> None:
+    if int(getattr(model.config, "num_labels", 0)) < 2:
+        raise BadInput(f"model {name!r} has {model.config.num_labels} output(s): a classifier needs at least 2 classes")
+
+
+def _classifier(model, tokenizer, name, source, device, label_names, adapter, fingerprint) -> Classifier:
     positions = position_limit(model.config, model)
     tokenizer_limit = getattr(tokenizer, "model_max_length", positions) or positions
     pad_id = choose_pad_id(tokenizer, model.config)
@@ -314,11 +398,11 @@ def wrap_classifier(
         model=model,
         tokenizer=tokenizer,
         name=name,
-        source=source or name,
+        source=source,
         label_names=_label_names(model, label_names),
         fingerprint=fingerprint,
         adapter=adapter,
-        device=target_device,
+        device=device,
         max_length=int(min(positions, tokenizer_limit)),
         position_limit=positions,
         pad_id=pad_id,

@@ -23,6 +23,10 @@ class TokenizedText:
     offsets: tuple[tuple[int, int], ...]
     special: tuple[bool, ...]
     dropped: int = 0  # tokens cut off the end to fit the length limit
+    # A sentence pair: per token, 0 (first text), 1 (second) or None (a token the tokenizer
+    # added); ``offsets`` are then into the token's own text. None for a single text.
+    segments: tuple[int | None, ...] | None = None
+    types: tuple[int, ...] | None = None  # a pair's token type ids as the tokenizer gives them
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -33,10 +37,18 @@ class TokenizedText:
 
 
 def tokenize(
-    tokenizer, texts: Sequence[str], max_length: int, empty_input: Sequence[int] = ()
+    tokenizer,
+    texts: Sequence[str],
+    max_length: int,
+    empty_input: Sequence[int] = (),
+    pairs: Sequence[str] | None = None,
 ) -> list[TokenizedText]:
     """Tokens, character offsets and special-token flags, cut to ``max_length``;
     each result says how many tokens the cut dropped.
+
+    With ``pairs`` (the second text of each input), each input is a sentence pair as the
+    tokenizer joins them, separators and all; a pair too long is cut from its longer
+    text first (the tokenizer's ``longest_first``), and each token says its segment.
 
     Special tokens are those the tokenizer adds and any token whose id is one
     of its special ids ([UNK], a literal [SEP] or <|endoftext|> in the text):
@@ -45,18 +57,24 @@ def tokenize(
     """
     if not texts:
         return []  # tokenizers fail on an empty batch
+    second = None if pairs is None else list(pairs)
     encoded = tokenizer(
         list(texts),
+        second,
         truncation=True,
         max_length=max_length,
         return_offsets_mapping=True,
         return_special_tokens_mask=True,
+        return_token_type_ids=second is not None,
     )
     # Only a text that fills the limit can have been cut: count its full length.
     full = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) >= max_length]
     dropped = dict.fromkeys(range(len(texts)), 0)
     if full:
-        untruncated = tokenizer([texts[i] for i in full], truncation=False, verbose=False)["input_ids"]
+        untruncated = tokenizer(
+            [texts[i] for i in full], None if second is None else [second[i] for i in full],
+            truncation=False, verbose=False,
+        )["input_ids"]
         for index, ids in zip(full, untruncated):
             dropped[index] = max(0, len(ids) - len(encoded["input_ids"][index]))
     special_ids = set(getattr(tokenizer, "all_special_ids", ()))
@@ -67,6 +85,12 @@ def tokenize(
         if not ids and empty_input:
             ids, offsets, special = list(empty_input), [(0, 0)] * len(empty_input), [True] * len(empty_input)
         special = [bool(flag) or int(token) in special_ids for flag, token in zip(special, ids)]
+        segments = types = None
+        if second is not None and len(ids) != len(encoded["input_ids"][index]):  # empty_input
+            segments, types = (None,) * len(ids), (0,) * len(ids)
+        elif second is not None:
+            segments = tuple(encoded.sequence_ids(index))
+            types = tuple(int(t) for t in encoded["token_type_ids"][index])
         result.append(
             TokenizedText(
                 ids=tuple(int(i) for i in ids),
@@ -74,6 +98,8 @@ def tokenize(
                 offsets=tuple((int(a), int(b)) for a, b in offsets),
                 special=tuple(bool(s) for s in special),
                 dropped=dropped[index],
+                segments=segments,
+                types=types,
             )
         )
     return result

@@ -61,6 +61,7 @@ class ExplainJob:
     text_field: str = "text"
     id_field: str = "id"
     label_field: str = "label"
+    pair_field: str | None = None  # sentence pairs: the field of each input's second text
     mask_special: bool = False
     max_length: int | None = None
     on_error: str = "stop"  # or "skip": leave a bad line out, and list it in ExplainRun.skipped
@@ -125,6 +126,8 @@ def _check_mode(job: ExplainJob) -> tuple[World | None, Shard | None]:
         raise BadInput(f"`on_error` must be stop or skip, got {job.on_error!r}")
     if job.max_length is not None and job.max_length < 2:
         raise BadInput(f"`max_length` {job.max_length}: an input needs at least 2 tokens")
+    if job.pair_field is not None and job.pair_field in (job.text_field, job.id_field, job.label_field):
+        raise BadInput(f"`pair_field` {job.pair_field!r} is also the text, id or label field")
     if job.dtype not in DTYPE_CHOICES:
         raise BadInput(f"`dtype` must be one of {', '.join(DTYPE_CHOICES)}, got {job.dtype!r}")
     world = torchrun_world()
@@ -143,7 +146,10 @@ def _check_mode(job: ExplainJob) -> tuple[World | None, Shard | None]:
 def _run(job, world, part, unnamed, refs, model, inputs, progress, notify) -> ExplainRun:
     names = parse_method_list(job.methods)  # unknown names fail before any loading
     skipped: list[str] | None = [] if job.on_error == "skip" else None
-    input_file = InputFile(job.inputs, text_field=job.text_field, id_field=job.id_field, label_field=job.label_field)
+    input_file = InputFile(
+        job.inputs, text_field=job.text_field, id_field=job.id_field, label_field=job.label_field,
+        pair_field=job.pair_field,
+    )
     follower = world is not None and not world.leader
     if follower:  # rank 0 speaks for all
         notify = _say_nothing

@@ -19,13 +19,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..attribution.pipeline import GOLD, PRED, ExplainSettings, record_settings
+from ..attribution.pipeline import GOLD, PRED, ExplainSettings, record_settings, tokenize_rows
 from ..errors import BadInput
 from ..io import jsonl
 from ..methods import AttributionMethod
 from ..models import Classifier
 from ..models.loading import check_max_length
-from ..models.tokens import TokenizedText, tokenize
+from ..models.tokens import TokenizedText
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, check_record, resolve_label
 from .checkpoint import checkpointed_output, partial_path, recorded_run, run_digest
@@ -80,6 +80,8 @@ class Run:
             "truncated": text.truncated,
             "tokens_dropped": text.dropped,
             "pad_token_id": classifier.pad_id,
+            "pair": row.pair,
+            "segments": None if text.segments is None else list(text.segments),
         }
 
 
@@ -93,7 +95,8 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
             f"{where}: holds records for {whole} inputs, but this run has {len(run.rows)}; delete it to start over"
         )
     limit = check_max_length(run.classifier, run.options.max_length)
-    texts = tokenize(run.classifier.tokenizer, [row.text for row in run.rows[:whole]], limit, run.classifier.empty_input)
+    classifier = run.classifier.paired() if run.rows and run.rows[0].pair is not None else run.classifier
+    texts = tokenize_rows(classifier, run.rows[:whole], limit, run.source)
     for number, raw in enumerate(lines[: whole * per_input]):
         index, position = divmod(number, per_input)
         row, line = run.rows[index], f"{where}:{first_line + number}"

@@ -71,7 +71,7 @@ class Tally:
 
     def add(self, row: InputRow) -> None:
         self.rows += 1
-        self._digest.update(json.dumps([row.line, row.id, row.text, row.label], ensure_ascii=False).encode())
+        self._digest.update(json.dumps([row.line, row.id, row.text, row.label, *([row.pair] if row.pair is not None else [])], ensure_ascii=False).encode())
 
     @property
     def digest(self) -> str:

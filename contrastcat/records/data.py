@@ -20,6 +20,7 @@ class DataSource:
     split: str = "train"
     text_field: str = "text"
     label_field: str = "label"
+    pair_field: str | None = None
 
     @property
     def spec(self) -> str:
@@ -29,15 +30,15 @@ class DataSource:
 
 @dataclass(frozen=True)
 class LabelledData:
-    texts: list[str]
+    texts: list  # strings, or (text, pair) tuples of sentence pairs
     labels: list[int]
     description: str  # what to record in the library's ``data`` attribute
 
 
-def parse_hub_spec(spec: str, split: str, text_field: str, label_field: str) -> DataSource:
+def parse_hub_spec(spec: str, split: str, text_field: str, label_field: str, pair_field: str | None = None) -> DataSource:
     """``name`` or ``name:config`` -> :class:`DataSource`."""
     name, _, config = spec.partition(":")
-    return DataSource(name, config or None, split, text_field, label_field)
+    return DataSource(name, config or None, split, text_field, label_field, pair_field)
 
 
 def load_labelled(
@@ -47,11 +48,15 @@ def load_labelled(
     text_field: str = "text",
     label_field: str = "label",
     max_scan: int | None = None,
+    pair_field: str | None = None,
 ) -> LabelledData:
+    """Texts and labels (``pair_field``: texts are (text, pair) tuples, read from that field too)."""
     if data.startswith(CORPUS_PREFIX):
+        if pair_field is not None:
+            raise BadInput(f"`data` {data}: the shipped corpora hold single texts, not sentence pairs (`pair_field`)")
         return _load_corpus(data[len(CORPUS_PREFIX) :], split, label_names, max_scan)
     if data == "-" or Path(data).is_file() or data.lower().endswith((".jsonl", ".csv", ".ndjson")):
-        rows = read_inputs(data, text_field=text_field, label_field=label_field)
+        rows = read_inputs(data, text_field=text_field, label_field=label_field, pair_field=pair_field)
         if max_scan is not None:
             rows = rows[:max_scan]
         labels = []
@@ -60,8 +65,9 @@ def load_labelled(
             if row.label is None:
                 raise BadInput(f"{where}: missing label field {label_field!r}")
             labels.append(resolve_label(row.label, label_names, where))
-        return LabelledData([row.text for row in rows], labels, str(Path(data).resolve()) if data != "-" else "-")
-    return _load_hub(parse_hub_spec(data, split, text_field, label_field), label_names, max_scan)
+        texts = [row.text if row.pair is None else (row.text, row.pair) for row in rows]
+        return LabelledData(texts, labels, str(Path(data).resolve()) if data != "-" else "-")
+    return _load_hub(parse_hub_spec(data, split, text_field, label_field, pair_field), label_names, max_scan)
 
 
 CORPUS_PREFIX = "corpus:"
@@ -95,11 +101,13 @@ def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | No
             f"data set {source.spec!r} (split {source.split}) could not be loaded: {message}; "
             "run once with network access to cache it, or pass `data` FILE.jsonl|FILE.csv"
         ) from None
-    for column in (source.text_field, source.label_field):
-        if column not in dataset.column_names:
+    for column in (source.text_field, source.label_field, source.pair_field):
+        if column is not None and column not in dataset.column_names:
             raise BadInput(
                 f"data set {source.spec!r}: no column {column!r} (columns: {', '.join(dataset.column_names)})"
             )
     texts = [str(t) for t in dataset[source.text_field]]
+    if source.pair_field is not None:
+        texts = list(zip(texts, (str(t) for t in dataset[source.pair_field])))
     labels = [resolve_label(v, label_names, f"{source.spec} row {i}") for i, v in enumerate(dataset[source.label_field])]
     return LabelledData(texts, labels, f"{source.spec}:{source.split}")

@@ -2,7 +2,8 @@
 
 Fields: ``text`` (required, name set by ``text_field``), ``id`` (optional
 string or number; defaults to the line number), ``label`` (optional: class
-index or class name).
+index or class name); with ``pair_field``, that field too (required): the second
+text of a sentence pair (NLI's hypothesis, a reranker's passage).
 
 Rows are read as a stream (:meth:`InputFile.rows`), so memory does not grow
 with the number of inputs. A bad line raises :class:`BadInput` naming file
@@ -33,6 +34,7 @@ class InputRow:
     id: Any
     text: str
     label: Any = None  # int, class name, or None
+    pair: str | None = None  # the second text of a sentence pair
 
 
 class _RowProblem(Exception):
@@ -51,15 +53,26 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str) -> InputRow:
-    if text_field not in obj:
-        raise _RowProblem(f"missing text field {text_field!r}")
-    text = obj[text_field]
+def _text(obj: dict, field: str, what: str) -> str:
+    if field not in obj:
+        raise _RowProblem(f"missing {what} field {field!r}")
+    text = obj[field]
     if not isinstance(text, str):
-        raise _RowProblem(f"field {text_field!r} is not a string")
+        raise _RowProblem(f"field {field!r} is not a string")
     if not text.strip():
-        raise _RowProblem(f"field {text_field!r} is empty")
-    for name, value in ((text_field, text), (id_field, obj.get(id_field)), (label_field, obj.get(label_field))):
+        raise _RowProblem(f"field {field!r} is empty")
+    return text
+
+
+def _row(
+    line: int, obj: dict, text_field: str, id_field: str, label_field: str, pair_field: str | None = None
+) -> InputRow:
+    text = _text(obj, text_field, "text")
+    pair = None if pair_field is None else _text(obj, pair_field, "pair")
+    checked = [(text_field, text), (id_field, obj.get(id_field)), (label_field, obj.get(label_field))]
+    if pair_field is not None:
+        checked.append((pair_field, pair))
+    for name, value in checked:
         if isinstance(value, str) and not _encodable(value):
             raise _RowProblem(f"field {name!r} is not valid Unicode (it holds an unpaired surrogate)")
         if arguments.plain_int(value) and abs(value) >= MAX_JSON_INT:
@@ -74,15 +87,23 @@ def _row(line: int, obj: dict, text_field: str, id_field: str, label_field: str)
     label = obj.get(label_field)
     if label is not None and not (isinstance(label, str) or arguments.plain_int(label)):
         raise _RowProblem(f"field {label_field!r} must be a class index or a class name")
-    return InputRow(line=line, id=identifier, text=text, label=label)
+    return InputRow(line=line, id=identifier, text=text, label=label, pair=pair)
 
 
 class InputFile:
     """The rows of one JSONL or CSV file (``-``: standard input), read as a stream."""
 
-    def __init__(self, path: str, text_field: str = "text", id_field: str = "id", label_field: str = "label") -> None:
+    def __init__(
+        self,
+        path: str,
+        text_field: str = "text",
+        id_field: str = "id",
+        label_field: str = "label",
+        pair_field: str | None = None,
+    ) -> None:
         self.source = LineSource(path)
         self.fields = (text_field, id_field, label_field)
+        self.pair_field = pair_field
         self.checked: int | None = None  # rows found by check()
 
     @property
@@ -112,7 +133,7 @@ class InputFile:
 
         def row(line: int, obj: dict) -> InputRow | None:
             try:
-                return _row(line, obj, text_field, id_field, label_field)
+                return _row(line, obj, text_field, id_field, label_field, self.pair_field)
             except _RowProblem as problem:
                 bad(line, str(problem))
                 return None
@@ -124,7 +145,7 @@ class InputFile:
         if first is None or _input_format(self.source.path, first[1]) == "jsonl":
             parsed = _jsonl_objects(lines, bad)
         else:
-            parsed = _csv_objects(name, _bare_cr_split(lines), text_field, label_field, bad)
+            parsed = _csv_objects(name, _bare_cr_split(lines), text_field, label_field, bad, self.pair_field)
         for number, obj in parsed:
             made = row(number, obj)
             if made is not None:
@@ -192,7 +213,9 @@ def _jsonl_objects(lines, bad) -> Iterator[tuple[int, dict]]:
         yield number, obj
 
 
-def _csv_objects(name: str, lines, text_field: str, label_field: str, bad) -> Iterator[tuple[int, dict]]:
+def _csv_objects(
+    name: str, lines, text_field: str, label_field: str, bad, pair_field: str | None = None
+) -> Iterator[tuple[int, dict]]:
     taken: dict[int, int] = {}  # the csv reader's line count -> file line, for the lines of the current row
 
     def text():
@@ -211,8 +234,9 @@ def _csv_objects(name: str, lines, text_field: str, label_field: str, bad) -> It
         raise BadInput(located(name, 1, f"unreadable CSV header ({error})")) from None
     if any(_not_utf8(column) for column in header):  # never skippable: every row depends on it
         raise BadInput(located(name, 1, "the CSV header is not UTF-8 text"))
-    if text_field not in header:
-        raise BadInput(located(name, 1, f"no column {text_field!r} (columns: {', '.join(header)})"))
+    for column in (text_field, pair_field):
+        if column is not None and column not in header:
+            raise BadInput(located(name, 1, f"no column {column!r} (columns: {', '.join(header)})"))
     repeated = sorted({column for column in header if header.count(column) > 1})
     if repeated:
         raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
@@ -254,28 +278,49 @@ def read_inputs(
     id_field: str = "id",
     label_field: str = "label",
     skipped: list[str] | None = None,
+    pair_field: str | None = None,
 ) -> list[InputRow]:
     """All rows of a JSONL or CSV file (``-``: standard input), validated (see :class:`InputFile`)."""
-    return list(InputFile(path, text_field, id_field, label_field).rows(skipped))
+    return list(InputFile(path, text_field, id_field, label_field, pair_field).rows(skipped))
 
 
 def rows_from_objects(
-    items, text_field: str = "text", id_field: str = "id", label_field: str = "label", source: str = "<inputs>"
+    items,
+    text_field: str = "text",
+    id_field: str = "id",
+    label_field: str = "label",
+    source: str = "<inputs>",
+    pair_field: str | None = None,
 ) -> list[InputRow]:
-    """Input rows from Python objects: strings (the text), or mappings with a text field (a list
-    of dicts, a ``datasets.Dataset``). Item i counts as line i + 1 in messages; ids default to i."""
+    """Input rows from Python objects: strings (the text), ``(text, pair)`` tuples (a sentence
+    pair), or mappings with a text field (a list of dicts, a ``datasets.Dataset``; with
+    ``pair_field``, the pair's second text there too). Pairs and single texts do not mix.
+    Item i counts as line i + 1 in messages; ids default to i."""
+    if pair_field is not None and pair_field == text_field:
+        raise BadInput(f"{source}: the pair field and the text field are both {text_field!r}")
     rows = []
     for index, item in enumerate(items):
+        where = f"{source}: item {index}"
+        pair = pair_field
         if isinstance(item, str):
             item = {text_field: item}
-        if not isinstance(item, Mapping):
-            raise BadInput(f"{source}: item {index}: expected a string or a mapping with a {text_field!r} field")
+        elif isinstance(item, tuple):
+            if len(item) != 2:
+                raise BadInput(f"{where}: a sentence pair is a (text, pair) tuple of two strings, got {len(item)} items")
+            pair = pair_field or ("pair" if text_field != "pair" else "second text")
+            item = {text_field: item[0], pair: item[1]}
+        elif not isinstance(item, Mapping):
+            raise BadInput(f"{where}: expected a string, a (text, pair) tuple or a mapping with a {text_field!r} field")
         values = dict(item)
         values.setdefault(id_field, index)
         try:
-            rows.append(_row(index + 1, values, text_field, id_field, label_field))
+            row = _row(index + 1, values, text_field, id_field, label_field, pair)
         except _RowProblem as problem:
-            raise BadInput(f"{source}: item {index}: {problem}") from None
+            raise BadInput(f"{where}: {problem}") from None
+        if rows and (row.pair is None) != (rows[0].pair is None):
+            kinds = ("a sentence pair", "a single text") if row.pair is None else ("a single text", "a sentence pair")
+            raise BadInput(f"{where}: is {kinds[1]}, but item 0 is {kinds[0]}: explain pairs and single texts apart")
+        rows.append(row)
     if not rows:
         raise BadInput(f"{source}: no inputs")
     return rows

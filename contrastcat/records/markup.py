@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from .spans import spans, visible
+from .spans import segment_texts, spans, visible
 
 STYLE = """
 .contrastcat { color-scheme: light dark; --fg: #1b1b1b; --bg: #ffffff; --muted: #5b5b5b; --line: #d0d0d0;
@@ -49,28 +49,42 @@ def _probability(record) -> float:
 
 def shaded_text(record, words: bool = False, rescale: bool = True) -> str:
     """The record's text, each token (or word) a focusable span shaded by its score, isolated in
-    direction (``unicode-bidi: isolate``: right-to-left letters stay inside their token)."""
-    parts, cursor = [], 0
-    for span in spans(record, words, rescale):
-        level = max(0.0, min(1.0, span.score))
-        piece = record.text[span.start : span.end]
-        parts.append(html.escape(visible(record.text[cursor : span.start], body=True)))
-        shown = f"{span.score:.3f}"
-        parts.append(
-            f'<span class="t{" hi" if level > 0.6 else ""}" style="--s:{level:.3f};unicode-bidi:isolate" tabindex="0" '
-            f'data-score="{shown}" title="{shown}" aria-label="{html.escape(visible(piece))}: {shown}">'
-            f"{html.escape(visible(piece, body=True))}</span>"
-        )
-        cursor = span.end
-    parts.append(html.escape(visible(record.text[cursor:], body=True)))
-    return "".join(parts)
+    direction (``unicode-bidi: isolate``: right-to-left letters stay inside their token). A
+    sentence pair's two texts are two blocks, the second marked as the pair's."""
+    found = spans(record, words, rescale)
+    blocks = []
+    for segment, body in enumerate(segment_texts(record)):
+        parts, cursor = [], 0
+        for span in (s for s in found if s.segment == segment):
+            level = max(0.0, min(1.0, span.score))
+            piece = body[span.start : span.end]
+            parts.append(html.escape(visible(body[cursor : span.start], body=True)))
+            shown = f"{span.score:.3f}"
+            parts.append(
+                f'<span class="t{" hi" if level > 0.6 else ""}" style="--s:{level:.3f};unicode-bidi:isolate" tabindex="0" '
+                f'data-score="{shown}" title="{shown}" aria-label="{html.escape(visible(piece))}: {shown}">'
+                f"{html.escape(visible(piece, body=True))}</span>"
+            )
+            cursor = span.end
+        parts.append(html.escape(visible(body[cursor:], body=True)))
+        blocks.append("".join(parts))
+    if len(blocks) == 1:
+        return blocks[0]
+    # Styled in place, so the page's style sheet (and every page of single texts) stays as it was.
+    return (
+        f'<span class="segment" style="display:block" aria-label="first text">{blocks[0]}</span>'
+        f'<span class="segment pair" style="{PAIR_STYLE}" aria-label="second text">{blocks[1]}</span>'
+    )
+
+
+PAIR_STYLE = "display:block;border-left:3px solid var(--line);padding-left:.5rem;margin-top:.3rem"
 
 
 def by_input(records: Iterable) -> list[list]:
     """Records of the same input (id and text) together, in order of first appearance."""
     groups: dict[tuple, list] = {}
     for record in records:
-        groups.setdefault((repr(record.id), record.text), []).append(record)
+        groups.setdefault((repr(record.id), record.text, getattr(record, "pair", None)), []).append(record)
     return list(groups.values())
 
 

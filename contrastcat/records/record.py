@@ -59,13 +59,24 @@ class AttributionRecord:
     pad_token_id: int | None = None  # the token batches were padded with (decoders: often EOS)
     model_dtype: str | None = None  # the weights' precision: float32, bfloat16, float16
     settings: dict = field(default_factory=dict)
+    # A sentence pair: its second text, and per token the text it is in (0: ``text``, 1: ``pair``,
+    # None: a token the tokenizer added); ``offsets`` are into that text. Not written for a single text.
+    pair: str | None = None
+    segments: list[int | None] | None = None
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read; never written
 
     def to_dict(self) -> dict:
         """The record as written to JSONL (without where it was read from)."""
         values = asdict(self)
         del values["line"]
+        for key in PAIR_FIELDS:
+            if values[key] is None:
+                del values[key]
         return values
+
+    def segment_text(self, segment: int | None) -> str:
+        """The text a token of ``segment`` is in (its offsets are into it)."""
+        return self.pair if segment == 1 and self.pair is not None else self.text
 
     def to_json(self) -> str:
         return jsonl.dumps(self.to_dict())
@@ -187,6 +198,12 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
     "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
 }
+PAIR_FIELDS = ("pair", "segments")
+RECORD_FIELDS["pair"] = (_optional(lambda v: isinstance(v, str)), "a string or null")
+RECORD_FIELDS["segments"] = (
+    _optional(_list_of(lambda v: v is None or (arguments.plain_int(v) and v in (0, 1)))),
+    "a list of 0, 1 or null (one per token) or null",
+)
 REQUIRED = ("text", "scores", "target")  # and "tokens" or "offsets"; explain's records have every field
 PER_TOKEN = ("token_ids", "offsets", "special")
 
@@ -206,6 +223,10 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
     for key, (valid, expected) in RECORD_FIELDS.items():
         if key in obj and not (valid(obj[key]) or (key in PER_TOKEN and obj[key] is None)):
             raise BadInput(f"{where}: {key!r} must be {expected}")
+    if (obj.get("pair") is None) != (obj.get("segments") is None):
+        raise BadInput(f"{where}: a sentence pair's record has both 'pair' and 'segments' (one per token)")
+    if obj.get("pair") is not None and not obj.get("token_ids"):
+        raise BadInput(f"{where}: a sentence pair's record needs the 'token_ids' explain writes")
     if "tokens" not in obj:
         if any(not start <= end <= len(obj["text"]) for start, end in obj["offsets"]):
             raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside 'text'")
@@ -215,15 +236,20 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
     length = len(obj["tokens"])
     if len(obj["scores"]) != length:
         raise BadInput(f"{where}: 'tokens' and 'scores' must be lists of the same length")
-    for key in PER_TOKEN:
+    for key in (*PER_TOKEN, "segments"):
         if obj.get(key) is not None and len(obj[key]) != length:
             raise BadInput(f"{where}: {key!r} must be a list with one entry per token")
     if not obj.get("token_ids") and obj.get("offsets") is None:
         # Made elsewhere, scores per token string: where each one is (render shades them, evaluate aligns them).
         obj = {**obj, "offsets": spans_of_tokens(obj["text"], obj["tokens"], where)}
     offsets = obj.get("offsets")
-    if offsets is not None and any(not start <= end <= len(obj["text"]) for start, end in offsets):
-        raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside 'text'")
+    segments = obj.get("segments") or [0] * len(offsets or ())
+    if offsets is not None and any(
+        not start <= end <= len(obj["pair"] if segment == 1 else obj["text"])
+        for (start, end), segment in zip(offsets, segments)
+    ):
+        inside = "'text' (or 'pair', for its tokens)" if obj.get("pair") is not None else "'text'"
+        raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside {inside}")
     known = {f.name for f in fields(AttributionRecord)} - {"line"}
     values = {key: value for key, value in obj.items() if key in known}
     for key in PER_TOKEN:

@@ -41,9 +41,16 @@ def visible(value, body: bool = False) -> str:
 
 @dataclass(frozen=True)
 class Span:
-    start: int  # character offsets into the record's text
+    start: int  # character offsets into the record's text (the pair's second text for segment 1)
     end: int
     score: float
+    segment: int = 0  # a sentence pair's text it is in: 0 (``text``) or 1 (``pair``)
+
+
+def segment_texts(record) -> list[str]:
+    """The texts a record's spans are in: ``[text]``, or ``[text, pair]`` for a sentence pair."""
+    pair = getattr(record, "pair", None)
+    return [record.text] if pair is None else [record.text, pair]
 
 
 def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
@@ -55,21 +62,25 @@ def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
     tokenizers (Llama, ALBERT, XLM-R) give ``▁film`` the space before it, and the
     words of a sentence would otherwise all touch.
     With ``rescale``, scores are min–max scaled over the spans shown, so a
-    special token holding the top score does not wash out the text.
+    special token holding the top score does not wash out the text. A sentence
+    pair's spans are in both texts, scaled together; each says which.
     """
     result: list[Span] = []
-    text = record.text
-    for (start, end), score, special in zip(record.offsets, record.scores, record.special):
+    texts = segment_texts(record)
+    segments = getattr(record, "segments", None) or [0] * len(record.offsets)
+    for (start, end), score, special, segment in zip(record.offsets, record.scores, record.special, segments):
+        segment = segment or 0  # a token the tokenizer added (None) is special: skipped below
+        text = texts[segment] if segment < len(texts) else texts[0]
         while start < end and text[start].isspace():
             start += 1
         if special or end <= start:
             continue
-        if words and result and result[-1].end == start:
+        if words and result and result[-1].end == start and result[-1].segment == segment:
             previous = result.pop()
-            result.append(Span(previous.start, end, max(previous.score, score)))
+            result.append(Span(previous.start, end, max(previous.score, score), segment))
         else:
-            result.append(Span(start, end, float(score)))
+            result.append(Span(start, end, float(score), segment))
     if rescale and result:
         scaled = minmax(np.array([s.score for s in result], dtype=np.float64))
-        result = [Span(s.start, s.end, float(value)) for s, value in zip(result, scaled)]
+        result = [Span(s.start, s.end, float(value), s.segment) for s, value in zip(result, scaled)]
     return result

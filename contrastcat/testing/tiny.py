@@ -126,6 +126,10 @@ TINY: dict[str, TinyFamily] = {
 }
 
 
+# Families whose tokenizers give token type ids (segment ids), as their real ones do.
+TYPED = ("bert", "albert", "electra", "deberta-v2")
+
+
 def corpus_texts() -> list[str]:
     """What the tokenizers learn their vocabulary from: every toy word, in sentences."""
     words = list(toy.FILLER + toy.POSITIVE + toy.NEGATIVE)
@@ -174,7 +178,14 @@ def make_tokenizer(model_type: str):
     if row.template is not None:
         before, after = row.template
         single = " ".join(part for part in (before, "$A", after) if part)
-        pair = " ".join(part for part in (before, "$A", after, "$B:1", after) if part)
+        # Each family's own pair template: BERT's [CLS] A [SEP] B [SEP] with B typed 1,
+        # RoBERTa's <s> A </s></s> B </s> with no types, a decoder's <s> A B.
+        if row.model_type in TYPED:
+            pair = f"{before} $A {after} $B:1 {after}:1"
+        elif after == "</s>":
+            pair = f"{before} $A {after} {after} $B {after}"
+        else:
+            pair = " ".join(part for part in (before, "$A", after, "$B:1", after) if part)
         used = [token for token in (before, after) if token]
         tokenizer.post_processor = processors.TemplateProcessing(
             single=single, pair=pair, special_tokens=[(t, tokenizer.token_to_id(t)) for t in dict.fromkeys(used)]
@@ -186,7 +197,10 @@ def make_tokenizer(model_type: str):
             steps.append(tokenizer.post_processor)
         tokenizer.post_processor = processors.Sequence(steps)
     names = {f"{role}_token": token for role, token in row.specials.items()}
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, model_max_length=POSITIONS, **names)
+    inputs = ["input_ids", "token_type_ids", "attention_mask"] if row.model_type in TYPED else ["input_ids", "attention_mask"]
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, model_max_length=POSITIONS, model_input_names=inputs, **names
+    )
 
 
 def build(

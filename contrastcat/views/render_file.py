@@ -94,7 +94,7 @@ def _input_major(records, pair, label):
     when explain wrote them; otherwise an input's A waits for its B)."""
     waiting: dict = {}
     for record in records:
-        key = (repr(record.id), record.text)
+        key = (repr(record.id), record.text, record.pair)
         found = waiting.setdefault(key, {})
         found[label(record)] = record
         if len(found) == 2:

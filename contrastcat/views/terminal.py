@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ..records.record import AttributionRecord
-from ..records.spans import Span, spans, visible
+from ..records.spans import Span, segment_texts, spans, visible
 
 __all__ = ["Span", "header", "render_plain", "render_rich", "spans", "visible"]
 
@@ -33,33 +33,47 @@ def _shade(score: float) -> str:
     return f"{foreground} on #ff{green_blue:02x}{green_blue:02x}"
 
 
+# What opens the second text of a sentence pair, on a line of its own.
+PAIR_MARK = "‖ "
+
+
 def render_rich(record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False) -> Text:
     text = Text()
-    cursor = 0
-    for span in spans(record, words, rescale):
-        text.append(visible(record.text[cursor : span.start], body=True))
-        piece = visible(record.text[span.start : span.end], body=True)
-        text.append(piece, style=_shade(span.score) if span.score >= threshold else "")
-        cursor = span.end
-    text.append(visible(record.text[cursor:], body=True))
+    found = spans(record, words, rescale)
+    for segment, body in enumerate(segment_texts(record)):
+        if segment:
+            text.append("\n" + PAIR_MARK, style="dim")
+        cursor = 0
+        for span in (s for s in found if s.segment == segment):
+            text.append(visible(body[cursor : span.start], body=True))
+            piece = visible(body[span.start : span.end], body=True)
+            text.append(piece, style=_shade(span.score) if span.score >= threshold else "")
+            cursor = span.end
+        text.append(visible(body[cursor:], body=True))
     return text
 
 
 def render_plain(record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False) -> str:
-    """The text with ``[token 0.87]`` marks on tokens scoring at least ``threshold``."""
+    """The text with ``[token 0.87]`` marks on tokens scoring at least ``threshold``; a sentence
+    pair's second text follows on its own line, after ``‖``."""
     parts = []
-    cursor = 0
-    for span in spans(record, words, rescale):
-        parts.append(visible(record.text[cursor : span.start], body=True))
-        piece = visible(record.text[span.start : span.end], body=True)
-        parts.append(f"[{piece} {span.score:.2f}]" if span.score >= threshold else piece)
-        cursor = span.end
-    parts.append(visible(record.text[cursor:], body=True))
+    found = spans(record, words, rescale)
+    for segment, body in enumerate(segment_texts(record)):
+        if segment:
+            parts.append("\n" + PAIR_MARK)
+        cursor = 0
+        for span in (s for s in found if s.segment == segment):
+            parts.append(visible(body[cursor : span.start], body=True))
+            piece = visible(body[span.start : span.end], body=True)
+            parts.append(f"[{piece} {span.score:.2f}]" if span.score >= threshold else piece)
+            cursor = span.end
+        parts.append(visible(body[cursor:], body=True))
     return "".join(parts)
 
 
 def top_words(record: AttributionRecord, count: int, words: bool = True, rescale: bool = True) -> str:
     """The ``count`` most relevant words (or tokens) of a record, strongest first: ``film 1.00, dull 0.82``
     (scores rescaled over the words shown, as the shaded text is, unless ``rescale`` is off)."""
-    found = sorted(spans(record, words, rescale), key=lambda span: (-span.score, span.start))[:count]
-    return ", ".join(f"{visible(record.text[s.start:s.end])} {s.score:.2f}" for s in found)  # one line
+    found = sorted(spans(record, words, rescale), key=lambda span: (-span.score, span.segment, span.start))[:count]
+    texts = segment_texts(record)
+    return ", ".join(f"{visible(texts[s.segment][s.start:s.end])} {s.score:.2f}" for s in found)  # one line

@@ -1,0 +1,111 @@
+"""contrastcat.load_model on a model already in memory: (model, tokenizer) and a pipeline.
+
+The records must be those of the same weights loaded from their directory, the model must be
+the caller's own object (not a copy), and its attention setting and training mode must be as
+the caller left them after every call.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
+
+import contrastcat
+from contrastcat.errors import BadInput
+
+
+def assert_bad_input(call, *fragments):
+    with pytest.raises(BadInput) as caught:
+        call()
+    message = str(caught.value)
+    assert message and "\n" not in message, message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+
+TEXTS = ["the film was a brilliant story", "a dull and boring night", "the dog in the house"]
+METHODS = ["contrastcat", "attcat", "integrated-gradients", "rollout"]
+
+
+def _from_directory(directory, attention="sdpa", training=True):
+    """The caller's own model: loaded as a notebook would, with another attention implementation."""
+    model = AutoModelForSequenceClassification.from_pretrained(directory, attn_implementation=attention)
+    model.train(training)
+    return model, AutoTokenizer.from_pretrained(directory)
+
+
+@pytest.fixture(scope="module")
+def directory_records(toy_dir, toy_library):
+    classifier = contrastcat.load_model(str(toy_dir / "model"), device="cpu")
+    return classifier, contrastcat.explain(classifier, TEXTS, toy_library, METHODS, ig_steps=8)
+
+
+def test_a_model_and_its_tokenizer_give_the_directorys_records(toy_dir, toy_library, directory_records):
+    loaded, expected = directory_records
+    model, tokenizer = _from_directory(toy_dir / "model")
+    classifier = contrastcat.load_model(model, tokenizer)
+    assert classifier.model is model  # not a copy
+    assert classifier.name == str(toy_dir / "model") and classifier.fingerprint == loaded.fingerprint
+    records = contrastcat.explain(classifier, TEXTS, toy_library, METHODS, ig_steps=8)
+    assert [r.to_dict() for r in records] == [r.to_dict() for r in expected]
+    # As the caller left it: sdpa attention, training mode, every module.
+    assert model.config._attn_implementation == "sdpa"
+    assert model.training and all(module.training for module in model.modules())
+    report = contrastcat.evaluate(classifier, records, bootstrap=0, min_tokens=3)
+    assert report.table() == contrastcat.evaluate(loaded, expected, bootstrap=0, min_tokens=3).table()
+    assert model.config._attn_implementation == "sdpa" and model.training
+
+
+def test_a_pipeline_gives_the_directorys_records(toy_dir, toy_library, directory_records):
+    _, expected = directory_records
+    model, tokenizer = _from_directory(toy_dir / "model", attention="eager", training=False)
+    model.config._attn_implementation = "sdpa"
+    classifier = contrastcat.load_model(pipeline("text-classification", model=model, tokenizer=tokenizer))
+    assert classifier.model is model
+    records = contrastcat.explain(classifier, TEXTS, toy_library, METHODS, ig_steps=8)
+    assert [r.to_dict() for r in records] == [r.to_dict() for r in expected]
+    assert model.config._attn_implementation == "sdpa" and not model.training
+
+
+def test_a_pair_model_in_memory(pair_models):
+    root = pair_models["bert"]["root"]
+    model, tokenizer = _from_directory(root / "model")
+    examples = pair_models["bert"]["held_out"][:4]
+    inputs = [(e.text, e.pair) for e in examples]
+    borrowed = contrastcat.explain(contrastcat.load_model(model, tokenizer), inputs, method="attcat")
+    loaded = contrastcat.explain(contrastcat.load_model(str(root / "model")), inputs, method="attcat")
+    assert [r.to_dict() for r in borrowed] == [r.to_dict() for r in loaded]
+
+
+def test_weights_changed_after_loading_are_refused(toy_dir):
+    model, tokenizer = _from_directory(toy_dir / "model", training=False)
+    classifier = contrastcat.load_model(model, tokenizer, name="mine")
+    assert contrastcat.explain(classifier, TEXTS[:1], method="attcat")[0].model == "mine"
+    saved = model.classifier.bias.detach().clone()
+    with torch.no_grad():
+        model.classifier.bias.add_(0.5)  # one optimizer step, say
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS[:1], method="attcat"),
+                     "explain", "weights of model 'mine' changed", "load_model(model, tokenizer) again")
+    with torch.no_grad():
+        model.classifier.bias.copy_(saved)  # put back: the same weights again
+    assert contrastcat.explain(classifier, TEXTS[:1], method="attcat")
+
+
+@pytest.mark.parametrize(
+    "call,fragment",
+    [
+        (lambda m, t: contrastcat.load_model(m), "needs its tokenizer"),
+        (lambda m, t: contrastcat.load_model(m, t, dtype="bfloat16"), "does not cast"),
+        (lambda m, t: contrastcat.load_model(m, t, device="meta"), "device"),
+        (lambda m, t: contrastcat.load_model("minilm-rt", t), "tokenizer goes with a model object"),
+        (lambda m, t: contrastcat.load_model(m, t, name=""), "name"),
+        (lambda m, t: contrastcat.load_model(m.bert, t), "not a sequence classifier"),
+        (lambda m, t: contrastcat.load_model(torch.nn.Linear(2, 2), t), "not a transformers model"),
+        (lambda m, t: contrastcat.load_model(pipeline("feature-extraction", model=m.bert, tokenizer=t)), "not a text classifier"),
+        (lambda m, t: contrastcat.load_model(m, "bert-base-uncased"), "fast tokenizer"),
+    ],
+)
+def test_bad_in_memory_models_are_one_line(toy_dir, call, fragment):
+    model, tokenizer = _from_directory(toy_dir / "model", training=False)
+    assert_bad_input(lambda: call(model, tokenizer), "load_model" if "tokenizer goes" in fragment else "", fragment)
+    assert model.config._attn_implementation == "sdpa"
