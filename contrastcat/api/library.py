@@ -13,6 +13,7 @@ from ..library.build import BuildReport, Progress, parse_pools
 from ..library.build_refs import build_refs as _build_refs
 from ..library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
 from ..library.defaults import cached_library as _cached_library
+from ..library.defaults import labelled as _labelled
 from ..library.defaults import labelled_data as _labelled_data
 from ..models import Classifier
 from .checks import classifier_arg, model_directory
@@ -99,10 +100,15 @@ def build_library(
     else:
         path = check.path("build_library: path", path)
         check_output_path(path, [data if isinstance(data, str) else None, model_directory(classifier)])
-    texts, label_ids, description, split_used = labelled_data(
-        classifier, data, labels, split, text_field, label_field, max_scan, pair_field
+    found, split_used = _labelled(
+        classifier, data, labels, check.optional_text("build_library: split", split),
+        check.optional_text("build_library: text_field", text_field),
+        check.optional_text("build_library: label_field", label_field), max_scan, pair_field,
     )
-    _build_library(classifier, texts, label_ids, path, options, data=description, split=split_used, progress=progress)
+    _build_library(
+        classifier, found.texts, found.labels, path, options, data=found.description, split=split_used,
+        progress=progress, where=found.where,
+    )
     return RefLibrary(path)
 
 

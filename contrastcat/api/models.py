@@ -77,7 +77,7 @@ def _borrow(model, tokenizer, device, dtype, name) -> Classifier:
 
     from ..models.devices import resolve_device
     from ..models.loading import borrow_classifier
-    from ..models.precision import dtype_name
+    from ..models.precision import DTYPES, dtype_name
 
     if _is_pipeline(model):
         task = str(getattr(model, "task", "") or "")
@@ -93,6 +93,12 @@ def _borrow(model, tokenizer, device, dtype, name) -> Classifier:
     if name is None:
         name = str(getattr(model, "name_or_path", "") or getattr(model.config, "_name_or_path", "") or type(model).__name__)
     name = check.text("load_model: name", name)
+    if not name.strip() or any(c in name for c in "\n\r\0"):
+        raise BadInput(f"load_model: name must be a name on one line, got {check.shown(name)}")
+    if dtype != "auto":
+        spelled = dtype_name(dtype) if isinstance(dtype, torch.dtype) else dtype
+        if spelled not in DTYPES:
+            raise BadInput(f"load_model: dtype must be auto, {', '.join(DTYPES)} or a torch.dtype of them, got {check.shown(dtype)}")
     parameter = next(model.parameters(), None)
     if parameter is not None:
         has = parameter.device

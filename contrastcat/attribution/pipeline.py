@@ -23,7 +23,7 @@ from ..methods import AttributionMethod, build_method
 from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, resolve_forward_dtype
-from ..models.segments import check_types
+from ..models.segments import SeparatorInText, check_types
 from ..models.tokens import TokenizedText, length_batches, tokenize
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, resolve_label, rounded
@@ -288,6 +288,29 @@ def tokenize_rows(classifier: Classifier, rows: Sequence[InputRow], max_length: 
         for row, text in zip(rows, texts):
             check_types(classifier.pair_types, text.ids, text.types, f"{source}:{row.line}")
     return texts
+
+
+def checked_pairs(
+    classifier: Classifier, rows: Iterable[InputRow], max_length: int, source: str, skipped: list[str] | None = None
+) -> Iterator[InputRow]:
+    """The rows, each sentence pair checked to keep its segment ids when tokens go (a separator typed
+    into a text would shift them): a bad one raises, or with ``skipped`` is listed there and left
+    out. For a run that must refuse a bad line before it writes anything, or skip it (--on-error)."""
+    paired = classifier.paired()
+    usable = 0
+    for row in rows:
+        if row.pair is not None and paired.pair_types is not None:
+            try:
+                tokenize_rows(paired, [row], max_length, source)
+            except SeparatorInText as error:
+                if skipped is None:
+                    raise
+                skipped.append(str(error))
+                continue
+        usable += 1
+        yield row
+    if not usable and skipped:
+        raise BadInput(f"{source}: no input row is usable ({len(skipped)} skipped)")
 
 
 def _record(run: _Run, row, text, refined, probs, target: int, method) -> AttributionRecord:

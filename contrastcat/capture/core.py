@@ -148,7 +148,7 @@ def capture(
     if ATTENTION_RELEVANCE in lrp:
         wanted |= {ATTENTIONS, ATTENTION_GRADIENTS}
     implementation = getattr(classifier.model.config, "_attn_implementation", None)
-    if implementation not in (None, "eager"):
+    if implementation not in (None, "eager") and not classifier.borrowed:  # a borrowed model runs eager (forward.in_use)
         raise BadInput(
             f"the LRP methods need eager attention (attn_implementation='eager'); this model uses {implementation!r}"
         )

@@ -101,9 +101,11 @@ def build_library(
     data: str = "",
     split: str = "",
     progress: Progress | None = None,
+    where: Sequence[str] | None = None,
 ) -> BuildReport:
     """Scan ``texts``/``labels``, pick references per class, write the library to ``output``.
-    ``texts`` of ``(text, pair)`` tuples are sentence pairs, for a pair classifier (a pair library)."""
+    ``texts`` of ``(text, pair)`` tuples are sentence pairs, for a pair classifier (a pair library).
+    ``where``: per row, where it was read (``FILE:LINE``), for messages about one row."""
     limit = check_max_length(classifier, options.max_length)
     texts, pairs = split_pairs(texts, data or "data")
     if pairs is not None:
@@ -111,7 +113,7 @@ def build_library(
     tokenized = tokenize(classifier.tokenizer, texts, limit, classifier.empty_input, pairs)
     if classifier.pair_types is not None:
         for row, text in enumerate(tokenized):
-            check_types(classifier.pair_types, text.ids, text.types, f"{data or 'data'}: row {row}")
+            check_types(classifier.pair_types, text.ids, text.types, where[row] if where else f"{data or 'data'}: item {row}")
     lengths = np.array([len(t.ids) for t in tokenized])
     labels_array = np.asarray(labels)
     _check_candidates(labels_array, lengths, classifier, options, data)

@@ -15,7 +15,7 @@ from ..io.files import check_output_path
 from ..models.loading import check_max_length
 from ..models.resolve import load_classifier, model_location
 from .build import BuildReport, BuildSettings, Progress, build_library
-from .defaults import DEFAULT_LIBRARY, check_same_model, labelled_data, replaceable
+from .defaults import DEFAULT_LIBRARY, check_same_model, labelled, replaceable
 
 
 def build_refs(
@@ -47,7 +47,8 @@ def build_refs(
         warnings.warn(classifier.adapter.warning, ContrastCatWarning, stacklevel=2)
     check_same_model(output, existing, classifier)
     check_max_length(classifier, options.max_length)  # before the data loads
-    texts, labels, description, split_used = labelled_data(
-        classifier, data, None, split, text_field, label_field, max_scan, pair_field
+    found, split_used = labelled(classifier, data, None, split, text_field, label_field, max_scan, pair_field)
+    return build_library(
+        classifier, found.texts, found.labels, output, options, data=found.description, split=split_used,
+        progress=progress, where=found.where,
     )
-    return build_library(classifier, texts, labels, output, options, data=description, split=split_used, progress=progress)

@@ -28,7 +28,7 @@ from ..io.files import check_output_path
 from ..models import Classifier
 from ..models.aliases import lookup_alias
 from ..models.precision import dtype_name
-from ..records.data import load_labelled
+from ..records.data import LabelledData, load_labelled
 from ..records.inputs import rows_from_objects
 from ..records.record import resolve_label
 from .build import BuildSettings, Progress, build_library
@@ -131,12 +131,27 @@ def labelled_data(
     pair_field: str | None = None,
 ) -> tuple[list, list[int], str, str]:
     """:func:`contrastcat.api.labelled_data` (documented there), its arguments checked."""
+    found, split_used = labelled(classifier, data, labels, split, text_field, label_field, max_scan, pair_field)
+    return found.texts, found.labels, found.description, split_used
+
+
+def labelled(
+    classifier: Classifier,
+    data=None,
+    labels: Sequence[int | str] | None = None,
+    split: str | None = None,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    max_scan: int | None = None,
+    pair_field: str | None = None,
+) -> tuple[LabelledData, str]:
+    """(the labelled rows with where each was read, the split used): what :func:`labelled_data` returns."""
     if data is None or isinstance(data, (str, os.PathLike)):
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None
         if data is None and source is None:
             raise BadInput(f"data (`data`) is required: model {classifier.name!r} has no default data set")
-        labelled = load_labelled(
+        found = load_labelled(
             str(data) if data is not None else source.spec,
             classifier.label_names,
             split=split or (source.split if source else "train"),
@@ -145,27 +160,35 @@ def labelled_data(
             max_scan=max_scan,
             pair_field=pair_field,
         )
-        return labelled.texts, labelled.labels, labelled.description, split or (source.split if source else "")
+        return found, split or (source.split if source else "")
     text_field, label_field = text_field or "text", label_field or "label"
     items = list(arguments.collection("data", data, "texts or rows"))
     if labels is not None:
         labels = list(arguments.collection("labels", labels, "labels"))
         if len(labels) != len(items):
             raise BadInput(f"{len(items)} texts but {len(labels)} labels")
-        if any(isinstance(item, tuple) for item in items) and pair_field is None:
-            pair_field = "pair" if text_field != "pair" else "second text"
-        items = [_labelled_item(item, label, text_field, label_field, pair_field) for item, label in zip(items, labels)]
+        pairs = [isinstance(item, tuple) for item in items]
+        if any(pairs):
+            if not all(pairs):
+                odd = pairs.index(not pairs[0])
+                raise BadInput(f"data: item {odd}: sentence pairs and single texts mixed (item 0 is "
+                               f"{'a pair' if pairs[0] else 'a single text'}): a library holds one kind")
+            pair_field = pair_field or next(k for k in ("pair", "second text") if k not in (text_field, label_field))
+        items = [_labelled_item(i, item, label, text_field, label_field, pair_field) for i, (item, label) in enumerate(zip(items, labels))]
     rows = rows_from_objects(items, text_field, "id", label_field, source="data", pair_field=pair_field)
     if any(row.label is None for row in rows):
         missing = next(i for i, row in enumerate(rows) if row.label is None)
         raise BadInput(f"data: item {missing}: no label ({label_field!r})")
     resolved = [resolve_label(row.label, classifier.label_names, f"data: item {row.line - 1}") for row in rows]
     texts = [row.text if row.pair is None else (row.text, row.pair) for row in rows][:max_scan]
-    return texts, resolved[: len(texts)], "python objects", split or ""
+    where = [f"data: item {row.line - 1}" for row in rows][: len(texts)]
+    return LabelledData(texts, resolved[: len(texts)], "python objects", where), split or ""
 
 
-def _labelled_item(item, label, text_field: str, label_field: str, pair_field: str | None) -> dict:
+def _labelled_item(index: int, item, label, text_field: str, label_field: str, pair_field: str | None) -> dict:
     """A text or a (text, pair) tuple given beside its label, as a row."""
-    if isinstance(item, tuple) and len(item) == 2 and pair_field is not None:
+    if isinstance(item, tuple):
+        if len(item) != 2:
+            raise BadInput(f"data: item {index}: a sentence pair is a (text, pair) tuple of two strings, got {len(item)} items")
         return {text_field: item[0], pair_field: item[1], label_field: label}
     return {text_field: item, label_field: label}  # anything else: rows_from_objects says what is wrong

@@ -113,6 +113,11 @@ class RefLibrary:
         if (self.info.inputs == "pairs") != ("pair" in group):
             raise self._damaged(f"{group.name} {'lacks' if 'pair' not in group else 'holds'} the pairs' second texts")
         pairs = [decode_attribute(t) for t in group["pair"][()]] if "pair" in group else [None] * len(texts)
+        sizes = {len(group[key]) for key in ("f_c", "below_gamma", "label", "source_row", "length", "token_ids")}
+        if sizes != {len(texts)} or len(pairs) != len(texts):
+            raise self._damaged(f"the datasets of {group.name} do not hold one entry per reference each")
+        if any(not isinstance(t, str) for t in texts) or any(p is not None and not isinstance(p, str) for p in pairs):
+            raise self._damaged(f"{group.name} holds a text that is not a string")
         return [
             ReferenceEntry(
                 f_c=float(f),

@@ -19,7 +19,9 @@ def eager_eval(model: torch.nn.Module) -> Iterator[None]:
     """``model`` with eager attention and in eval mode inside, as it was after."""
     configs = _configs(model.config)
     attention = [getattr(config, "_attn_implementation_internal", None) for config in configs]
-    training = [module for module in model.modules() if module.training]
+    # Each module's own flag: train() would set a module's children too, and a caller may have
+    # put some of them (a dropout) in eval mode inside a model that is training.
+    modes = [(module, module.training) for module in model.modules()]
     model.config._attn_implementation = "eager"  # the setter sets the sub-configs' too
     model.eval()
     try:
@@ -27,8 +29,8 @@ def eager_eval(model: torch.nn.Module) -> Iterator[None]:
     finally:
         for config, value in zip(configs, attention):
             config._attn_implementation_internal = value
-        for module in training:
-            module.train()
+        for module, training in modes:
+            module.training = training
 
 
 def _configs(config) -> list:
@@ -41,6 +43,29 @@ def _configs(config) -> list:
     return found
 
 
-def attention_setting(model: torch.nn.Module) -> str | None:
-    """The attention implementation the model's config names (what :func:`eager_eval` puts back)."""
-    return getattr(model.config, "_attn_implementation_internal", None)
+def weight_signature(model: torch.nn.Module) -> tuple:
+    """What the weights are now, cheaply: per weight its storage, its in-place version (an optimizer
+    step, ``load_state_dict``) and a checksum of its bits (a write through ``.data`` or a numpy view
+    moves no version). The checksum sums the bits read as integers, so it is exact and the same on
+    every call; it runs where the weights are."""
+    found = []
+    for name, tensor in (*model.named_parameters(), *model.named_buffers()):
+        data = tensor.detach()
+        try:
+            version = tensor._version
+        except RuntimeError:  # an inference-mode tensor keeps no version counter
+            version = None
+        found.append((name, data.data_ptr(), version, _checksum(data)))
+    return tuple(found)
+
+
+def _checksum(data: torch.Tensor) -> tuple[int, int]:
+    """(sum, sum of squares) of the tensor's bits read as integers, wrapping in int64."""
+    flat = data.contiguous().view(-1)
+    if flat.numel() == 0:
+        return (0, 0)
+    width = flat.element_size()
+    integer = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(width)
+    words = flat.view(integer) if integer is not None else flat.view(torch.uint8)
+    as_long = words.to(torch.int64)
+    return int(as_long.sum()), int((as_long * as_long).sum())

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import itertools
 import json
 import warnings
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
-from .borrowed import eager_eval
+from .borrowed import eager_eval, weight_signature
 from .devices import resolve_device
 from .precision import dtype_name, resolve_dtype
 from .segments import PairTypes, pair_types
@@ -53,7 +52,7 @@ class Classifier:
     # A model the caller loaded (``contrastcat.load_model(model, tokenizer)``): every pass switches
     # it to eager attention and eval mode and puts back what it found (see ``forward.in_use``).
     borrowed: bool = False
-    versions: tuple = ()  # a borrowed model's weights as wrapped: (name, storage, in-place version) each
+    versions: tuple = ()  # a borrowed model's weights as wrapped (borrowed.weight_signature)
 
     @property
     def num_classes(self) -> int:
@@ -338,34 +337,48 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
     parameter = next(model.parameters(), None)
     if parameter is None:
         raise BadInput(f"model {name!r} has no weights")
+    if parameter.is_meta:
+        raise BadInput(f"model {name!r} is on the meta device: its weights are not loaded")
+    if parameter.is_inference():
+        raise BadInput(
+            f"model {name!r} was made under torch.inference_mode(): its weights cannot take part in the gradients "
+            "contrastcat computes (load it outside inference_mode)"
+        )
+    if parameter.dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        raise BadInput(
+            f"model {name!r} has {dtype_name(parameter.dtype)} weights: contrastcat runs float32, bfloat16 or float16 "
+            "(cast it first: model.float())"
+        )
+    rows = int(model.get_input_embeddings().num_embeddings)
+    if len(tokenizer) > rows:
+        raise BadInput(
+            f"model {name!r}: its tokenizer has {len(tokenizer)} tokens but its embeddings only {rows}: "
+            "they do not belong together (pass the model's own tokenizer)"
+        )
     with eager_eval(model):
         _check_head(model, name, parameter.device)
         adapter = adapter_for(model)
     classifier = _classifier(
         model, tokenizer, name, name, parameter.device, None, adapter, weights_fingerprint(model)
     )
-    return dataclasses.replace(classifier, borrowed=True, versions=weight_versions(model))
-
-
-def weight_versions(model: torch.nn.Module) -> tuple:
-    """Where each weight lives and how often it was changed in place (an optimizer step counts):
-    cheap to read on every call, unlike the fingerprint, and it moves whenever the weights can have."""
-    return tuple(
-        (name, tensor.data_ptr(), tensor._version)
-        for name, tensor in itertools.chain(model.named_parameters(), model.named_buffers())
-    )
+    return dataclasses.replace(classifier, borrowed=True, versions=weight_signature(model))
 
 
 def check_unchanged(classifier: Classifier, function: str) -> None:
     """A borrowed model whose weights changed since it was wrapped (trained on in the notebook)
     would be explained under its old fingerprint: refuse, so no record names the wrong weights."""
-    if not classifier.borrowed or weight_versions(classifier.model) == classifier.versions:
+    if not classifier.borrowed:
         return
-    if weights_fingerprint(classifier.model) != classifier.fingerprint:
-        raise BadInput(
-            f"{function}: the weights of model {classifier.name!r} changed since contrastcat.load_model wrapped it "
-            "(its records would name the old ones): call contrastcat.load_model(model, tokenizer) again"
-        )
+    now = weight_signature(classifier.model)
+    if now == classifier.versions:
+        return
+    if weights_fingerprint(classifier.model) == classifier.fingerprint:
+        classifier.versions = now  # changed and put back: the same weights, no need to hash them again
+        return
+    raise BadInput(
+        f"{function}: the weights of model {classifier.name!r} changed since contrastcat.load_model wrapped it "
+        "(its records would name the old ones): call contrastcat.load_model(model, tokenizer) again"
+    )
 
 
 def _check_head(model: torch.nn.Module, name: str, device: torch.device) -> None:

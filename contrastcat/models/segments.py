@@ -11,7 +11,7 @@ that gap. Removing or masking other tokens never changes which gap a token is in
 so every copy keeps its tokens' original types.
 
 The walk is checked against the tokenizer on every input (:func:`check_types`):
-a text that holds a separator literally would shift it, and is refused there.
+a separator typed into the first text would shift it, and such a line is refused.
 RoBERTa-style tokenizers (no ``token_type_ids``) and models without a type
 embedding need none of this: their pairs differ from single texts only in the
 separators the tokenizer puts between the two.
@@ -100,10 +100,14 @@ def pair_types(tokenizer, config, name: str) -> PairTypes | None:
     return PairTypes(tuple(specials), tuple(special_types), tuple(gap_types))
 
 
+class SeparatorInText(BadInput):
+    """An input whose pair the walk cannot keep: one line, refusable or skippable as any bad line."""
+
+
 def check_types(walk: PairTypes, ids: Sequence[int], given: Sequence[int], where: str) -> None:
     """Refuse a pair whose own segment ids the walk would not give (a separator typed into a text)."""
     if list(walk.types(ids)) != [int(t) for t in given]:
-        raise BadInput(
+        raise SeparatorInText(
             f"{where}: a text of the pair holds one of the tokenizer's separator tokens literally; "
             "its segments could not be kept apart when tokens are removed (take it out of the text)"
         )

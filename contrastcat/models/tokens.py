@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..errors import NonFiniteOutput
+from ..errors import BadInput, NonFiniteOutput
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,13 @@ def tokenize(
     if not texts:
         return []  # tokenizers fail on an empty batch
     second = None if pairs is None else list(pairs)
+    if second is not None:
+        added = int(tokenizer.num_special_tokens_to_add(pair=True))
+        if max_length < added + 2:  # the tokenizer would not cut at all, and say so only in its log
+            raise BadInput(
+                f"`max_length` {max_length} is too short for a sentence pair: the tokenizer adds {added} special "
+                f"token(s), and each text needs one (at least {added + 2})"
+            )
     encoded = tokenizer(
         list(texts),
         second,

@@ -33,6 +33,7 @@ class LabelledData:
     texts: list  # strings, or (text, pair) tuples of sentence pairs
     labels: list[int]
     description: str  # what to record in the library's ``data`` attribute
+    where: list[str] | None = None  # per row, where it was read (FILE:LINE), for messages
 
 
 def parse_hub_spec(spec: str, split: str, text_field: str, label_field: str, pair_field: str | None = None) -> DataSource:
@@ -51,6 +52,8 @@ def load_labelled(
     pair_field: str | None = None,
 ) -> LabelledData:
     """Texts and labels (``pair_field``: texts are (text, pair) tuples, read from that field too)."""
+    if pair_field is not None and pair_field in (text_field, label_field):
+        raise BadInput(f"`pair_field` {pair_field!r} is also the text or label field")
     if data.startswith(CORPUS_PREFIX):
         if pair_field is not None:
             raise BadInput(f"`data` {data}: the shipped corpora hold single texts, not sentence pairs (`pair_field`)")
@@ -66,7 +69,8 @@ def load_labelled(
                 raise BadInput(f"{where}: missing label field {label_field!r}")
             labels.append(resolve_label(row.label, label_names, where))
         texts = [row.text if row.pair is None else (row.text, row.pair) for row in rows]
-        return LabelledData(texts, labels, str(Path(data).resolve()) if data != "-" else "-")
+        where = [f"{data}:{row.line}" for row in rows]
+        return LabelledData(texts, labels, str(Path(data).resolve()) if data != "-" else "-", where)
     return _load_hub(parse_hub_spec(data, split, text_field, label_field, pair_field), label_names, max_scan)
 
 
@@ -110,4 +114,5 @@ def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | No
     if source.pair_field is not None:
         texts = list(zip(texts, (str(t) for t in dataset[source.pair_field])))
     labels = [resolve_label(v, label_names, f"{source.spec} row {i}") for i, v in enumerate(dataset[source.label_field])]
-    return LabelledData(texts, labels, f"{source.spec}:{source.split}")
+    where = [f"{source.spec} ({source.split}) row {i}" for i in range(len(texts))]
+    return LabelledData(texts, labels, f"{source.spec}:{source.split}", where)

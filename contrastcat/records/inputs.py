@@ -296,8 +296,10 @@ def rows_from_objects(
     pair), or mappings with a text field (a list of dicts, a ``datasets.Dataset``; with
     ``pair_field``, the pair's second text there too). Pairs and single texts do not mix.
     Item i counts as line i + 1 in messages; ids default to i."""
-    if pair_field is not None and pair_field == text_field:
-        raise BadInput(f"{source}: the pair field and the text field are both {text_field!r}")
+    if pair_field is not None and pair_field in (text_field, id_field, label_field):
+        raise BadInput(f"{source}: `pair_field` {pair_field!r} is also the text, id or label field")
+    # The key a (text, pair) tuple's second text goes under: the pair field, or a name no other field has.
+    tuple_key = pair_field or next(k for k in ("pair", "second text", "pair text") if k not in (text_field, id_field, label_field))
     rows = []
     for index, item in enumerate(items):
         where = f"{source}: item {index}"
@@ -307,7 +309,7 @@ def rows_from_objects(
         elif isinstance(item, tuple):
             if len(item) != 2:
                 raise BadInput(f"{where}: a sentence pair is a (text, pair) tuple of two strings, got {len(item)} items")
-            pair = pair_field or ("pair" if text_field != "pair" else "second text")
+            pair = tuple_key
             item = {text_field: item[0], pair: item[1]}
         elif not isinstance(item, Mapping):
             raise BadInput(f"{where}: expected a string, a (text, pair) tuple or a mapping with a {text_field!r} field")

@@ -13,6 +13,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipe
 
 import contrastcat
 from contrastcat.errors import BadInput
+from contrastcat.testing import tiny
 
 
 def assert_bad_input(call, *fragments):
@@ -24,7 +25,7 @@ def assert_bad_input(call, *fragments):
         assert fragment in message, (fragment, message)
 
 TEXTS = ["the film was a brilliant story", "a dull and boring night", "the dog in the house"]
-METHODS = ["contrastcat", "attcat", "integrated-gradients", "rollout"]
+METHODS = ["contrastcat", "attcat", "integrated-gradients", "rollout", "attnlrp"]
 
 
 def _from_directory(directory, attention="sdpa", training=True):
@@ -89,6 +90,20 @@ def test_weights_changed_after_loading_are_refused(toy_dir):
     with torch.no_grad():
         model.classifier.bias.copy_(saved)  # put back: the same weights again
     assert contrastcat.explain(classifier, TEXTS[:1], method="attcat")
+    model.classifier.weight.data[0, 0] += 1.0  # through .data: no version counter moves
+    assert_bad_input(lambda: contrastcat.evaluate(classifier, []), "evaluate", "changed since")
+    model.classifier.weight.data[0, 0] -= 1.0
+
+
+def test_the_callers_own_module_modes_are_kept(toy_dir):
+    """A model training with one dropout switched off: each module keeps its own flag."""
+    model, tokenizer = _from_directory(toy_dir / "model", training=True)
+    model.bert.embeddings.dropout.eval()
+    before = {name: module.training for name, module in model.named_modules()}
+    classifier = contrastcat.load_model(model, tokenizer)
+    contrastcat.explain(classifier, TEXTS[:2], method="attcat")
+    assert {name: module.training for name, module in model.named_modules()} == before
+    assert not model.bert.embeddings.dropout.training and model.bert.encoder.layer[0].attention.self.dropout.training
 
 
 @pytest.mark.parametrize(
@@ -103,9 +118,23 @@ def test_weights_changed_after_loading_are_refused(toy_dir):
         (lambda m, t: contrastcat.load_model(torch.nn.Linear(2, 2), t), "not a transformers model"),
         (lambda m, t: contrastcat.load_model(pipeline("feature-extraction", model=m.bert, tokenizer=t)), "not a text classifier"),
         (lambda m, t: contrastcat.load_model(m, "bert-base-uncased"), "fast tokenizer"),
+        (lambda m, t: contrastcat.load_model(m, t, dtype="banana"), "dtype must be auto, float32"),
+        (lambda m, t: contrastcat.load_model(m, t, name="a\nb"), "a name on one line"),
+        (lambda m, t: contrastcat.load_model(m.double(), t), "float64 weights"),
+        (lambda m, t: contrastcat.load_model(m, tiny.make_tokenizer("roberta")), "do not belong together"),
+        (lambda m, t: contrastcat.load_model(m.to("meta"), t), "meta device"),
     ],
 )
 def test_bad_in_memory_models_are_one_line(toy_dir, call, fragment):
     model, tokenizer = _from_directory(toy_dir / "model", training=False)
     assert_bad_input(lambda: call(model, tokenizer), "load_model" if "tokenizer goes" in fragment else "", fragment)
     assert model.config._attn_implementation == "sdpa"
+
+
+def test_a_model_made_under_inference_mode_is_refused():
+    from contrastcat.testing import toy
+
+    with torch.inference_mode():
+        model = toy.make_model(0)  # its weights are inference tensors: no version counter, no autograd
+    assert_bad_input(lambda: contrastcat.load_model(model, toy.make_tokenizer()), "inference_mode")
+

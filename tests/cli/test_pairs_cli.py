@@ -12,11 +12,14 @@ from ..helpers import PAIR_STYLES, assert_one_line_error, invoke
 
 @pytest.fixture(scope="module")
 def pair_runs(pair_models, tmp_path_factory):
-    """Per style: build-refs and explain (contrastcat, attnlrp and random) through the CLI, once."""
+    """Per style: build-refs and explain (contrastcat, attnlrp and random) of the first 40 held-out pairs
+    through the CLI, once."""
     runs = {}
     for style in PAIR_STYLES:
         root = pair_models[style]["root"]
         work = tmp_path_factory.mktemp(f"pair-cli-{style}")
+        inputs = work / "inputs.jsonl"
+        inputs.write_text("".join(line + "\n" for line in (root / "inputs.jsonl").read_text().splitlines()[:40]))
         built = invoke(
             "build-refs", "--model", root / "model", "--data", root / "train.jsonl", "--text-field", "premise",
             "--pair-field", "hypothesis", "--min-refs", "10", "--keep", "10", "--min-tokens", "5", "-o",
@@ -25,18 +28,18 @@ def pair_runs(pair_models, tmp_path_factory):
         assert built.exit_code == 0, built.output
         attr = work / "attr.jsonl"
         explained = invoke(
-            "explain", root / "inputs.jsonl", "--text-field", "premise", "--pair-field", "hypothesis", "--refs",
+            "explain", inputs, "--text-field", "premise", "--pair-field", "hypothesis", "--refs",
             work / "refs.h5", "--method", "contrastcat,attnlrp,random", "--refs-used", "10", "-o", attr, "--quiet",
         )
         assert explained.exit_code == 0, explained.output
-        runs[style] = (root, work, attr)
+        runs[style] = (root, work, attr, inputs)
     return runs
 
 
 @pytest.mark.parametrize("style", PAIR_STYLES)
 def test_pair_records_from_the_command(pair_runs, style):
-    root, _, attr = pair_runs[style]
-    inputs = [json.loads(line) for line in (root / "inputs.jsonl").read_text().splitlines()]
+    _, _, attr, source = pair_runs[style]
+    inputs = [json.loads(line) for line in source.read_text().splitlines()]
     records = [json.loads(line) for line in attr.read_text().splitlines()]
     assert len(records) == 3 * len(inputs)
     for record, source in zip(records[::3], inputs):
@@ -52,11 +55,11 @@ def test_pair_records_from_the_command(pair_runs, style):
 
 @pytest.mark.parametrize("style", PAIR_STYLES)
 def test_evaluate_and_render_pair_records(pair_runs, style):
-    _, work, attr = pair_runs[style]
+    _, work, attr, _ = pair_runs[style]
     table = invoke("evaluate", attr, "--json", "--bootstrap", "0")
     assert table.exit_code == 0, table.output
     report = json.loads(table.stdout)
-    assert report["methods"]["contrastcat"]["evaluated"] == 120
+    assert report["methods"]["contrastcat"]["evaluated"] == 40
     # The keyword carries the prediction: deleting AttnLRP's top tokens first (the keyword, in either
     # text) costs more than deleting at random, and keeping them costs less.
     morf = {name: sum(m["morf"]["aopc"]) for name, m in report["methods"].items()}
@@ -75,7 +78,7 @@ def test_evaluate_and_render_pair_records(pair_runs, style):
 
 
 def test_pair_field_problems_are_one_line(pair_models, pair_runs, tmp_path):
-    root, work, _ = pair_runs["bert"]
+    root, work, _, _ = pair_runs["bert"]
     missing = tmp_path / "in.jsonl"
     missing.write_text('{"premise": "the good film", "hypothesis": "a dog"}\n{"premise": "a film"}\n')
     result = invoke("explain", missing, "--text-field", "premise", "--pair-field", "hypothesis", "--refs",
@@ -93,8 +96,8 @@ def test_pair_field_problems_are_one_line(pair_models, pair_runs, tmp_path):
 
 
 def test_a_csv_of_pairs_is_explained_as_its_jsonl_is(pair_runs, tmp_path):
-    root, work, attr = pair_runs["bert"]
-    rows = [json.loads(line) for line in (root / "inputs.jsonl").read_text().splitlines()][:3]
+    _, work, attr, source = pair_runs["bert"]
+    rows = [json.loads(line) for line in source.read_text().splitlines()][:3]
     csv = tmp_path / "in.csv"
     csv.write_text(
         "id,premise,hypothesis,label\n"
@@ -107,3 +110,36 @@ def test_a_csv_of_pairs_is_explained_as_its_jsonl_is(pair_runs, tmp_path):
     found = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r.pop("label") for r in found] == [str(e.pop("label")) for e in expected]  # a CSV's labels are text
     assert found == expected
+
+
+def test_a_separator_typed_into_a_text_is_a_bad_line(pair_runs, tmp_path):
+    """Refused before anything is written (even to standard output), or left out with --on-error skip."""
+    root, work, _, _ = pair_runs["bert"]
+    lines = (root / "inputs.jsonl").read_text().splitlines()[:40]
+    bad = json.loads(lines[37])
+    bad["premise"] += " [SEP] and more"
+    lines[37] = json.dumps(bad)
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    common = ["--text-field", "premise", "--pair-field", "hypothesis", "--method", "attcat", "--model",
+              root / "model", "--batch-size", "1"]
+    stopped = invoke("explain", source, *common, "-o", "-")
+    assert_one_line_error(stopped, "in.jsonl:38", "separator")
+    assert stopped.stdout == ""
+    skipped = invoke("explain", source, *common, "--on-error", "skip", "-o", tmp_path / "out.jsonl")
+    assert skipped.exit_code == 0, skipped.output
+    records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(records) == 39 and "in.jsonl:38" in skipped.stderr
+    # build-refs names the file and line too.
+    data = tmp_path / "train.jsonl"
+    rows = (root / "train.jsonl").read_text().splitlines()
+    broken = json.loads(rows[4])
+    broken["premise"] = "[SEP] " + broken["premise"]
+    data.write_text("\n".join(rows[:4] + [json.dumps(broken)] + rows[5:]) + "\n")
+    built = invoke("build-refs", "--model", root / "model", "--data", data, "--text-field", "premise",
+                   "--pair-field", "hypothesis", "-o", tmp_path / "refs.h5")
+    assert_one_line_error(built, "train.jsonl:5", "separator")
+    same = invoke("build-refs", "--model", root / "model", "--data", data, "--text-field", "premise",
+                  "--pair-field", "premise", "-o", tmp_path / "refs.h5")
+    assert_one_line_error(same, "--pair-field 'premise' is also the text or label field")
+    assert not (tmp_path / "refs.h5").exists()
