@@ -14,11 +14,11 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..attribution.pairs import checked_pairs
 from ..attribution.pipeline import (
     GOLD,
     ExplainSettings,
     check_library,
-    checked_pairs,
     parse_target,
     record_settings,
     resolve_targets,

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..attribution.pipeline import GOLD, PRED, ExplainSettings, record_settings, tokenize_rows
+from ..attribution.pairs import tokenize_rows
+from ..attribution.pipeline import GOLD, PRED, ExplainSettings, record_settings
 from ..errors import BadInput
 from ..io import jsonl
 from ..methods import AttributionMethod
