@@ -15,7 +15,7 @@ from ..evaluation.stats import BootstrapSettings
 from ..library import RefLibrary
 from ..models import Classifier
 from ..records.record import AttributionRecord
-from .checks import classifier_arg, library_arg, records_arg
+from .checks import classifier_arg, library_arg, model_arg, records_arg
 
 
 def evaluate(
@@ -57,7 +57,7 @@ def evaluate(
 
 def evaluate_file(
     records: str | os.PathLike,
-    model: str | os.PathLike | None = None,
+    model: str | os.PathLike | Classifier | None = None,
     library: str | os.PathLike | None = None,
     *,
     output: str | os.PathLike | None = None,
@@ -104,7 +104,7 @@ def evaluate_file(
         require_matplotlib()
     job = EvaluateJob(
         records=check.path("evaluate_file: records", records),
-        model=None if model is None else check.path("evaluate_file: model", model),
+        model=None if model is None else model_arg("evaluate_file", model),
         library=None if library is None else check.path("evaluate_file: library", library),
         settings=settings,
         bootstrap=intervals,

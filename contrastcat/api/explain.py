@@ -19,7 +19,7 @@ from ..output.explain_run import explain_file as _explain_file
 from ..output.shards import merge_parts
 from ..records.inputs import rows_from_objects
 from ..records.record import Records
-from .checks import classifier_arg, library_arg
+from .checks import classifier_arg, library_arg, model_arg
 
 
 def explain(
@@ -74,7 +74,7 @@ def explain_file(
     inputs: str | os.PathLike,
     output: str | os.PathLike = "-",
     library: str | os.PathLike | None = None,
-    model: str | os.PathLike | None = None,
+    model: str | os.PathLike | Classifier | None = None,
     method: str | Sequence[str] = "contrastcat",
     *,
     resume: bool = False,
@@ -102,7 +102,8 @@ def explain_file(
     run left (the output is byte for byte an uninterrupted run's); ``shard="I/N"`` writes shard
     I of N as a part file for :func:`merge`; under torchrun each process takes its own shard
     and rank 0 merges. ``library`` and ``model`` both None: ``./refs.h5`` and its model, else
-    the default model and its cached library. Returns what the run did (records written and
+    the default model and its cached library. ``model`` may be a classifier loaded already
+    (``contrastcat.load_model(model, tokenizer)``: resume and shards for a model in memory). Returns what the run did (records written and
     kept, texts cut, lines skipped with ``on_error="skip"``). ``pair_field``: each input is a
     sentence pair, its second text in that field.
     """
@@ -110,7 +111,7 @@ def explain_file(
         inputs=check.path("explain_file: inputs", inputs),
         output=check.path("explain_file: output", output),
         library=None if library is None else check.path("explain_file: library", library),
-        model=None if model is None else check.path("explain_file: model", model),
+        model=None if model is None else model_arg("explain_file", model),
         methods=check.names("explain_file: method", method),
         method_options=options,
         target=target,

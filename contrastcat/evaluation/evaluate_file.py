@@ -18,8 +18,9 @@ from types import SimpleNamespace
 from ..errors import BadInput
 from ..io.files import atomic_text_output, check_output_path
 from ..library import RefLibrary
+from ..models import Classifier
 from ..models.precision import on_classifier
-from ..models.resolve import load_classifier, model_location
+from ..models.resolve import classifier_for, model_location
 from ..records.record import RecordFile, resolve_label
 from ..records.variants import MethodLabels
 from .curves import EvalSettings, check_records
@@ -45,7 +46,7 @@ Progress = Callable[[str, int, "int | None"], None]
 @dataclass(frozen=True)
 class EvaluateJob:
     records: str  # a JSONL file of records, or - (standard input)
-    model: str | None = None  # None: the model the records name
+    model: str | Classifier | None = None  # None: the model the records name; or one loaded already
     library: str | None = None  # for kendall with records of library methods
     settings: EvalSettings = EvalSettings()
     bootstrap: BootstrapSettings = BootstrapSettings()
@@ -148,7 +149,7 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
     for path in (job.output, *job.other_outputs):
         if path is not None:
             check_output_path(path, [model_location(model)])
-    classifier = load_classifier(model, job.device, progress=progress, notify=notify, dtype=job.dtype)
+    classifier = classifier_for(model, job.device, progress=progress, notify=notify, dtype=job.dtype)
     scan.check_model(classifier)
     if old_report is not None:  # what the report will say it was evaluated with, before any work
         check_same_protocol(old_report, job.baseline, {

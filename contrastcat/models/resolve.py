@@ -40,9 +40,12 @@ def resolve_source(name: str) -> tuple[str, ModelAlias | None]:
     return name, None
 
 
-def model_location(name: str) -> str | None:
+def model_location(name: str | Classifier) -> str | None:
     """The directory ``name`` loads from, where it is known without loading: a local
-    directory, or an embedded model's cache entry (outputs must stay out of it)."""
+    directory, or an embedded model's cache entry (outputs must stay out of it); for a
+    classifier already loaded, the directory it came from, if any."""
+    if isinstance(name, Classifier):
+        return name.source if Path(name.source).is_dir() else None
     if not name:
         return None
     alias = lookup_alias(name)
@@ -73,6 +76,22 @@ def load_classifier(
     return load_pretrained(
         source, name=name, device=target_device, dtype=dtype, label_names=alias.label_names if alias else None
     )
+
+
+def classifier_for(
+    model: str | Classifier,
+    device: str | torch.device = "auto",
+    progress: Callable[[str, int, int], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+    dtype: str | torch.dtype = "auto",
+) -> Classifier:
+    """``model`` loaded by name (:func:`load_classifier`), or a classifier loaded already
+    (``contrastcat.load_model``, a model in memory included), used as it is."""
+    if not isinstance(model, Classifier):
+        return load_classifier(model, device, progress, notify, dtype)
+    if device != "auto" or dtype != "auto":
+        raise BadInput("`device` and `dtype` go with a model name: a loaded classifier keeps its own")
+    return model
 
 
 def library_model(library) -> str:

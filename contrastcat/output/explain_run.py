@@ -30,10 +30,10 @@ from ..io.files import check_output_path
 from ..library import BuildSettings, RefLibrary
 from ..library.defaults import DEFAULT_LIBRARY, cached_library, unnamed_sources
 from ..methods import build_methods, parse_method_list
-from ..models import DTYPE_CHOICES
+from ..models import DTYPE_CHOICES, Classifier
 from ..models.loading import check_max_length
 from ..models.precision import on_classifier
-from ..models.resolve import library_model, load_classifier, model_location
+from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile
 from ..records.record import write_records
 from .checkpoint import check_checkpoint
@@ -55,7 +55,7 @@ class ExplainJob:
     inputs: str  # a JSONL or CSV file, or - (standard input)
     output: str = "-"
     library: str | None = None
-    model: str | None = None
+    model: str | Classifier | None = None  # a name, or a classifier loaded already (contrastcat.load_model)
     methods: str | Sequence[str] = "contrastcat"
     method_options: Mapping[str, object] = field(default_factory=dict)
     target: str | int = "pred"
@@ -133,6 +133,8 @@ def _check_mode(job: ExplainJob) -> tuple[World | None, Shard | None]:
         raise BadInput(f"`dtype` must be one of {', '.join(DTYPE_CHOICES)}, got {job.dtype!r}")
     world = torchrun_world()
     part = Shard.parse(job.shard) if job.shard is not None else None
+    if world is not None and isinstance(job.model, Classifier):
+        raise BadInput("under torchrun every process loads the model: name it (`model` DIR), not a loaded classifier")
     if part is not None and world is not None:
         raise BadInput("`shard` under torchrun: each process takes its shard from torchrun (drop `shard`)")
     if world is not None and job.inputs == "-":
@@ -169,7 +171,7 @@ def _run(job, world, part, unnamed, refs, model, inputs, progress, notify) -> Ex
         model = library_model(library)
     check_output_path(job.output, [model_location(model)])
     device = rank_device(job.device, world) if world else job.device
-    classifier = load_classifier(model, device, progress=progress, notify=notify, dtype=job.dtype)
+    classifier = classifier_for(model, device, progress=progress, notify=notify, dtype=job.dtype)
     if classifier.adapter.warning:
         warnings.warn(classifier.adapter.warning, ContrastCatWarning, stacklevel=2)
     built = False

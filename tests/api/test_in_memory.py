@@ -138,3 +138,26 @@ def test_a_model_made_under_inference_mode_is_refused():
         model = toy.make_model(0)  # its weights are inference tensors: no version counter, no autograd
     assert_bad_input(lambda: contrastcat.load_model(model, toy.make_tokenizer()), "inference_mode")
 
+
+
+def test_the_file_calls_take_a_model_in_memory(toy_dir, toy_library, tmp_path):
+    """explain_file (with resume) and evaluate_file (with a gate) on a borrowed model: the bytes and the
+    report of the same calls naming the directory."""
+    model, tokenizer = _from_directory(toy_dir / "model")
+    classifier = contrastcat.load_model(model, tokenizer)
+    by_name, borrowed = tmp_path / "by-name.jsonl", tmp_path / "borrowed.jsonl"
+    common = {"library": toy_library.path, "method": "contrastcat,attcat"}
+    contrastcat.explain_file(toy_dir / "inputs.jsonl", by_name, model=toy_dir / "model", **common)
+    run = contrastcat.explain_file(toy_dir / "inputs.jsonl", borrowed, model=classifier, resume=True, **common)
+    assert run.records == 24 and borrowed.read_bytes() == by_name.read_bytes()
+    reports = [
+        contrastcat.evaluate_file(path, model=model_, bootstrap=0, min_tokens=3, fail_under="morf.aopc=0.01")
+        for path, model_ in ((by_name, None), (borrowed, classifier))
+    ]
+    documents = [dict(report.document, input=None) for report in reports]  # "input": the file's name
+    assert reports[1].passed and documents[1] == documents[0]
+    assert model.config._attn_implementation == "sdpa" and model.training
+    assert_bad_input(
+        lambda: contrastcat.explain_file(toy_dir / "inputs.jsonl", borrowed, model=classifier, device="cpu", **common),
+        "`device` and `dtype` go with a model name",
+    )

@@ -208,7 +208,7 @@ def test_nothing_to_evaluate_is_refused_before_the_model_loads(work, tmp_path, m
     def load_model(*args, **kwargs):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(evaluate_file, "load_classifier", load_model)
+    monkeypatch.setattr(evaluate_file, "classifier_for", load_model)
     path, args = records, ["--min-tokens", "1000"]
     if case == "only-special":
         lines = [json.loads(line) for line in records.read_text().splitlines()]

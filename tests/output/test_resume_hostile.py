@@ -584,7 +584,7 @@ def test_an_interrupt_while_the_model_loads_says_the_checkpoint_was_kept(tmp_pat
         raise KeyboardInterrupt  # SIGTERM becomes this while torch loads the weights
 
     with monkeypatch.context() as patch:
-        patch.setattr(explain_run, "load_classifier", interrupted_load)
+        patch.setattr(explain_run, "classifier_for", interrupted_load)
         result = invoke(*command)
     assert result.exit_code == 130
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: interrupted"), result.stderr
