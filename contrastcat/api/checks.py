@@ -8,7 +8,7 @@ from .. import arguments as check
 from ..errors import BadInput
 from ..library import RefLibrary
 from ..models import Classifier
-from ..models.loading import check_unchanged
+from ..models.in_memory import check_unchanged
 from ..records.record import AttributionRecord, check_record
 
 

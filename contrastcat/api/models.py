@@ -72,11 +72,11 @@ def _is_pipeline(value) -> bool:
 
 
 def _borrow(model, tokenizer, device, dtype, name) -> Classifier:
-    """A model object (or a pipeline's), wrapped without copying (``models.loading.borrow_classifier``)."""
+    """A model object (or a pipeline's), wrapped without copying (``models.in_memory.borrow_classifier``)."""
     import torch
 
     from ..models.devices import resolve_device
-    from ..models.loading import borrow_classifier
+    from ..models.in_memory import borrow_classifier
     from ..models.precision import DTYPES, dtype_name
 
     if _is_pipeline(model):

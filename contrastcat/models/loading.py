@@ -22,7 +22,6 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
-from .borrowed import eager_eval, weight_signature
 from .devices import resolve_device
 from .precision import dtype_name, resolve_dtype
 from .segments import PairTypes, pair_types
@@ -324,78 +323,6 @@ def wrap_classifier(
     fingerprint = weights_fingerprint(model)
     model.to(target_device)
     return _classifier(model, tokenizer, name, source or name, target_device, label_names, adapter, fingerprint)
-
-
-def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -> Classifier:
-    """Wrap a model the caller holds, as it is: not copied, moved or cast, its attention setting
-    and training mode switched only for each pass and put back (``borrowed.eager_eval``). The
-    fingerprint is of its weights now; :func:`check_unchanged` tells when they moved on."""
-    _check_classes(model, name)
-    if not getattr(tokenizer, "is_fast", False):
-        raise BadInput(f"model {name!r}: a fast tokenizer is needed for character offsets")
-    check_vocabulary(tokenizer, name, "the tokenizer given")
-    parameter = next(model.parameters(), None)
-    if parameter is None:
-        raise BadInput(f"model {name!r} has no weights")
-    if parameter.is_meta:
-        raise BadInput(f"model {name!r} is on the meta device: its weights are not loaded")
-    if parameter.is_inference():
-        raise BadInput(
-            f"model {name!r} was made under torch.inference_mode(): its weights cannot take part in the gradients "
-            "contrastcat computes (load it outside inference_mode)"
-        )
-    if parameter.dtype not in (torch.float32, torch.bfloat16, torch.float16):
-        raise BadInput(
-            f"model {name!r} has {dtype_name(parameter.dtype)} weights: contrastcat runs float32, bfloat16 or float16 "
-            "(cast it first: model.float())"
-        )
-    rows = int(model.get_input_embeddings().num_embeddings)
-    if len(tokenizer) > rows:
-        raise BadInput(
-            f"model {name!r}: its tokenizer has {len(tokenizer)} tokens but its embeddings only {rows}: "
-            "they do not belong together (pass the model's own tokenizer)"
-        )
-    with eager_eval(model):
-        _check_head(model, name, parameter.device)
-        adapter = adapter_for(model)
-    classifier = _classifier(
-        model, tokenizer, name, name, parameter.device, None, adapter, weights_fingerprint(model)
-    )
-    return dataclasses.replace(classifier, borrowed=True, versions=weight_signature(model))
-
-
-def check_unchanged(classifier: Classifier, function: str) -> None:
-    """A borrowed model whose weights changed since it was wrapped (trained on in the notebook)
-    would be explained under its old fingerprint: refuse, so no record names the wrong weights."""
-    if not classifier.borrowed:
-        return
-    now = weight_signature(classifier.model)
-    if now == classifier.versions:
-        return
-    if weights_fingerprint(classifier.model) == classifier.fingerprint:
-        classifier.versions = now  # changed and put back: the same weights, no need to hash them again
-        return
-    raise BadInput(
-        f"{function}: the weights of model {classifier.name!r} changed since contrastcat.load_model wrapped it "
-        "(its records would name the old ones): call contrastcat.load_model(model, tokenizer) again"
-    )
-
-
-def _check_head(model: torch.nn.Module, name: str, device: torch.device) -> None:
-    """A model given in memory is a sequence classifier: one pass on two tokens gives one logit per
-    class (a base model without its head, ``model.bert``, gives hidden states instead)."""
-    try:
-        with torch.no_grad():
-            output = model(input_ids=torch.ones((1, 2), dtype=torch.long, device=device))
-    except Exception as error:  # noqa: BLE001 - whatever it is, it does not run as a classifier
-        raise BadInput(f"model {name!r} does not run on token ids as a classifier ({load_problem(error)})") from None
-    logits = getattr(output, "logits", None)
-    classes = int(model.config.num_labels)
-    if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (1, classes):
-        raise BadInput(
-            f"model {name!r} ({type(model).__name__}) is not a sequence classifier: it gives no logits per class "
-            "(pass the model with its classification head, e.g. AutoModelForSequenceClassification)"
-        )
 
 
 def _check_classes(model: torch.nn.Module, name: str) -> None:
