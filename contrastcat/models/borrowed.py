@@ -46,8 +46,9 @@ def _configs(config) -> list:
 def weight_signature(model: torch.nn.Module) -> tuple:
     """What the weights are now, cheaply: per weight its storage, its in-place version (an optimizer
     step, ``load_state_dict``) and a checksum of its bits (a write through ``.data`` or a numpy view
-    moves no version). The checksum sums the bits read as integers, so it is exact and the same on
-    every call; it runs where the weights are."""
+    moves no version). The checksum weighs each value by its position, so values moved within a
+    tensor (two rows swapped, a transpose) change it too; it is integer arithmetic, exact and the
+    same on every call, and it runs where the weights are, a slice at a time."""
     found = []
     for name, tensor in (*model.named_parameters(), *model.named_buffers()):
         data = tensor.detach()
@@ -59,13 +60,23 @@ def weight_signature(model: torch.nn.Module) -> tuple:
     return tuple(found)
 
 
+SLICE = 1 << 20  # values per step of the checksum: its temporaries stay a few MB
+
+
 def _checksum(data: torch.Tensor) -> tuple[int, int]:
-    """(sum, sum of squares) of the tensor's bits read as integers, wrapping in int64."""
+    """(sum, position-weighted sum) of the tensor's bits read as integers, wrapping in int64."""
     flat = data.contiguous().view(-1)
     if flat.numel() == 0:
         return (0, 0)
     width = flat.element_size()
     integer = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}.get(width)
     words = flat.view(integer) if integer is not None else flat.view(torch.uint8)
-    as_long = words.to(torch.int64)
-    return int(as_long.sum()), int((as_long * as_long).sum())
+    positions = torch.arange(1, min(SLICE, words.numel()) + 1, dtype=torch.int64, device=words.device)
+    total = weighted = 0
+    for start in range(0, words.numel(), SLICE):
+        part = words[start : start + SLICE].to(torch.int64)
+        part_sum = int(part.sum())
+        total += part_sum
+        # sum((start + i) * x_i) = start * sum(x) + sum(i * x_i), i from 1
+        weighted += start * part_sum + int((part * positions[: part.numel()]).sum())
+    return total, weighted

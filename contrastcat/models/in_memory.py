@@ -53,23 +53,23 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
     classifier = _classifier(
         model, tokenizer, name, name, parameter.device, None, adapter, weights_fingerprint(model)
     )
-    return dataclasses.replace(classifier, borrowed=True, versions=weight_signature(model))
+    return dataclasses.replace(classifier, borrowed=True)
 
 
 def check_unchanged(classifier: Classifier, function: str) -> None:
-    """A borrowed model whose weights changed since it was wrapped (trained on in the notebook)
-    would be explained under its old fingerprint: refuse, so no record names the wrong weights."""
-    if not classifier.borrowed:
-        return
+    """A classifier whose weights changed since it was loaded (its model trained on in the notebook,
+    or edited) would be explained under its old fingerprint: refuse, so no record names weights
+    the model no longer has."""
     now = weight_signature(classifier.model)
     if now == classifier.versions:
         return
     if weights_fingerprint(classifier.model) == classifier.fingerprint:
         classifier.versions = now  # changed and put back: the same weights, no need to hash them again
         return
+    again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
     raise BadInput(
-        f"{function}: the weights of model {classifier.name!r} changed since contrastcat.load_model wrapped it "
-        "(its records would name the old ones): call contrastcat.load_model(model, tokenizer) again"
+        f"{function}: the weights of model {classifier.name!r} changed since it was loaded "
+        f"(its records would name the old ones): load it again with {again}"
     )
 
 

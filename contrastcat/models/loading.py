@@ -22,6 +22,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
+from .borrowed import weight_signature
 from .devices import resolve_device
 from .precision import dtype_name, resolve_dtype
 from .segments import PairTypes, pair_types
@@ -51,7 +52,9 @@ class Classifier:
     # A model the caller loaded (``contrastcat.load_model(model, tokenizer)``): every pass switches
     # it to eager attention and eval mode and puts back what it found (see ``forward.in_use``).
     borrowed: bool = False
-    versions: tuple = ()  # a borrowed model's weights as wrapped (borrowed.weight_signature)
+    # The weights as fingerprinted (borrowed.weight_signature): a caller who trains or edits
+    # ``model`` afterwards is refused by the next call (in_memory.check_unchanged).
+    versions: tuple = ()
 
     @property
     def num_classes(self) -> int:
@@ -348,16 +351,21 @@ def _classifier(model, tokenizer, name, source, device, label_names, adapter, fi
         pad_id=pad_id,
         empty_input=choose_empty_input(tokenizer, pad_id),
         dtype=next(model.parameters()).dtype,
+        versions=weight_signature(model),
     )
 
 
 def recast(classifier: Classifier, dtype: str | torch.dtype) -> Classifier:
-    """The classifier with its weights in ``dtype`` (and their fingerprint); "auto" keeps them."""
+    """The classifier with its weights in ``dtype`` (and their fingerprint); "auto" keeps them. The
+    model is cast in place: the classifier given names weights it no longer has (and is refused)."""
     chosen = resolve_dtype(dtype, classifier.device)
     if not isinstance(chosen, torch.dtype) or chosen == classifier.dtype:
         return classifier
     classifier.model.to(chosen)
-    return dataclasses.replace(classifier, fingerprint=weights_fingerprint(classifier.model), dtype=chosen)
+    return dataclasses.replace(
+        classifier, fingerprint=weights_fingerprint(classifier.model), dtype=chosen,
+        versions=weight_signature(classifier.model),
+    )
 
 
 def check_max_length(classifier: Classifier, max_length: int | None) -> int:

@@ -89,8 +89,9 @@ def classifier_for(
     (``contrastcat.load_model``, a model in memory included), used as it is."""
     if not isinstance(model, Classifier):
         return load_classifier(model, device, progress, notify, dtype)
-    if device != "auto" or dtype != "auto":
-        raise BadInput("`device` and `dtype` go with a model name: a loaded classifier keeps its own")
+    for option, value in (("device", device), ("dtype", dtype)):
+        if value != "auto":
+            raise BadInput(f"`{option}` goes with a model name: a loaded classifier keeps its own (leave it auto)")
     return model
 
 

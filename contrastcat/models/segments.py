@@ -108,6 +108,6 @@ def check_types(walk: PairTypes, ids: Sequence[int], given: Sequence[int], where
     """Refuse a pair whose own segment ids the walk would not give (a separator typed into a text)."""
     if list(walk.types(ids)) != [int(t) for t in given]:
         raise SeparatorInText(
-            f"{where}: a text of the pair holds one of the tokenizer's separator tokens literally; "
-            "its segments could not be kept apart when tokens are removed (take it out of the text)"
+            f"{where}: a separator token typed into the first text of the pair would move where the second "
+            "text's segment ids begin once tokens are removed (take it out of the text)"
         )

@@ -74,10 +74,6 @@ class AttributionRecord:
                 del values[key]
         return values
 
-    def segment_text(self, segment: int | None) -> str:
-        """The text a token of ``segment`` is in (its offsets are into it)."""
-        return self.pair if segment == 1 and self.pair is not None else self.text
-
     def to_json(self) -> str:
         return jsonl.dumps(self.to_dict())
 
@@ -197,13 +193,13 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "pad_token_id": (_optional(_index), "a token id or null"),
     "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
     "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
+    "pair": (_optional(lambda v: isinstance(v, str)), "a string or null"),
+    "segments": (
+        _optional(_list_of(lambda v: v is None or (arguments.plain_int(v) and v in (0, 1)))),
+        "a list of 0, 1 or null (one per token) or null",
+    ),
 }
-PAIR_FIELDS = ("pair", "segments")
-RECORD_FIELDS["pair"] = (_optional(lambda v: isinstance(v, str)), "a string or null")
-RECORD_FIELDS["segments"] = (
-    _optional(_list_of(lambda v: v is None or (arguments.plain_int(v) and v in (0, 1)))),
-    "a list of 0, 1 or null (one per token) or null",
-)
+PAIR_FIELDS = ("pair", "segments")  # written only for a sentence pair
 REQUIRED = ("text", "scores", "target")  # and "tokens" or "offsets"; explain's records have every field
 PER_TOKEN = ("token_ids", "offsets", "special")
 

@@ -86,13 +86,32 @@ def test_weights_changed_after_loading_are_refused(toy_dir):
     with torch.no_grad():
         model.classifier.bias.add_(0.5)  # one optimizer step, say
     assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS[:1], method="attcat"),
-                     "explain", "weights of model 'mine' changed", "load_model(model, tokenizer) again")
+                     "explain", "weights of model 'mine' changed", "again with contrastcat.load_model(model, tokenizer)")
     with torch.no_grad():
         model.classifier.bias.copy_(saved)  # put back: the same weights again
     assert contrastcat.explain(classifier, TEXTS[:1], method="attcat")
+    first = float(model.classifier.weight.data[0, 0])
     model.classifier.weight.data[0, 0] += 1.0  # through .data: no version counter moves
     assert_bad_input(lambda: contrastcat.evaluate(classifier, []), "evaluate", "changed since")
-    model.classifier.weight.data[0, 0] -= 1.0
+    model.classifier.weight.data[0, 0] = first
+    rows = model.bert.embeddings.word_embeddings.weight.data
+    rows[[5, 6]] = rows[[6, 5]]  # two tokens' embeddings swapped: the same values, moved
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS[:1], method="attcat"), "changed since")
+    rows[[5, 6]] = rows[[6, 5]]
+    assert contrastcat.explain(classifier, TEXTS[:1], method="attcat")
+
+
+def test_a_classifier_loaded_by_name_is_refused_once_its_weights_change(toy_dir):
+    classifier = contrastcat.load_model(str(toy_dir / "model"), device="cpu")
+    assert contrastcat.explain(classifier, TEXTS[:1], method="attcat")
+    saved = classifier.model.classifier.bias.detach().clone()
+    with torch.no_grad():
+        classifier.model.classifier.bias.mul_(2.0)
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS[:1], method="attcat"),
+                     "explain", "changed since it was loaded", "again with contrastcat.load_model")
+    with torch.no_grad():
+        classifier.model.classifier.bias.copy_(saved)
+    assert contrastcat.explain(classifier, TEXTS[:1], method="attcat")
 
 
 def test_the_callers_own_module_modes_are_kept(toy_dir):
@@ -159,5 +178,5 @@ def test_the_file_calls_take_a_model_in_memory(toy_dir, toy_library, tmp_path):
     assert model.config._attn_implementation == "sdpa" and model.training
     assert_bad_input(
         lambda: contrastcat.explain_file(toy_dir / "inputs.jsonl", borrowed, model=classifier, device="cpu", **common),
-        "`device` and `dtype` go with a model name",
+        "`device` goes with a model name",
     )

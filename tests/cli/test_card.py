@@ -192,7 +192,8 @@ def test_one_cached_library_per_precision_and_clear_refusals(card, monkeypatch):
     classifier = contrastcat.load_model("toy")
     full, _ = contrastcat.cached_library(classifier)
     stamp = defaults.cached_library_path("toy").stat().st_mtime_ns
-    half, built = contrastcat.cached_library(recast(classifier, "bfloat16"))
+    # recast casts the model in place: a second copy, so that `classifier` keeps float32 weights.
+    half, built = contrastcat.cached_library(recast(contrastcat.load_model("toy"), "bfloat16"))
     assert built and half.path == str(defaults.cached_library_path("toy", "bfloat16")) != full.path
     assert half.info.model_dtype == "bfloat16"
     assert contrastcat.cached_library(classifier)[1] is False  # the float32 one was not rebuilt
