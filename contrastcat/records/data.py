@@ -112,7 +112,11 @@ def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | No
             )
     texts = [str(t) for t in dataset[source.text_field]]
     if source.pair_field is not None:
-        texts = list(zip(texts, (str(t) for t in dataset[source.pair_field])))
+        pairs = list(dataset[source.pair_field])
+        bad = next((i for i, t in enumerate(pairs) if not isinstance(t, str) or not t.strip()), None)
+        if bad is not None:  # str(None) would be the text "None"
+            raise BadInput(f"data set {source.spec!r} row {bad}: column {source.pair_field!r} holds no text")
+        texts = list(zip(texts, pairs))
     labels = [resolve_label(v, label_names, f"{source.spec} row {i}") for i, v in enumerate(dataset[source.label_field])]
     where = [f"{source.spec} ({source.split}) row {i}" for i in range(len(texts))]
     return LabelledData(texts, labels, f"{source.spec}:{source.split}", where)

@@ -267,3 +267,19 @@ def test_the_second_text_never_takes_another_fields_place():
     assert (row.id, row.text, row.pair) == (0, "a film", "a dog")
     (row,) = rows_from_objects([("a film", "a dog")], label_field="pair")
     assert (row.label, row.pair) == (None, "a dog")
+
+
+def test_pairs_from_a_hub_data_set(monkeypatch):
+    """The hub path of build-refs (offline here: load_dataset stands in), pairs read from a column."""
+    import datasets
+
+    from contrastcat.records import data
+
+    rows = {"premise": ["a film", "a dog"], "hypothesis": ["good", "bad"], "label": [0, 1]}
+    monkeypatch.setattr(datasets, "load_dataset", lambda *args, **kwargs: datasets.Dataset.from_dict(rows))
+    found = data.load_labelled("someone/nli", ("a", "b"), text_field="premise", pair_field="hypothesis")
+    assert found.texts == [("a film", "good"), ("a dog", "bad")] and found.labels == [0, 1]
+    assert found.where == ["someone/nli (train) row 0", "someone/nli (train) row 1"]
+    rows["hypothesis"] = ["good", None]
+    with pytest.raises(BadInput, match="row 1: column 'hypothesis' holds no text"):
+        data.load_labelled("someone/nli", ("a", "b"), text_field="premise", pair_field="hypothesis")
