@@ -27,15 +27,10 @@ from .signals import (
 
 
 def main() -> None:
-    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _early_stop):
-        signal.signal(signal.SIGTERM, stop)
-    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _early_stop):  # not when the shell ignores it
-        signal.signal(signal.SIGINT, stop)
-    sys.unraisablehook = quiet_unraisable(sys.unraisablehook)
-    sys.stderr = BestEffort(sys.stderr)
-    if sys.stdout is None:
-        sys.stdout = ClosedStream()
     try:
+        # Inside the try: a signal that lands the moment ``stop`` replaces the early handler
+        # raises KeyboardInterrupt right here, and must end as every other interrupt does.
+        _take_over()
         code = _run()
         sys.stdout.flush()
     except KeyboardInterrupt:
@@ -51,6 +46,18 @@ def main() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
     sys.exit(code)
+
+
+def _take_over() -> None:
+    """The process's handlers and streams, from the early ones of ``cli/__init__``."""
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, _early_stop):
+        signal.signal(signal.SIGTERM, stop)
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, _early_stop):  # not when the shell ignores it
+        signal.signal(signal.SIGINT, stop)
+    sys.unraisablehook = quiet_unraisable(sys.unraisablehook)
+    sys.stderr = BestEffort(sys.stderr)
+    if sys.stdout is None:
+        sys.stdout = ClosedStream()
 
 
 def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...]]:
