@@ -195,8 +195,9 @@ def test_the_planted_keyword_is_ranked_first_in_either_text(pair_models, style):
         bert     0.500 0.756 0.622    1.000 1.000 1.000    0.037
         roberta  0.366 0.341 0.902    1.000 0.988 1.000    0.024
 
-    Plain Contrast-CAT varies with the training seed as on single texts (tests/models/
-    test_family_keywords.py); with LRP maps it finds the keyword in either text every time."""
+    ``python benchmarks/pair_keywords.py`` prints the table. Plain Contrast-CAT varies with the
+    training seed as on single texts (tests/models/test_family_keywords.py); with LRP maps it
+    finds the keyword in either text every time."""
     classifier = pair_models[style]["classifier"]
     library = RefLibrary(pair_models[style]["root"] / "refs.h5")
     examples = pair_models[style]["held_out"]
