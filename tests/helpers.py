@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 from typer.testing import CliRunner
@@ -37,6 +38,19 @@ runner = CliRunner()
 def invoke(*args, stdin=None):
     """The real Typer app, in this process."""
     return runner.invoke(app, [str(a) for a in args], input=stdin)
+
+
+def assert_bad_input(call, *fragments):
+    """``call()`` raises BadInput with a one-line message holding every fragment; returns the message."""
+    from contrastcat.errors import BadInput
+
+    with pytest.raises(BadInput) as caught:
+        call()
+    message = str(caught.value)
+    assert message and "\n" not in message, message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+    return message
 
 
 def assert_one_line_error(result, *fragments, code=2):

@@ -14,7 +14,6 @@ from ..library.build_refs import build_refs as _build_refs
 from ..library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
 from ..library.defaults import cached_library as _cached_library
 from ..library.defaults import labelled as _labelled
-from ..library.defaults import labelled_data as _labelled_data
 from ..models import Classifier
 from .checks import classifier_arg, model_directory
 
@@ -197,7 +196,7 @@ def labelled_data(
     """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
     None: the alias's own data set, whose split and fields are the defaults. Sentence pairs
     (``pair_field``, or ``(text, pair)`` tuples given) come back as ``(text, pair)`` tuples."""
-    return _labelled_data(
+    found, split_used = _labelled(
         classifier_arg("labelled_data", classifier),
         data,
         labels,
@@ -207,3 +206,4 @@ def labelled_data(
         max_scan=check.optional_count("labelled_data: max_scan", max_scan),
         pair_field=check.optional_text("labelled_data: pair_field", pair_field),
     )
+    return found.texts, found.labels, found.description, split_used

@@ -115,24 +115,12 @@ def cached_library(
     check_output_path(str(path))  # before the scan: a place that cannot be written fails now
     if notify:
         notify(f"building the default library of {classifier.name} from its training data (once; cached in {path})")
-    texts, labels, description, split = labelled_data(classifier)
-    build_library(classifier, texts, labels, path, BuildSettings(), data=description, split=split, progress=progress)
+    found, split = labelled(classifier)
+    build_library(
+        classifier, found.texts, found.labels, path, BuildSettings(), data=found.description, split=split,
+        progress=progress, where=found.where,
+    )
     return RefLibrary(path), True
-
-
-def labelled_data(
-    classifier: Classifier,
-    data=None,
-    labels: Sequence[int | str] | None = None,
-    split: str | None = None,
-    text_field: str | None = None,
-    label_field: str | None = None,
-    max_scan: int | None = None,
-    pair_field: str | None = None,
-) -> tuple[list, list[int], str, str]:
-    """:func:`contrastcat.api.labelled_data` (documented there), its arguments checked."""
-    found, split_used = labelled(classifier, data, labels, split, text_field, label_field, max_scan, pair_field)
-    return found.texts, found.labels, found.description, split_used
 
 
 def labelled(
@@ -145,7 +133,8 @@ def labelled(
     max_scan: int | None = None,
     pair_field: str | None = None,
 ) -> tuple[LabelledData, str]:
-    """(the labelled rows with where each was read, the split used): what :func:`labelled_data` returns."""
+    """(the labelled rows with where each was read, the split used): :func:`contrastcat.api.labelled_data`
+    (documented there) returns their texts, labels, description and split."""
     if data is None or isinstance(data, (str, os.PathLike)):
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None

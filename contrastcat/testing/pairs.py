@@ -58,7 +58,7 @@ def train_pair_classifier(style: str, examples: list[PairExample], seed: int = 0
     """
     from ..models import classify, wrap_classifier
     from ..models.tokens import pad, tokenize
-    from .tiny import build
+    from .tiny import build, train_epoch
 
     model, tokenizer = build(STYLES[style], seed=seed, hidden=64, layers=2, init_range=None)
     classifier = wrap_classifier(model, tokenizer, name=f"pair-{style}").paired()
@@ -70,14 +70,7 @@ def train_pair_classifier(style: str, examples: list[PairExample], seed: int = 0
     model.train()
     for _ in range(epochs):
         rng.shuffle(order)
-        for start in range(0, len(order), 32):
-            batch = order[start : start + 32]
-            ids, mask = pad([encoded[i].ids for i in batch], classifier.pad_id, classifier.device)
-            logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
-            loss = torch.nn.functional.cross_entropy(logits, labels[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+        train_epoch(classifier, [text.ids for text in encoded], labels, order, optimizer)
         model.eval()
         with torch.no_grad():
             check = list(range(min(300, len(examples))))

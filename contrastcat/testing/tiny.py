@@ -249,8 +249,7 @@ def train_tiny(
     the classifier's pad token, decoders pooled at the last real token), so
     what the model learns is what it is explained with.
     """
-    from ..models import classify, wrap_classifier
-    from ..models.tokens import pad
+    from ..models import wrap_classifier
 
     model, tokenizer = build(model_type, seed=seed, hidden=hidden, layers=layers)
     classifier = wrap_classifier(model, tokenizer, name=f"toy-{model_type}")
@@ -262,16 +261,25 @@ def train_tiny(
     rng = random.Random(seed)
     for _ in range(epochs):
         rng.shuffle(order)
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            ids, mask = pad([encoded[i] for i in batch], classifier.pad_id, classifier.device)
-            logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
-            loss = torch.nn.functional.cross_entropy(logits, labels[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+        train_epoch(classifier, encoded, labels, order, optimizer, batch_size)
     model.eval()
     return model, tokenizer
+
+
+def train_epoch(classifier, sequences, labels: torch.Tensor, order: list[int], optimizer, batch_size: int = 32) -> None:
+    """One pass over ``order`` in batches, padded and pooled as the pipeline pads and pools
+    (``models.forward.classify``), so what a model learns is what it is explained with."""
+    from ..models import classify
+    from ..models.tokens import pad
+
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        ids, mask = pad([sequences[i] for i in batch], classifier.pad_id, classifier.device)
+        logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
+        loss = torch.nn.functional.cross_entropy(logits, labels[batch])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 
 
 def trained_classifier_and_library(model_type: str, seed: int, path):

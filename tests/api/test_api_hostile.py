@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 import contrastcat
 from contrastcat.arguments import MAX_BATCH_SIZE, MAX_SEED, whole
-from contrastcat.errors import BadInput
 from contrastcat.methods import METHODS
 from contrastcat.records.record import read_records
+
+from ..helpers import assert_bad_input
 
 HOSTILE = settings(
     max_examples=60, derandomize=True, database=None, deadline=None,
@@ -59,16 +60,6 @@ def _target_ok(value) -> bool:
     return value in ("pred", "gold") or (whole(value) and 0 <= value < 3) or (
         isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 10 and int(value) < 3
     )
-
-
-def assert_bad_input(call, *fragments):
-    with pytest.raises(BadInput) as caught:
-        call()
-    message = str(caught.value)
-    assert message and "\n" not in message, message
-    for fragment in fragments:
-        assert fragment in message, (fragment, message)
-    return message
 
 
 # What explain accepts, per argument: a value it accepts is not drawn.

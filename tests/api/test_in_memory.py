@@ -12,17 +12,9 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
 import contrastcat
-from contrastcat.errors import BadInput
 from contrastcat.testing import tiny
 
-
-def assert_bad_input(call, *fragments):
-    with pytest.raises(BadInput) as caught:
-        call()
-    message = str(caught.value)
-    assert message and "\n" not in message, message
-    for fragment in fragments:
-        assert fragment in message, (fragment, message)
+from ..helpers import assert_bad_input
 
 TEXTS = ["the film was a brilliant story", "a dull and boring night", "the dog in the house"]
 METHODS = ["contrastcat", "attcat", "integrated-gradients", "rollout", "attnlrp"]
