@@ -196,13 +196,16 @@ def _run(job, world, part, unnamed, refs, model, inputs, progress, notify) -> Ex
     source = input_file.name
     if skipped is None and target == GOLD and not follower:
         resolve_targets(input_file.rows(), GOLD, classifier.label_names, source)  # every label, before any work
-    if skipped is None and job.pair_field is not None and not follower:
+    # Only where the model reads segment ids can a pair's line be bad (models.segments): elsewhere
+    # checking would read the whole input once more for nothing.
+    walked = job.pair_field is not None and classifier.paired().pair_types is not None
+    if skipped is None and walked and not follower:
         for _ in checked_pairs(classifier, input_file.rows(), run.limit, source):  # every pair, before any work
             pass
     rows = input_file.rows(skipped)
     if skipped is not None:
         rows = usable_rows(rows, target, classifier.label_names, source, skipped)
-        if job.pair_field is not None:
+        if walked:
             rows = checked_pairs(classifier, rows, run.limit, source, skipped)
     used_library = library if any(m.uses_library for m in methods) else None
     shards = part or (Shard(world.rank, world.size) if world else None)
