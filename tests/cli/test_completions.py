@@ -8,22 +8,29 @@ from pathlib import Path
 
 import pytest
 
-from contrastcat_cli.completions import generate
+import typer
+
+from contrastcat_cli.app import app
+from contrastcat_cli.completions import FILES, generate
 
 COMPLETIONS = Path(__file__).resolve().parents[2] / "completions"
 
 
+def scripts() -> dict[str, str]:
+    return generate(typer.main.get_command(app))
+
+
 def test_committed_completions_are_current():
-    for name, text in generate().items():
-        committed = (COMPLETIONS / name).read_text(encoding="utf-8")
-        assert committed == text, f"completions/{name} is stale: run python -m contrastcat_cli.completions completions"
+    for shell, text in scripts().items():
+        committed = (COMPLETIONS / FILES[shell]).read_text(encoding="utf-8")
+        assert committed == text, f"completions/{FILES[shell]} is stale: run make completions"
 
 
 def test_completions_know_every_command_option_and_method():
-    scripts = generate()
+    scripts_ = scripts()
     for fragment in ("build-refs", "refs-used", "kendall", "words", "strict-gamma", "reference-select", "ig-steps",
                      "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout", "top-maps", "refine-score"):
-        for name, text in scripts.items():
+        for name, text in scripts_.items():
             assert fragment in text, (name, fragment)
 
 
@@ -45,3 +52,22 @@ def test_bash_completes_subcommands_and_choices():
     )
     result = subprocess.run(["bash", "-c", probe], capture_output=True, text=True)
     assert result.stdout.splitlines() == ["explain", "attcat att-grads att-x-att-grads attnlrp all", "same"]
+
+
+@pytest.mark.parametrize("shell, name", [("bash", "contrastcat.bash"), ("zsh", "_contrastcat"), ("fish", "contrastcat.fish")])
+def test_the_command_prints_the_script_of_the_same_tree(shell, name):
+    from tests.helpers import invoke
+
+    result = invoke("completions", shell)
+    assert result.exit_code == 0 and result.stderr == ""
+    assert result.stdout == (COMPLETIONS / name).read_text(encoding="utf-8")
+
+
+def test_completions_complete_their_own_shells_and_refuse_others():
+    from tests.helpers import invoke
+
+    script = COMPLETIONS / "contrastcat.bash"
+    probe = f'source "{script}"; COMP_WORDS=(contrastcat completions ""); COMP_CWORD=2; _contrastcat; echo "${{COMPREPLY[@]}}"'
+    assert subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.split() == ["bash", "zsh", "fish"]
+    result = invoke("completions", "tcsh")
+    assert result.exit_code == 2 and "tcsh" in result.stderr and "Traceback" not in result.stderr
