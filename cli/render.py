@@ -7,12 +7,11 @@ import sys
 from typing import Annotated, Optional
 
 import typer
-from rich.text import Text
 
 from contrastcat.api import render_file
 from contrastcat.errors import BadInput
 
-from .common import reports_errors, stdout_console
+from .common import QuietOption, info, reports_errors
 
 EPILOG = """\
 Examples:
@@ -20,7 +19,7 @@ Examples:
 \b
   contrastcat render attr.jsonl --words
   contrastcat explain in.jsonl --refs refs.h5 -o - | contrastcat render - --limit 5
-  contrastcat render attr.jsonl --threshold 0.5 --color never > marked.txt
+  contrastcat render attr.jsonl --threshold 0.5 -o marked.txt   # plain text, [word 0.87] marks
   contrastcat render attr.jsonl --html attr.html --words       # one self-contained page
   contrastcat render attr.jsonl --top 5                         # the 5 most relevant words per input
   contrastcat render attr.jsonl --compare contrastcat,attcat    # two methods, one above the other
@@ -29,16 +28,16 @@ Examples:
 COLOR_CHOICES = ("auto", "always", "never")
 
 
-def use_color(choice: str) -> bool:
+def use_color(choice: str, terminal: bool) -> bool:
     if choice not in COLOR_CHOICES:
         raise BadInput(f"--color must be one of {', '.join(COLOR_CHOICES)}, got {choice!r}")
     if choice == "auto":
-        return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        return terminal and not os.environ.get("NO_COLOR")
     return choice == "always"
 
 
 # The API's names for the options whose flag says it differently (errors speak in flags here).
-FLAGS = {"attributions": "ATTR"}
+FLAGS = {"attributions": "ATTR", "output": "--output"}
 
 Attributions = Annotated[str, typer.Argument(metavar="ATTR", help="Records from explain (JSONL); - for stdin.")]
 Threshold = Annotated[
@@ -50,6 +49,10 @@ Rescale = Annotated[
     bool, typer.Option(help="Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores.")
 ]
 Color = Annotated[str, typer.Option(help="auto (colour on a terminal without NO_COLOR), always or never.")]
+Output = Annotated[
+    Optional[str],
+    typer.Option("--output", "-o", metavar="FILE", help="Write the text here instead of stdout (written whole or not at all)."),
+]
 Html = Annotated[
     Optional[str], typer.Option("--html", metavar="FILE", help="Write one self-contained HTML page instead (- for stdout).")
 ]
@@ -72,25 +75,14 @@ def render(
     html: Html = None,
     top: Top = None,
     compare: Compare = None,
+    output: Output = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Print each record's text with relevant tokens highlighted (stronger red = more relevant)."""
-    colored = use_color(color)
+    colored = use_color(color, terminal=output in (None, "-") and sys.stdout.isatty())
     run = render_file(
         attributions, html=html, threshold=threshold, limit=limit, words=words, rescale=rescale, top=top,
-        compare=compare, color=colored,
+        compare=compare, color=colored, output=output if html is not None else (output or "-"),
     )
     if run.wrote is not None:
-        typer.echo(f"wrote {run.wrote}", err=True)
-    console = stdout_console(force_terminal=colored, no_color=not colored, soft_wrap=True)
-    for index, block in enumerate(run.blocks):
-        if block.top:
-            typer.echo(f"{block.title}: {block.body}")
-            continue
-        if index:
-            console.print()
-        if colored:
-            console.print(Text(block.title, style="bold"))  # Text: an id like "a[/]" is not markup
-            console.print(block.body)
-        else:
-            typer.echo(block.title)
-            typer.echo(block.body)
+        info(f"wrote {run.wrote}", quiet)

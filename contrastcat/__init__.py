@@ -8,6 +8,7 @@ contrastcat`` and the CLI's ``--help`` stay fast):
     recs = contrastcat.explain(clf, ["a gripping, funny film"], library=lib)
     report = contrastcat.evaluate(clf, recs)              # report.table(), report.to_dict()
     print(contrastcat.render(recs))
+    recs = contrastcat.read_records("attr.jsonl")         # records a run wrote, read back
 
 The data flow is the package layout (docs/development.md): ``io`` and
 ``records`` (files, inputs, attribution records) -> ``models`` (a name -> a
@@ -21,7 +22,7 @@ from .version import __version__
 
 API = (
     "load_model", "open_library", "build_library", "build_refs", "cached_library", "explain", "explain_file", "merge",
-    "evaluate", "evaluate_file", "render", "render_file", "report_blocks", "list_methods", "embedded_models",
+    "evaluate", "evaluate_file", "read_records", "render", "render_file", "report_blocks", "list_methods", "embedded_models",
     "prepare_model", "torchrun_follower", "sanity", "sanity_file",
 )
 __all__ = [*API, "__version__"]

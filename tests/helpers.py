@@ -341,3 +341,16 @@ def record(scores=None, **overrides):
     }
     values.update(overrides)
     return AttributionRecord(**values)
+
+
+def word_piece_record(**overrides):
+    """A record of "unbelievably dull" in word pieces, made by hand (no model needed)."""
+    values = dict(
+        id="a", text="unbelievably dull", tokens=["[CLS]", "un", "##bel", "##ievably", "dull", "[SEP]"],
+        token_ids=[2, 5, 6, 7, 8, 3], offsets=[[0, 0], [0, 2], [2, 5], [5, 12], [13, 17], [0, 0]],
+        special=[True, False, False, False, False, True], scores=[0.3, 0.2, 0.9, 0.1, 1.0, 0.0],
+        target=0, target_name="negative", probs=[0.97, 0.03], predicted=0, label=None, method="contrastcat",
+        model="m", model_fingerprint="f", library="l", refs_kept=5, refs_total=30, settings={"refs_used": 30},
+    )
+    values.update(overrides)
+    return AttributionRecord(**values)

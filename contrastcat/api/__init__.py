@@ -14,7 +14,7 @@ parameter as the call spells it (``explain: batch_size must ...``).
 
 Each command of the CLI is one call here on files: ``build_refs``,
 ``explain_file`` (with resume, shards, torchrun), ``merge``, ``evaluate_file``
-(with gates), ``render_file``, ``sanity_file``; ``choices`` holds the values they take from
+(with gates), ``render_file``, ``sanity_file``; ``read_records`` reads records back; ``choices`` holds the values they take from
 fixed sets.
 """
 
@@ -25,11 +25,12 @@ from .evaluate import evaluate, evaluate_file
 from .explain import explain, explain_file, list_methods, merge, torchrun_follower
 from .library import build_library, build_refs, cached_library, labelled_data
 from .models import embedded_models, load_model, open_library, prepare_model
+from .records import read_records
 from .render import render, render_file, report_blocks
 from .sanity import sanity, sanity_blocks, sanity_file
 
 __all__ = [
     "build_library", "build_refs", "cached_library", "choices", "embedded_models", "evaluate", "evaluate_file",
     "explain", "explain_file", "labelled_data", "list_methods", "load_model", "merge", "open_library",
-    "prepare_model", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",
+    "prepare_model", "read_records", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",
 ]

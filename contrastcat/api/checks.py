@@ -40,7 +40,7 @@ def records_arg(function: str, value) -> list[AttributionRecord]:
         if not isinstance(item, AttributionRecord):
             raise BadInput(
                 f"{function}: records: item {index} is {check.shown(item, 40)}, not an AttributionRecord "
-                "(contrastcat.explain returns them; contrastcat.records.record.read_records reads a file of them)"
+                "(contrastcat.explain returns them; contrastcat.read_records reads a file of them)"
             )
         # Built or changed by hand: checked as a file's line would be (finite scores, one per token, ...).
         values = item.to_dict()

@@ -37,13 +37,16 @@ def render_file(
     top: int | None = None,
     compare: str | None = None,
     color: bool = False,
+    output: str | os.PathLike | None = None,
 ) -> RenderRun:
     """``contrastcat render`` from Python: a records file (``-``: stdin) as one HTML page written
     to ``html`` (``-``: stdout), or as terminal blocks (``run.blocks``: each record's title and
     body, streamed as the file is read: iterate once, or ``list()`` them; coloured Rich ``Text`` with ``color``, else ``[word 0.87]`` marks on tokens scoring at
     least ``threshold``; with ``top``, its ``top`` most relevant words). ``compare="A,B"`` keeps
     methods A and B, each input's A then B; ``limit`` the first records; ``rescale`` min–max
-    scales over the shown tokens. Every line is checked before anything is shown or written."""
+    scales over the shown tokens. ``output`` writes the blocks as the command prints them (text;
+    ANSI colours with ``color``) to that file (``-``: stdout), whole or not at all, instead of
+    returning them. Every line is checked before anything is shown or written."""
     return _render_file(RenderJob(
         attributions=check.path("render_file: attributions", attributions),
         html=None if html is None else check.path("render_file: html", html),
@@ -54,6 +57,7 @@ def render_file(
         top=check.optional_count("render_file: top", top),
         compare=None if compare is None else check.text("render_file: compare", compare),
         color=check.flag("render_file: color", color),
+        output=None if output is None else check.path("render_file: output", output),
     ))
 
 

@@ -292,24 +292,30 @@ class RecordFile:
         return self._records(keep=False)
 
     def _records(self, keep: bool) -> Iterator[AttributionRecord]:
-        found = 0
-        for number, raw in jsonl.lines(self.source.text_lines(keep)):
-            where = f"{self.name}:{number}"
-            try:
-                obj = jsonl.parse(raw)
-            except jsonl.NotStrictJSON as error:
-                raise BadInput(f"{where}: {error}") from None
-            if not isinstance(obj, dict):
-                raise BadInput(f"{where}: expected a JSON object")
-            record = check_record(obj, where, number)
-            record.line = number
-            found += 1
-            yield record
-        if not found:
-            raise BadInput(f"{self.name}: no attribution records")
+        return parsed_records(self.source.text_lines(keep), self.name)
 
     def close(self) -> None:
         self.source.close()
+
+
+def parsed_records(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[AttributionRecord]:
+    """The records of (1-based number, JSONL line) pairs, each checked as ``name:number``; blank
+    lines are skipped, and no record at all is bad input."""
+    found = 0
+    for number, raw in jsonl.lines(numbered):
+        where = f"{name}:{number}"
+        try:
+            obj = jsonl.parse(raw)
+        except jsonl.NotStrictJSON as error:
+            raise BadInput(f"{where}: {error}") from None
+        if not isinstance(obj, dict):
+            raise BadInput(f"{where}: expected a JSON object")
+        record = check_record(obj, where, number)
+        record.line = number
+        found += 1
+        yield record
+    if not found:
+        raise BadInput(f"{name}: no attribution records")
 
 
 def read_records(path: str) -> list[AttributionRecord]:

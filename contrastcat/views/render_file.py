@@ -4,9 +4,11 @@ words) or as one HTML page. Every line is checked before anything is shown or wr
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TextIO
 
+from rich.console import Console
 from rich.text import Text
 
 from ..errors import BadInput
@@ -29,6 +31,7 @@ class RenderJob:
     top: int | None = None
     compare: str | None = None  # "A,B"
     color: bool = False
+    output: str | None = None  # write the terminal blocks here as text ("-": standard output) instead of returning them
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,8 @@ class Block:
 
 @dataclass
 class RenderRun:
-    wrote: str | None  # the HTML page's path, when one was written
-    blocks: Iterator[Block]  # terminal blocks, streamed: one pass (list() them to keep); none when a page was written
+    wrote: str | None  # the file written (the HTML page, or the text with ``output``); None for standard output
+    blocks: Iterator[Block]  # terminal blocks, streamed: one pass (list() them to keep); none when a file was written
 
 
 def render_file(job: RenderJob) -> RenderRun:
@@ -53,6 +56,8 @@ def render_file(job: RenderJob) -> RenderRun:
         raise BadInput(
             "render_file: html shades every token and shows each score on hover: `top` and `threshold` are for the terminal"
         )
+    if job.html is not None and job.output is not None:
+        raise BadInput("render_file: give `html` (the page) or `output` (the text), not both")
     source = RecordFile(job.attributions)
     methods: set[str] = set()
     labels = MethodLabels()  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]
@@ -72,7 +77,35 @@ def render_file(job: RenderJob) -> RenderRun:
         with atomic_text_output(job.html, [job.attributions]) as stream:
             stream.write(html_page(records, f"contrastcat: {source.name}", job.words, job.rescale, labels.label))
         return RenderRun(None if job.html == "-" else job.html, iter(()))
+    if job.output is not None:
+        with atomic_text_output(job.output, [job.attributions]) as stream:
+            write_blocks(_blocks(records, labels, job), stream, job.color)
+        return RenderRun(None if job.output == "-" else job.output, iter(()))
     return RenderRun(None, _blocks(records, labels, job))
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich would exit 1 on its own; the caller decides what a closed pipe downstream means.
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def write_blocks(blocks: Iterable[Block], stream: TextIO, color: bool) -> None:
+    """The blocks as ``contrastcat render`` prints them: a blank line between records, a top-words
+    block on one line; with ``color``, Rich's ANSI styles, else the plain ``[word 0.87]`` marks."""
+    console = _Console(file=stream, force_terminal=color, no_color=not color, soft_wrap=True, highlight=False)
+    for index, block in enumerate(blocks):
+        if block.top:
+            stream.write(f"{block.title}: {block.body}\n")
+            continue
+        if index:
+            stream.write("\n")
+        if color:
+            console.print(Text(block.title, style="bold"))  # Text: an id like "a[/]" is not markup
+            console.print(block.body)
+        else:
+            stream.write(f"{block.title}\n{block.body}\n")
 
 
 def _blocks(records, labels: MethodLabels, job: RenderJob) -> Iterator[Block]:

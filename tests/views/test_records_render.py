@@ -10,19 +10,7 @@ from contrastcat.errors import BadInput
 from contrastcat.records.inputs import read_inputs
 from contrastcat.records.record import AttributionRecord, read_records, resolve_label, write_records
 from contrastcat.views.terminal import render_plain, render_rich, spans
-
-
-def make_record(**overrides):
-    text = "unbelievably dull"
-    values = dict(
-        id="a", text=text, tokens=["[CLS]", "un", "##bel", "##ievably", "dull", "[SEP]"],
-        token_ids=[2, 5, 6, 7, 8, 3], offsets=[[0, 0], [0, 2], [2, 5], [5, 12], [13, 17], [0, 0]],
-        special=[True, False, False, False, False, True], scores=[0.3, 0.2, 0.9, 0.1, 1.0, 0.0],
-        target=0, target_name="negative", probs=[0.97, 0.03], predicted=0, label=None, method="contrastcat",
-        model="m", model_fingerprint="f", library="l", refs_kept=5, refs_total=30, settings={"refs_used": 30},
-    )
-    values.update(overrides)
-    return AttributionRecord(**values)
+from tests.helpers import word_piece_record as make_record
 
 
 def test_record_round_trip(tmp_path):
