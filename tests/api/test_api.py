@@ -10,6 +10,7 @@ import pytest
 
 import contrastcat
 from contrastcat.errors import BadInput
+from contrastcat.records.record import Records
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -23,16 +24,18 @@ def readme_example() -> str:
 
 def test_the_readme_example_runs_on_the_toy_model(toy_dir, tmp_path, capsys):
     code = readme_example()
-    for original in ('"minilm-rt"', '"corpus:rotten-tomatoes"', '"refs.h5"'):
+    for original in ('"minilm-rt"', '"corpus:rotten-tomatoes"', '"refs.h5"', '"attr.jsonl"'):
         assert original in code
     code = (code.replace('"minilm-rt"', repr(str(toy_dir / "model")))
                 .replace('"corpus:rotten-tomatoes"', repr(str(toy_dir / "train.jsonl")))
-                .replace('"refs.h5"', repr(str(tmp_path / "refs.h5"))))
+                .replace('"refs.h5"', repr(str(tmp_path / "refs.h5")))
+                .replace('"attr.jsonl"', repr(str(tmp_path / "attr.jsonl"))))
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)
     recs, report = scope["recs"], scope["report"]
     assert [(r.id, r.method) for r in recs] == [(0, "contrastcat"), (0, "attcat"), ("r2", "contrastcat"), ("r2", "attcat")]
     assert scope["scores"] == recs[0].scores and recs[0].settings["refs_used"] == 10
+    assert isinstance(recs, Records) and len((tmp_path / "attr.jsonl").read_text().splitlines()) == 4
     assert "<span" in recs[0]._repr_html_() and "<span" in recs._repr_html_()
     document = report.to_dict()
     assert set(document["methods"]) == {"contrastcat", "attcat"} and document["records"] == 4
