@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
 from contrastcat.api import choices as values
+from contrastcat.errors import BadInput
 
 from .common import reports_errors
 from .render import COLOR_CHOICES
@@ -43,6 +44,8 @@ STATIC_CHOICES: dict[str, tuple[str, ...]] = {
     "--pools": ("random", "same,random", "same", "none"),
     "--store-dtype": ("float32", "float16"),
     "--dtype": values.DTYPE_CHOICES,
+    "--forward-dtype": values.FORWARD_DTYPE_CHOICES,
+    "--on-error": ("stop", "skip"),
     "--color": COLOR_CHOICES,
 }
 
@@ -55,7 +58,7 @@ def choices() -> dict[str, tuple[str, ...]]:
             found[spec.flag] = spec.choices
     return found
 # Options whose value is a path; the rest take free text.
-PATHS = {"--output", "--refs", "--data", "--model"}
+PATHS = {"--output", "--refs", "--data", "--model", "--html", "--plot", "--baseline"}
 
 
 @dataclass(frozen=True)
@@ -136,14 +139,14 @@ def bash(commands: list[Command], values: dict[str, tuple[str, ...]]) -> str:
     for option, allowed in values.items():
         lines.append(f'        {option}) COMPREPLY=($(compgen -W "{" ".join(allowed)}" -- "$cur")); return ;;')
     lines += [
-        f'        {"|".join(sorted(PATHS | {"-o", "-m"}))}) COMPREPLY=($(compgen -f -- "$cur")); return ;;',
+        f'        {"|".join(sorted(PATHS | {"-o", "-m"}))}) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;',
         "    esac",
         '    if [[ "$cur" == -* ]]; then',
         '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
         '    elif [[ -n "$words" ]]; then',
         '        COMPREPLY=($(compgen -W "$words" -- "$cur"))',
         "    else",
-        '        COMPREPLY=($(compgen -f -- "$cur"))',
+        '        mapfile -t COMPREPLY < <(compgen -f -- "$cur")  # one name a line: spaces stay inside',
         "    fi",
         "}",
         "complete -o filenames -F _contrastcat contrastcat",
@@ -233,7 +236,9 @@ class Shell(str, enum.Enum):
 @reports_errors
 def completions(
     ctx: typer.Context,
-    shell: Annotated[Shell, typer.Argument(metavar="SHELL", help="bash, zsh or fish.", show_default=False)],
+    shell: Annotated[Optional[Shell], typer.Argument(metavar="SHELL", help="bash, zsh or fish.", show_default=False)] = None,
 ) -> None:
     """Print the shell completion script for bash, zsh or fish (commands, options, methods, choices)."""
+    if shell is None:
+        raise BadInput("completions: name the shell: bash, zsh or fish")
     typer.echo(generate(ctx.find_root().command)[shell.value], nl=False)

@@ -25,6 +25,8 @@ _contrastcat() {
         --pools) COMPREPLY=($(compgen -W "random same,random same none" -- "$cur")); return ;;
         --store-dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
         --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
+        --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
+        --on-error) COMPREPLY=($(compgen -W "stop skip" -- "$cur")); return ;;
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
         --reference-select) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
@@ -32,14 +34,14 @@ _contrastcat() {
         --pool) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
         --refine-score) COMPREPLY=($(compgen -W "morf morf-lerf" -- "$cur")); return ;;
         --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
-        --data|--model|--output|--refs|-m|-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --baseline|--data|--html|--model|--output|--plot|--refs|-m|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [[ -n "$words" ]]; then
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
     else
-        COMPREPLY=($(compgen -f -- "$cur"))
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")  # one name a line: spaces stay inside
     fi
 }
 complete -o filenames -F _contrastcat contrastcat

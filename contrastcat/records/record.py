@@ -92,6 +92,9 @@ class Records(list):
         for index, record in enumerate(self):
             if not isinstance(record, AttributionRecord):
                 raise BadInput(f"save: item {index} is not an AttributionRecord, got {type(record).__name__}")
+            # Changed by hand, it is checked as its line will be read back: nothing is written that
+            # read_records, evaluate or render would refuse.
+            check_record(record.to_dict(), f"save: item {index}", index + 1)
         return write_records(arguments.path("save: path", path), self)
 
     def _repr_html_(self) -> str:
@@ -209,6 +212,9 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
     :mod:`.elsewhere`) may give only ``text``, ``scores``, ``target`` and the ``tokens`` or
     ``offsets`` the scores belong to: its tokens are then the text at those offsets, its id
     ``line``, its method ``unknown``."""
+    if obj.get("token_ids") == []:
+        # What a record made elsewhere holds in memory, and so what Records.save writes for it: no ids.
+        obj = {**obj, "token_ids": None}
     missing = [key for key in REQUIRED if key not in obj]
     if "tokens" not in obj and obj.get("offsets") is None:
         missing.append("tokens or offsets")

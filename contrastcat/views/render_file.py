@@ -57,7 +57,7 @@ def render_file(job: RenderJob) -> RenderRun:
             "render_file: html shades every token and shows each score on hover: `top` and `threshold` are for the terminal"
         )
     if job.html is not None and job.output is not None:
-        raise BadInput("render_file: give `html` (the page) or `output` (the text), not both")
+        raise BadInput("render_file: html and output: give `html` (the page) or `output` (the text), not both")
     source = RecordFile(job.attributions)
     methods: set[str] = set()
     labels = MethodLabels()  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]

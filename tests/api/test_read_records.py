@@ -77,3 +77,16 @@ def test_bad_lines_and_arguments_are_one_line_errors(written, tmp_path):
 
 def test_read_records_is_public():
     assert "read_records" in contrastcat.__all__ and "read_records" in dir(contrastcat)
+
+
+def test_saved_records_of_another_tool_read_back_and_a_bad_edit_is_not_saved(tmp_path):
+    line = '{"text": "a b", "tokens": ["a", "b"], "scores": [1, 2], "target": 0}'
+    records = contrastcat.read_records([line])
+    assert records[0].token_ids == []  # made elsewhere: no ids
+    records.save(tmp_path / "p.jsonl")
+    assert contrastcat.read_records(tmp_path / "p.jsonl") == records
+    records[0].scores = [float("nan"), 1.0]
+    assert_bad_input(lambda: records.save(tmp_path / "q.jsonl"), "save: item 0", "finite")
+    records[0].scores = [1.0]
+    assert_bad_input(lambda: records.save(tmp_path / "q.jsonl"), "save: item 0", "same length")
+    assert not (tmp_path / "q.jsonl").exists()

@@ -71,3 +71,17 @@ def test_completions_complete_their_own_shells_and_refuse_others():
     assert subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.split() == ["bash", "zsh", "fish"]
     result = invoke("completions", "tcsh")
     assert result.exit_code == 2 and "tcsh" in result.stderr and "Traceback" not in result.stderr
+    result = invoke("completions")
+    assert result.exit_code == 2 and result.stderr == "error: completions: name the shell: bash, zsh or fish\n"
+
+
+def test_bash_completes_file_names_with_spaces_whole(tmp_path):
+    (tmp_path / "my file.jsonl").write_text("")
+    (tmp_path / "my*star.jsonl").write_text("")
+    script = COMPLETIONS / "contrastcat.bash"
+    probe = (
+        f'source "{script}"; COMP_WORDS=(contrastcat render my); COMP_CWORD=2; _contrastcat; printf "<%s>\\n" "${{COMPREPLY[@]}}"; '
+        'COMP_WORDS=(contrastcat render --html my); COMP_CWORD=3; _contrastcat; printf "<%s>\\n" "${COMPREPLY[@]}"'
+    )
+    shown = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, cwd=tmp_path).stdout.splitlines()
+    assert sorted(shown) == sorted(["<my file.jsonl>", "<my*star.jsonl>"] * 2)
