@@ -5,6 +5,7 @@ classifier with probabilities set by hand, and the plain loops the engine is che
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import os
 import random
@@ -291,6 +292,83 @@ def stub_classifier():
 
 def stub_texts():
     return [f"r{i} w w" if i in SHORT else f"r{i} " + " ".join(["w"] * 9) for i in range(len(PROBS))]
+
+
+# --- results of other batches: equal within the documented tolerance ---------------------
+# Byte-identity holds only for the same inputs in the same batches (a resumed run, shards
+# merged, golden files, the same call twice). Inputs batched differently (another number of
+# rows, a subset of a file, another batch size, one at a time) pad to other shapes, and the
+# last bits of float32 differ with the shape and with the CPU's kernels (AMX, AVX-512,
+# AVX-512 BF16, AVX2): a 6th decimal may round the other way (0.358622 against 0.358623).
+
+BATCH_TOLERANCE = 1e-5  # docs/spec.md §1: a batched result equals the one-at-a-time result to 1e-5 (float32)
+
+
+def _as_record_dict(record) -> dict:
+    if isinstance(record, (str, bytes)):
+        return json.loads(record)
+    if isinstance(record, dict):
+        return record
+    return record.to_dict()  # an AttributionRecord
+
+
+def _assert_close(a, b, where: str, atol: float) -> None:
+    if isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        if isinstance(a, dict) and isinstance(b, dict):
+            assert list(a) == list(b), f"{where}: fields {list(a)} != {list(b)}"
+            for key in a:
+                _assert_close(a[key], b[key], f"{where}.{key}", atol)
+        elif isinstance(a, list) and isinstance(b, list):
+            assert len(a) == len(b), f"{where}: {len(a)} items != {len(b)}"
+            for index, (x, y) in enumerate(zip(a, b)):
+                _assert_close(x, y, f"{where}[{index}]", atol)
+        else:
+            assert type(a) is type(b) and a == b, f"{where}: {a!r} != {b!r}"
+    elif isinstance(a, float) or isinstance(b, float):  # a measured value: scores, probs
+        assert abs(a - b) <= atol, f"{where}: {a!r} and {b!r} differ by more than {atol}"
+    else:  # ids, token ids, offsets, targets, refs kept: never a rounding
+        assert type(a) is type(b) and a == b, f"{where}: {a!r} != {b!r}"
+
+
+def assert_records_close(found, expected, atol: float = BATCH_TOLERANCE) -> None:
+    """Records of the same inputs explained in other batches (dicts, AttributionRecords or
+    JSONL lines): the same records in the same order, with the same fields, every float (scores,
+    probabilities) within ``atol`` and everything else exactly equal (ids, texts, tokens, token
+    ids, offsets, special flags, targets and predictions, methods, settings, refs kept, model
+    and library). Where the batches are the same, compare bytes instead."""
+    found, expected = [_as_record_dict(r) for r in found], [_as_record_dict(r) for r in expected]
+    assert len(found) == len(expected), f"{len(found)} records != {len(expected)}"
+    for index, (a, b) in enumerate(zip(found, expected)):
+        _assert_close(a, b, f"record {index} (id {b.get('id')!r}, {b.get('method')})", atol)
+
+
+def near_tie(values, atol: float = BATCH_TOLERANCE) -> bool:
+    """Whether two of ``values`` lie within ``atol`` of each other: an order (a ranking, a top-k)
+    drawn from them may differ between batches, where each may round the other way."""
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    return bool(len(ordered) > 1 and np.diff(ordered).min() <= atol)
+
+
+def kept_choices(drops, tie: float = BATCH_TOLERANCE) -> list[np.ndarray]:
+    """Which maps a deletion test may keep (S >= mean + std; none passing keeps all) when its S
+    values were measured in batches of another shape than ``drops`` (a plain loop's): a map whose
+    S lies within ``tie`` of the threshold may fall on either side, the others cannot, and maps of
+    the same S (the same deletion inputs) fall together. Each choice is a bool mask; with no map
+    that close there is one, the plain rule's."""
+    drops = np.asarray(drops, dtype=np.float64)
+    threshold = drops.mean() + drops.std()
+    margin = 1e-12 * max(1.0, abs(threshold))  # the pipeline's own TIE_MARGIN
+    surely = drops >= threshold + tie if tie > 0 else drops >= threshold - margin
+    doubtful = sorted(set(drops[~surely & (drops > threshold - tie - margin)].tolist()))
+    assert len(doubtful) <= 10, f"{len(doubtful)} maps within {tie} of the threshold: too many to try"
+    choices = []
+    for size in range(len(doubtful) + 1):
+        for chosen in itertools.combinations(doubtful, size):
+            kept = surely | np.isin(drops, chosen)
+            kept = kept if kept.any() else np.ones_like(kept)
+            if not any(np.array_equal(kept, other) for other in choices):
+                choices.append(kept)
+    return choices
 
 
 # --- plain loops: the reference the engine is checked against --------------------------

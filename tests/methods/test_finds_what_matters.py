@@ -54,6 +54,8 @@ from contrastcat.models import predictor
 from contrastcat.records.inputs import InputRow
 from contrastcat.testing import toy
 
+from ..helpers import near_tie
+
 KEYWORDS = set(toy.POSITIVE + toy.NEGATIVE)
 
 
@@ -79,8 +81,9 @@ def results(toy_classifier, toy_library, held_out):
                 toy_classifier.num_classes,
                 lambda recs, targets: reattribute_records(toy_classifier, recs, targets, toy_library),
             ),
+            mine[:60],  # the records Kendall-τ explained again
         )
-    for name, (first, report, kendall) in found.items():
+    for name, (first, report, kendall, _) in found.items():
         print(
             f"{name:20s} keyword-first {first:.3f}  MoRF AOPC {report.curves['morf'].aopc_mean:.3f}  "
             f"LeRF AOPC {report.curves['lerf'].aopc_mean:.3f}  Kendall index tau {kendall.tau_index:.3f}"
@@ -114,8 +117,16 @@ def test_planted_token_precision(results):
 
 
 def test_kendall_confidence_as_in_table_4(results):
+    # RawAtt and Rollout give the other class the very same map, but explained again in other
+    # batches (60 records, not 300): two tokens whose scores lie within the batch tolerance may
+    # round apart and swap (on another CPU, or another batch), and only such an input's τ may
+    # fall short of 1.
     for class_blind in ("rawatt", "rollout"):
-        assert results[class_blind][2].tau_index == pytest.approx(1.0)
+        kendall, explained = results[class_blind][2], results[class_blind][3]
+        assert len(kendall.index_taus) == len(explained) == 60
+        for tau, record in zip(kendall.index_taus, explained):
+            assert tau == pytest.approx(1.0) or near_tie(record.scores), (class_blind, record.id, tau)
+        assert kendall.tau_index > 0.95
     for class_aware in ("cat", "attcat", "contrastcat"):
         assert results[class_aware][2].tau_index < 0.5
 
@@ -129,7 +140,7 @@ def test_lrp_methods_find_the_planted_keyword(results):
     """One keyword decides the class, so its relevance is the largest: LRP finds it nearly always."""
     chance = results["random"][1].curves["morf"].aopc_mean
     for name in ("full-lrp", "partial-lrp", "transatt", "attnlrp"):
-        first, report, _ = results[name]
+        first, report, *_ = results[name]
         assert first > 0.95, name
         assert report.curves["morf"].aopc_mean > chance + 0.2, name
         assert report.curves["lerf"].aopc_mean < report.curves["morf"].aopc_mean - 0.3, name

@@ -27,7 +27,7 @@ from contrastcat.models.tokens import tokenize
 from contrastcat.records.inputs import InputRow
 from contrastcat.testing import toy
 
-from ..helpers import assert_one_line_error, build_toy_library, invoke
+from ..helpers import assert_one_line_error, build_toy_library, invoke, kept_choices
 
 ROWS = [InputRow(i + 1, i, e.text) for i, e in enumerate(toy.make_examples(60, seed=81))]
 
@@ -78,13 +78,18 @@ def test_bfloat16_changes_only_the_deletion_tests_probabilities(toy_classifier, 
             ranking = ranked_positions(scores, text.special, MORF)
             steps = [one([perturb(text.ids, ranking[:count])])[0, target] for count in deletion_counts(len(text))]
             drops.append(np.mean([base - p for p in steps]))
-        drops = np.array(drops)
-        kept = drops >= drops.mean() + drops.std() - 1e-12
-        kept = kept if kept.any() else np.ones_like(kept)
-        mean = np.mean([m for m, keep in zip(maps, kept) if keep], axis=0)
-        expected = (mean - mean.min()) / (mean.max() - mean.min())
-        assert record.refs_kept == int(kept.sum())
-        np.testing.assert_allclose(record.scores, expected, rtol=0, atol=1e-5)  # batched vs alone; 6 decimals
+        # The record's deletion inputs were scored in batches of 4, these one at a time: a map whose
+        # S lies within the batch tolerance of mean + std may be kept in one and not the other (on
+        # another CPU), and the record must then be the loop's mean of the maps it did keep.
+        found = []
+        for kept in kept_choices(drops):
+            mean = np.mean([m for m, keep in zip(maps, kept) if keep], axis=0)
+            expected = (mean - mean.min()) / (mean.max() - mean.min())
+            found.append(float(np.abs(np.subtract(record.scores, expected)).max()))
+            if record.refs_kept == int(kept.sum()) and found[-1] <= 1e-5:  # batched vs alone; 6 decimals
+                break
+        else:
+            pytest.fail(f"{row.id}: {record.refs_kept} maps kept; the loop's choices differ by {found}")
 
 
 def test_evaluate_with_bfloat16_forward_passes(toy_classifier, toy_library):
