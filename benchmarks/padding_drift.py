@@ -15,8 +15,8 @@ here from 300 other toy sentences.
 ``--dtype float64`` runs the models in float64 (the methods that read a library are
 skipped: a library holds no float64). GPT-2's probabilities then move by 0 and its
 scores only by the methods' own float32 (captured tensors are cast to float32); Llama,
-Mistral and Qwen2 keep a float32 drift because HuggingFace computes their softmax and
-RMSNorm in float32 whatever the weights. A real padding error (a wrong position, a pad
+Mistral and Qwen2 keep a float32 drift because HuggingFace computes their attention
+softmax in float32 whatever the weights (with it in float64 their logits move by 9e-16). A real padding error (a wrong position, a pad
 token attended, a pad pooled) would not shrink with the precision: this separates
 "wrong" from "rounding" on any CPU.
 

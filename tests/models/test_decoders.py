@@ -103,8 +103,8 @@ def test_padding_moves_results_only_by_float32_rounding(model_type, ieee_float32
 
 
 def test_padding_is_exact_up_to_float64_rounding_gpt2():
-    """HF's GPT-2 runs in float64 end to end (Llama, Mistral and Qwen2 take their softmax and
-    RMSNorm in float32 whatever the weights): a right-padded batch's logits equal the unpadded
+    """HF's GPT-2 runs in float64 end to end (Llama, Mistral and Qwen2 take their attention
+    softmax in float32 whatever the weights): a right-padded batch's logits equal the unpadded
     ones to float64 rounding, on any CPU's kernels."""
     model, tokenizer = tiny.build("gpt2", seed=3, init_range=0.2)
     classifier = wrap_classifier(model.double(), tokenizer, name="tiny-gpt2-float64")
