@@ -171,6 +171,7 @@ def load_pretrained(
         with _loading(where, "config.json", is_local):
             config = AutoConfig.from_pretrained(source, trust_remote_code=False)
         check_known_code(config, name)
+        check_problem_type(config, name)
         if is_local:
             check_tokenizer_code(Path(source), name)
         with _loading(where, "its tokenizer", is_local):
@@ -329,8 +330,32 @@ def wrap_classifier(
 
 
 def _check_classes(model: torch.nn.Module, name: str) -> None:
+    check_problem_type(model.config, name)
     if int(getattr(model.config, "num_labels", 0)) < 2:
         raise BadInput(f"model {name!r} has {model.config.num_labels} output(s): a classifier needs at least 2 classes")
+
+
+# What each ``problem_type`` a config may declare is, for the refusal's wording. Only a
+# single-label classifier (softmax over its classes) is explained: every method's target and
+# every deletion test's probability is a softmax probability, which for a multi-label model
+# (independent sigmoids) or a regression (raw values) is a number the model never means.
+_UNSUPPORTED_PROBLEMS = {
+    "multi_label_classification": "a multi-label classifier (one sigmoid per label)",
+    "regression": "a regression model (its outputs are values, not classes)",
+}
+
+
+def check_problem_type(config, name: str) -> None:
+    """Refuse, in one line, a model whose config says it is not a single-label classifier,
+    rather than explain it with softmax probabilities it does not compute."""
+    problem = getattr(config, "problem_type", None)
+    if problem in (None, "", "single_label_classification"):
+        return
+    what = _UNSUPPORTED_PROBLEMS.get(str(problem), f"problem_type {problem!r}")
+    raise BadInput(
+        f"model {name!r}: its config says problem_type={problem!r}, {what}; contrastcat explains "
+        "single-label classifiers (softmax over the classes) only"
+    )
 
 
 def _classifier(model, tokenizer, name, source, device, label_names, adapter, fingerprint) -> Classifier:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+import typer
 from typer.testing import CliRunner
 
 from contrastcat.capture.core import ACTIVATIONS
@@ -106,10 +107,10 @@ def test_a_method_registered_at_run_time_reaches_the_cli_and_the_completions(dum
     assert listing.exit_code == 0 and "dummy-first" in listing.output and "--dummy-strength" in listing.output
     help_text = runner.invoke(app, ["explain", "--help"]).output
     assert "--dummy-strength" in help_text and "--dummy-mode" in help_text and "how far to favour" in help_text
-    scripts = generate(app)
-    assert "--dummy-strength" in scripts["contrastcat.bash"] and "--dummy-strength" in scripts["_contrastcat"]
-    assert "-l dummy-strength -x -d 'Dummy: how far to favour the first token'" in scripts["contrastcat.fish"]
-    assert "--dummy-mode) COMPREPLY=($(compgen -W \"plain loud\"" in scripts["contrastcat.bash"]
+    scripts = generate(typer.main.get_command(app))
+    assert "--dummy-strength" in scripts["bash"] and "--dummy-strength" in scripts["zsh"]
+    assert "-l dummy-strength -x -d 'Dummy: how far to favour the first token'" in scripts["fish"]
+    assert "--dummy-mode) COMPREPLY=($(compgen -W \"plain loud\"" in scripts["bash"]
     out = tmp_path / "dummy.jsonl"
     result = runner.invoke(app, ["explain", str(toy_dir / "inputs.jsonl"), "--model", str(toy_dir / "model"),
                                  "--method", "dummy-first,attcat", "--dummy-strength", "3", "-o", str(out), "-q"])

@@ -1,0 +1,56 @@
+"""A model whose config says it is not a single-label classifier is refused in one line, from a
+directory and in memory: every method's target and every deletion test reads softmax
+probabilities, which a multi-label model (independent sigmoids) or a regression never computes.
+Before, nothing read ``problem_type`` and such models were explained with exit 0."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+import contrastcat
+from contrastcat.errors import BadInput
+
+from ..helpers import assert_one_line_error, invoke
+
+
+def _with_problem(toy_dir, tmp_path, problem):
+    model = tmp_path / "model"
+    shutil.copytree(toy_dir / "model", model)
+    config = json.loads((model / "config.json").read_text())
+    config["problem_type"] = problem
+    (model / "config.json").write_text(json.dumps(config))
+    return model
+
+
+@pytest.mark.parametrize(
+    ("problem", "said"),
+    [("multi_label_classification", "a multi-label classifier"), ("regression", "a regression model")],
+)
+def test_a_directory_model_that_is_not_single_label_is_refused(toy_dir, tmp_path, problem, said):
+    model = _with_problem(toy_dir, tmp_path, problem)
+    out = tmp_path / "out.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "attcat", "-o", out, "-q")
+    assert_one_line_error(result, f"problem_type={problem!r}", said, "single-label classifiers")
+    assert not out.exists()
+    assert invoke("build-refs", toy_dir / "inputs.jsonl", "--model", model, "-o", tmp_path / "r.h5", "-q").exit_code == 2
+
+
+def test_a_single_label_model_says_so_and_is_explained(toy_dir, tmp_path):
+    model = _with_problem(toy_dir, tmp_path, "single_label_classification")
+    out = tmp_path / "out.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "rawatt", "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    assert out.read_text().count("\n") > 0
+
+
+def test_a_multi_label_model_in_memory_is_refused(toy_dir):
+    model = AutoModelForSequenceClassification.from_pretrained(toy_dir / "model")
+    tokenizer = AutoTokenizer.from_pretrained(toy_dir / "model")
+    assert contrastcat.load_model(model, tokenizer).name  # as loaded: single-label, accepted
+    model.config.problem_type = "multi_label_classification"
+    with pytest.raises(BadInput, match="problem_type='multi_label_classification'.*single-label classifiers"):
+        contrastcat.load_model(model, tokenizer)
