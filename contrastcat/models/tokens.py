@@ -7,7 +7,7 @@ real tokens' positions (and so their values) unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,25 +65,23 @@ def tokenize(
                 f"`max_length` {max_length} is too short for a sentence pair: the tokenizer adds {added} special "
                 f"token(s), and each text needs one (at least {added + 2})"
             )
+    # A text far longer than the model reads is cut to a prefix that still gives more tokens
+    # than it keeps, so the tokenizer never materialises the whole of it (about 300 bytes of
+    # Python objects per character); the tokens dropped are then counted piece by piece.
+    firsts = [_prefix(tokenizer, text, max_length) for text in texts]
+    seconds = None if second is None else [_prefix(tokenizer, text, max_length) for text in second]
+    if seconds is not None:
+        _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length)
     encoded = tokenizer(
-        list(texts),
-        second,
+        firsts,
+        seconds,
         truncation=True,
         max_length=max_length,
         return_offsets_mapping=True,
         return_special_tokens_mask=True,
         return_token_type_ids=second is not None,
     )
-    # Only a text that fills the limit can have been cut: count its full length.
-    full = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) >= max_length]
-    dropped = dict.fromkeys(range(len(texts)), 0)
-    if full:
-        untruncated = tokenizer(
-            [texts[i] for i in full], None if second is None else [second[i] for i in full],
-            truncation=False, verbose=False,
-        )["input_ids"]
-        for index, ids in zip(full, untruncated):
-            dropped[index] = max(0, len(ids) - len(encoded["input_ids"][index]))
+    dropped = _dropped(tokenizer, texts, second, encoded["input_ids"], max_length)
     special_ids = set(getattr(tokenizer, "all_special_ids", ()))
     result = []
     for index, (ids, offsets, special) in enumerate(
@@ -110,6 +108,104 @@ def tokenize(
             )
         )
     return result
+
+
+# Texts up to this many characters (or 64 per token the model reads, if more) are tokenised
+# whole, as the tokenizer alone would; longer ones by prefix and pieces (``_prefix``, ``_count``).
+LONG_TEXT = 100_000
+# Pieces the tokens past a long text's cut are counted in: bounded memory per piece.
+COUNT_PIECE = 200_000
+# A prefix is used only if it gives this many tokens more than the model keeps, so the cut at
+# its end, which changes how the word it splits is tokenised, is far from every token kept.
+PREFIX_MARGIN = 64
+
+
+def _long(text: str, max_length: int) -> bool:
+    return len(text) > max(LONG_TEXT, 64 * max_length)
+
+
+def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0) -> str:
+    """``text``, or a prefix of it that tokenises into the same first ``max_length`` tokens: read
+    piece by piece (``_pieces``) until ``PREFIX_MARGIN`` tokens more than that, and ``at_least``,
+    are seen (a text of few, long tokens may need all of it)."""
+    if not _long(text, max_length):
+        return text
+    seen = 0
+    for start, end in _pieces(text, first=16 * max_length + 4096):
+        seen += _tokens_in(tokenizer, text[start:end])
+        if seen >= max(max_length + PREFIX_MARGIN, at_least):
+            return text[:end]
+    return text
+
+
+def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int) -> None:
+    """A pair too long is cut from its longer text first, and where the two end equal the
+    longer keeps the odd token: so which text is longer must be the same for the prefixes the
+    tokenizer sees as for the whole texts. Where it is not, the prefix of the text that is
+    longer in full is read further (in place)."""
+    for index, (first, other) in enumerate(zip(firsts, seconds)):
+        if first is texts[index] and other is second[index]:
+            continue
+        whole = (_count(tokenizer, texts[index]), _count(tokenizer, second[index]))
+        seen = (_count(tokenizer, first), _count(tokenizer, other))
+        if whole[0] > whole[1] and seen[0] <= seen[1]:
+            firsts[index] = _prefix(tokenizer, texts[index], max_length, at_least=seen[1] + 1)
+        elif whole[0] <= whole[1] and seen[0] > seen[1]:
+            seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0])
+
+
+def _pieces(text: str, first: int = COUNT_PIECE) -> Iterator[tuple[int, int]]:
+    """``text`` as consecutive pieces (start, end) of about ``first``, then ``COUNT_PIECE``,
+    characters, each cut before a space that follows a word: the word stays whole and the space
+    begins the next piece, as tokenizers that split at white space split it (WordPiece at any,
+    byte-level BPE and Metaspace before a space that starts a word, which they join to it). Where
+    the second half of a piece has no such space, it is cut at its length."""
+    start, size = 0, first
+    while start < len(text):
+        end = start + size
+        if end >= len(text):
+            end = len(text)
+        else:
+            half = start + size // 2
+            space = text.rfind(" ", half, end)
+            while space > half and text[space - 1].isspace():
+                space = text.rfind(" ", half, space)
+            end = space if space > half else end
+        yield start, end
+        start, size = end, COUNT_PIECE
+
+
+def _tokens_in(tokenizer, piece: str) -> int:
+    return len(tokenizer(piece, add_special_tokens=False, verbose=False)["input_ids"])
+
+
+def _count(tokenizer, text: str) -> int:
+    """The tokens ``text`` gives without special tokens, counted piece by piece (``_pieces``) so
+    no more than a piece is ever held: exact where the tokenizer splits words at white space
+    first; one that prepends a space marker to every piece (a legacy SentencePiece normaliser)
+    may count one more per piece."""
+    return sum(_tokens_in(tokenizer, text[start:end]) for start, end in _pieces(text))
+
+
+def _dropped(tokenizer, texts, second, kept_ids, max_length: int) -> list[int]:
+    """How many tokens the cut to ``max_length`` dropped from each input. Only an input that
+    fills the limit can have been cut: its whole length is counted (in pieces if it is long)."""
+    dropped = [0] * len(texts)
+    full = [i for i, ids in enumerate(kept_ids) if len(ids) >= max_length]
+    short = [i for i in full if not _long(texts[i], max_length)
+             and (second is None or not _long(second[i], max_length))]
+    if short:
+        untruncated = tokenizer(
+            [texts[i] for i in short], None if second is None else [second[i] for i in short],
+            truncation=False, verbose=False,
+        )["input_ids"]
+        for index, ids in zip(short, untruncated):
+            dropped[index] = max(0, len(ids) - len(kept_ids[index]))
+    added = int(tokenizer.num_special_tokens_to_add(pair=second is not None))
+    for index in sorted(set(full) - set(short)):
+        whole = _count(tokenizer, texts[index]) + (0 if second is None else _count(tokenizer, second[index]))
+        dropped[index] = max(0, whole + added - len(kept_ids[index]))
+    return dropped
 
 
 def pad(

@@ -1,0 +1,83 @@
+"""Peak memory of explain, evaluate and render against the length of one input line.
+
+    python benchmarks/long_line_memory.py [--lengths 1e3,1e4,1e5,1e6,1e7] [--largest 1e8]
+
+One JSONL line whose text has the given number of characters (toy words), explained by a
+tiny planted-keyword BERT (64 positions) with attcat, then evaluated and rendered, each
+command a child process of its own: printed is each one's peak resident memory (the child's
+ru_maxrss) and time, and the ratio to the shortest line. The model reads at most 64
+tokens, so past a few thousand characters memory should grow only by the line itself (read,
+parsed, and written back in the record's text), not by the tokens of the whole text (about
+300 bytes per character when the whole text was tokenised).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+from pathlib import Path
+
+import torch
+from streaming_memory import peak_rss
+
+from contrastcat.testing import toy
+
+
+def _text(length: int, seed: int = 0) -> str:
+    rng = random.Random(seed)
+    words = list(toy.FILLER + toy.POSITIVE + toy.NEGATIVE)
+    parts, size = [], 0
+    while size < length:
+        word = rng.choice(words) + " "
+        parts.append(word)
+        size += len(word)
+    return "".join(parts)[:length]
+
+
+def cpu_line() -> str:
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    native = "avx512_bf16" in flags or "amx_bf16" in flags
+    model = next((line.split(":", 1)[1].strip() for line in flags.splitlines() if line.startswith("model name")), "?")
+    return f"CPU: {model}, torch capability {torch.backends.cpu.get_cpu_capability()}, bfloat16 native: {native}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lengths", default="1e3,1e4,1e5,1e6,1e7")
+    parser.add_argument("--largest", type=float, default=None, help="one more length, e.g. 1e8 (minutes)")
+    args = parser.parse_args()
+    lengths = [int(float(x)) for x in args.lengths.split(",")] + ([int(args.largest)] if args.largest else [])
+    import sys
+
+    exe = [sys.executable, "-m", "contrastcat_cli"]
+    print(cpu_line())
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        toy.save_toy_model(folder / "model", toy.make_examples(2000, seed=1), seed=0)
+        rows = {}
+        for length in lengths:
+            source = folder / f"in{length}.jsonl"
+            source.write_text(json.dumps({"id": 0, "text": _text(length)}) + "\n")
+            records = folder / f"attr{length}.jsonl"
+            rows[length] = {
+                "explain": peak_rss([*exe, "explain", str(source), "--model", str(folder / "model"), "--method", "attcat", "-q", "-o", str(records)]),
+                "evaluate": peak_rss([*exe, "evaluate", str(records), "--order", "morf", "-q",
+                                      "-o", str(folder / f"report{length}.json")]),
+                "render": peak_rss([*exe, "render", str(records), "--color", "never", "-o", str(folder / "r.txt")]),
+            }
+            source.unlink()
+        print("peak resident memory in MiB (seconds), one input line of N characters, tiny BERT reading 64 tokens")
+        print(f"  {'characters':>12} " + " ".join(f"{c:>16}" for c in ("explain", "evaluate", "render")))
+        for length, row in rows.items():
+            cells = " ".join(f"{mib:>8.0f} ({s:>5.1f} s)" for mib, s in row.values())
+            print(f"  {length:>12,} {cells}")
+        first = rows[lengths[0]]
+        last = rows[lengths[-1]]
+        ratios = " ".join(f"{last[c][0] / first[c][0]:>16.2f}" for c in first)
+        print(f"  {'ratio':>12} {ratios}   (longest / shortest line)")
+
+
+if __name__ == "__main__":
+    main()
