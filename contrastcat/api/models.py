@@ -117,7 +117,8 @@ def _borrow(model, tokenizer, device, dtype, name) -> Classifier:
 
 
 def open_library(path: str | os.PathLike) -> RefLibrary:
-    """A reference library written by ``build_library`` or ``contrastcat build-refs``, verified."""
+    """A reference library written by ``build_library`` or ``contrastcat build-refs``, verified and held
+    open until closed (``library.close()``, or ``with open_library(path) as library:``)."""
     return RefLibrary(check.path("open_library: path", path))
 
 

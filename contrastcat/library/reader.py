@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Sequence
@@ -39,29 +40,124 @@ class RefLibrary:
                     else "a symbolic link to nothing" if os.path.islink(self.path) else "no such reference library file")
             raise BadInput(f"{self.path}: {what}")
         self._cache: dict[tuple[str, str], torch.Tensor] = {}
+        # Held open for the library's life: activations are read from the file verified here,
+        # so a library written over the path mid-run (build-refs renames a new file into
+        # place) cannot be mixed into a run that named this one's fingerprint.
+        self._file: h5py.File | None = None
         try:
-            with h5py.File(self.path, "r") as file:
-                self.info = self._read_info(file)
-                self._entries = {
-                    group_path("contrast", int(name)): self._read_entries(group)
-                    for name, group in file["classes"].items()
-                }
-                if "same" in self.info.pools:
-                    for name, group in file["pools/same"].items():
-                        self._entries[group_path("same", int(name))] = self._read_entries(group)
-                if "random" in self.info.pools:
-                    self._entries[group_path("random", 0)] = self._read_entries(file["pools/random"])
+            self._file = h5py.File(self.path, "r")
+            self._open(self._file)
         except BadInput:
+            self.close()
             raise
         except (OSError, KeyError, TypeError, ValueError, RuntimeError, AttributeError) as error:
+            self.close()
             raise BadInput(f"{self.path}: not a readable reference library ({_first_line(error)})") from None
         classes = len(self.info.label_names)
         stray = [key for key in self._entries if key.startswith("classes/") and not 0 <= int(key.split("/")[1]) < classes]
         if stray:
+            self.close()
             raise self._damaged(f"it holds {stray[0]} but names only {classes} classes")
         absent = [c for c in range(classes) if group_path("contrast", c) not in self._entries]
         if absent:
+            self.close()
             raise self._damaged(f"it names {classes} classes but holds no references for class {absent[0]}")
+
+    def _open(self, file: h5py.File) -> None:
+        """Everything but the activations, verified: the file is checked to hold its own data
+        in the layout the writer makes before anything is read, so a crafted file can neither
+        make the reader follow it elsewhere nor allocate what the file does not hold."""
+        self._self_contained(file)
+        self.info = self._read_info(file)
+        self._entries = {
+            group_path("contrast", int(name)): self._read_entries(group) for name, group in file["classes"].items()
+        }
+        if "same" in self.info.pools:
+            for name, group in file["pools/same"].items():
+                self._entries[group_path("same", int(name))] = self._read_entries(group)
+        if "random" in self.info.pools:
+            self._entries[group_path("random", 0)] = self._read_entries(file["pools/random"])
+        # Each activations dataset's checksum as verified by the content fingerprint above:
+        # what is read later must match these, not whatever the file says then.
+        self._checksums = {
+            (path, index): self._activations_declared(file, path, index, entry)
+            for path, entries in self._entries.items()
+            for index, entry in enumerate(entries)
+        }
+
+    def close(self) -> None:
+        """Close the file (the library can no longer load activations not yet cached)."""
+        if self._file is not None:
+            with contextlib.suppress(Exception):
+                self._file.close()
+            self._file = None
+
+    def __enter__(self) -> RefLibrary:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _self_contained(self, file: h5py.File) -> None:
+        """Refuse, before reading any data, what the writer never makes and a crafted file may:
+        external and soft links, virtual datasets and external storage (data in other files,
+        or a way to probe them), chunked or filtered storage, a tree deeper than the layout,
+        and a dataset that declares more than the file stores for it (read whole, it would
+        allocate what the shape says)."""
+
+        def walk(group: h5py.Group, where: str, depth: int) -> None:
+            if depth > _DEPTH:
+                raise self._damaged(f"{where} is deeper than a library's layout")
+            for name in group:
+                path = f"{where.rstrip('/')}/{name}"
+                link = group.get(name, getlink=True)
+                if isinstance(link, h5py.ExternalLink):
+                    raise self._damaged(f"{path} is a link to another file; a library holds its own data")
+                if isinstance(link, h5py.SoftLink):
+                    raise self._damaged(f"{path} is a soft link; a library holds its own data")
+                node = group[name]
+                if isinstance(node, h5py.Group):
+                    walk(node, path, depth + 1)
+                elif isinstance(node, h5py.Dataset):
+                    self._check_stored(node, path)
+                else:
+                    raise self._damaged(f"{path} is neither a group nor a dataset")
+
+        walk(file, "/", 0)
+
+    def _check_stored(self, dataset: h5py.Dataset, path: str) -> None:
+        if dataset.is_virtual:
+            raise self._damaged(f"{path} is a virtual dataset; a library holds its own data")
+        if dataset.external:
+            raise self._damaged(f"{path} is stored in another file; a library holds its own data")
+        if dataset.chunks is not None or dataset.compression is not None:
+            raise self._damaged(f"{path} is chunked or filtered, which the library writer never makes")
+        count = int(np.prod(dataset.shape, dtype=np.float64)) if dataset.shape is not None else 0
+        # Fixed-size values are stored in place; strings and variable-length rows as 16-byte
+        # references into the file's heap.
+        item = 16 if h5py.check_vlen_dtype(dataset.dtype) is not None or dataset.dtype.kind == "O" \
+            else dataset.dtype.itemsize
+        stored = dataset.id.get_storage_size()
+        if count * item != stored:
+            raise self._damaged(f"{path} declares {dataset.shape} ({count * item} bytes) but the file stores {stored}")
+
+    def _activations_declared(self, file: h5py.File, path: str, index: int, entry: ReferenceEntry) -> str:
+        """The checksum of one reference's activations, after its declared dtype and shape are
+        checked against the library's (nothing of it is read here)."""
+        dataset = file[f"{path}/activations"].get(str(index))
+        if not isinstance(dataset, h5py.Dataset):
+            raise self._damaged(f"{path}/activations has no dataset {index}")
+        if dataset.dtype != np.dtype(self.info.dtype):
+            raise self._damaged(f"{dataset.name} holds {dataset.dtype}, not floating-point {self.info.dtype} activations")
+        if not 1 <= entry.length <= self.info.max_length:
+            raise self._damaged(f"{path} reference {index} has length {entry.length}, not 1 to {self.info.max_length}")
+        expected = (self.info.num_layers, entry.length, self.info.hidden_size)
+        if dataset.shape != expected:
+            raise self._damaged(f"{dataset.name} has shape {dataset.shape}, expected {expected}")
+        checksum = dataset.attrs.get(CHECKSUM)
+        if not isinstance(checksum, str):
+            raise self._damaged(f"{dataset.name} has no checksum")
+        return checksum
 
     def _read_info(self, file: h5py.File) -> LibraryInfo:
         attrs = {key: decode_attribute(value) for key, value in file.attrs.items()}
@@ -242,34 +338,34 @@ class RefLibrary:
 
     def _load(self, path: str, available: list[ReferenceEntry]) -> torch.Tensor:
         """[K, L, T_max, n] float32 activations of ``available`` (the first K of group ``path``),
-        zero-padded, read from the file and verified."""
+        zero-padded, read from the file held open and verified."""
+        if self._file is None:
+            raise BadInput(f"{self.path}: the library was closed; open it again to read its activations")
         length = max(e.length for e in available)
         stacked = np.zeros((len(available), self.info.num_layers, length, self.info.hidden_size), dtype=np.float32)
         try:
-            with h5py.File(self.path, "r") as file:
-                group = file[f"{path}/activations"]
-                for i, entry in enumerate(available):
-                    stacked[i, :, : entry.length] = self._verified(group[str(i)], entry.length)
+            group = self._file[f"{path}/activations"]
+            for i, entry in enumerate(available):
+                stacked[i, :, : entry.length] = self._verified(group[str(i)], self._checksums[(path, i)])
         except BadInput:
             raise
         except (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError) as error:
             raise BadInput(f"{self.path}: activations of {path} unreadable ({_first_line(error)})") from None
         return torch.from_numpy(stacked)
 
-
-    def _verified(self, dataset: h5py.Dataset, length: int) -> np.ndarray:
-        """One reference's activations, checked against their checksum, shape and for NaN/inf."""
-        if dataset.dtype.kind != "f":
-            raise self._damaged(f"{dataset.name} holds {dataset.dtype}, not floating-point activations")
+    def _verified(self, dataset: h5py.Dataset, checksum: str) -> np.ndarray:
+        """One reference's activations (dtype and shape checked when the library was opened),
+        matched against the checksum verified then, and checked for NaN/inf."""
         values = dataset[()]
-        if dataset.attrs.get(CHECKSUM) != array_checksum(values):
+        if checksum != array_checksum(values):
             raise self._damaged(f"{dataset.name} does not match its checksum")
-        expected = (self.info.num_layers, length, self.info.hidden_size)
-        if values.shape != expected:
-            raise self._damaged(f"{dataset.name} has shape {values.shape}, expected {expected}")
         if not np.all(np.isfinite(values)):
             raise BadInput(f"{self.path}: {dataset.name} holds NaN or infinite values; rebuild it with build-refs")
         return values
+
+
+# The layout's deepest data: /pools/same/<c>/activations/<i> (groups at depths 0 to 4).
+_DEPTH = 4
 
 
 def _first_line(error: BaseException) -> str:

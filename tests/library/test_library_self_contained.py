@@ -1,0 +1,188 @@
+"""A reference library is one self-contained file, read as it was verified.
+
+Crafted files are copies of a real library edited with h5py and sealed again (the root
+fingerprint recomputed, as a writer would): before, external links and virtual datasets were
+followed out of the file (the maps became another file's data), links to a system file and to
+a missing path failed differently (a probe of the file system), declared shapes were read
+whole before any check (gigabytes for a megabyte file), and activations were read by opening
+the path again, so a library written over it mid-run was mixed into the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from contrastcat.errors import BadInput
+from contrastcat.library import RefLibrary
+from contrastcat.library.schema import CHECKSUM, array_checksum, content_fingerprint
+
+from ..helpers import assert_one_line_error, invoke
+
+ACTIVATIONS = "classes/0/activations/0"
+
+
+@pytest.fixture()
+def copy(toy_library, tmp_path):
+    path = tmp_path / "refs.h5"
+    shutil.copyfile(toy_library.path, path)
+    return path
+
+
+def _edit(path, change) -> None:
+    with h5py.File(path, "r+") as file:
+        change(file)
+        file.attrs["fingerprint"] = content_fingerprint(file)
+
+
+def _elsewhere(tmp_path, shape, dtype="float32"):
+    """Another HDF5 file holding data a crafted library may point at."""
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as file:
+        file.create_dataset("data", data=np.full(shape, 7.0, dtype=dtype))
+    return other
+
+
+def _refused(tmp_path, path, toy_dir, *fragments):
+    with pytest.raises(BadInput) as raised:
+        RefLibrary(path)
+    for fragment in fragments:
+        assert fragment in str(raised.value), str(raised.value)
+    out = tmp_path / "out.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", path, "--method", "contrastcat", "-o", out, "-q")
+    assert_one_line_error(result, "the library is damaged", *fragments)
+    assert not out.exists()
+    return str(raised.value)
+
+
+def _activation_shape(path):
+    with h5py.File(path, "r") as file:
+        return file[ACTIVATIONS].shape
+
+
+def test_an_external_link_is_refused_and_says_nothing_of_its_target(tmp_path, copy, toy_dir):
+    other = _elsewhere(tmp_path, _activation_shape(copy))
+    messages = []
+    for target in (str(other), "/etc/hostname", str(tmp_path / "missing.h5")):
+        crafted = tmp_path / f"crafted{len(messages)}.h5"
+        shutil.copyfile(copy, crafted)
+
+        def link(file, target=target):
+            checksum = file[ACTIVATIONS].attrs[CHECKSUM]
+            del file[ACTIVATIONS]
+            file[ACTIVATIONS] = h5py.ExternalLink(target, "/data")
+            if target == str(other):  # made to pass every later check: the data's own checksum
+                file[ACTIVATIONS].attrs[CHECKSUM] = array_checksum(file[ACTIVATIONS][()])
+            del checksum
+
+        if target == str(other):
+            _edit(crafted, link)
+        else:
+            with h5py.File(crafted, "r+") as file:
+                link(file)
+        messages.append(_refused(tmp_path, crafted, toy_dir, "/classes/0/activations/0 is a link to another file")
+                        .replace(str(crafted), "LIB"))
+    assert len(set(messages)) == 1  # a system file, a missing one and a library: one and the same answer
+
+
+def test_a_soft_link_is_refused(tmp_path, copy, toy_dir):
+    def link(file):
+        del file[ACTIVATIONS]
+        file[ACTIVATIONS] = h5py.SoftLink("/classes/1/activations/0")
+
+    with h5py.File(copy, "r+") as file:
+        link(file)
+    _refused(tmp_path, copy, toy_dir, "/classes/0/activations/0 is a soft link")
+
+
+def test_a_virtual_dataset_is_refused(tmp_path, copy, toy_dir):
+    shape = _activation_shape(copy)
+    other = _elsewhere(tmp_path, shape)
+
+    def virtual(file):
+        del file[ACTIVATIONS]
+        layout = h5py.VirtualLayout(shape=shape, dtype="float32")
+        layout[...] = h5py.VirtualSource(str(other), "data", shape=shape)
+        file.create_virtual_dataset(ACTIVATIONS, layout)
+        file[ACTIVATIONS].attrs[CHECKSUM] = array_checksum(file[ACTIVATIONS][()])
+
+    _edit(copy, virtual)
+    _refused(tmp_path, copy, toy_dir, "/classes/0/activations/0 is a virtual dataset")
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "dtype"),
+    [(ACTIVATIONS, (2, 4_000_000, 64), "float32"), ("classes/0/f_c", (268_435_456,), "float64")],
+)
+def test_a_declared_shape_the_file_does_not_hold_is_refused_before_it_is_read(tmp_path, copy, toy_dir, name, shape, dtype):
+    """2 GB declared in a file of a megabyte (HDF5 returns fill values for what is not
+    stored): refused from the metadata, in well under a second's reading."""
+
+    def declare(file):
+        del file[name]
+        file.create_dataset(name, shape=shape, dtype=dtype)  # storage never written: nothing on disk
+
+    with h5py.File(copy, "r+") as file:  # sealing would read the 2 GB; the check must come first anyway
+        declare(file)
+    assert os.path.getsize(copy) < 2_000_000
+    start = time.perf_counter()
+    _refused(tmp_path, copy, toy_dir, f"/{name} declares {shape}", "the file stores 0")
+    assert time.perf_counter() - start < 60  # the command included; reading 2 GB twice took minutes
+
+
+def test_a_length_beyond_the_library_limit_is_damaged_not_a_memory_error(tmp_path, copy, toy_dir):
+    def lengthen(file):
+        lengths = file["classes/0/length"][()]
+        lengths[0] = 10**9
+        file["classes/0/length"][...] = lengths
+
+    _edit(copy, lengthen)
+    _refused(tmp_path, copy, toy_dir, "classes/0 reference 0 has length 1000000000")
+
+
+def _doubled(source, target):
+    """A library like ``source`` whose activations are all doubled and sealed again."""
+    shutil.copyfile(source, target)
+
+    def double(file):
+        names = []
+        file.visit(names.append)
+        for name in names:
+            if "/activations/" in name:
+                values = file[name][()] * 2
+                file[name][...] = values
+                file[name].attrs[CHECKSUM] = array_checksum(values)
+
+    _edit(target, double)
+
+
+def test_a_library_replaced_during_a_run_is_not_mixed_in(tmp_path, copy):
+    original = RefLibrary(copy)
+    with h5py.File(copy, "r") as file:
+        want = file[ACTIVATIONS][()]
+    _doubled(copy, tmp_path / "new.h5")
+    os.replace(tmp_path / "new.h5", copy)  # as build-refs -o puts a new library in place
+    assert RefLibrary(copy).fingerprint != original.fingerprint
+    got = original.references(0, 1, torch.device("cpu"))[0, :, : want.shape[1]]
+    assert torch.equal(got, torch.from_numpy(want))
+
+
+def test_a_library_overwritten_in_place_is_refused_not_mixed_in(tmp_path, copy):
+    original = RefLibrary(copy)
+    _doubled(copy, tmp_path / "new.h5")
+    shutil.copyfile(tmp_path / "new.h5", copy)  # the same file, its bytes replaced
+    with pytest.raises(BadInput, match="does not match its checksum|unreadable"):
+        original.references(0, 1, torch.device("cpu"))
+
+
+def test_a_closed_library_says_so(copy):
+    with RefLibrary(copy) as library:
+        pass
+    with pytest.raises(BadInput, match="the library was closed"):
+        library.references(0, 1, torch.device("cpu"))
