@@ -14,7 +14,6 @@ parsed, and written back in the record's text), not by the tokens of the whole t
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import tempfile
 from pathlib import Path
@@ -25,15 +24,22 @@ from streaming_memory import peak_rss
 from contrastcat.testing import toy
 
 
-def _text(length: int, seed: int = 0) -> str:
+def write_line(path: Path, length: int, seed: int = 0) -> None:
+    """One JSONL line whose text has ``length`` characters of toy words, written in pieces:
+    this process never holds the text, so a child forked from it starts small (a child's
+    ru_maxrss counts the parent's memory at the fork)."""
     rng = random.Random(seed)
     words = list(toy.FILLER + toy.POSITIVE + toy.NEGATIVE)
-    parts, size = [], 0
-    while size < length:
-        word = rng.choice(words) + " "
-        parts.append(word)
-        size += len(word)
-    return "".join(parts)[:length]
+    with path.open("w") as stream:
+        stream.write('{"id": 0, "text": "')
+        left = length
+        while left > 0:
+            piece = " ".join(rng.choice(words) for _ in range(20_000))[:left]
+            if len(piece) < left:
+                piece += " "
+            stream.write(piece)
+            left -= len(piece)
+        stream.write('"}\n')
 
 
 def cpu_line() -> str:
@@ -59,7 +65,7 @@ def main() -> None:
         rows = {}
         for length in lengths:
             source = folder / f"in{length}.jsonl"
-            source.write_text(json.dumps({"id": 0, "text": _text(length)}) + "\n")
+            write_line(source, length)
             records = folder / f"attr{length}.jsonl"
             rows[length] = {
                 "explain": peak_rss([*exe, "explain", str(source), "--model", str(folder / "model"), "--method", "attcat", "-q", "-o", str(records)]),
