@@ -19,7 +19,7 @@ from ..io import jsonl
 from ..io.files import atomic_text_output
 from ..io.lines import LineSource
 from .markup import notebook_html
-from .token_spans import spans_of_tokens
+from .token_spans import check_tokens_at_offsets, spans_of_tokens
 
 __all__ = [
     "AttributionRecord",
@@ -229,6 +229,7 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
         raise BadInput(f"{where}: a sentence pair's record has both 'pair' and 'segments' (one per token)")
     if obj.get("pair") is not None and not obj.get("token_ids"):
         raise BadInput(f"{where}: a sentence pair's record needs the 'token_ids' explain writes")
+    given_tokens = "tokens" in obj  # else they are made from the offsets below, and agree
     if "tokens" not in obj:
         if any(not start <= end <= len(obj["text"]) for start, end in obj["offsets"]):
             raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside 'text'")
@@ -252,6 +253,8 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
     ):
         inside = "'text' (or 'pair', for its tokens)" if obj.get("pair") is not None else "'text'"
         raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside {inside}")
+    if offsets is not None and given_tokens:
+        check_tokens_at_offsets((obj["text"], obj.get("pair")), obj["tokens"], offsets, obj.get("segments"), where)
     known = {f.name for f in fields(AttributionRecord)} - {"line"}
     values = {key: value for key, value in obj.items() if key in known}
     for key in PER_TOKEN:

@@ -54,3 +54,30 @@ def spans_of_tokens(text: str, tokens: Sequence[str], where: str) -> list[list[i
         spans.append([origin[found], origin[end - 1] + 1])
         cursor = end
     return spans
+
+
+def check_tokens_at_offsets(
+    texts: tuple[str, str | None], tokens: Sequence[str], offsets: Sequence[Sequence[int]],
+    segments: Sequence[int | None] | None, where: str,
+) -> None:
+    """A record whose ``tokens`` and ``offsets`` disagree (one edited, not the other) would be
+    evaluated by its offsets and shown by its tokens: refuse it. Compared are the tokens that are
+    a plain word or number once their piece marker is gone (``good``, ``##ing``, ``Ġfilm``), with
+    case and accents ignored as uncased tokenizers drop them; tokens with other characters
+    (byte-level pieces of non-ASCII text, punctuation a normaliser may have rewritten) and
+    tokens with an empty span are not, so no tokenizer's own records are refused."""
+    for number, (token, (start, end)) in enumerate(zip(tokens, offsets)):
+        if start == end:
+            continue
+        piece = _MARKERS.sub("", token).strip()
+        if not (piece.isascii() and piece.isalnum()):
+            continue
+        text = texts[1] if segments is not None and segments[number] == 1 and texts[1] is not None else texts[0]
+        span = text[start:end].strip()
+        if span == piece or span.lower() == piece.lower() or _fold(span)[0] == piece.lower():
+            continue
+        shown = span if len(span) <= 30 else span[:27] + "..."
+        raise BadInput(
+            f"{where}: token {number} {token[:30]!r} is not the text at its offsets [{start}, {end}) ({shown!r}): "
+            "'tokens' and 'offsets' disagree"
+        )
