@@ -296,6 +296,7 @@ class RefLibrary:
                 f"({self.info.model_fingerprint}), not for {classifier.name!r} ({classifier.fingerprint}); "
                 "rebuild it with build-refs for this model"
             )
+        self.check_token_ids(classifier)
         facts = (
             ("classes", len(self.info.label_names), classifier.num_classes),
             ("layers", self.info.num_layers, classifier.num_layers),
@@ -307,6 +308,19 @@ class RefLibrary:
                     f"{self.path}: the library has {stored} {what} but the model {classifier.name!r} has {actual}; "
                     "rebuild it with build-refs for this model"
                 )
+
+    def check_token_ids(self, classifier) -> None:
+        """The references' token ids are fed to the model again (the sanity check's randomised
+        copies capture them anew): an id outside its embeddings would fail deep inside."""
+        rows = int(classifier.model.get_input_embeddings().num_embeddings)
+        for path, entries in self._entries.items():
+            for index, entry in enumerate(entries):
+                if entry.token_ids and not (0 <= min(entry.token_ids) and max(entry.token_ids) < rows):
+                    bad = next(i for i in entry.token_ids if not 0 <= i < rows)
+                    raise LibraryMismatch(
+                        f"{self.path}: reference {index} of {path} holds token id {bad}, outside the vocabulary of "
+                        f"model {classifier.name!r} (0 to {rows - 1}); rebuild the library with build-refs for this model"
+                    )
 
     def references(
         self,

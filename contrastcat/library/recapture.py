@@ -33,6 +33,7 @@ class RecapturedLibrary(RefLibrary):
             raise LibraryMismatch(f"{self.path}: references recaptured for another model")
         if len(self.info.label_names) != classifier.num_classes or self.info.num_layers != classifier.num_layers:
             raise LibraryMismatch(f"{self.path}: the library's classes or layers do not fit {classifier.name!r}")
+        self.check_token_ids(classifier)
 
     def _load(self, path: str, available: list[ReferenceEntry]) -> torch.Tensor:
         """The activations of ``available`` as this library's classifier computes them."""

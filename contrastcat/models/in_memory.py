@@ -31,7 +31,7 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
         raise BadInput(f"model {name!r} has no weights")
     if parameter.is_meta:
         raise BadInput(f"model {name!r} is on the meta device: its weights are not loaded")
-    if parameter.is_inference():
+    if any(weight.is_inference() for weight in model.parameters()):
         raise BadInput(
             f"model {name!r} was made under torch.inference_mode(): its weights cannot take part in the gradients "
             "contrastcat computes (load it outside inference_mode)"
@@ -41,12 +41,8 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
             f"model {name!r} has {dtype_name(parameter.dtype)} weights: contrastcat runs float32, bfloat16 or float16 "
             "(cast it first: model.float())"
         )
-    rows = int(model.get_input_embeddings().num_embeddings)
-    if len(tokenizer) > rows:
-        raise BadInput(
-            f"model {name!r}: its tokenizer has {len(tokenizer)} tokens but its embeddings only {rows}: "
-            "they do not belong together (pass the model's own tokenizer)"
-        )
+    _check_vocabulary_fits(model, tokenizer, name)
+    check_no_hooks(model, name)
     with eager_eval(model):
         _check_head(model, name, parameter.device)
         adapter = adapter_for(model)
@@ -59,7 +55,10 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
 def check_unchanged(classifier: Classifier, function: str) -> None:
     """A classifier whose weights changed since it was loaded (its model trained on in the notebook,
     or edited) would be explained under its old fingerprint: refuse, so no record names weights
-    the model no longer has."""
+    the model no longer has. So are hooks added since, and tokens added to its tokenizer that
+    its embeddings do not have."""
+    check_no_hooks(classifier.model, classifier.name, function)
+    _check_vocabulary_fits(classifier.model, classifier.tokenizer, classifier.name, function)
     now = weight_signature(classifier.model)
     if now == classifier.versions:
         return
@@ -87,4 +86,51 @@ def _check_head(model: torch.nn.Module, name: str, device: torch.device) -> None
         raise BadInput(
             f"model {name!r} ({type(model).__name__}) is not a sequence classifier: it gives no logits per class "
             "(pass the model with its classification head, e.g. AutoModelForSequenceClassification)"
+        )
+
+
+def _check_vocabulary_fits(model: torch.nn.Module, tokenizer, name: str, function: str = "") -> None:
+    try:
+        rows = int(model.get_input_embeddings().num_embeddings)
+    except (AttributeError, NotImplementedError, TypeError):
+        raise BadInput(
+            f"{function + ': ' if function else ''}model {name!r} ({type(model).__name__}) has no input embeddings "
+            "(get_input_embeddings): contrastcat needs a transformers classifier"
+        ) from None
+    if len(tokenizer) > rows:
+        raise BadInput(
+            f"{function + ': ' if function else ''}model {name!r}: its tokenizer has {len(tokenizer)} tokens but its "
+            f"embeddings only {rows}: they do not belong together (pass the model's own tokenizer, or resize the "
+            "embeddings and load it again)"
+        )
+
+
+# Hooks these packages install themselves (transformers records attentions and hidden states
+# with forward hooks; contrastcat's own are removed after each pass): they do not change what
+# the model computes.
+_OWN_HOOKS = ("transformers.", "torch.", "contrastcat.", "accelerate.")
+_HOOK_KINDS = {
+    "_forward_pre_hooks": "forward pre-hook", "_forward_hooks": "forward hook",
+    "_backward_pre_hooks": "backward pre-hook", "_backward_hooks": "backward hook",
+}
+
+
+def check_no_hooks(model: torch.nn.Module, name: str, function: str = "") -> None:
+    """A hook can change what a model computes (shift its logits, detach a layer) without
+    changing its weights, which is all its fingerprint covers: records would name a model that
+    did not run. Refuse one in one line, naming where it is, rather than explain it."""
+    found = [(where, kind, hook) for where, module in model.named_modules() for kind in _HOOK_KINDS
+             for hook in getattr(module, kind, {}).values()]
+    found += [("every module (a global hook)", kind, hook) for kind in _HOOK_KINDS
+              for hook in getattr(torch.nn.modules.module, f"_global{kind}", {}).values()]
+    for where, kind, hook in found:
+        function_of = getattr(hook, "func", hook)
+        source = getattr(function_of, "__module__", None) or ""
+        if source.startswith(_OWN_HOOKS):
+            continue
+        shown = f"{source}.{getattr(function_of, '__qualname__', type(function_of).__name__)}".lstrip(".")
+        raise BadInput(
+            f"{function + ': ' if function else ''}model {name!r} has a {_HOOK_KINDS[kind]} ({shown}) on "
+            f"{where or 'the model itself'}: a hook can change what the model computes without changing its weights, "
+            "which is all its fingerprint names; remove it (handle.remove()) and load the model again"
         )

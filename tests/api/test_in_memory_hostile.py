@@ -1,0 +1,110 @@
+"""A model in memory that is not what its fingerprint says, or that would fail deep inside,
+is refused in one line, at load_model or at the next call: hooks (which change what the model
+computes without changing its weights), weights partly made under inference_mode, a tokenizer
+grown past the embeddings after loading, a module without input embeddings. Before, hooks kept
+the directory's fingerprint (evaluate accepted their records against the directory model) and
+the others ended in raw exceptions."""
+
+from __future__ import annotations
+
+import shutil
+
+import h5py
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+import contrastcat
+from contrastcat.library.schema import content_fingerprint
+
+from ..helpers import assert_bad_input, assert_one_line_error, invoke
+
+TEXTS = ["the film was a brilliant story", "a dull and boring night"]
+
+
+def _loaded(toy_dir):
+    model = AutoModelForSequenceClassification.from_pretrained(toy_dir / "model", attn_implementation="eager")
+    return model.eval(), AutoTokenizer.from_pretrained(toy_dir / "model")
+
+
+def _shift(module, inputs, output):
+    output.logits[:, 0] += 5.0
+    return output
+
+
+def _detach(module, inputs, output):
+    return (output[0].detach(), *output[1:])
+
+
+def test_a_hook_added_after_loading_is_refused_and_one_added_before_too(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    assert contrastcat.explain(classifier, TEXTS, method="attcat")  # transformers' own hooks are fine
+    handle = model.register_forward_hook(_shift)
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "explain: model", "forward hook", "_shift", "on the model itself", "handle.remove()")
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "forward hook", "_shift")
+    handle.remove()
+    assert contrastcat.explain(classifier, TEXTS, method="attcat")
+
+
+def test_a_hook_that_detaches_a_layer_is_one_line_not_a_traceback(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    model.bert.encoder.layer[0].register_forward_hook(_detach)
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "forward hook", "_detach", "on bert.encoder.layer.0")
+
+
+def test_a_global_hook_is_refused(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda module, inputs, output: output)
+    try:
+        assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "forward hook", "every module")
+    finally:
+        handle.remove()
+
+
+def test_weights_partly_made_under_inference_mode_are_refused(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    with torch.inference_mode():
+        model.classifier = torch.nn.Linear(model.config.hidden_size, model.config.num_labels)  # the last weights
+    assert not next(model.parameters()).is_inference()
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "inference_mode")
+
+
+def test_a_tokenizer_grown_after_loading_is_refused_at_the_next_call(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    tokenizer.add_tokens([f"newword{i}" for i in range(400)])
+    assert_bad_input(lambda: contrastcat.explain(classifier, ["newword3 was good"], method="attcat"),
+                     "explain: model", "its tokenizer has", "do not belong together")
+
+
+def test_a_module_without_input_embeddings_is_refused(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+
+    class NoEmbeddings(type(model)):
+        def get_input_embeddings(self):
+            raise NotImplementedError
+
+    model.__class__ = NoEmbeddings
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "has no input embeddings")
+
+
+def test_library_token_ids_outside_the_vocabulary_are_refused_before_sanity(toy_dir, toy_library, tmp_path):
+    crafted = tmp_path / "refs.h5"
+    shutil.copyfile(toy_library.path, crafted)
+    with h5py.File(crafted, "r+") as file:
+        ids = file["classes/0/token_ids"][0].copy()
+        ids[1] = 10**6
+        file["classes/0/token_ids"][0] = ids
+        file.attrs["fingerprint"] = content_fingerprint(file)
+    records = tmp_path / "attr.jsonl"
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat",
+                  "-o", records, "-q").exit_code == 0
+    for command in (["explain", toy_dir / "inputs.jsonl", "--refs", crafted, "--method", "contrastcat",
+                     "-o", tmp_path / "out.jsonl", "-q"],
+                    ["sanity", records, "--refs", crafted, "-q", "--bootstrap", "0"]):
+        result = invoke(*command)
+        assert_one_line_error(result, "reference 0 of classes/0 holds token id 1000000, outside the vocabulary")
