@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from contrastcat import api
 from contrastcat.api import choices, torchrun_follower
-from contrastcat.errors import ContrastCatError, ContrastCatWarning, Interrupted
+from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
 
 from .signals import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
 
@@ -62,6 +62,24 @@ def stdout_console(**options) -> Console:
 
 def stderr_console() -> Console:
     return _Console(stderr=True, highlight=False)
+
+
+def tables_console(output: str | None, quiet: bool, **options) -> Console | None:
+    """Where a command's tables go: stdout, unless ``-o -`` writes the JSON report there (stdout
+    then holds exactly one JSON document, and the tables go to stderr, or nowhere with --quiet)."""
+    if output != "-":
+        return stdout_console(**options)
+    return None if quiet else _Console(stderr=True, highlight=False, **options)
+
+
+def one_thing_on_stdout(output: str | None, **printing: bool) -> None:
+    """``-o -`` writes the JSON report on stdout: a flag that prints there too would mix two."""
+    chosen = [flag for flag, on in printing.items() if on]
+    if output == "-" and chosen:
+        raise BadInput(
+            f"-o - writes the JSON report on stdout and {chosen[0]} prints there too: pick one "
+            "(-o - alone is the JSON report)"
+        )
 
 
 def fail(message: str, code: int) -> typer.Exit:

@@ -20,8 +20,9 @@ from .common import (
     info,
     notifier,
     phased_progress,
+    one_thing_on_stdout,
     reports_errors,
-    stdout_console,
+    tables_console,
     warn,
 )
 
@@ -146,6 +147,7 @@ def evaluate(
     """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
     if as_json and markdown:
         raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
+    one_thing_on_stdout(output, **{"--json": as_json, "--markdown": markdown})
     with phased_progress(quiet) as progress:
         run = evaluate_file(
             attributions, model, refs, output=output, kendall=kendall, eraser=eraser, loo=loo, orders=order, steps=steps,
@@ -156,7 +158,7 @@ def evaluate(
         )
     for level, line in run.notes():
         warn(line) if level == "warning" else info(line, quiet)
-    _print(run, as_json, markdown, curves)
+    _print(run, as_json, markdown, curves, tables_console(output, quiet, soft_wrap=True))
     _gates(run.problems)
 
 
@@ -170,14 +172,15 @@ def _gates(problems: list[str]) -> None:
         raise GateFailed(problems[0])
 
 
-def _print(run, as_json: bool, markdown: bool, curves: bool) -> None:
+def _print(run, as_json: bool, markdown: bool, curves: bool, console) -> None:
     if as_json:
         typer.echo(run.text)
         return
-    console = stdout_console(soft_wrap=True)
+    if console is None:
+        return
     for block in report_blocks(run, markdown=markdown, curves=curves, plain=console.color_system is None):
         if isinstance(block, str):
-            typer.echo(block)
+            typer.echo(block, err=console.stderr)
             continue
         # A terminal wraps a table's headers to fit; a pipe or file gets the whole table, unwrapped.
         if isinstance(block, Table) and not console.is_terminal:

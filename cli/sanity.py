@@ -9,7 +9,17 @@ from rich.table import Table
 
 from contrastcat.api import sanity_blocks, sanity_file
 
-from .common import BatchOption, DeviceOption, DtypeOption, QuietOption, notifier, phased_progress, reports_errors, stdout_console
+from .common import (
+    BatchOption,
+    DeviceOption,
+    DtypeOption,
+    QuietOption,
+    notifier,
+    one_thing_on_stdout,
+    phased_progress,
+    reports_errors,
+    tables_console,
+)
 
 EPILOG = """\
 Examples:
@@ -53,6 +63,7 @@ def sanity(
     quiet: QuietOption = False,
 ) -> None:
     """Model randomisation: the maps of each method on copies of the model destroyed layer by layer."""
+    one_thing_on_stdout(output, **{"--json": as_json})
     with phased_progress(quiet) as progress:
         report, document = sanity_file(
             attributions, model, refs, output=output, plot=plot, per_input=per_input, seed=seed, bootstrap=bootstrap,
@@ -63,8 +74,10 @@ def sanity(
 
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
-    console = stdout_console(soft_wrap=True)
+    console = tables_console(output, quiet, soft_wrap=True)
+    if console is None:
+        return
     for block in sanity_blocks(report):
         if isinstance(block, Table) and not console.is_terminal:
             console.width = max(console.width, console.measure(block, options=console.options.update_width(1000)).maximum)
-        console.print(block) if not isinstance(block, str) else typer.echo(block)
+        console.print(block) if not isinstance(block, str) else typer.echo(block, err=console.stderr)

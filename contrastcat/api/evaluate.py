@@ -12,6 +12,7 @@ from ..evaluation.evaluate_file import EvaluateJob, EvaluateRun
 from ..evaluation.evaluate_file import evaluate_file as _evaluate_file
 from ..evaluation.reports import EvaluationReport, evaluate_records
 from ..evaluation.stats import BootstrapSettings
+from ..io.files import interrupted_after
 from ..library import RefLibrary
 from ..models import Classifier
 from ..records.record import AttributionRecord
@@ -125,7 +126,9 @@ def evaluate_file(
     if plot is not None:
         from ..views.plots import plot_curves
 
-        plot_curves(run.evaluation, plot, [job.records, job.library, job.baseline])
+        written = None if job.output is None else f"the report ({job.output})"
+        with interrupted_after(written, f"the picture ({plot})"):
+            plot_curves(run.evaluation, plot, [job.records, job.library, job.baseline])
         if notify:
             notify(f"wrote the curves to {plot}")
     return run

@@ -10,7 +10,7 @@ from .. import arguments as check
 from ..errors import BadInput
 from ..evaluation.sanity import SanityReport, sanity_check
 from ..evaluation.stats import BootstrapSettings
-from ..io.files import atomic_text_output, check_output_path
+from ..io.files import atomic_text_output, check_output_path, interrupted_after
 from ..models import Classifier
 from ..models.resolve import load_classifier, model_location
 from ..records.record import AttributionRecord, read_records
@@ -108,7 +108,8 @@ def sanity_file(
         if notify:
             notify(f"wrote the sanity report to {out}")
     if picture is not None:
-        plot_sanity(report, picture, [path, lib_path])
+        with interrupted_after(None if out is None else f"the report ({out})", f"the picture ({picture})"):
+            plot_sanity(report, picture, [path, lib_path])
         if notify:
             notify(f"wrote the picture to {picture}")
     return report, document

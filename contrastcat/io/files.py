@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from ..errors import BadInput, RunFailed
+from ..errors import BadInput, Interrupted, RunFailed
 
 STDIO = "-"
 TEMP_SUFFIX = ".contrastcat-tmp"
@@ -321,3 +321,15 @@ def _writing(stream: TextIO, target: OutputTarget) -> Iterator[TextIO]:
             stream.close()
         except OSError as error:
             raise write_failed(target, error) from None
+
+
+@contextlib.contextmanager
+def interrupted_after(written: str | None, pending: str) -> Iterator[None]:
+    """Ctrl-C while ``pending`` is written, after ``written`` was (None: nothing yet): say both,
+    rather than the usual "no output was written" when one output is there (new or replaced)."""
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        if written is None or isinstance(interrupt, Interrupted):
+            raise
+        raise Interrupted(f"interrupted; {written} was written, {pending} was not") from None
