@@ -133,7 +133,7 @@ def _summary(report, gamma: float, as_json: bool, quiet: bool) -> None:
     if report.truncated:
         warn(
             f"{report.truncated} of {report.scanned} scanned row(s) had more than {report.max_length} tokens "
-            f"and were cut to their first {report.max_length} (--max-length takes up to {report.position_limit})"
+            f"and were cut to {report.max_length} (--max-length takes up to {report.position_limit})"
         )
     summary = {
         "output": str(Path(report.path)),

@@ -167,8 +167,8 @@ def _summary(run, quiet: bool) -> None:
     if run.truncated:
         more = f"; --max-length takes up to {run.position_limit}" if run.limit < run.position_limit else ""
         warn(
-            f"{run.truncated} of {run.inputs} input(s) had more than {run.limit} tokens and were cut to their "
-            f"first {run.limit} (their records say truncated: true and how many tokens were dropped){more}"
+            f"{run.truncated} of {run.inputs} input(s) had more than {run.limit} tokens and were cut to "
+            f"{run.limit} (their records say truncated: true and how many tokens were dropped){more}"
         )
     if run.skipped:
         listed = "; ".join(run.skipped[:SHOWN_PROBLEMS])

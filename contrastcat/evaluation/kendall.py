@@ -59,8 +59,11 @@ def kendall_tau_b(a: Sequence[float], b: Sequence[float], b_tie: float = 0.0) ->
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     upper = np.triu_indices(len(x), k=1)
-    dx = np.sign(x[:, None] - x[None, :])[upper]
-    gaps = (y[:, None] - y[None, :])[upper]
+    # Finite values far apart (±1e308) differ by more than a float holds: the difference is
+    # infinite, which still has the right sign and is beyond any tie, so overflow is harmless.
+    with np.errstate(over="ignore"):
+        dx = np.sign(x[:, None] - x[None, :])[upper]
+        gaps = (y[:, None] - y[None, :])[upper]
     dy = np.where(np.abs(gaps) <= b_tie, 0.0, np.sign(gaps))
     concordance = float((dx * dy).sum())
     denominator = np.sqrt(float((dx != 0).sum()) * float((dy != 0).sum()))

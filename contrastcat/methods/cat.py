@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..arguments import shown
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
 from ..deletion.refine import MEASURES, RHO_RULES, RefineSettings
 from ..errors import BadInput
@@ -184,10 +185,11 @@ def parse_steps(spec: str, grid: int) -> tuple[int, ...] | None:
         return None
     parts = [part.strip() for part in str(spec).split(",")]
     if not all(part.isascii() and part.isdigit() for part in parts):
-        raise BadInput(f"`test_steps` must be all or step numbers like 2,5, got {spec!r}")
-    steps = tuple(sorted({int(part) for part in parts}))
+        raise BadInput(f"`test_steps` must be all or step numbers like 2,5, got {shown(spec)}")
+    # A number of thousands of digits is out of range, and Python refuses to convert it.
+    steps = tuple(sorted({int(part) if len(part) <= 9 else grid for part in parts}))
     if any(not 1 <= step < grid for step in steps):
-        raise BadInput(f"`test_steps` must name steps 1 to {grid - 1} of the deletion grid, got {spec!r}")
+        raise BadInput(f"`test_steps` must name steps 1 to {grid - 1} of the deletion grid, got {shown(spec)}")
     return None if steps == tuple(range(1, grid)) else steps  # every step named is the paper's test
 
 

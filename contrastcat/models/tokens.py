@@ -22,7 +22,7 @@ class TokenizedText:
     tokens: tuple[str, ...]
     offsets: tuple[tuple[int, int], ...]
     special: tuple[bool, ...]
-    dropped: int = 0  # tokens cut off the end to fit the length limit
+    dropped: int = 0  # tokens cut to fit the length limit (off the end, or the start: ``truncation_side``)
     # A sentence pair: per token, 0 (first text), 1 (second) or None (a token the tokenizer
     # added); ``offsets`` are then into the token's own text. None for a single text.
     segments: tuple[int | None, ...] | None = None
@@ -68,9 +68,13 @@ def tokenize(
     # A text far longer than the model reads is cut to a prefix that still gives more tokens
     # than it keeps, so the tokenizer never materialises the whole of it (about 300 bytes of
     # Python objects per character); the tokens dropped are then counted piece by piece.
-    firsts = [_prefix(tokenizer, text, max_length) for text in texts]
-    seconds = None if second is None else [_prefix(tokenizer, text, max_length) for text in second]
-    if seconds is not None:
+    # A tokenizer that truncates on the left keeps a text's last tokens: no prefix can stand for
+    # it, so it reads texts whole.
+    whole = getattr(tokenizer, "truncation_side", "right") == "left"
+    firsts = list(texts) if whole else [_prefix(tokenizer, text, max_length) for text in texts]
+    seconds = None if second is None or whole else [_prefix(tokenizer, text, max_length) for text in second]
+    seconds = list(second) if second is not None and whole else seconds
+    if seconds is not None and not whole:
         _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length)
     encoded = tokenizer(
         firsts,

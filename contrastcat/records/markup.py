@@ -96,7 +96,9 @@ def input_block(records: list, words: bool = False, rescale: bool = True, label=
     heading = visible(first.id)
     methods = []
     for record in records:
-        target = f"{record.target_name} (p = {_probability(record):.3f})"
+        # A record made elsewhere may carry no probabilities: name the class alone.
+        probability = _probability(record)
+        target = record.target_name if probability != probability else f"{record.target_name} (p = {probability:.3f})"
         note = "" if record.target == predicted else " — not the predicted class"
         methods.append(
             f'<div class="method"><h3>{html.escape(visible(label(record) if label else record.method))} → '

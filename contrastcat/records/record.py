@@ -55,7 +55,7 @@ class AttributionRecord:
     refs_kept: int | None = None  # Contrast-CAT: maps kept by the deletion test
     refs_total: int | None = None  # Contrast-CAT: maps computed
     truncated: bool = False  # the text had more tokens than the model's length limit
-    tokens_dropped: int = 0  # how many tokens were cut off its end
+    tokens_dropped: int = 0  # how many tokens the cut to the length limit dropped (off its end, or off its start where the tokenizer truncates on the left)
     pad_token_id: int | None = None  # the token batches were padded with (decoders: often EOS)
     model_dtype: str | None = None  # the weights' precision: float32, bfloat16, float16
     settings: dict = field(default_factory=dict)

@@ -107,3 +107,12 @@ print(len(text), got.dropped, (kib("VmHWM") - before) // 1024)
     length, dropped, grown_mib = map(int, out.stdout.split())
     assert length == 20_500_000 and dropped == 9 * 500_000 - 510  # 9 tokens a repeat, [CLS] and [SEP] kept
     assert grown_mib < 300, f"peak memory grew by {grown_mib} MiB for a 20.5 MB text"
+
+
+def test_a_tokenizer_that_truncates_on_the_left_keeps_the_last_tokens(small_pieces):
+    tokenizer = tiny.make_tokenizer("bert")
+    tokenizer.truncation_side = "left"
+    texts = [_text(8, 900), _text(9, 40)]
+    got = tokenize(tokenizer, texts, 16)
+    assert [(t.ids, t.offsets, t.dropped) for t in got] == _plain(tokenizer, texts, 16)
+    assert got[0].offsets[-2][1] > len(texts[0]) - 40  # the text's end, not its start

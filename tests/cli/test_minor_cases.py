@@ -1,0 +1,36 @@
+"""Small things a hostile user found, each one line or the right words now: a step number of
+thousands of digits (was a ValueError, exit 1), "(p = nan)" on the page for records made
+elsewhere, a numpy overflow warning with a source path for scores of ±1e308."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+from contrastcat.evaluation.kendall import kendall_tau_b
+from contrastcat.evaluation.scalars import loo_tau
+
+from ..helpers import assert_one_line_error, invoke
+
+
+def test_a_step_number_of_thousands_of_digits_is_one_line(toy_dir, toy_library, tmp_path):
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat",
+                    "--test-steps", "9" * 5000, "-o", tmp_path / "out.jsonl", "-q")
+    assert_one_line_error(result, "--test-steps must name steps 1 to", "...")
+    assert len(result.stderr) < 300 and not (tmp_path / "out.jsonl").exists()
+
+
+def test_the_page_names_the_class_without_a_probability_it_does_not_have(tmp_path):
+    path = tmp_path / "elsewhere.jsonl"
+    path.write_text(json.dumps({"text": "a good film", "offsets": [[0, 1], [2, 6], [7, 11]],
+                                "scores": [0.1, 0.9, 0.2], "target": 1}) + "\n")
+    page = tmp_path / "page.html"
+    assert invoke("render", path, "--html", page).exit_code == 0
+    assert "nan" not in page.read_text() and "→ 1</h3>" in page.read_text()
+
+
+def test_scores_of_plus_and_minus_1e308_give_tau_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert kendall_tau_b([1e308, -1e308, 0.0, 5.0], [3.0, 1.0, 2.0, 2.5]) == 1.0
+        assert loo_tau([1e308, -1e308, 1.0], [False] * 3, [-1e308, 1e308, 0.0]) == -1.0
