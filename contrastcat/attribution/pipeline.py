@@ -366,6 +366,7 @@ def reattribute_records(
                 raise BadInput(
                     f"{library.path}: records were explained with another library ({used.pop()}); pass that one"
                 )
+            check_library([method], library)  # as many references as the records asked for, never fewer
         check_mask_special(classifier, options.mask_special)
         again = reattribute(
             classifier, [records[i] for i in indices], [targets[i] for i in indices], method,

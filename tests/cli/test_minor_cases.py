@@ -34,3 +34,19 @@ def test_scores_of_plus_and_minus_1e308_give_tau_without_a_warning():
         warnings.simplefilter("error")
         assert kendall_tau_b([1e308, -1e308, 0.0, 5.0], [3.0, 1.0, 2.0, 2.5]) == 1.0
         assert loo_tau([1e308, -1e308, 1.0], [False] * 3, [-1e308, 1e308, 0.0]) == -1.0
+
+
+def test_records_asking_for_more_references_than_the_library_holds_are_refused(toy_dir, toy_library, tmp_path):
+    """Explained again (sanity, evaluate --kendall) as they were made: a record that asks for more
+    references than the library holds is refused, not explained again with fewer."""
+    made = tmp_path / "attr.jsonl"
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat",
+                  "-o", made, "-q").exit_code == 0
+    records = [json.loads(line) for line in made.read_text().splitlines()][:3]
+    for record in records:
+        record["settings"]["refs_used"] = 5000
+    asking = tmp_path / "asking.jsonl"
+    asking.write_text("".join(json.dumps(r) + "\n" for r in records))
+    for command in (["sanity", asking, "--refs", toy_library.path, "--bootstrap", "0", "-q"],
+                    ["evaluate", asking, "--refs", toy_library.path, "--kendall", "--bootstrap", "0", "-q"]):
+        assert_one_line_error(invoke(*command), "reads 5000 references", "holds only")
