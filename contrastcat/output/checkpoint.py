@@ -258,6 +258,30 @@ def _held_elsewhere(descriptor: int, path: str, digests: Path) -> None:
         raise BadInput(f"{path}: another contrastcat run is writing it (it holds the lock on {digests.name})") from None
 
 
+def check_not_resumed_elsewhere(path: str, inputs: Sequence[str | None] = ()) -> None:
+    """A plain run writing ``path`` while a ``resume`` run writes it too would replace one's
+    output with the other's: refuse it, as a second ``resume`` run is refused, when the
+    checkpoint's lock is held. (A checkpoint no run holds, one an interrupted run left, is
+    not in the way: the plain run's output is whole when published.)"""
+    target = output_target(path, inputs)
+    if target.is_stdout or target.in_place:
+        return
+    digests = digests_path(partial_path(target.path))
+    try:
+        descriptor = os.open(digests, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return  # no checkpoint (or none that can be read): no resume run is writing
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise BadInput(
+            f"{path}: another contrastcat run is writing it with resume (it holds the lock on {digests.name}); "
+            "wait for it, or write elsewhere"
+        ) from None
+    finally:
+        os.close(descriptor)
+
+
 def check_checkpoint(path: str, inputs: Sequence[str | None] = (), run: dict | None = None) -> tuple[Path, int | None]:
     """Before any work: the checkpoint of ``-o path`` and how many records it holds (None: there is none).
     A checkpoint that cannot be continued is refused in one line: not regular files, not a

@@ -36,7 +36,7 @@ from ..models.precision import on_classifier
 from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile
 from ..records.record import write_records
-from .checkpoint import check_checkpoint
+from .checkpoint import check_checkpoint, check_not_resumed_elsewhere
 from .distributed import World, rank_device, sharded_output, torchrun_world
 from .identity import run_identity
 from .resume import Run, early_header, write_resumable
@@ -116,6 +116,8 @@ def explain_file(job: ExplainJob, progress: Progress | None = None, notify: Call
     inputs = [job.inputs, refs]
     check_output_path(job.output, inputs)
     kept = check_checkpoint(job.output, inputs, early_header(job.batch_size)) if job.resume else None
+    if not job.resume and job.output is not None:
+        check_not_resumed_elsewhere(job.output, inputs)
     with _saying_kept(kept):
         return _run(job, world, part, unnamed, refs, model, inputs, progress, notify)
 
