@@ -26,6 +26,12 @@ def made_elsewhere(record: AttributionRecord) -> bool:
     return not record.token_ids
 
 
+def aligned_settings(settings: dict) -> dict:
+    """A record made elsewhere says so once aligned; its label (``MethodLabels``) is made from
+    these settings, before the model loads as after."""
+    return {**settings, "made_elsewhere": True}
+
+
 def align(record: AttributionRecord, classifier, where: str) -> AttributionRecord:
     """``record`` on the classifier's tokens: token ids, tokens, offsets and special flags of the
     model's tokenisation (cut at its length limit as explain cuts), each token scored by the sum
@@ -75,7 +81,7 @@ def align(record: AttributionRecord, classifier, where: str) -> AttributionRecor
         if not math.isfinite(total):
             raise BadInput(f"{where}: the scores over the model's token {record.text[start:end]!r} add up to {total}")
         scores.append(total)
-    settings = {**record.settings, "made_elsewhere": True}
+    settings = aligned_settings(record.settings)
     return replace(
         record, token_ids=list(tokens.ids), tokens=list(tokens.tokens), offsets=[list(span) for span in tokens.offsets],
         special=list(tokens.special), scores=scores, truncated=tokens.truncated, tokens_dropped=tokens.dropped,

@@ -9,6 +9,7 @@ model, vocabulary, classes and gold label; only then does the deletion test run.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from ..models.resolve import classifier_for, model_location
 from ..records.record import RecordFile, resolve_label
 from ..records.variants import MethodLabels
 from .curves import EvalSettings, check_records
-from .elsewhere import made_elsewhere
+from .elsewhere import aligned_settings, made_elsewhere
 from .gates import (
     check_baseline,
     check_baseline_computable,
@@ -198,7 +199,8 @@ class _Scan:
         if made_elsewhere(record):  # another tool's map: aligned to the model's tokens once it loads
             self.elsewhere += 1
             self.first_elsewhere = self.first_elsewhere or record.line
-            label = self.labels.label(record)
+            # Labelled as evaluation will label it once aligned: one label per method from scan to report.
+            label = self.labels.label(dataclasses.replace(record, settings=aligned_settings(record.settings)))
             self.methods.add(label)
             if label in self.inputs:  # its tokens are known once the model loads
                 self.inputs[label] = None

@@ -1,0 +1,34 @@
+"""A record made elsewhere that shares its method's name with the tool's own records has one
+label from the scan before any work to the report: the label the table shows is the one
+`--compare` takes. Before, the scan labelled it ``attcat`` (so the label shown was refused) and
+evaluation ``attcat[made_elsewhere=True]`` (so the other failed after all the work)."""
+
+from __future__ import annotations
+
+import json
+
+from ..helpers import invoke
+
+
+def test_the_label_the_table_shows_is_the_one_compare_takes(toy_dir, toy_library, tmp_path):
+    own = tmp_path / "own.jsonl"
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "attcat",
+                  "-o", own, "-q").exit_code == 0
+    records = [json.loads(line) for line in own.read_text().splitlines()]
+    elsewhere = [{"id": r["id"], "text": r["text"], "offsets": [o for o, s in zip(r["offsets"], r["special"]) if not s],
+                  "scores": [v for v, s in zip(r["scores"], r["special"]) if not s], "target": r["target"],
+                  "method": "attcat"} for r in records]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(own.read_text() + "".join(json.dumps(e) + "\n" for e in elsewhere))
+    table = invoke("evaluate", mixed, "--model", toy_dir / "model", "--bootstrap", "0", "-q")
+    assert table.exit_code == 0, table.output
+    label = "attcat[layers=None,made_elsewhere=True,mask_special=None]"  # what differs from the own records
+    assert label in table.stdout
+    report = tmp_path / "report.json"
+    compared = invoke("evaluate", mixed, "--model", toy_dir / "model", "--bootstrap", "0", "-q",
+                      "--compare", f"attcat,{label}", "-o", report)
+    assert compared.exit_code == 0, compared.output
+    document = json.loads(report.read_text())
+    assert label in json.dumps(document["comparison"]) if "comparison" in document else label in report.read_text()
+    # The same maps aligned to the same tokens: the comparison says they do not differ.
+    assert "attcat" in compared.stdout
