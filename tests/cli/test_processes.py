@@ -59,18 +59,28 @@ def test_closed_pipe_downstream_ends_quietly(tmp_path, refs):
     source = tmp_path / "in.jsonl"
     write_inputs(source, 400, seed=31)  # far more output than a pipe holds
     records = tmp_path / "all.jsonl"
-    assert invoke("explain", source, "--refs", refs, "--method", "random", "-o", records).exit_code == 0
-    for command in (
-        ["explain", source, "--refs", refs, "--method", "random", "-o", "-"],
+    to_stdout = ["explain", source, "--refs", refs, "--method", "random", "-o", "-"]
+    renders = [
         ["render", records],
         ["render", records, "--color", "always"],  # Rich's own broken-pipe handling would exit 1
-    ):
-        process = start(*command)
-        assert process.stdout.readline()
-        process.stdout.close()  # what `| head -1` does
-        stderr = process.stderr.read()
-        process.wait(timeout=120)
-        assert (process.returncode, stderr) == (141, ""), command[0]
+    ]
+    # Each process takes seconds to import torch: explain's starts while the records for the
+    # renders are made here, and the two renders start together. Each is then read and closed in turn.
+    processes = [start(*to_stdout)]
+    try:
+        assert invoke("explain", source, "--refs", refs, "--method", "random", "-o", records).exit_code == 0
+        processes += [start(*command) for command in renders]
+        for process, command in zip(processes, [to_stdout, *renders]):
+            assert process.stdout.readline()
+            process.stdout.close()  # what `| head -1` does
+            stderr = process.stderr.read()
+            process.wait(timeout=120)
+            assert (process.returncode, stderr) == (141, ""), command
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def test_write_failure_names_the_output_and_leaves_it_alone(tmp_path, toy_dir, refs):
@@ -96,14 +106,21 @@ def test_resume_after_kill_minus_9_is_byte_identical(tmp_path, refs):
     # Windows of 32 inputs; ten references a map, not thirty: the same run, a third of the time.
     options = ["--refs", refs, "--batch-size", "4", "--refs-used", "10", "-q"]
     reference = tmp_path / "reference.jsonl"
-    assert invoke("explain", source, *options, "-o", reference).exit_code == 0
     out = tmp_path / "out.jsonl"
 
     # A plain run, killed: its temporary file carries its pid, so the next run knows it is stale.
     # It works on a long input, so that it cannot finish (and rename its file) before the kill.
+    # It starts (seconds of importing torch, on the core this process leaves idle) while the
+    # reference run is made here.
     long_source = tmp_path / "long.jsonl"
     write_inputs(long_source, 5000, seed=43)
     first = start("explain", long_source, *options, "-o", out)
+    try:
+        assert invoke("explain", source, *options, "-o", reference).exit_code == 0
+    except BaseException:
+        first.kill()
+        first.wait()
+        raise
     temporary = lambda: [p for p in tmp_path.iterdir() if p.name.startswith(f".out.jsonl.{first.pid}.")]  # noqa: E731
     wait_for(lambda: any(lines_in(each) > 0 for each in temporary()), first)
     first.kill()

@@ -148,32 +148,47 @@ def torchrun(*args, env=None, **options):
 
 
 def test_torchrun_two_processes_equal_one_process_byte_for_byte(tmp_path, source, refs):
-    # torchrun gives each process one thread; on a CPU the last bits of a backward pass
-    # depend on the thread count, so the single process gets one too (docs/performance.md).
-    single = tmp_path / "single.jsonl"
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        assert invoke("explain", source, "--refs", refs, *OPTIONS, "-o", single).exit_code == 0
-    finally:
-        torch.set_num_threads(threads)
+    # Both torchrun runs start first: their launchers and processes spend seconds importing torch,
+    # while the single process runs here. The bad run works in a folder of its own, so that the
+    # good run's folder is checked for leftovers as before.
     out = tmp_path / "out.jsonl"
     command, env = torchrun("explain", source, "--refs", refs, "--batch-size", "2", "-o", out)
-    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    assert out.read_bytes() == single.read_bytes()
-    assert "wrote 45 record(s)" in run.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "single.jsonl"]  # no parts left
-
+    good = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     # A bad line: every process refuses it; one line, exit 2, nothing written.
-    bad = tmp_path / "bad.jsonl"
+    elsewhere = tmp_path / "bad"
+    elsewhere.mkdir()
+    bad = elsewhere / "bad.jsonl"
     bad.write_text(source.read_text() + '{"id": "y"}\n')
-    command, env = torchrun("explain", bad, "--refs", refs, "-o", tmp_path / "never.jsonl")
-    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert run.returncode != 0
-    said = [line for line in run.stderr.splitlines() if line.startswith("error: ")]  # torchrun adds its report
-    assert len(said) == 1 and "bad.jsonl:46: missing text field" in said[0], run.stderr
-    assert not (tmp_path / "never.jsonl").exists()
+    command, env = torchrun("explain", bad, "--refs", refs, "-o", elsewhere / "never.jsonl")
+    refused = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        # torchrun gives each process one thread; on a CPU the last bits of a backward pass
+        # depend on the thread count, so the single process gets one too (docs/performance.md).
+        single = tmp_path / "single.jsonl"
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            assert invoke("explain", source, "--refs", refs, *OPTIONS, "-o", single).exit_code == 0
+        finally:
+            torch.set_num_threads(threads)
+        _, stderr = good.communicate(timeout=300)
+        assert good.returncode == 0, stderr
+        assert out.read_bytes() == single.read_bytes()
+        assert "wrote 45 record(s)" in stderr
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "in.jsonl", "out.jsonl", "single.jsonl"]  # no parts left
+
+        _, stderr = refused.communicate(timeout=300)
+        assert refused.returncode != 0
+        said = [line for line in stderr.splitlines() if line.startswith("error: ")]  # torchrun adds its report
+        assert len(said) == 1 and "bad.jsonl:46: missing text field" in said[0], stderr
+        assert not (elsewhere / "never.jsonl").exists()
+    finally:
+        for process in (good, refused):
+            if process.poll() is None:  # a failed check: stop the launcher and its processes
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
 
 
 def test_interrupted_torchrun_leaves_no_output(tmp_path, refs):
