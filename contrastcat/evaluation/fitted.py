@@ -5,9 +5,11 @@ the target's probability most: that score *is* the MoRF AOPC under deletion, so 
 partly measures the selection, not the explanation. A cell is
 
 - **fitted** (``ᶠ``) when the method's own selection used the metric's perturbation and order over
-  a sweep of the input (either step grid: both sweep deletion across the whole sequence);
+  a sweep of the input (either step grid: both sweep deletion across the whole sequence), scored
+  by the probability's drop;
 - **partly fitted** (``ᵖ``) when the selection used the metric's perturbation and order at other
-  fractions: ERASER comprehensiveness under deletion (the top 1–50 % removed) for a MoRF-scored
+  fractions or by another measure: a test at some steps only (``test_steps``) or of the log-odds
+  (``test_measure``) for the curves' cells, ERASER comprehensiveness under deletion (the top 1–50 % removed) for a MoRF-scored
   selection, sufficiency under deletion (the bottom 50–99 % removed) for a LeRF-scored one.
 
 Everything else (masking, pad/unk replacement, leave-one-out, Kendall τ) no method here selects by.
@@ -24,17 +26,24 @@ PARTLY = "partly"
 SIGNS = {FITTED: "ᶠ", PARTLY: "ᵖ"}
 LEGEND = {
     FITTED: "ᶠ fitted: the method chose its maps by this very test (same perturbation, order and sweep)",
-    PARTLY: "ᵖ partly fitted: the method chose its maps by the same perturbation and order at other fractions",
+    PARTLY: "ᵖ partly fitted: the method chose its maps by the same perturbation and order at other fractions "
+    "or by another measure",
 }
 
 
 def fitted_cells(method_name: str, settings, perturb: str, orders) -> dict[str, str]:
     """Column key -> FITTED or PARTLY for the cells of one method's row (none for most methods)."""
+    if not settings:
+        return {}  # a record that says nothing of how it was made: no claim either way
     refinement = recorded_refinement(method_name, settings)
     if refinement is None or perturb != DELETE:
         return {}
     selected = (MORF,) if refinement.score == "morf" else (MORF, LERF)
-    cells = {f"{order}_{key}": FITTED for order in selected if order in orders for key in ("aopc", "lodds")}
+    # The very test only when it swept every step of the grid by the probability: a test at some
+    # of the fractions, or of the log-odds, chose by the same perturbation and order, not the same test.
+    same = refinement.steps is None and refinement.measure == "probability"
+    cells = {f"{order}_{key}": FITTED if same else PARTLY
+             for order in selected if order in orders for key in ("aopc", "lodds")}
     cells[ERASER_COMP] = PARTLY  # the top k removed: MoRF deletion
     if LERF in selected:
         cells[ERASER_SUFF] = PARTLY  # only the top k kept: the bottom removed, LeRF deletion

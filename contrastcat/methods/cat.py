@@ -176,6 +176,9 @@ class ContrastCATOptions(LayeredOptions):
             values["test_steps"] = ",".join(map(str, steps))
         if self.test_measure == "probability":  # likewise
             values.pop("test_measure")
+        if not self.refine:  # no deletion test ran: its steps and measure had no effect
+            values.pop("test_steps", None)
+            values.pop("test_measure", None)
         return values
 
 

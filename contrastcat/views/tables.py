@@ -149,7 +149,7 @@ def sanity_blocks(report) -> list[str | Text | Table]:
     )
     table.add_column("randomised up to", no_wrap=True)
     for label in report.methods:
-        table.add_column(label, justify="right")
+        table.add_column(Text(label), justify="right")  # Text: a variant's [refs_used=5] is not markup
     for step in report.steps:
         cells = []
         for label, found in report.methods.items():

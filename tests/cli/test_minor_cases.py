@@ -50,3 +50,19 @@ def test_records_asking_for_more_references_than_the_library_holds_are_refused(t
     for command in (["sanity", asking, "--refs", toy_library.path, "--bootstrap", "0", "-q"],
                     ["evaluate", asking, "--refs", toy_library.path, "--kendall", "--bootstrap", "0", "-q"]):
         assert_one_line_error(invoke(*command), "reads 5000 references", "holds only")
+
+
+def test_sanity_headers_show_variant_labels(toy_dir, toy_library, tmp_path):
+    """A variant's label (``contrastcat[refs_used=5]``) is text, not Rich markup that swallows it."""
+    parts = []
+    for refs in ("10", "5"):
+        out = tmp_path / f"r{refs}.jsonl"
+        assert invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat",
+                      "--refs-used", refs, "-o", out, "-q").exit_code == 0
+        parts.append("".join(out.read_text().splitlines(keepends=True)[:3]))
+    both = tmp_path / "both.jsonl"
+    both.write_text("".join(parts))
+    result = invoke("sanity", both, "--refs", toy_library.path, "--bootstrap", "0", "-q")
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "randomised up to" in line)
+    assert "contrastcat[refs_used=5]" in header, result.stdout

@@ -20,15 +20,21 @@ from ..helpers import invoke
 ORDERS = ("morf", "lerf")
 MORF_FIT = {"morf_aopc": FITTED, "morf_lodds": FITTED, "eraser_comp": PARTLY}
 BOTH_FIT = {**MORF_FIT, "lerf_aopc": FITTED, "lerf_lodds": FITTED, "eraser_suff": PARTLY}
+# A test at some of the grid's fractions, or of the log-odds: the same perturbation and order, not the same test.
+MORF_PARTLY = {"morf_aopc": PARTLY, "morf_lodds": PARTLY, "eraser_comp": PARTLY}
 
 
 @pytest.mark.parametrize(("name", "settings", "perturb", "orders", "expected"), [
     ("contrastcat", {"refine": True, "deletion_grid": 10, "mask_special": False}, "delete", ORDERS, MORF_FIT),
-    ("contrastcat", {}, "delete", ("lerf",), {"eraser_comp": PARTLY}),
+    ("contrastcat", {"refine": True}, "delete", ("lerf",), {"eraser_comp": PARTLY}),
+    ("contrastcat", {}, "delete", ORDERS, {}),  # says nothing of how it was made: no claim either way
+    ("contrastcat", {"test_steps": "5"}, "delete", ORDERS, MORF_PARTLY),  # one fraction of the sweep
+    ("contrastcat", {"test_steps": "2,5,8"}, "delete", ORDERS, MORF_PARTLY),
+    ("contrastcat", {"test_measure": "log-odds"}, "delete", ORDERS, MORF_PARTLY),
     ("contrastcat", {"deletion_grid": 5}, "delete", ORDERS, MORF_FIT),  # another sweep of the same curve
     ("contrastcat", {"refine": False}, "delete", ORDERS, {}),
-    ("contrastcat", {}, "mask", ORDERS, {}),
-    ("contrastcat", {}, "pad", ORDERS, {}),
+    ("contrastcat", {"refine": True}, "mask", ORDERS, {}),
+    ("contrastcat", {"refine": True}, "pad", ORDERS, {}),
     ("contrastcat-plus", {"refine_score": "morf-lerf"}, "delete", ORDERS, BOTH_FIT),
     ("contrastcat-plus", {"refine_score": "morf"}, "delete", ORDERS, MORF_FIT),
     ("attcat", {"layers": "all"}, "delete", ORDERS, {}),
@@ -96,3 +102,15 @@ def test_the_report_and_every_table_mark_exactly_the_fitted_cells(records_file, 
     assert terminal.exit_code == 0 and terminal.stdout.count("ᶠ") == 2 + 4 + 1  # cells, and the legend once
     masked = invoke("evaluate", str(records_file), "--model", model, "--eraser", "--perturb", "mask", "--markdown", "--quiet")
     assert "ᶠ" not in masked.stdout and "ᵖ" not in masked.stdout
+
+
+def test_no_refine_records_no_test_options():
+    """--no-refine runs no deletion test: its steps and measure had no effect and are not
+    recorded (they would split one variant in two)."""
+    from contrastcat.methods import build_method
+
+    plain = build_method("contrastcat", refine=False).settings()
+    asked = build_method("contrastcat", refine=False, test_steps="3", test_measure="log-odds").settings()
+    assert asked == plain and "test_steps" not in asked and "test_measure" not in asked
+    refined = build_method("contrastcat", test_steps="3", test_measure="log-odds").settings()
+    assert refined["test_steps"] == "3" and refined["test_measure"] == "log-odds"
