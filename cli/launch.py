@@ -82,9 +82,9 @@ VERSION_FLAGS = (["--version"], ["-V"])
 def _run() -> int:
     if sys.argv[1:] in VERSION_FLAGS:
         # The version alone needs none of the app: building it imports Typer, torch and
-        # transformers (seconds), while contrastcat.version imports nothing. The line is the one
+        # transformers (seconds), while contrastcat alone imports nothing more. The line is the one
         # the app's own eager --version prints (``app._version``), which other spellings still reach.
-        from contrastcat.version import __version__
+        from contrastcat import __version__
 
         sys.stdout.write(f"contrastcat {__version__}\n")
         return 0
