@@ -209,6 +209,26 @@ def check_against_model(records: Sequence[AttributionRecord], classifier, source
             "or explain them again"
         )
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+    check_tokens_are_the_models(records, classifier, source)
+
+
+def check_tokens_are_the_models(records: Iterable[AttributionRecord], classifier, source: str) -> None:
+    """The fingerprint names the weights, not the tokenizer: records made by the same weights with
+    another vocabulary (a tokenizer passed in memory that is not the model's own) have ids that mean
+    other tokens here. Each record's tokens must be what this tokenizer calls its ids."""
+    tokenizer = classifier.tokenizer
+    for record in records:
+        if not record.token_ids:
+            continue
+        here = tokenizer.convert_ids_to_tokens([int(i) for i in record.token_ids])
+        if here == list(record.tokens):
+            continue
+        index = next(i for i, (a, b) in enumerate(zip(here, record.tokens)) if a != b)
+        raise BadInput(
+            f"{source}:{record.line}: record id {record.id!r}: its token {index} is {record.tokens[index]!r}, but id "
+            f"{record.token_ids[index]} is {here[index]!r} to the tokenizer of {classifier.name!r}: the records were "
+            "made with another vocabulary; explain them again with this model's own tokenizer"
+        )
 
 
 def check_fingerprinted(records: Iterable[AttributionRecord], source: str) -> None:

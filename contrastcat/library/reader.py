@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ..errors import BadInput, LibraryMismatch
+from ..models.tokens import tokenize
 from .schema import (
     ATTRIBUTE_TYPES,
     CHECKSUM,
@@ -297,6 +298,7 @@ class RefLibrary:
                 "rebuild it with build-refs for this model"
             )
         self.check_token_ids(classifier)
+        self.check_tokenizer(classifier)
         facts = (
             ("classes", len(self.info.label_names), classifier.num_classes),
             ("layers", self.info.num_layers, classifier.num_layers),
@@ -321,6 +323,24 @@ class RefLibrary:
                         f"{self.path}: reference {index} of {path} holds token id {bad}, outside the vocabulary of "
                         f"model {classifier.name!r} (0 to {rows - 1}); rebuild the library with build-refs for this model"
                     )
+
+    def check_tokenizer(self, classifier) -> None:
+        """The fingerprint names the weights, not the tokenizer: a model given in memory with
+        another vocabulary would read this library's references (tokenised by the model's own)
+        as other tokens than its inputs. The first reference of each class, tokenised again here,
+        must give the ids stored for it."""
+        for target in range(len(self.info.label_names)):
+            entry = next(iter(self.entries(target)), None)
+            if entry is None:
+                continue
+            (again,) = tokenize(classifier.tokenizer, [entry.text], self.info.max_length, classifier.empty_input,
+                                None if entry.pair is None else [entry.pair])
+            if again.ids != entry.token_ids:
+                raise LibraryMismatch(
+                    f"{self.path}: the tokenizer of {classifier.name!r} does not give the token ids stored for the "
+                    f"library's references (class {self.info.label_names[target]!r}): the library was made with "
+                    "another vocabulary; pass the model's own tokenizer, or rebuild the library with build-refs"
+                )
 
     def references(
         self,

@@ -108,3 +108,41 @@ def test_library_token_ids_outside_the_vocabulary_are_refused_before_sanity(toy_
                     ["sanity", records, "--refs", crafted, "-q", "--bootstrap", "0"]):
         result = invoke(*command)
         assert_one_line_error(result, "reference 0 of classes/0 holds token id 1000000, outside the vocabulary")
+
+
+def _shuffled_tokenizer(toy_dir, tmp_path):
+    """The model's own tokenizer with its ordinary words' ids shuffled: the same size, another vocabulary."""
+    import json
+    import random
+
+    from transformers import PreTrainedTokenizerFast
+
+    own = AutoTokenizer.from_pretrained(toy_dir / "model")
+    data = json.loads(own.backend_tokenizer.to_str())
+    vocab = data["model"]["vocab"]
+    special = set(own.all_special_tokens)
+    words = [token for token in vocab if token not in special]
+    ids = [vocab[token] for token in words]
+    random.Random(0).shuffle(ids)
+    vocab.update(zip(words, ids))
+    path = tmp_path / "shuffled.json"
+    path.write_text(json.dumps(data))
+    return PreTrainedTokenizerFast(tokenizer_file=str(path), **{f"{k}_token": v for k, v in own.special_tokens_map.items()})
+
+
+def test_records_of_another_vocabulary_are_refused_against_the_models_own(toy_dir, toy_library, tmp_path):
+    """The fingerprint names the weights; the tokens a record names must be what the model's
+    tokenizer calls their ids, and a library's references must tokenise to the ids it stores."""
+    model, _ = _loaded(toy_dir)
+    shuffled = contrastcat.load_model(model, _shuffled_tokenizer(toy_dir, tmp_path))
+    assert_bad_input(lambda: contrastcat.explain(shuffled, TEXTS, toy_library, method="contrastcat"),
+                     "does not give the token ids stored for the library's references")
+    records = contrastcat.explain(shuffled, TEXTS, method="attcat")
+    path = tmp_path / "shuffled.jsonl"
+    records.save(path)
+    result = invoke("evaluate", path, "--model", toy_dir / "model", "--bootstrap", "0", "--min-tokens", "1", "-q")
+    assert_one_line_error(result, "the records were made with another vocabulary")
+    own = contrastcat.explain(contrastcat.load_model(str(toy_dir / "model")), TEXTS, method="attcat")
+    own.save(tmp_path / "own.jsonl")
+    assert invoke("evaluate", tmp_path / "own.jsonl", "--model", toy_dir / "model", "--bootstrap", "0", "--min-tokens", "1",
+                  "-q").exit_code == 0
