@@ -31,7 +31,12 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
         raise BadInput(f"model {name!r} has no weights")
     if parameter.is_meta:
         raise BadInput(f"model {name!r} is on the meta device: its weights are not loaded")
-    if any(weight.is_inference() for weight in model.parameters()):
+    if hasattr(model, "_orig_mod"):
+        raise BadInput(
+            f"model {name!r} is compiled (torch.compile): contrastcat's passes hook into the model's layers, "
+            "which a compiled graph skips; pass the module it wraps (model._orig_mod)"
+        )
+    if any(tensor.is_inference() for tensor in (*model.parameters(), *model.buffers())):
         raise BadInput(
             f"model {name!r} was made under torch.inference_mode(): its weights cannot take part in the gradients "
             "contrastcat computes (load it outside inference_mode)"

@@ -135,7 +135,8 @@ def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0) -> str:
     if not _long(text, max_length):
         return text
     seen = 0
-    for start, end in _pieces(text, first=16 * max_length + 4096):
+    step = 16 * max_length + 4096  # a few times what the model reads: the prefix grows by little
+    for start, end in _pieces(text, first=step, rest=step):
         seen += _tokens_in(tokenizer, text[start:end])
         if seen >= max(max_length + PREFIX_MARGIN, at_least):
             return text[:end]
@@ -158,8 +159,8 @@ def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int)
             seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0])
 
 
-def _pieces(text: str, first: int = COUNT_PIECE) -> Iterator[tuple[int, int]]:
-    """``text`` as consecutive pieces (start, end) of about ``first``, then ``COUNT_PIECE``,
+def _pieces(text: str, first: int = COUNT_PIECE, rest: int = COUNT_PIECE) -> Iterator[tuple[int, int]]:
+    """``text`` as consecutive pieces (start, end) of about ``first``, then ``rest``,
     characters, each cut before a space that follows a word: the word stays whole and the space
     begins the next piece, as tokenizers that split at white space split it (WordPiece at any,
     byte-level BPE and Metaspace before a space that starts a word, which they join to it). Where
@@ -176,7 +177,7 @@ def _pieces(text: str, first: int = COUNT_PIECE) -> Iterator[tuple[int, int]]:
                 space = text.rfind(" ", half, space)
             end = space if space > half else end
         yield start, end
-        start, size = end, COUNT_PIECE
+        start, size = end, rest
 
 
 def _tokens_in(tokenizer, piece: str) -> int:

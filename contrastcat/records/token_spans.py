@@ -18,11 +18,12 @@ _SPECIAL = re.compile(r"^(\[[A-Za-z_]+\]|<\|?/?[A-Za-z_]*\|?>)$")
 
 
 def _fold(text: str) -> tuple[str, list[int]]:
-    """``text`` lower-cased and without accents, and for each of its characters the index of the
-    character of ``text`` it came from (uncased tokenizers give tokens in this form)."""
+    """``text`` lower-cased, without accents and in compatibility form (a ligature "ﬁ" as "fi",
+    full-width letters as ASCII, as NFKC-normalising tokenizers give them), and for each of its
+    characters the index of the character of ``text`` it came from."""
     folded, where = [], []
     for index, character in enumerate(text):
-        for piece in unicodedata.normalize("NFD", character.lower()):
+        for piece in unicodedata.normalize("NFKD", character.lower()):
             if not unicodedata.combining(piece):
                 folded.append(piece)
                 where.append(index)

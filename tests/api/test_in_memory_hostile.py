@@ -146,3 +146,12 @@ def test_records_of_another_vocabulary_are_refused_against_the_models_own(toy_di
     own.save(tmp_path / "own.jsonl")
     assert invoke("evaluate", tmp_path / "own.jsonl", "--model", toy_dir / "model", "--bootstrap", "0", "--min-tokens", "1",
                   "-q").exit_code == 0
+
+
+def test_buffers_made_under_inference_mode_and_a_compiled_model_are_one_line(toy_dir):
+    with torch.inference_mode():
+        model = AutoModelForSequenceClassification.from_pretrained(toy_dir / "model", attn_implementation="eager")
+    _, tokenizer = _loaded(toy_dir)
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "inference_mode")
+    own, _ = _loaded(toy_dir)
+    assert_bad_input(lambda: contrastcat.load_model(torch.compile(own), tokenizer), "torch.compile", "_orig_mod")

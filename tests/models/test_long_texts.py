@@ -116,3 +116,31 @@ def test_a_tokenizer_that_truncates_on_the_left_keeps_the_last_tokens(small_piec
     got = tokenize(tokenizer, texts, 16)
     assert [(t.ids, t.offsets, t.dropped) for t in got] == _plain(tokenizer, texts, 16)
     assert got[0].offsets[-2][1] > len(texts[0]) - 40  # the text's end, not its start
+
+
+class _Watched:
+    """A tokenizer that notes the longest text it was asked to truncate (the expensive call)."""
+
+    def __init__(self, tokenizer) -> None:
+        self._tokenizer, self.longest = tokenizer, 0
+
+    def __call__(self, texts, pairs=None, **options):
+        if options.get("truncation"):
+            for text in [*(texts if isinstance(texts, list) else [texts]), *(pairs or [])]:
+                self.longest = max(self.longest, len(text))
+        return self._tokenizer(texts, pairs, **options)
+
+    def __getattr__(self, name):
+        return getattr(self._tokenizer, name)
+
+
+def test_two_long_texts_of_a_pair_are_cut_to_short_prefixes():
+    """Which text of a pair is longer must be the same for the prefixes as for the whole texts;
+    where it is not, the prefix grows by small steps, not by the counting pieces (a pair call
+    that truncates costs tens of kilobytes per token: 200k-character prefixes took gigabytes)."""
+    tokenizer = _Watched(tiny.make_tokenizer("bert"))
+    first = [_text(seed, 30_000) for seed in (11, 12, 13)]
+    second = [_text(seed, 30_000) for seed in (14, 15, 16)]
+    got = tokenize(tokenizer, first, 64, pairs=second)
+    assert all(len(text) > 150_000 for text in first + second) and all(t.dropped > 0 for t in got)
+    assert tokenizer.longest <= 4 * (16 * 64 + 4096)

@@ -72,3 +72,12 @@ def test_a_pair_whose_second_text_was_edited_is_refused():
               "segments": list(tokens.segments), "scores": [0.0] * len(tokens), "target": 0}
     with pytest.raises(BadInput, match=r"token \d+ 'dull' is not the text at its offsets \[2, 6\) \('fine'\)"):
         check_record(record, "edited")
+
+
+def test_tokens_of_nfkc_normalising_tokenizers_agree_with_their_spans():
+    """XLM-R, ALBERT, T5 and DeBERTa normalise with NFKC: a ligature, full-width letters or a
+    superscript digit become plain ones in the token, not in the text."""
+    for text, token in [("a ﬁlm", "▁film"), ("ｇｏｏｄ", "▁good"), ("x²", "2")]:
+        start = text.index(text.split()[-1]) if " " in text else (1 if token == "2" else 0)
+        record = {"id": 0, "text": text, "tokens": [token], "offsets": [[start, len(text)]], "scores": [1.0], "target": 0}
+        check_record(record, "nfkc")
