@@ -133,7 +133,9 @@ class RefLibrary:
             raise self._damaged(f"{path} is stored in another file; a library holds its own data")
         if dataset.chunks is not None or dataset.compression is not None:
             raise self._damaged(f"{path} is chunked or filtered, which the library writer never makes")
-        count = int(np.prod(dataset.shape, dtype=np.float64)) if dataset.shape is not None else 0
+        if dataset.shape is None:
+            raise self._damaged(f"{path} is an empty dataspace (no shape), which the library writer never makes")
+        count = int(np.prod(dataset.shape, dtype=np.float64))
         # Fixed-size values are stored in place; strings and variable-length rows as 16-byte
         # references into the file's heap.
         item = 16 if h5py.check_vlen_dtype(dataset.dtype) is not None or dataset.dtype.kind == "O" \

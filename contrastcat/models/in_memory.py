@@ -111,13 +111,34 @@ def _check_vocabulary_fits(model: torch.nn.Module, tokenizer, name: str, functio
 
 
 # Hooks these packages install themselves (transformers records attentions and hidden states
-# with forward hooks; contrastcat's own are removed after each pass): they do not change what
-# the model computes.
-_OWN_HOOKS = ("transformers.", "torch.", "contrastcat.", "accelerate.")
+# with forward hooks; contrastcat's own are removed after each pass; torch's pruning reparametrises
+# weights the fingerprint then sees): they do not change what the model computes unseen. Told by
+# where their code is, not by the module name a function claims.
+_OWN_PACKAGES = ("transformers", "torch", "contrastcat", "accelerate")
 _HOOK_KINDS = {
     "_forward_pre_hooks": "forward pre-hook", "_forward_hooks": "forward hook",
     "_backward_pre_hooks": "backward pre-hook", "_backward_hooks": "backward hook",
 }
+
+
+def _package_folders() -> tuple[str, ...]:
+    import importlib.util
+    import os
+
+    folders = []
+    for package in _OWN_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            folders += [os.path.realpath(folder) + os.sep for folder in spec.submodule_search_locations]
+    return tuple(folders)
+
+
+def _code_file(hook) -> str:
+    import os
+
+    function = getattr(hook, "func", hook)  # functools.partial
+    code = getattr(function, "__code__", None) or getattr(getattr(type(function), "__call__", None), "__code__", None)
+    return os.path.realpath(code.co_filename) if code is not None else ""
 
 
 def check_no_hooks(model: torch.nn.Module, name: str, function: str = "") -> None:
@@ -128,14 +149,24 @@ def check_no_hooks(model: torch.nn.Module, name: str, function: str = "") -> Non
              for hook in getattr(module, kind, {}).values()]
     found += [("every module (a global hook)", kind, hook) for kind in _HOOK_KINDS
               for hook in getattr(torch.nn.modules.module, f"_global{kind}", {}).values()]
+    own = _package_folders()
     for where, kind, hook in found:
+        if _code_file(hook).startswith(own):
+            continue
         function_of = getattr(hook, "func", hook)
         source = getattr(function_of, "__module__", None) or ""
-        if source.startswith(_OWN_HOOKS):
-            continue
         shown = f"{source}.{getattr(function_of, '__qualname__', type(function_of).__name__)}".lstrip(".")
         raise BadInput(
             f"{function + ': ' if function else ''}model {name!r} has a {_HOOK_KINDS[kind]} ({shown}) on "
             f"{where or 'the model itself'}: a hook can change what the model computes without changing its weights, "
             "which is all its fingerprint names; remove it (handle.remove()) and load the model again"
         )
+    for where, module in model.named_modules():
+        # A forward replaced on the instance (monkeypatched) runs instead of the class's: the same
+        # weights, another computation. accelerate's device hooks (``_hf_hook``) move tensors only.
+        if "forward" in vars(module) and not hasattr(module, "_hf_hook"):
+            raise BadInput(
+                f"{function + ': ' if function else ''}model {name!r} has its forward replaced on "
+                f"{where or 'the model itself'}: it computes something else than its weights, which is all its "
+                "fingerprint names; put the class's forward back (del module.forward) and load the model again"
+            )

@@ -18,12 +18,13 @@ import csv
 import itertools
 import math
 import re
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .. import arguments
-from ..errors import BadInput, located
+from ..errors import BadInput, ContrastCatWarning, located
 from ..io import jsonl
 from ..io.lines import LineSource
 
@@ -105,6 +106,7 @@ class InputFile:
         self.fields = (text_field, id_field, label_field)
         self.pair_field = pair_field
         self.checked: int | None = None  # rows found by check()
+        self._pair_unused = False  # said once: rows carry a pair no one asked to explain
 
     @property
     def name(self) -> str:
@@ -132,6 +134,15 @@ class InputFile:
             skipped.append(message)
 
         def row(line: int, obj: dict) -> InputRow | None:
+            if self.pair_field is None and "pair" in obj and not self._pair_unused:
+                # A pair classifier's data with the flag forgotten: explaining the first text alone
+                # would pass silently for the pairs it was meant to be.
+                self._pair_unused = True
+                warnings.warn(
+                    f"{name}:{line}: the inputs have a 'pair' field, but `pair_field` is not given: only "
+                    f"{text_field!r} is explained (pass `pair_field` pair to explain them as sentence pairs)",
+                    ContrastCatWarning, stacklevel=2,
+                )
             try:
                 return _row(line, obj, text_field, id_field, label_field, self.pair_field)
             except _RowProblem as problem:

@@ -155,3 +155,33 @@ def test_buffers_made_under_inference_mode_and_a_compiled_model_are_one_line(toy
     assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "inference_mode")
     own, _ = _loaded(toy_dir)
     assert_bad_input(lambda: contrastcat.load_model(torch.compile(own), tokenizer), "torch.compile", "_orig_mod")
+
+
+def test_hooks_that_pass_for_transformers_and_a_replaced_forward_are_refused(toy_dir):
+    import types
+
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+
+    def disguised(module, inputs, output):
+        return output
+
+    disguised.__module__ = "transformers.fake"  # the name claims transformers; the code is here
+    handle = model.bert.encoder.layer[1].register_forward_hook(disguised)
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "forward hook", "disguised")
+    handle.remove()
+    head = model.classifier
+    head.forward = types.MethodType(lambda self, x: torch.nn.functional.linear(x, self.weight) * 0, head)
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "has its forward replaced on classifier")
+    del head.forward
+    assert contrastcat.explain(classifier, TEXTS, method="attcat")
+
+
+def test_inputs_with_a_pair_field_explained_as_single_texts_say_so(toy_dir, tmp_path):
+    source = tmp_path / "pairs.jsonl"
+    source.write_text('{"id": 1, "text": "a good film", "pair": "a fine plot"}\n'
+                      '{"id": 2, "text": "a dull night", "pair": "a long wait"}\n')
+    result = invoke("explain", source, "--model", toy_dir / "model", "--method", "attcat", "-o", tmp_path / "o.jsonl")
+    assert result.exit_code == 0
+    assert result.stderr.count("the inputs have a 'pair' field, but --pair-field is not given") == 1

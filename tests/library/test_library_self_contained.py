@@ -186,3 +186,9 @@ def test_a_closed_library_says_so(copy):
         pass
     with pytest.raises(BadInput, match="the library was closed"):
         library.references(0, 1, torch.device("cpu"))
+
+
+def test_an_empty_dataspace_is_named(tmp_path, copy, toy_dir):
+    with h5py.File(copy, "r+") as file:
+        file.create_dataset("classes/0/extra", data=h5py.Empty("f4"))
+    _refused(tmp_path, copy, toy_dir, "/classes/0/extra is an empty dataspace")
