@@ -6,6 +6,8 @@ again before each call, so no record names weights the model no longer has.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import os
 
 import torch
 
@@ -122,9 +124,6 @@ _HOOK_KINDS = {
 
 
 def _package_folders() -> tuple[str, ...]:
-    import importlib.util
-    import os
-
     folders = []
     for package in _OWN_PACKAGES:
         spec = importlib.util.find_spec(package)
@@ -134,8 +133,6 @@ def _package_folders() -> tuple[str, ...]:
 
 
 def _code_file(hook) -> str:
-    import os
-
     function = getattr(hook, "func", hook)  # functools.partial
     code = getattr(function, "__code__", None) or getattr(getattr(type(function), "__call__", None), "__code__", None)
     return os.path.realpath(code.co_filename) if code is not None else ""
