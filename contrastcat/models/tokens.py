@@ -70,12 +70,12 @@ def tokenize(
     # Python objects per character); the tokens dropped are then counted piece by piece.
     # A tokenizer that truncates on the left keeps a text's last tokens: no prefix can stand for
     # it, so it reads texts whole.
-    whole = getattr(tokenizer, "truncation_side", "right") == "left"
-    firsts = list(texts) if whole else [_prefix(tokenizer, text, max_length) for text in texts]
-    seconds = None if second is None or whole else [_prefix(tokenizer, text, max_length) for text in second]
-    seconds = list(second) if second is not None and whole else seconds
-    if seconds is not None and not whole:
-        _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length)
+    left = getattr(tokenizer, "truncation_side", "right") == "left"
+    firsts = [text if left else _prefix(tokenizer, text, max_length) for text in texts]
+    seconds = None if second is None else [text if left else _prefix(tokenizer, text, max_length) for text in second]
+    counted: dict[int, int] = {}  # whole counts of long inputs, read once for the pair check and the drop
+    if seconds is not None:
+        counted = _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length)
     encoded = tokenizer(
         firsts,
         seconds,
@@ -85,7 +85,7 @@ def tokenize(
         return_special_tokens_mask=True,
         return_token_type_ids=second is not None,
     )
-    dropped = _dropped(tokenizer, texts, second, encoded["input_ids"], max_length)
+    dropped = _dropped(tokenizer, texts, second, encoded["input_ids"], max_length, counted)
     special_ids = set(getattr(tokenizer, "all_special_ids", ()))
     result = []
     for index, (ids, offsets, special) in enumerate(
@@ -143,20 +143,25 @@ def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0) -> str:
     return text
 
 
-def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int) -> None:
+def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int) -> dict[int, int]:
     """A pair too long is cut from its longer text first, and where the two end equal the
     longer keeps the odd token: so which text is longer must be the same for the prefixes the
     tokenizer sees as for the whole texts. Where it is not, the prefix of the text that is
-    longer in full is read further (in place)."""
+    longer in full is read further (in place). Returns the whole token count of each pair
+    counted here (both texts, no special tokens), for ``_dropped``."""
+    counted = {}
     for index, (first, other) in enumerate(zip(firsts, seconds)):
         if first is texts[index] and other is second[index]:
             continue
         whole = (_count(tokenizer, texts[index]), _count(tokenizer, second[index]))
-        seen = (_count(tokenizer, first), _count(tokenizer, other))
+        counted[index] = sum(whole)
+        seen = (whole[0] if first is texts[index] else _count(tokenizer, first),
+                whole[1] if other is second[index] else _count(tokenizer, other))
         if whole[0] > whole[1] and seen[0] <= seen[1]:
             firsts[index] = _prefix(tokenizer, texts[index], max_length, at_least=seen[1] + 1)
         elif whole[0] <= whole[1] and seen[0] > seen[1]:
             seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0])
+    return counted
 
 
 def _pieces(text: str, first: int = COUNT_PIECE, rest: int = COUNT_PIECE) -> Iterator[tuple[int, int]]:
@@ -192,9 +197,10 @@ def _count(tokenizer, text: str) -> int:
     return sum(_tokens_in(tokenizer, text[start:end]) for start, end in _pieces(text))
 
 
-def _dropped(tokenizer, texts, second, kept_ids, max_length: int) -> list[int]:
+def _dropped(tokenizer, texts, second, kept_ids, max_length: int, counted: dict[int, int]) -> list[int]:
     """How many tokens the cut to ``max_length`` dropped from each input. Only an input that
-    fills the limit can have been cut: its whole length is counted (in pieces if it is long)."""
+    fills the limit can have been cut: its whole length is counted (in pieces if it is long;
+    ``counted`` holds those already counted, without special tokens)."""
     dropped = [0] * len(texts)
     full = [i for i, ids in enumerate(kept_ids) if len(ids) >= max_length]
     short = [i for i in full if not _long(texts[i], max_length)
@@ -208,7 +214,9 @@ def _dropped(tokenizer, texts, second, kept_ids, max_length: int) -> list[int]:
             dropped[index] = max(0, len(ids) - len(kept_ids[index]))
     added = int(tokenizer.num_special_tokens_to_add(pair=second is not None))
     for index in sorted(set(full) - set(short)):
-        whole = _count(tokenizer, texts[index]) + (0 if second is None else _count(tokenizer, second[index]))
+        whole = counted.get(index)
+        if whole is None:
+            whole = _count(tokenizer, texts[index]) + (0 if second is None else _count(tokenizer, second[index]))
         dropped[index] = max(0, whole + added - len(kept_ids[index]))
     return dropped
 
