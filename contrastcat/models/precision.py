@@ -187,6 +187,8 @@ def warn_if_emulated(dtype: torch.dtype, device: torch.device, option: str) -> N
     if device.type == "cpu":
         units = "AMX or AVX-512 BF16" if dtype == torch.bfloat16 else "AMX-FP16"
         where = f"this CPU ({_cpu_units()}) has no {units}"
+        if dtype == torch.bfloat16 and forced_bfloat16() is False:  # the hardware may have them: say who decided
+            where = f"this CPU ({_cpu_units()}) is taken to have no {units} (${NATIVE_BF16_ENV}=0)"
         cost = f" (measured for a forward pass: {EMULATED_COST[dtype]}; docs/performance.md)"
     else:
         where, cost = f"{describe_hardware(device)} has no {name} units", ""

@@ -135,7 +135,8 @@ def _warnings(stderr: str) -> list[str]:
 def test_cli_warns_once_for_an_emulated_bfloat16_and_never_for_a_native_one(toy_dir, toy_library, tmp_path,
                                                                            monkeypatch):
     out = tmp_path / "attr.jsonl"
-    command = ("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--refs-used", "5",
+    # On the CPU by name: on a machine with a GPU, auto would choose it (and no CPU warning would come).
+    command = ("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--refs-used", "5", "--device", "cpu",
                "--batch-size", "2", "--forward-dtype", "bfloat16", "-o", out, "--quiet")
     monkeypatch.setenv(NATIVE_BF16_ENV, "0")
     warnings.simplefilter("always")  # once per command even where Python's filters would repeat it (pytest undoes this)
@@ -146,8 +147,8 @@ def test_cli_warns_once_for_an_emulated_bfloat16_and_never_for_a_native_one(toy_
         "is emulated and runs slower than float32" in said[0]), result.stderr
     assert {json.loads(line)["settings"]["forward_dtype"] for line in out.read_text().splitlines()} == {"bfloat16"}
 
-    evaluated = invoke("evaluate", out, "--model", toy_dir / "model", "--forward-dtype", "bfloat16", "--kendall",
-                       "--refs", toy_library.path, "--min-tokens", "3", "--json", "--quiet")
+    evaluated = invoke("evaluate", out, "--model", toy_dir / "model", "--device", "cpu", "--forward-dtype", "bfloat16",
+                       "--kendall", "--refs", toy_library.path, "--min-tokens", "3", "--json", "--quiet")
     assert evaluated.exit_code == 0, evaluated.output
     assert len(_warnings(evaluated.stderr)) == 1, evaluated.stderr
 
@@ -190,3 +191,12 @@ def test_an_empty_override_is_unset_and_a_forced_answer_is_not_called_hardware(c
     assert precision.describe_hardware(CPU).endswith("bfloat16 emulated")
     monkeypatch.setenv(NATIVE_BF16_ENV, "1")
     assert precision.describe_hardware(CPU).endswith("bfloat16 native (as $CONTRASTCAT_NATIVE_BF16 says, not the hardware)")
+
+
+def test_an_override_to_emulated_says_so_rather_than_denying_the_hardware(cpu_has, monkeypatch):
+    cpu_has("_is_amx_tile_supported")  # a CPU with AMX, told to measure the emulated path
+    monkeypatch.setenv(NATIVE_BF16_ENV, "0")
+    with pytest.warns(SlowPrecision) as said:
+        effective_forward_dtype("bfloat16", torch.float32, CPU)
+    message = str(said[0].message)
+    assert "+AMX) is taken to have no AMX or AVX-512 BF16 ($CONTRASTCAT_NATIVE_BF16=0)" in message, message
