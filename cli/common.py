@@ -67,7 +67,7 @@ def stderr_console() -> Console:
 def tables_console(output: str | None, quiet: bool, **options) -> Console | None:
     """Where a command's tables go: stdout, unless ``-o -`` writes the JSON report there (stdout
     then holds exactly one JSON document, and the tables go to stderr, or nowhere with --quiet)."""
-    if output != "-":
+    if not api.is_standard_output(output):
         return stdout_console(**options)
     return None if quiet else _Console(stderr=True, highlight=False, **options)
 
@@ -75,7 +75,7 @@ def tables_console(output: str | None, quiet: bool, **options) -> Console | None
 def one_thing_on_stdout(output: str | None, **printing: bool) -> None:
     """``-o -`` writes the JSON report on stdout: a flag that prints there too would mix two."""
     chosen = [flag for flag, on in printing.items() if on]
-    if output == "-" and chosen:
+    if api.is_standard_output(output) and chosen:
         raise BadInput(
             f"-o - writes the JSON report on stdout and {chosen[0]} prints there too: pick one "
             "(-o - alone is the JSON report)"
@@ -85,6 +85,14 @@ def one_thing_on_stdout(output: str | None, **printing: bool) -> None:
 def fail(message: str, code: int) -> typer.Exit:
     stderr_console().print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
     return typer.Exit(code)
+
+
+def _interrupted(output: str | None) -> str:
+    """What Ctrl-C leaves: an output file is written whole or not at all, but what already went
+    to standard output (records as they finish, or the report) cannot be taken back."""
+    if api.is_standard_output(output):
+        return "interrupted; what reached standard output is incomplete"
+    return "interrupted; no output was written"
 
 
 def reports_errors(command: Callable) -> Callable:
@@ -112,7 +120,7 @@ def reports_errors(command: Callable) -> Callable:
             if torchrun_follower():
                 raise SystemExit(INTERRUPTED) from None
             # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
-            message = str(interrupt) if isinstance(interrupt, Interrupted) else "interrupted; no output was written"
+            message = str(interrupt) if isinstance(interrupt, Interrupted) else _interrupted(kwargs.get("output"))
             _quietly(lambda: stderr_console().print(f"[bold red]error:[/] {_escape(message)}", soft_wrap=True))
             raise SystemExit(INTERRUPTED) from None
         except BrokenPipeError:

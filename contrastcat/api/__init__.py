@@ -20,6 +20,7 @@ fixed sets.
 
 from __future__ import annotations
 
+from ..io.files import is_standard_output
 from . import choices
 from .evaluate import evaluate, evaluate_file
 from .explain import explain, explain_file, list_methods, merge, torchrun_follower
@@ -31,6 +32,6 @@ from .sanity import sanity, sanity_blocks, sanity_file
 
 __all__ = [
     "build_library", "build_refs", "cached_library", "choices", "embedded_models", "evaluate", "evaluate_file",
-    "explain", "explain_file", "labelled_data", "list_methods", "load_model", "merge", "open_library",
+    "explain", "explain_file", "is_standard_output", "labelled_data", "list_methods", "load_model", "merge", "open_library",
     "prepare_model", "read_records", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",
 ]

@@ -10,7 +10,7 @@ from .. import arguments as check
 from ..errors import BadInput
 from ..evaluation.sanity import SanityReport, sanity_check
 from ..evaluation.stats import BootstrapSettings
-from ..io.files import atomic_text_output, check_output_path, interrupted_after
+from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..models import Classifier
 from ..models.resolve import load_classifier, model_location
 from ..records.record import AttributionRecord, read_records
@@ -106,7 +106,7 @@ def sanity_file(
         with atomic_text_output(out, [path, lib_path]) as stream:
             stream.write(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
         if notify:
-            notify(f"wrote the sanity report to {out}")
+            notify(f"wrote the sanity report to {output_name(out)}")
     if picture is not None:
         with interrupted_after(None if out is None else f"the report ({out})", f"the picture ({picture})"):
             plot_sanity(report, picture, [path, lib_path])

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from ..errors import BadInput
-from ..io.files import atomic_text_output, check_output_path
+from ..io.files import atomic_text_output, check_output_path, output_name
 from ..library import RefLibrary
 from ..models import Classifier
 from ..models.precision import on_classifier
@@ -167,7 +167,7 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
     if job.output is not None:
         with atomic_text_output(job.output, inputs) as stream:
             stream.write(text + "\n")
-        notify(f"wrote report to {job.output}")
+        notify(f"wrote report to {output_name(job.output)}")
     problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
     unchecked = []
     if old_report is not None:

@@ -53,6 +53,16 @@ class OutputTarget:
         return self.path is None
 
 
+def is_standard_output(path: str | None) -> bool:
+    """``-``, or a name of this process's standard output (``/dev/stdout``, ``/dev/fd/1``)."""
+    return path is not None and (path == STDIO or os.path.abspath(path) in STDOUT_ALIASES)
+
+
+def output_name(path: str) -> str:
+    """An output as a message names it: "standard output" rather than ``-``."""
+    return "standard output" if is_standard_output(path) else path
+
+
 def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
     """Check an output path before any work: a writable place that is none of ``inputs``."""
     try:
@@ -62,7 +72,7 @@ def output_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
 
 
 def _output_target(path: str, inputs: Sequence[str | None]) -> OutputTarget:
-    if path == STDIO or os.path.abspath(path) in STDOUT_ALIASES:
+    if is_standard_output(path):
         return OutputTarget(path, None, True)
     resolved = Path(os.path.realpath(path))  # follows symlinks, dangling ones too
     if resolved.is_dir():

@@ -25,6 +25,8 @@ class RecapturedLibrary(RefLibrary):
         # Share what was read and verified; only the activations differ.
         self.__dict__.update({key: value for key, value in library.__dict__.items() if key != "_cache"})
         self._cache = {}
+        # Nothing is read from the file here; closing this copy must not close the original's handle.
+        self._file = None
         self.classifier = classifier
 
     def check_model(self, classifier) -> None:

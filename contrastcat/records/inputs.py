@@ -134,15 +134,8 @@ class InputFile:
             skipped.append(message)
 
         def row(line: int, obj: dict) -> InputRow | None:
-            if self.pair_field is None and "pair" in obj and not self._pair_unused:
-                # A pair classifier's data with the flag forgotten: explaining the first text alone
-                # would pass silently for the pairs it was meant to be.
-                self._pair_unused = True
-                warnings.warn(
-                    f"{name}:{line}: the inputs have a 'pair' field, but `pair_field` is not given: only "
-                    f"{text_field!r} is explained (pass `pair_field` pair to explain them as sentence pairs)",
-                    ContrastCatWarning, stacklevel=2,
-                )
+            if self.pair_field is None and not self._pair_unused:
+                self._pair_unused = _warn_if_pair_forgotten(f"{name}:{line}", obj, self.fields)
             try:
                 return _row(line, obj, text_field, id_field, label_field, self.pair_field)
             except _RowProblem as problem:
@@ -295,6 +288,26 @@ def read_inputs(
     return list(InputFile(path, text_field, id_field, label_field, pair_field).rows(skipped))
 
 
+# The names a sentence pair's second text goes by in common data sets (GLUE, SNLI/MNLI, QQP, the
+# tokenizers' own ``text_pair``): a row with one of them, explained without ``pair_field``, is
+# most likely a pair classifier's input with the option forgotten.
+PAIR_NAMES = ("pair", "text_pair", "hypothesis", "sentence2", "question2")
+
+
+def _warn_if_pair_forgotten(where: str, obj: Mapping, fields: tuple[str, str, str]) -> bool:
+    """Warn (and say so) where a row holds a second text no one asked to explain: the first
+    text alone would be explained, silently, for the pairs the data was meant to be."""
+    name = next((key for key in PAIR_NAMES if key not in fields and isinstance(obj.get(key), str) and obj[key]), None)
+    if name is None:
+        return False
+    warnings.warn(
+        f"{where}: the inputs have a {name!r} field, but `pair_field` is not given: only {fields[0]!r} is "
+        f"explained (pass `pair_field` {name} to explain them as sentence pairs)",
+        ContrastCatWarning, stacklevel=3,
+    )
+    return True
+
+
 def rows_from_objects(
     items,
     text_field: str = "text",
@@ -311,7 +324,7 @@ def rows_from_objects(
         raise BadInput(f"{source}: `pair_field` {pair_field!r} is also the text, id or label field")
     # The key a (text, pair) tuple's second text goes under: the pair field, or a name no other field has.
     tuple_key = pair_field or next(k for k in ("pair", "second text", "pair text") if k not in (text_field, id_field, label_field))
-    rows = []
+    rows, warned = [], pair_field is not None
     for index, item in enumerate(items):
         where = f"{source}: item {index}"
         pair = pair_field
@@ -326,6 +339,8 @@ def rows_from_objects(
             raise BadInput(f"{where}: expected a string, a (text, pair) tuple or a mapping with a {text_field!r} field")
         values = dict(item)
         values.setdefault(id_field, index)
+        if not warned and pair is None:
+            warned = _warn_if_pair_forgotten(where, values, (text_field, id_field, label_field))
         try:
             row = _row(index + 1, values, text_field, id_field, label_field, pair)
         except _RowProblem as problem:

@@ -56,6 +56,10 @@ def segment_texts(record) -> list[str]:
 def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
     """Scored character spans of the non-special tokens.
 
+    Pieces that share characters are one span, scored by the strongest: byte-level
+    tokenizers (GPT-2, RoBERTa) split a character they have no token for (Cyrillic,
+    CJK, emoji) into byte tokens that all carry that character's span, and each
+    would otherwise print the character again.
     With ``words``, pieces that touch (one ends where the next begins, as
     WordPiece ``##`` pieces do) merge into one word scored by its strongest piece.
     A piece's leading whitespace is not part of its span: SentencePiece-style
@@ -75,9 +79,10 @@ def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
             start += 1
         if special or end <= start:
             continue
-        if words and result and result[-1].end == start and result[-1].segment == segment:
+        shares = result and result[-1].segment == segment and start < result[-1].end
+        if shares or (words and result and result[-1].end == start and result[-1].segment == segment):
             previous = result.pop()
-            result.append(Span(previous.start, end, max(previous.score, score), segment))
+            result.append(Span(previous.start, max(previous.end, end), max(previous.score, score), segment))
         else:
             result.append(Span(start, end, float(score), segment))
     if rescale and result:

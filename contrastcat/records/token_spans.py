@@ -57,6 +57,35 @@ def spans_of_tokens(text: str, tokens: Sequence[str], where: str) -> list[list[i
     return spans
 
 
+def _byte_alphabet() -> dict[str, int]:
+    """GPT-2's byte-level alphabet, read backwards: the character a byte-level tokenizer (GPT-2,
+    RoBERTa, most BPE decoders) writes for each byte, mapped to the byte (printable Latin-1 stands
+    for itself; the other bytes are moved to U+0100 and up, so ``Ġ`` is a space)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    shifted = [b for b in range(256) if b not in printable]
+    alphabet = {chr(b): b for b in printable}
+    alphabet.update({chr(256 + n): b for n, b in enumerate(shifted)})
+    return alphabet
+
+
+_BYTES = _byte_alphabet()
+
+
+def _byte_level(tokens: Sequence[str]) -> bool:
+    """Whether a record's tokens are byte-level ones: any token written with ``Ġ`` (a space) or
+    ``Ċ`` (a new line), as every such tokenizer writes the words of a text with spaces or lines."""
+    return any(token[:1] in ("Ġ", "Ċ") for token in tokens)
+
+
+def _agrees_as_bytes(token: str, span: str) -> bool:
+    """A byte-level token read back as bytes is in its span's UTF-8 bytes: the whole span, or
+    a part of a character it splits (one Cyrillic letter, two tokens, the same span)."""
+    if not token or any(character not in _BYTES for character in token):
+        return False
+    data = bytes(_BYTES[character] for character in token).strip()
+    return not data or data in span.encode("utf-8")
+
+
 def check_tokens_at_offsets(
     texts: tuple[str, str | None], tokens: Sequence[str], offsets: Sequence[Sequence[int]],
     segments: Sequence[int | None] | None, where: str,
@@ -66,16 +95,22 @@ def check_tokens_at_offsets(
     a plain word or number once their piece marker is gone (``good``, ``##ing``, ``Ġfilm``), with
     case and accents ignored as uncased tokenizers drop them; tokens with other characters
     (byte-level pieces of non-ASCII text, punctuation a normaliser may have rewritten) and
-    tokens with an empty span are not, so no tokenizer's own records are refused."""
+    tokens with an empty span are not, so no tokenizer's own records are refused. Where the
+    tokens are byte-level (GPT-2, RoBERTa), every token is compared, as the bytes it stands for,
+    so text in any script is checked."""
+    byte_level = _byte_level(tokens)
     for number, (token, (start, end)) in enumerate(zip(tokens, offsets)):
         if start == end:
             continue
         piece = _MARKERS.sub("", token).strip()
-        if not (piece.isascii() and piece.isalnum()):
+        plain = piece.isascii() and piece.isalnum()
+        if not (plain or byte_level):
             continue
         text = texts[1] if segments is not None and segments[number] == 1 and texts[1] is not None else texts[0]
         span = text[start:end].strip()
         if span == piece or span.lower() == piece.lower() or _fold(span)[0] == piece.lower():
+            continue
+        if byte_level and (_agrees_as_bytes(token, text[start:end]) or (not plain and _SPECIAL.match(token))):
             continue
         shown = span if len(span) <= 30 else span[:27] + "..."
         raise BadInput(

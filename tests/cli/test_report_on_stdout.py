@@ -57,3 +57,24 @@ def test_ctrl_c_while_the_picture_is_drawn_says_the_report_was_written(records, 
     assert result.stderr == (f"error: interrupted; the report ({report}) was written, "
                              f"the picture ({picture}) was not\n")
     assert json.loads(report.read_text()) and not picture.exists()
+
+
+def test_dev_stdout_is_standard_output_too(records, toy_library):
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "-o", "/dev/stdout")
+    assert result.exit_code == 0, result.output
+    assert "contrastcat" in result.stderr and "wrote report to standard output" in result.stderr
+    assert isinstance(json.loads(result.stdout), dict)  # the whole of stdout: one document, no table
+
+
+def test_ctrl_c_with_the_output_on_stdout_does_not_say_nothing_was_written(records, toy_library, monkeypatch):
+    from contrastcat.evaluation import evaluate_file
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate_file, "evaluate_records", interrupted)
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "-o", "-")
+    assert result.exit_code == 130
+    assert result.stderr == "error: interrupted; what reached standard output is incomplete\n"
+    file_run = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "-o", "report.json")
+    assert file_run.stderr == "error: interrupted; no output was written\n"

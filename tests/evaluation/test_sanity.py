@@ -20,6 +20,7 @@ import torch
 import contrastcat
 from contrastcat.errors import BadInput
 from contrastcat.evaluation.sanity import average_ranks, spearman
+from contrastcat.library.reader import RefLibrary
 from contrastcat.library.recapture import RecapturedLibrary
 from contrastcat.models.randomize import cascade_steps, randomised
 
@@ -68,6 +69,14 @@ def test_references_captured_again_under_the_original_model_are_the_stored_ones(
     first = toy_library.entries(0)[0].length
     stored = toy_library.references(0, 5, torch.device("cpu"))
     assert not torch.allclose(other[0, :, :first], stored[0, :, :first], atol=1e-2)
+
+
+def test_closing_a_recaptured_copy_leaves_the_original_open(toy_classifier, toy_library):
+    original = RefLibrary(toy_library.path)  # nothing read yet: its activations come from the held file
+    with RecapturedLibrary(original, toy_classifier) as copy:
+        copy.references(0, 2, torch.device("cpu"))
+    assert original.references(0, 2, torch.device("cpu")).shape[0] == 2
+    original.close()
 
 
 @pytest.fixture(scope="module")

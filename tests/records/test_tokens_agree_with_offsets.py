@@ -54,7 +54,8 @@ def test_every_family_tokenizer_gives_records_that_agree(kind):
     """No false refusal: what each family's tokenizer gives for text with case, accents,
     punctuation, an emoji and odd spaces, single and paired, is accepted as it is."""
     tokenizer = tiny.make_tokenizer(kind)
-    texts = ["The Film was GREAT, naïve café!", "it's   3.14 🙂\tdull\nworse", "Ünïcödé  wörds; (brackets) [x]"]
+    texts = ["The Film was GREAT, naïve café!", "it's   3.14 🙂\tdull\nworse", "Ünïcödé  wörds; (brackets) [x]",
+             "фильм был ужасный, 映画は良い 🎬"]
     for pairs in (None, list(reversed(texts))):
         for number, tokens in enumerate(tokenize(tokenizer, texts, 64, pairs=pairs)):
             record = {"id": number, "text": texts[number], "tokens": list(tokens.tokens), "offsets": [list(o) for o in tokens.offsets],
@@ -81,3 +82,18 @@ def test_tokens_of_nfkc_normalising_tokenizers_agree_with_their_spans():
         start = text.index(text.split()[-1]) if " " in text else (1 if token == "2" else 0)
         record = {"id": 0, "text": text, "tokens": [token], "offsets": [[start, len(text)]], "scores": [1.0], "target": 0}
         check_record(record, "nfkc")
+
+
+@pytest.mark.parametrize("kind", ["roberta", "gpt2"])
+def test_byte_level_tokens_of_any_script_are_checked(kind):
+    """Byte-level tokens of non-Latin text (two tokens per Cyrillic letter, the same span) are
+    compared as the bytes they stand for: an edited word or reversed offsets are refused."""
+    text = "фильм был ужасный, но музыка прекрасная"
+    (tokens,) = tokenize(tiny.make_tokenizer(kind), [text], 128)
+    record = {"id": 0, "text": text, "tokens": list(tokens.tokens), "offsets": [list(o) for o in tokens.offsets],
+              "token_ids": list(tokens.ids), "scores": [0.0] * len(tokens), "target": 0}
+    check_record(record, kind)
+    with pytest.raises(BadInput, match="'tokens' and 'offsets' disagree"):
+        check_record(dict(record, text=text.replace("ужасный", "хороший")), kind)
+    with pytest.raises(BadInput, match="'tokens' and 'offsets' disagree"):
+        check_record(dict(record, offsets=record["offsets"][::-1]), kind)

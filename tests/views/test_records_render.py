@@ -107,3 +107,16 @@ def test_words_of_sentencepiece_offsets_stay_apart():
         record.scores = [0.5] * len(text.ids)
         words = [record.text[s.start : s.end] for s in spans(record, words=True)]
         assert words == ["the", "film", "was", "great"], (family, words)
+
+
+def test_byte_pieces_of_one_character_are_shown_once():
+    # What a byte-level tokenizer (GPT-2, RoBERTa) gives a character it has no token for: two
+    # byte tokens carrying the same span (here "ф" and "и", then a space and "ok").
+    record = make_record(
+        text="фи ok", tokens=["<s>", "Ñ", "Ħ", "Ð", "¸", "Ġok", "</s>"], token_ids=[0, 5, 6, 7, 8, 9, 2],
+        offsets=[[0, 0], [0, 1], [0, 1], [1, 2], [1, 2], [2, 5], [0, 0]],
+        special=[True, False, False, False, False, False, True], scores=[0.0, 0.2, 0.6, 0.1, 0.3, 1.0, 0.0],
+    )
+    assert [(s.start, s.end, s.score) for s in spans(record)] == [(0, 1, 0.6), (1, 2, 0.3), (3, 5, 1.0)]
+    assert render_plain(record).count("ф") == 1 and render_plain(record).count("и") == 1
+    assert [(s.start, s.end, s.score) for s in spans(record, words=True)] == [(0, 2, 0.6), (3, 5, 1.0)]

@@ -1,0 +1,37 @@
+"""Inputs that hold a sentence pair's second text, explained without ``pair_field``: the first
+text alone is explained, so the user is told, once, whatever the pair's field is called and
+whether the rows come from a file or from Python; a null or empty second text is no pair."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from contrastcat.errors import ContrastCatWarning
+from contrastcat.records.inputs import read_inputs, rows_from_objects
+
+
+@pytest.mark.parametrize("name", ["pair", "text_pair", "hypothesis", "sentence2", "question2"])
+def test_a_second_text_under_any_common_name_is_noticed(tmp_path, name):
+    rows = [{"id": 1, "text": "a good film", name: "a fine plot"}, {"id": 2, "text": "a dull night", name: "a wait"}]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.warns(ContrastCatWarning, match=rf"pairs.jsonl:1: the inputs have a '{name}' field") as said:
+        assert [row.pair for row in read_inputs(str(path))] == [None, None]
+    assert len(said) == 1
+    with pytest.warns(ContrastCatWarning, match=rf"<inputs>: item 0: the inputs have a '{name}' field") as said:
+        rows_from_objects(rows)
+    assert len(said) == 1
+
+
+def test_no_warning_for_a_null_pair_nor_where_the_pair_is_explained(tmp_path):
+    path = tmp_path / "single.jsonl"
+    path.write_text('{"text": "a good film", "pair": null}\n{"text": "a dull night", "hypothesis": ""}\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_inputs(str(path))
+        rows_from_objects([{"text": "a good film", "pair": None}])
+        assert rows_from_objects([{"text": "a", "hypothesis": "b"}], pair_field="hypothesis")[0].pair == "b"
+        assert rows_from_objects([{"hypothesis": "a", "premise": "b"}], text_field="hypothesis")[0].text == "a"
