@@ -54,20 +54,14 @@ class RefLibrary:
         except (OSError, KeyError, TypeError, ValueError, RuntimeError, AttributeError) as error:
             self.close()
             raise BadInput(f"{self.path}: not a readable reference library ({_first_line(error)})") from None
-        classes = len(self.info.label_names)
-        stray = [key for key in self._entries if key.startswith("classes/") and not 0 <= int(key.split("/")[1]) < classes]
-        if stray:
-            self.close()
-            raise self._damaged(f"it holds {stray[0]} but names only {classes} classes")
-        absent = [c for c in range(classes) if group_path("contrast", c) not in self._entries]
-        if absent:
-            self.close()
-            raise self._damaged(f"it names {classes} classes but holds no references for class {absent[0]}")
 
     def _open(self, file: h5py.File) -> None:
         """Everything but the activations, verified: the file is checked to hold its own data
         in the layout the writer makes before anything is read, so a crafted file can neither
         make the reader follow it elsewhere nor allocate what the file does not hold."""
+        marker = file.attrs.get_id("format") if "format" in file.attrs else None
+        if marker is None or marker.shape != () or decode_attribute(file.attrs["format"]) != FORMAT:
+            raise BadInput(f"{self.path}: not a contrastcat reference library (no format marker)")
         self._self_contained(file)
         self.info = self._read_info(file)
         self._entries = {
@@ -78,6 +72,13 @@ class RefLibrary:
                 self._entries[group_path("same", int(name))] = self._read_entries(group)
         if "random" in self.info.pools:
             self._entries[group_path("random", 0)] = self._read_entries(file["pools/random"])
+        classes = len(self.info.label_names)
+        stray = [key for key in self._entries if key.startswith("classes/") and not 0 <= int(key.split("/")[1]) < classes]
+        if stray:
+            raise self._damaged(f"it holds {stray[0]} but names only {classes} classes")
+        absent = [c for c in range(classes) if group_path("contrast", c) not in self._entries]
+        if absent:
+            raise self._damaged(f"it names {classes} classes but holds no references for class {absent[0]}")
         # Each activations dataset's checksum as verified by the content fingerprint above:
         # what is read later must match these, not whatever the file says then.
         self._checksums = {
@@ -102,9 +103,16 @@ class RefLibrary:
     def _self_contained(self, file: h5py.File) -> None:
         """Refuse, before reading any data, what the writer never makes and a crafted file may:
         external and soft links, virtual datasets and external storage (data in other files,
-        or a way to probe them), chunked or filtered storage, a tree deeper than the layout,
-        and a dataset that declares more than the file stores for it (read whole, it would
-        allocate what the shape says)."""
+        or a way to probe them), chunked, filtered or compact storage, a tree deeper than the
+        layout, names outside it, an object linked twice (a few links to one group make the
+        paths grow as a power: the walk takes each object once), attributes of more than one
+        value, a dataset that declares more than the file stores for it (read whole, it would
+        allocate what the shape says), and variable-length data (strings, token ids) that
+        would take more bytes than the whole file holds (each element is a reference into the
+        file's heap: many may name one large string)."""
+        seen = {h5py.h5o.get_info(file.id).addr: "/"}
+        heap = [0]  # bytes the variable-length data read so far will take
+        self._single_valued(file, "/")
 
         def walk(group: h5py.Group, where: str, depth: int) -> None:
             if depth > _DEPTH:
@@ -116,33 +124,77 @@ class RefLibrary:
                     raise self._damaged(f"{path} is a link to another file; a library holds its own data")
                 if isinstance(link, h5py.SoftLink):
                     raise self._damaged(f"{path} is a soft link; a library holds its own data")
+                self._in_layout(where, name, path)
                 node = group[name]
+                address = h5py.h5o.get_info(node.id).addr
+                if address in seen:
+                    raise self._damaged(f"{path} is a second link to {seen[address]}; the library writer links each object once")
+                seen[address] = path
+                self._single_valued(node, path)
                 if isinstance(node, h5py.Group):
                     walk(node, path, depth + 1)
                 elif isinstance(node, h5py.Dataset):
-                    self._check_stored(node, path)
+                    self._check_stored(file, node, path, heap)
                 else:
                     raise self._damaged(f"{path} is neither a group nor a dataset")
 
         walk(file, "/", 0)
 
-    def _check_stored(self, dataset: h5py.Dataset, path: str) -> None:
+    def _in_layout(self, where: str, name: str, path: str) -> None:
+        """Names the writer makes: /classes and /pools at the top, /pools/same and
+        /pools/random under it, and class groups and activations by their index as
+        ``str(index)`` writes it (``00`` or ``+2`` would be read as another class's)."""
+        fixed = {"/": ("classes", "pools"), "/pools": ("same", "random")}.get(where)
+        if fixed is not None and name not in fixed:
+            raise self._damaged(f"{path} is not part of a library's layout")
+        numbered = where in ("/classes", "/pools/same") or where.endswith("/activations")
+        if numbered and not (name.isascii() and name.isdigit() and str(int(name)) == name):
+            raise self._damaged(f"{path} is not named by an index as the library writer names it (0, 1, 2, ...)")
+
+    def _single_valued(self, node: h5py.HLObject, path: str) -> None:
+        for key in node.attrs:  # names only: nothing read
+            shape = node.attrs.get_id(key).shape
+            if shape != ():
+                raise self._damaged(f"{path} attribute {key!r} holds {shape} values; the library writer writes single values")
+
+    def _check_stored(self, file: h5py.File, dataset: h5py.Dataset, path: str, heap: list[int]) -> None:
         if dataset.is_virtual:
             raise self._damaged(f"{path} is a virtual dataset; a library holds its own data")
         if dataset.external:
             raise self._damaged(f"{path} is stored in another file; a library holds its own data")
         if dataset.chunks is not None or dataset.compression is not None:
             raise self._damaged(f"{path} is chunked or filtered, which the library writer never makes")
+        if dataset.id.get_create_plist().get_layout() != h5py.h5d.CONTIGUOUS:
+            raise self._damaged(f"{path} is not stored contiguously, which the library writer never makes")
         if dataset.shape is None:
             raise self._damaged(f"{path} is an empty dataspace (no shape), which the library writer never makes")
+        base = _variable_length(dataset.dtype)
+        if base is None and not _fixed_number(dataset.dtype):
+            raise self._damaged(f"{path} holds {_described(dataset.dtype)}, which the library writer never makes")
         count = int(np.prod(dataset.shape, dtype=np.float64))
-        # Fixed-size values are stored in place; strings and variable-length rows as 16-byte
-        # references into the file's heap.
-        item = 16 if h5py.check_vlen_dtype(dataset.dtype) is not None or dataset.dtype.kind == "O" \
-            else dataset.dtype.itemsize
+        # Fixed-size values are stored in place; strings and variable-length rows as references
+        # into the file's heap: a 4-byte length, the heap collection's address, a 4-byte index.
+        address_size = file.id.get_create_plist().get_sizes()[0]
+        item = 8 + address_size if base is not None else dataset.dtype.itemsize
         stored = dataset.id.get_storage_size()
         if count * item != stored:
             raise self._damaged(f"{path} declares {dataset.shape} ({count * item} bytes) but the file stores {stored}")
+        if base is None or count == 0:
+            return
+        # The lengths those references declare, read from the raw storage (HDF5 would allocate
+        # them all, however many name the same heap object): together at most the file.
+        size = file.id.get_filesize()
+        offset = dataset.id.get_offset()
+        raw = b"" if offset is None or offset + stored > size else _read_at(file.id.get_vfd_handle(), offset, stored)
+        if len(raw) != stored:
+            raise self._damaged(f"{path} is stored outside the file")
+        lengths = np.frombuffer(raw, dtype=np.dtype({"names": ["n"], "formats": ["<u4"], "itemsize": item}))["n"]
+        heap[0] += int(lengths.sum(dtype=np.uint64)) * base
+        if heap[0] > size:
+            raise self._damaged(
+                f"{path} refers to variable-length data of {heap[0]} bytes with what precedes it, "
+                f"more than the whole file ({size} bytes)"
+            )
 
     def _activations_declared(self, file: h5py.File, path: str, index: int, entry: ReferenceEntry) -> str:
         """The checksum of one reference's activations, after its declared dtype and shape are
@@ -164,8 +216,6 @@ class RefLibrary:
 
     def _read_info(self, file: h5py.File) -> LibraryInfo:
         attrs = {key: decode_attribute(value) for key, value in file.attrs.items()}
-        if attrs.get("format") != FORMAT:
-            raise BadInput(f"{self.path}: not a contrastcat reference library (no format marker)")
         version = attrs.get("schema_version")
         if version == 1:
             raise BadInput(
@@ -202,21 +252,38 @@ class RefLibrary:
         values["pools"] = tuple(json.loads(values.get("pools", "[]")))
         if not values["label_names"]:
             raise BadInput(f"{self.path}: root attribute 'label_names' names no class")
+        if values["max_length"] > _MAX_LENGTH:
+            raise self._damaged(f"root attribute 'max_length' is {values['max_length']}, more than {_MAX_LENGTH} tokens")
         return LibraryInfo(**values)
 
     def _damaged(self, why: str) -> BadInput:
         return BadInput(f"{self.path}: the library is damaged ({why}); rebuild it with build-refs")
 
     def _read_entries(self, group: h5py.Group) -> list[ReferenceEntry]:
-        texts = [decode_attribute(t) for t in group["text"][()]]
         if (self.info.inputs == "pairs") != ("pair" in group):
             raise self._damaged(f"{group.name} {'lacks' if 'pair' not in group else 'holds'} the pairs' second texts")
-        pairs = [decode_attribute(t) for t in group["pair"][()]] if "pair" in group else [None] * len(texts)
-        sizes = {len(group[key]) for key in ("f_c", "below_gamma", "label", "source_row", "length", "token_ids")}
-        if sizes != {len(texts)} or len(pairs) != len(texts):
+        members = _MEMBERS + (("pair", "strings"),) if "pair" in group else _MEMBERS
+        for key, what in members:
+            dataset = group[key]
+            if not isinstance(dataset, h5py.Dataset):
+                raise self._damaged(f"{group.name}/{key} is not a dataset")
+            if not _holds(dataset.dtype, what):
+                raise self._damaged(f"{dataset.name} holds {_described(dataset.dtype)}, not {what}")
+            if dataset.ndim != 1:
+                raise self._damaged(f"{dataset.name} has shape {dataset.shape}, not one value per reference")
+        values = {key: group[key][()] for key, _ in members}
+        texts = [decode_attribute(t) for t in values["text"]]
+        pairs = [decode_attribute(t) for t in values["pair"]] if "pair" in values else [None] * len(texts)
+        if {len(v) for v in values.values()} != {len(texts)}:
             raise self._damaged(f"the datasets of {group.name} do not hold one entry per reference each")
         if any(not isinstance(t, str) for t in texts) or any(p is not None and not isinstance(p, str) for p in pairs):
             raise self._damaged(f"{group.name} holds a text that is not a string")
+        f_c, flags, labels = values["f_c"], values["below_gamma"], values["label"]
+        if not np.all((f_c >= 0) & (f_c <= 1)):  # NaN fails both
+            bad = f_c[~((f_c >= 0) & (f_c <= 1))][0]
+            raise self._damaged(f"{group.name}/f_c holds {bad}, not a probability from 0 to 1")
+        if np.any(flags.view(np.uint8) > 1):
+            raise self._damaged(f"{group.name}/below_gamma holds a value that is neither true nor false")
         return [
             ReferenceEntry(
                 f_c=float(f),
@@ -229,14 +296,7 @@ class RefLibrary:
                 pair=pair,
             )
             for f, b, label, row, length, text, ids, pair in zip(
-                group["f_c"][()],
-                group["below_gamma"][()],
-                group["label"][()],
-                group["source_row"][()],
-                group["length"][()],
-                texts,
-                group["token_ids"][()],
-                pairs,
+                f_c, flags, labels, values["source_row"], values["length"], texts, values["token_ids"], pairs
             )
         ]
 
@@ -402,6 +462,65 @@ class RefLibrary:
 
 # The layout's deepest data: /pools/same/<c>/activations/<i> (groups at depths 0 to 4).
 _DEPTH = 4
+
+# The most tokens a library's max_length may say (the longest position tables are a few million).
+_MAX_LENGTH = 2**24
+
+
+# A reference group's datasets, and what each must hold.
+_MEMBERS = (
+    ("f_c", "real numbers"),
+    ("below_gamma", "booleans"),
+    ("label", "integers"),
+    ("source_row", "integers"),
+    ("length", "integers"),
+    ("text", "strings"),
+    ("token_ids", "rows of integers"),
+)
+
+
+def _holds(dtype: np.dtype, what: str) -> bool:
+    if what in ("strings", "rows of integers"):
+        return _variable_length(dtype) is not None and (h5py.check_string_dtype(dtype) is not None) == (what == "strings")
+    return _fixed_number(dtype) and dtype.kind in {"real numbers": "f", "booleans": "b", "integers": "iu"}[what]
+
+
+def _described(dtype: np.dtype) -> str:
+    string = h5py.check_string_dtype(dtype)
+    if string is not None:
+        return f"{'variable-length' if string.length is None else f'{string.length}-byte'} {string.encoding} strings"
+    base = h5py.check_vlen_dtype(dtype)
+    if base is not None:
+        return f"variable-length rows of {getattr(base, '__name__', base)}"
+    if h5py.check_ref_dtype(dtype) is not None:
+        return "references to other objects"
+    return str(dtype)
+
+
+def _fixed_number(dtype: np.dtype) -> bool:
+    """A plain boolean, integer or real number (no compound, array, string or complex type)."""
+    return dtype.fields is None and dtype.subdtype is None and dtype.kind in "biuf"
+
+
+def _variable_length(dtype: np.dtype) -> int | None:
+    """The bytes per counted item of the variable-length data the writer makes (UTF-8 strings,
+    rows of integers); None for anything else."""
+    string = h5py.check_string_dtype(dtype)
+    if string is not None:
+        return 1 if string.length is None and string.encoding == "utf-8" else None
+    base = h5py.check_vlen_dtype(dtype)
+    if isinstance(base, np.dtype) or (isinstance(base, type) and issubclass(base, np.generic)):
+        base = np.dtype(base)
+        return base.itemsize if base.fields is None and base.kind in "iu" else None
+    return None
+
+
+def _read_at(descriptor: int, offset: int, size: int) -> bytes:
+    """``size`` bytes at ``offset`` of the file HDF5 holds open (not the path again)."""
+    if hasattr(os, "pread"):
+        return os.pread(descriptor, size, offset)
+    os.lseek(descriptor, offset, os.SEEK_SET)  # HDF5 seeks before each of its own reads there
+    return os.read(descriptor, size)
 
 
 def _first_line(error: BaseException) -> str:

@@ -192,3 +192,102 @@ def test_an_empty_dataspace_is_named(tmp_path, copy, toy_dir):
     with h5py.File(copy, "r+") as file:
         file.create_dataset("classes/0/extra", data=h5py.Empty("f4"))
     _refused(tmp_path, copy, toy_dir, "/classes/0/extra is an empty dataspace")
+
+
+def _one_heap_object_for_all(path, name, big) -> int:
+    """``name`` rewritten so that its first element is ``big`` bytes and every element's heap
+    reference (4-byte length, heap address, index: 16 bytes each) is the first one's: a
+    file of a few megabytes whose rows, read, take ``big`` bytes each."""
+    with h5py.File(path, "r+") as file:
+        count, dtype = len(file[name]), file[name].dtype
+        del file[name]
+        dataset = file.create_dataset(name, (count,), dtype=dtype)
+        if h5py.check_string_dtype(dtype) is not None:
+            dataset[0] = "A" * big
+        else:
+            dataset[0] = np.ones(big // 4, dtype=np.int32)
+        for i in range(1, count):
+            dataset[i] = "x" if h5py.check_string_dtype(dtype) is not None else np.ones(1, dtype=np.int32)
+        offset, stored = dataset.id.get_offset(), dataset.id.get_storage_size()
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        first = handle.read(16)
+        handle.seek(offset)
+        handle.write(first * (stored // 16))
+    _edit(path, lambda file: None)  # sealed as a writer would: the fingerprint matches
+    return count
+
+
+@pytest.mark.parametrize("name", ["classes/0/text", "classes/0/token_ids"])
+def test_variable_length_rows_naming_one_large_object_are_refused_before_any_data_is_read(
+    tmp_path, copy, toy_dir, monkeypatch, name
+):
+    """Before: every row of a 3 MB file named one 2 MB string; the fingerprint read them all
+    (3.28 GB for a 21 MB file). The lengths the references declare are summed from the raw
+    storage first: more than the file holds is refused before anything is read."""
+    count = _one_heap_object_for_all(copy, name, 2_000_000)
+    with h5py.File(copy, "r") as file:
+        assert len(file[name][count - 1]) >= 500_000  # as crafted: the last row reads the large object
+    assert os.path.getsize(copy) < 5_000_000
+    read = []
+    monkeypatch.setattr("contrastcat.library.reader.content_fingerprint", lambda file: read.append(file) or "")
+    _refused(tmp_path, copy, toy_dir, f"/{name} refers to variable-length data of", "more than the whole file")
+    assert not read  # refused before the content (all of it read) is fingerprinted
+
+
+def test_an_object_linked_twice_is_refused_and_each_object_is_walked_once(tmp_path, copy, toy_dir):
+    """Before: 25 links to a group holding 25 links to a group holding 25 links to one
+    dataset were 15,625 paths to check, and accepted (the fingerprint counts objects);
+    at 100 links per level, four levels took days."""
+    fan = 25
+
+    def fan_out(file):
+        first = file.create_group("classes/0/B0")
+        second = first.create_group("C0")
+        second.create_dataset("d", data=[1])
+        for i in range(1, fan):
+            file["classes/0"][f"B{i}"] = first
+            first[f"C{i}"] = second
+            second[f"d{i}"] = second["d"]
+
+    _edit(copy, fan_out)
+    start = time.perf_counter()
+    with pytest.raises(BadInput, match="is a second link to /classes/0/B0"):
+        RefLibrary(copy)
+    assert time.perf_counter() - start < 5
+    _refused(tmp_path, copy, toy_dir, "is a second link to /classes/0/B0", "links each object once")
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        (lambda f: f.create_group("x"), "/x is not part of a library's layout"),
+        (lambda f: f.copy(f["classes/0"], "classes/00"), "/classes/00 is not named by an index"),
+        (lambda f: f.move("classes/2", "classes/+2"), "/classes/+2 is not named by an index"),
+        (lambda f: f["classes/0/f_c"].__setitem__(..., np.nan), "/classes/0/f_c holds nan, not a probability from 0 to 1"),
+        (lambda f: f["classes/0/f_c"].__setitem__(0, 1.5), "/classes/0/f_c holds 1.5, not a probability from 0 to 1"),
+        (lambda f: _replace(f, "classes/0/f_c", 0.5 + 2j), "/classes/0/f_c holds complex128"),
+        (lambda f: _replace(f, "classes/0/label", 1.7), "/classes/0/label holds float64, not integers"),
+        (lambda f: _replace(f, "classes/0/below_gamma", 7), "/classes/0/below_gamma holds int64, not booleans"),
+        (lambda f: _replace(f, "classes/0/token_ids", np.array([1.5, 2.5]), h5py.vlen_dtype(np.float64)),
+         "/classes/0/token_ids holds variable-length rows of float64"),
+        (lambda f: _replace(f, "classes/0/text", b"x", "S1"), "/classes/0/text holds 1-byte ascii strings"),
+        (lambda f: f.attrs.__setitem__("max_length", 2**62), "'max_length' is 4611686018427387904"),
+        (lambda f: f["classes/0"].attrs.__setitem__("passing", np.arange(3)), "/classes/0 attribute 'passing' holds (3,)"),
+    ],
+)
+def test_signed_values_the_writer_never_writes_are_damaged(tmp_path, copy, toy_dir, edit, fragment):
+    """Before, each was read silently: f_c NaN, out of [0, 1] or complex (its imaginary part
+    dropped), a label 1.7 read as 1, a flag 7 as true, a class group 00 read as class 0,
+    max_length 2**62."""
+    _edit(copy, edit)
+    _refused(tmp_path, copy, toy_dir, fragment)
+
+
+def _replace(file, name, value, dtype=None):
+    """``name`` made again as as many ``value``s as it held, of ``dtype`` (default: the value's)."""
+    count = len(file[name])
+    del file[name]
+    dataset = file.create_dataset(name, (count,), dtype=dtype or np.asarray(value).dtype)
+    for i in range(count):
+        dataset[i] = value
