@@ -1,4 +1,4 @@
-"""Issue 24: the cost–faithfulness frontier, and the table of every variant tried.
+"""The cost–faithfulness frontier, and the table of every variant tried.
 
     python benchmarks/frontier.py --model minilm-rt --split select --variants paper,steps-3,lrp-mean
     python benchmarks/frontier.py --model minilm-rt --time 40      # seconds per input, one quiet run

@@ -3,7 +3,8 @@
 The toy pair task (``contrastcat.testing.pairs``: a keyword in the first or the second text
 decides the class), trained per style (bert: token type ids; roberta: none) and seed as the
 tests train it; 30 references from 600 other pairs; 120 held-out pairs, of which those with a
-keyword count. The rates issue 25's note quotes:
+keyword count. The rates quoted in the docstring of tests/attribution/test_pairs.py's
+keyword test:
 
     python benchmarks/pair_keywords.py [--seeds 0 1 2] [--methods contrastcat contrastcat-lrp attnlrp attcat random]
 """

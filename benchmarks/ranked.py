@@ -1,4 +1,4 @@
-"""Issue 24, a cheap Contrast-CAT tried and lost: references ranked once per class.
+"""A cheap Contrast-CAT, tried and lost: references ranked once per class.
 
 Each class's stored contrast references are scored on calibration inputs (training rows that are
 not references, seeded): every reference's map goes through the paper's deletion test on every

@@ -1,4 +1,4 @@
-"""Issue 14's harness: Contrast-CAT variants against the paper's method on held-out inputs.
+"""The variants harness: Contrast-CAT variants against the paper's method on held-out inputs.
 
     python benchmarks/variants.py --model minilm-rt --split select --variants paper,random-refs,k50
     python benchmarks/variants.py --model minilm-bbc --split report --variants paper,<chosen>
@@ -69,28 +69,28 @@ VARIANTS: dict[str, tuple[str, dict]] = {
         "contrastcat-plus", {"candidates": 30, "pool": "contrast", "top_maps": 3, "refine_score": "morf", "magnitude": True}
     ),
 }
-# Issue 24, the cost of the deletion test: the same maps, tested at fewer steps of the grid (a step's
+# A cheaper deletion test: the same maps, tested at fewer steps of the grid (a step's
 # sequences are shorter the later it is, so step 1 costs most: 0.89 of a full forward per map).
 for _steps in ("1", "2", "3", "4", "5", "1,5", "2,4", "1,3"):
     VARIANTS[f"steps-{_steps.replace(',', '+')}"] = ("contrastcat", {"test_steps": _steps})
-# Issue 24, beyond the table: Contrast-CAT's formula with AttnLRP's modified gradients (contrastcat-lrp).
+# Beyond the paper: Contrast-CAT's formula with AttnLRP's modified gradients (contrastcat-lrp).
 VARIANTS.update({
     "lrp-paper": ("contrastcat-lrp", {}),  # the paper's references and deletion test
     "lrp-mean": ("contrastcat-lrp", {"refine": False}),  # the mean of the 30 maps: no deletion test at all
     "lrp-random-mean": ("contrastcat-lrp", {"refine": False, "reference_select": "random"}),
     "lrp-noatt-mean": ("contrastcat-lrp", {"refine": False, "attention": False}),
     "lrp-zero": ("contrastcat-lrp", {"refs_used": 0}),  # R = 0: AttCAT with the modified gradients
-    # Issue 24, cheap: contrastcat-lrp with a cheaper deletion test (the bar is against the paper's method).
+    # Cheaper: contrastcat-lrp with a cheaper deletion test (the bar is against the paper's method).
     "lrp-k5": ("contrastcat-lrp", {"refs_used": 5}),
     "lrp-k8": ("contrastcat-lrp", {"refs_used": 8}),
     "lrp-k20-steps-5": ("contrastcat-lrp", {"refs_used": 20, "test_steps": "5"}),
-    # Issue 24, beyond: the deletion test's drop in log-odds, for the confident minilm-bbc.
+    # Beyond the paper: the deletion test's drop in log-odds, for the confident minilm-bbc.
     "logodds": ("contrastcat", {"test_measure": "log-odds"}),
     "lrp-logodds": ("contrastcat-lrp", {"test_measure": "log-odds"}),
 })
 for _steps in ("1", "3", "5", "6", "7", "2+4"):
     VARIANTS[f"lrp-steps-{_steps}"] = ("contrastcat-lrp", {"test_steps": _steps.replace("+", ",")})
-# Issue 24, cheap, tried and lost: the K references ranked best once per class on calibration
+# Cheaper, tried and lost: the K references ranked best once per class on calibration
 # training rows (benchmarks/ranked.py), averaged (rank-K) or tested (rank-K-test).
 RANKED = {"rank-1": 1, "rank-3": 3, "rank-5": 5, "rank-10": 10, "rank-5-test": 5, "rank-8-test": 8}
 for _name, _k in RANKED.items():

@@ -1,4 +1,4 @@
-"""Issue 23's verdict: every method, every protocol, on held-out inputs, against Contrast-CAT.
+"""The verdict: every method, every protocol, on held-out inputs, against Contrast-CAT.
 
     python benchmarks/verdict.py --model minilm-rt      # then --model minilm-bbc --skip contrastcat-plus
     make verdict                                         # both, into build/verdict/

@@ -124,7 +124,7 @@ VARIANTS: dict[str, list[dict]] = {
         {"test_steps": "2,5", "test_measure": "log-odds"},
     ],
     "contrastcat-plus": [{"refine_score": "morf", "top_maps": 3}, {"magnitude": True, "pool": "contrast"}],
-    # test_steps 5: the cheap variant's test (issue 24), here with the log-odds drop too
+    # test_steps 5: the cheap variant's deletion test (one late step), here with the log-odds drop too
     "contrastcat-lrp": [{"refine": False}, {"refs_used": 0}, {"test_steps": "5", "test_measure": "log-odds"}],
     "cat": [{"layers": "1"}],
     "integrated-gradients": [{"ig_baseline": "pad"}],

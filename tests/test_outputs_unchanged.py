@@ -1,4 +1,5 @@
-"""What the pipeline wrote before the layout redesign (issue 22) is what today's code writes.
+"""What the pipeline wrote before the layout redesign (the package regrouped into pipeline stages)
+is what today's code writes.
 
 ``tests/golden/`` holds a trained toy model (its weights saved, not retrained: training
 differs in the last bits between CPUs), its data and inputs, and what the four steps wrote
@@ -15,7 +16,7 @@ the 6th decimal of a few scores. So there the library is compared by what does n
 on rounding, the later steps read the stored library, numbers must agree to 1e-5 and the
 digests of arrays are not compared; everything else still must be equal.
 
-Intended changes since: report.json gained the protocols of issue 23 (``eraser``,
+Intended changes since: report.json gained the protocols added later (``eraser``,
 ``eraser_bins``, ``loo``, ``made_elsewhere``) and each comparison row its ``fitted`` cells, nothing else (rewritten
 from the stored library and records, whose bytes did not change).
 

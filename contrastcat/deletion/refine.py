@@ -36,7 +36,7 @@ RHO_RULES = {
 SCORE_RULES = ("morf", "morf-lerf")
 
 # What a step's drop measures. "probability" is the paper's: p_c(x) - p_c(step). "log-odds" (beyond
-# the paper, issue 24) is the drop of log p_c - log(1 - p_c): on a confident model p_c stays at about
+# the paper) is the drop of log p_c - log(1 - p_c): on a confident model p_c stays at about
 # 1 until most of the evidence is gone, so the first steps of every map score about 0 and only the
 # last ones (where any ranking has deleted the evidence) separate the maps; log-odds still moves.
 MEASURES = ("probability", "log-odds")
@@ -48,7 +48,7 @@ class RefineSettings:
     grid: int = 10  # deletion counts round(g * T) for g = linspace(0, 1, grid)[1:]
     score: str = "morf"  # see SCORE_RULES
     keep: int | None = None  # beyond the paper: keep the `keep` best-scoring maps instead of rho's threshold
-    # Beyond the paper (issue 24, the cost of the test): the grid's steps the test runs, 1-based
+    # Beyond the paper (to make the test cheaper): the grid's steps the test runs, 1-based
     # among deletion_counts (a short input's grid has fewer; a step past its end is skipped).
     # None: every step, the paper's test.
     steps: tuple[int, ...] | None = None

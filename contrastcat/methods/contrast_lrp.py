@@ -1,4 +1,4 @@
-"""Beyond the paper (issue 24): Contrast-CAT's contrast taken inside the LRP relevance pass.
+"""Beyond the paper: Contrast-CAT's contrast taken inside the LRP relevance pass.
 
 Contrast-CAT multiplies the difference from a reference, A^l - R^l, by the
 plain gradient of the target logit. AttnLRP's rules (``contrastcat.capture.lrp_rules``)

@@ -1,4 +1,4 @@
-"""Beyond the paper (issue 14): Contrast-CAT with more varied candidate maps and a
+"""Beyond the paper: Contrast-CAT with more varied candidate maps and a
 sharper choice among them.
 
 The paper keeps every map whose deletion-test score S reaches mean + std and

@@ -1,10 +1,10 @@
-"""The Python API under hostile use (issue 21, items 1, 6, 17): the same discipline as the CLI.
+"""The Python API under hostile use: the same discipline as the CLI.
 
 Each public function is called with arbitrary values of the wrong type or range in one argument
 (the others right): the answer is a one-line :class:`BadInput` naming the argument, never
 another exception and never a result computed from something else. Values an argument accepts
 are left out (``assume``): those would run real work, and other tests check what it gives.
-Then the specific findings of the issue, each against what a correct call gives.
+Then specific cases that hostile use found, each against what a correct call gives.
 """
 
 from __future__ import annotations
@@ -212,11 +212,11 @@ def test_load_model_refuses_a_wrong_device_or_dtype(toy_dir, argument, value):
     assert_bad_input(lambda: contrastcat.load_model(str(toy_dir / "model"), **{argument: value}))
 
 
-# The issue's findings, one by one.
+# Specific cases that hostile use found, one by one.
 
 
 def test_build_library_never_writes_over_its_data_or_the_model(toy_classifier, toy_dir, tmp_path):
-    """Item 1: the API refuses what build-refs refuses, and touches nothing."""
+    """The API refuses what build-refs refuses, and touches nothing."""
     model = toy_dir / "model"
     data = tmp_path / "data.jsonl"
     data.write_bytes((toy_dir / "train.jsonl").read_bytes())
@@ -232,7 +232,7 @@ def test_build_library_never_writes_over_its_data_or_the_model(toy_classifier, t
 
 
 def test_explain_never_returns_nothing_for_something(toy_classifier, toy_library):
-    """Item 6: batch_size 0, no method, and a dict for a list are refused, not an empty or wrong answer."""
+    """batch_size 0, no method, and a dict for a list are refused, not an empty or wrong answer."""
     assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a good film"], method="attcat", batch_size=0), "batch_size")
     assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a good film"], method=[]), "method")
     assert_bad_input(lambda: contrastcat.explain(toy_classifier, {"text": "a good film"}, method="attcat"), "mapping")
@@ -240,8 +240,8 @@ def test_explain_never_returns_nothing_for_something(toy_classifier, toy_library
 
 
 def test_explain_takes_what_the_cli_takes(toy_classifier, toy_library, toy_dir):
-    """A comma list of methods, and a library given by its path (item 17): the same records as
-    the list and the opened library give."""
+    """A comma list of methods, and a library given by its path: the same records as the list
+    and the opened library give."""
     texts = ["a good film", "the worst plot ever"]
     by_list = contrastcat.explain(toy_classifier, texts, library=toy_library, method=["contrastcat", "attcat"])
     by_string = contrastcat.explain(toy_classifier, texts, library=str(toy_dir / "refs.h5"), method="contrastcat, attcat")
@@ -249,7 +249,7 @@ def test_explain_takes_what_the_cli_takes(toy_classifier, toy_library, toy_dir):
     assert [r.method for r in by_list] == ["contrastcat", "attcat", "contrastcat", "attcat"]
 
 
-def test_the_wrong_types_of_item_17(toy_classifier, attcat_records, tmp_path):
+def test_arguments_of_the_wrong_type_are_one_line(toy_classifier, attcat_records, tmp_path):
     assert_bad_input(lambda: contrastcat.explain(toy_classifier, None, method="attcat"), "inputs")
     for method in (None, 5):
         assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["a film"], method=method), "method")
@@ -283,7 +283,7 @@ def test_pools_as_the_cli_spells_them(toy_classifier, toy_dir, tmp_path):
 
 
 def test_build_library_on_data_that_cannot_give_references_is_bad_input(toy_classifier, tmp_path):
-    """Item 18: one class only, or rows all shorter than min_tokens: exit 2 (BadInput), before the scan."""
+    """One class only, or rows all shorter than min_tokens: exit 2 (BadInput), before the scan."""
     one_class = [f"a good film number {i}" for i in range(20)]
     assert_bad_input(
         lambda: contrastcat.build_library(toy_classifier, tmp_path / "a.h5", one_class, [1] * 20), "at least two classes"
@@ -462,8 +462,7 @@ def test_report_blocks_refuses_what_is_not_a_run(value):
 
 
 def test_what_a_record_file_could_not_hold_is_refused_up_front(toy_classifier):
-    """Issue 21 follow-ups: a lone surrogate, an id of more digits than JSON writes; and a limit
-    beyond any count."""
+    """A lone surrogate, an id of more digits than JSON writes; and a limit beyond any count."""
     assert_bad_input(lambda: contrastcat.explain(toy_classifier, ["good \ud800 film"], method="random"),
                      "item 0: field 'text' is not valid Unicode")
     assert_bad_input(lambda: contrastcat.explain(toy_classifier, [{"id": 10**4300, "text": "a good film"}], method="random"),

@@ -1,4 +1,4 @@
-"""Issue 11: explain, evaluate and render stream their input and output.
+"""explain, evaluate and render stream their input and output.
 
 Records keep input order and come before the last input is read; a bad line
 still fails before anything is written (unless --on-error skip); evaluating

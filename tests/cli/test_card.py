@@ -1,4 +1,4 @@
-"""Issue 20: the card's two commands work exactly as written, in a fresh directory.
+"""The card's two commands work exactly as written, in a fresh directory.
 
     contrastcat build-refs --model minilm-rt
     contrastcat explain examples/minilm-rt/inputs.jsonl -o attr.jsonl

@@ -1,6 +1,8 @@
 """The installed command as a process: signals, closed pipes, write failures, kill -9 and --resume.
 
-Issue 8, items 13, 14 and 20, and --resume.
+A signal at any moment is one line and exit 130; a closed pipe downstream ends quietly; a failed
+write names the output and leaves it alone; --resume after kill -9 gives the same bytes, and two
+runs cannot share one checkpoint; closed standard streams never cost the exit code.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A Ctrl-C while the console script is still importing (issue 21, item 10).
+"""A Ctrl-C while the console script is still importing.
 
 Before, a signal between the interpreter's start and ``launch.main`` installing its handlers
 could print the traceback of the import under way. Now the package's first lines install a

@@ -85,7 +85,7 @@ def test_morf_minus_lerf_score_by_hand():
 
 
 def test_a_test_of_chosen_steps_by_hand():
-    """Issue 24: only the chosen steps of the grid are deleted, scored and predicted."""
+    """The cheap deletion test: only the chosen steps of the grid are deleted, scored and predicted."""
     from contrastcat.deletion.refine import drop_scores, tested_counts
 
     assert tested_counts(12, 10, (2, 5)) == [3, 7]

@@ -1,4 +1,4 @@
-"""ERASER comprehensiveness and sufficiency, and the leave-one-out τ (issue 23).
+"""ERASER comprehensiveness and sufficiency, and the leave-one-out τ.
 
 By hand on the stub of test_evaluate.py: p1(x) = 0.1 + the weights of the tokens present
 (t1..t5 weigh 0.4, 0.2, 0.1, 0.05, 0.05; t6..t10 nothing; each [MASK] 0.01), so the whole input

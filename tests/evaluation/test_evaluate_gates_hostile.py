@@ -1,4 +1,4 @@
-"""evaluate, its gates and its baselines under hostile use (issue 21, items 2, 3, 7, 8, 12, 13, 18).
+"""evaluate, its gates and its baselines under hostile use.
 
 Every case is refused with one line and exit 2 before any work and before anything is written,
 where it used to pass a gate it should fail, overwrite its own baseline, or crash late.
@@ -37,7 +37,7 @@ def evaluate(records, *args):
 
 
 def test_the_baseline_is_never_the_output(work, tmp_path):
-    """Item 2: -o naming the baseline (directly or through a link) is refused and the baseline kept."""
+    """-o naming the baseline (directly or through a link) is refused and the baseline kept."""
     _, records, baseline = work
     before = baseline.read_bytes()
     link = tmp_path / "link.json"
@@ -61,7 +61,7 @@ def test_the_baseline_is_never_the_output(work, tmp_path):
     ],
 )
 def test_gate_numbers_are_ascii_decimals_and_finite(work, gate):
-    """Item 7."""
+    """A gate's bound or tolerance that is not a finite plain ASCII decimal is refused in one line."""
     _, records, baseline = work
     result = evaluate(records, "--baseline", baseline, *gate)
     assert_one_line_error(result, gate[0])
@@ -85,11 +85,11 @@ def _damaged(baseline, tmp_path, change) -> str:
 @pytest.mark.parametrize(
     "change, fragment",
     [
-        (lambda d: d.pop("model_fingerprint"), "no 'model_fingerprint'"),  # item 8: would pass any model
+        (lambda d: d.pop("model_fingerprint"), "no 'model_fingerprint'"),  # would pass any model
         (lambda d: [d.pop(k) for k in ("steps", "perturb", "target", "min_tokens", "orders")], "no 'steps'"),
         (lambda d: d.update(perturb="blur"), "'perturb' must be one of delete, mask, pad, unk"),
         (lambda d: d["methods"]["attcat"]["per_input"]["morf"]["keys"].__setitem__(0, 7), "per-input values of 'attcat'"),
-        (lambda d: d["comparison"]["rows"][0]["values"].update(bogus=0.5), "unknown metric 'bogus'"),  # item 12
+        (lambda d: d["comparison"]["rows"][0]["values"].update(bogus=0.5), "unknown metric 'bogus'"),
         (lambda d: d["methods"]["attcat"].update(settings=5), "'settings' object"),
         (lambda d: d["methods"]["attcat"].update(library=[1]), "'library' must be"),
         # the second hostile pass: a repeated input key, a value of another type, a list cut short
@@ -101,7 +101,7 @@ def _damaged(baseline, tmp_path, change) -> str:
     ],
 )
 def test_a_damaged_baseline_is_refused_before_any_work(work, tmp_path, change, fragment):
-    """Items 8 and 12: exit 2 before any work, and -o not written (was: exit 1 or 3 after it)."""
+    """Exit 2 before any work, and -o not written (was: exit 1 or 3 after it)."""
     _, records, baseline = work
     out = tmp_path / "report.json"
     result = evaluate(records, "--baseline", _damaged(baseline, tmp_path, change), "-o", out)
@@ -115,7 +115,7 @@ def test_a_baseline_of_another_protocol_is_refused(work):
 
 
 def test_records_without_a_fingerprint_are_refused(work, tmp_path):
-    """Item 8: records of another model with their fingerprint stripped were evaluated as this one's."""
+    """Records with their fingerprint stripped are refused (another model's were evaluated as this one's)."""
     _, records, _ = work
     stripped = tmp_path / "stripped.jsonl"
     lines = [json.loads(line) for line in records.read_text().splitlines()]
@@ -126,7 +126,7 @@ def test_records_without_a_fingerprint_are_refused(work, tmp_path):
 
 
 def test_another_model_anywhere_in_a_long_file_is_refused_before_any_work(work, tmp_path, monkeypatch):
-    """Item 18: one foreign record after 1,100 good ones; before, the first chunks were evaluated first."""
+    """One foreign record after 1,100 good ones is refused before any chunk is evaluated (it was not)."""
     _, records, _ = work
     good = json.loads(records.read_text().splitlines()[0])
     lines = [json.dumps({**good, "id": f"r{i}"}) for i in range(1100)]
@@ -142,7 +142,7 @@ def test_another_model_anywhere_in_a_long_file_is_refused_before_any_work(work, 
 
 
 def test_nothing_evaluated_is_exit_2_and_writes_nothing(work, tmp_path):
-    """Item 3 / 18: --min-tokens above every record: exit 2 (was: exit 0 and an empty table)."""
+    """--min-tokens above every record: exit 2 (was: exit 0 and an empty table)."""
     _, records, _ = work
     out = tmp_path / "report.json"
     result = invoke("evaluate", records, "--min-tokens", "1000", "-o", out, "-q")
@@ -162,7 +162,7 @@ def test_the_api_says_the_same(work, toy_classifier):
 
 
 def test_bootstrap_is_bounded(work):
-    """Item 13: 10**7 took a minute and 3.6 GB, 10**9 ran out of memory; both are now exit 2 at once."""
+    """--bootstrap 10**7 took a minute and 3.6 GB, 10**9 ran out of memory; both are now exit 2 at once."""
     _, records, _ = work
     for count in ("100001", "1000000000"):
         assert_one_line_error(evaluate(records, "--bootstrap", count), "--bootstrap must be 0 (off) or 100 to 100000")
@@ -184,7 +184,7 @@ def test_evaluate_on_a_full_disk_is_one_line_and_keeps_the_old_report(work, full
     assert sorted(os.listdir(full_disk)) == ["filler", "report.json"]
 
 
-# --- issue 23's hostile pass: gates on what has no value, bounds given twice ---------------------
+# --- gates on what has no value, bounds given twice ----------------------------------------------
 
 
 @pytest.fixture(scope="module")

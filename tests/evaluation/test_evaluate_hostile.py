@@ -1,8 +1,8 @@
-"""evaluate under hostile use, what tests/evaluation/test_evaluate_gates_hostile.py leaves open (issue 21,
-items 3, 7, 8, 12, 13, 18): a baseline that is not the strict JSON evaluate writes, or that gives
-the gate nothing (or something else) to compare; a baseline of another forward precision; records
-the model cannot take, or gold labels it does not have, anywhere in a long file; a file with
-nothing to evaluate. Each is one line and exit 2 before any work, with nothing written.
+"""evaluate under hostile use, what tests/evaluation/test_evaluate_gates_hostile.py leaves open:
+a baseline that is not the strict JSON evaluate writes, or that gives the gate nothing (or
+something else) to compare; a baseline of another forward precision; records the model cannot
+take, or gold labels it does not have, anywhere in a long file; a file with nothing to evaluate.
+Each is one line and exit 2 before any work, with nothing written.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _edited(baseline, tmp_path, edit) -> str:
     ids=["long-integer", "deep-nesting", "nan", "repeated-key"],
 )
 def test_a_baseline_that_is_not_strict_json_is_refused_before_any_work(work, tmp_path, no_work, edit, fragment):
-    """Item 12: a malformed baseline is exit 2 before any work, never exit 1 or a pass."""
+    """A malformed baseline is exit 2 before any work, never exit 1 or a pass."""
     records, baseline = work
     _refused(records, _edited(baseline, tmp_path, edit), tmp_path, "not a JSON report", fragment)
 
@@ -124,14 +124,14 @@ def _morf_only(document) -> None:
     ids=["no-rows", "no-values", "a-metric-deleted", "a-metric-of-another-order"],
 )
 def test_a_baseline_that_gives_the_gate_nothing_to_compare_is_refused(work, tmp_path, no_work, change, args, fragment):
-    """Item 12: every field the gate reads is checked when the baseline is read."""
+    """Every field the gate reads is checked when the baseline is read."""
     records, baseline = work
     _refused(records, _changed(baseline, tmp_path, change), tmp_path, "damaged report", fragment, args=args)
 
 
 def test_a_baseline_of_another_forward_precision_is_refused_before_anything_is_written(work, tmp_path, monkeypatch):
-    """Item 8: was exit 2 only after the work, with -o already written over. The baseline as
-    written still gates (the check is not a refusal of everything)."""
+    """Refused before anything is written: it was exit 2 only after the work, with -o already
+    written over. The baseline as written still gates (the check is not a refusal of everything)."""
     records, baseline = work
     out = tmp_path / "report.json"
     assert evaluate(records, "--baseline", baseline, "-o", out).exit_code == 0
@@ -168,7 +168,8 @@ def _long_file(records, tmp_path, last: dict, name="long.jsonl"):
 def test_what_the_model_cannot_take_anywhere_in_a_long_file_is_refused_before_any_work(
     work, tmp_path, no_work, change, fragment
 ):
-    """Item 18: records another model made were caught chunk by chunk, after earlier chunks' work."""
+    """Refused before any work: records another model made were caught chunk by chunk, after
+    earlier chunks' work."""
     records, _ = work
     path = _long_file(records, tmp_path, change(json.loads(records.read_text().splitlines()[0])))
     out = tmp_path / "report.json"
@@ -199,8 +200,8 @@ def test_gold_labels_anywhere_in_a_long_file_are_checked_before_any_work(work, t
 
 @pytest.mark.parametrize("case", ["too-short", "only-special"])
 def test_nothing_to_evaluate_is_refused_before_the_model_loads(work, tmp_path, monkeypatch, case):
-    """Items 3 and 18: exit 2 (bad input: nothing in the file this run could evaluate), and before
-    the model is even loaded (it was loaded first; before the issue, exit 0 with an empty table)."""
+    """Exit 2 (bad input: nothing in the file this run could evaluate), and before
+    the model is even loaded (it was loaded first; before the fix, exit 0 with an empty table)."""
     from contrastcat.evaluation import evaluate_file
 
     records, _ = work
@@ -226,7 +227,7 @@ def test_nothing_to_evaluate_is_refused_before_the_model_loads(work, tmp_path, m
 
 
 def test_the_api_checks_every_record_before_any_work(work, toy_classifier, no_work):
-    """Item 18 through the Python API: a list of records is judged whole, not chunk by chunk."""
+    """The Python API too: a list of records is judged whole, not chunk by chunk."""
     records, _ = work
     first = read_records(str(records))[0]
     listed = [dataclasses.replace(first, id=f"r{i}") for i in range(1100)]
@@ -239,7 +240,8 @@ def test_the_api_checks_every_record_before_any_work(work, toy_classifier, no_wo
 
 
 def test_help_says_the_bootstrap_bound_and_the_exit_codes():
-    """Item 13: the maximum is in --help (the docs say it too), and item 3's exit code."""
+    """The bootstrap's maximum is in --help (the docs say it too), and the exit code when no record
+    could be evaluated."""
     text = " ".join(invoke("evaluate", "--help").stdout.split())
     assert "100 to 100000 resamples" in text
     assert "2 bad input, also when no record could be evaluated" in text

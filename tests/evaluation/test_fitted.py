@@ -1,4 +1,4 @@
-"""The fitted mark (issue 23): a cell is marked where the method chose its maps by that very test.
+"""The fitted mark: a cell is marked where the method chose its maps by that very test.
 
 Contrast-CAT keeps the maps whose MoRF deletion drop is largest, so its MoRF cells under deletion
 are fitted (ᶠ) and comprehensiveness under deletion partly (ᵖ); contrastcat-plus scoring

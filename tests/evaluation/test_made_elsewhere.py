@@ -1,4 +1,4 @@
-"""Attributions made by other tools (issue 23): a minimal record, aligned to the model's tokens.
+"""Attributions made by other tools: a minimal record, aligned to the model's tokens.
 
 Each file below is written as a script would write another tool's export: Captum's
 ``VisualizationDataRecord`` (``raw_input_ids`` with [CLS]/[SEP] and WordPiece ``##`` pieces,

@@ -1,4 +1,4 @@
-"""The model-randomisation sanity check (issue 23; Adebayo et al., 2018).
+"""The model-randomisation sanity check (Adebayo et al., 2018).
 
 Independent values: Spearman's ρ worked out by hand; the cascade checked parameter by parameter
 against the original weights; references captured again under the *original* model must be the

@@ -1,4 +1,4 @@
-"""Issue 13: intervals over inputs, paired differences, and exit code 3 for CI gates.
+"""Intervals over inputs, paired differences, and exit code 3 for CI gates.
 
 Values are checked against independent computations: the bootstrap of two
 values worked out by hand, paired differences recomputed from the report's own

@@ -1,4 +1,4 @@
-"""build-refs and the files around a model under hostile use (issue 21, items 9, 16, 18, 19).
+"""build-refs and the files around a model under hostile use.
 
 A full disk (the ``full_disk`` fixture: a real small tmpfs where this machine lets us mount one,
 else patched writes that fail the way a full disk does): build-refs must end in one line naming
@@ -31,7 +31,7 @@ def test_build_refs_on_a_full_disk_is_one_line_and_keeps_what_was_there(toy_dir,
 
 
 def test_a_library_beside_its_model_can_be_rebuilt(toy_dir, tmp_path):
-    """Item 19: -o MODEL/refs.h5 works the second time too; the model's own files stay refused."""
+    """-o MODEL/refs.h5 works the second time too; the model's own files stay refused."""
     model = tmp_path / "model"
     shutil.copytree(toy_dir / "model", model)
     command = ["build-refs", "--model", model, "--data", toy_dir / "train.jsonl", "--max-scan", "400", "-q"]
@@ -45,7 +45,7 @@ def test_a_library_beside_its_model_can_be_rebuilt(toy_dir, tmp_path):
 
 
 def test_data_that_cannot_give_references_is_bad_input_before_the_scan(toy_dir, tmp_path):
-    """Item 18: --min-tokens above every row, and a one-class file, are exit 2 (were exit 1)."""
+    """--min-tokens above every row, and a one-class file, are exit 2 (were exit 1)."""
     data = tmp_path / "one-class.jsonl"
     rows = [line for line in (toy_dir / "train.jsonl").read_text().splitlines() if '"label": 1}' in line]
     data.write_text("\n".join(rows[:50]) + "\n")
@@ -68,8 +68,8 @@ def test_data_that_cannot_give_references_is_bad_input_before_the_scan(toy_dir, 
     ],
 )
 def test_huge_numbers_are_bad_input_before_any_work(toy_dir, tmp_path, option, value, fragment):
-    """Item 16: a number past any sensible bound is exit 2 with one line (was ValueError/TypeError, exit 1,
-    some of them after the whole scan)."""
+    """A number past any sensible bound is exit 2 with one line (was ValueError/TypeError, exit 1, some
+    of them after the whole scan)."""
     out = tmp_path / "refs.h5"
     extra = ["--keep", value] if option == "--min-refs" else []
     result = invoke(
@@ -94,7 +94,7 @@ def test_explain_batch_size_and_method_numbers_are_bounded(toy_dir, tmp_path, mo
 
 
 def test_a_long_output_name_that_fits_is_written(toy_dir, tmp_path):
-    """Item 18: a 231-character name fits the file system; its temporary name must fit too."""
+    """A 231-character name fits the file system; its temporary name must fit too."""
     name = "r" * 225 + ".jsonl"
     result = invoke(
         "explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "attcat", "-o", tmp_path / name, "-q"

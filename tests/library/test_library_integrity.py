@@ -1,6 +1,9 @@
 """A damaged, incomplete or mismatched reference library is refused with one line, never used.
 
-Issue 8, items 3, 4, 16 and 17. Damage is done to copies of a real library
+Covered: flipped bytes, non-finite activations, missing or edited attributes, a class count
+that does not match the model, a class without references, old libraries without checksums,
+re-signed nonsense, --refs-used beyond the library, and a model whose logits are not finite.
+Damage is done to copies of a real library
 the way it happens to files: bytes flipped on disk under HDF5, attributes
 lost or edited; NaN is planted with valid checksums, as a buggy writer would.
 """

@@ -175,7 +175,7 @@ def test_more_layers_than_the_model_has(toy_classifier, toy_library):
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_contrast_plus_random_references_match_loop(toy_classifier, pooled_library, text):
-    """Beyond the paper (issue 14): K - K//2 contrasting references, then K//2 random rows."""
+    """Beyond the paper: K - K//2 contrasting references, then K//2 random rows."""
     model = toy_classifier.model
     ids, target, mixed = unrefined(
         toy_classifier, pooled_library, text, refs_used=5, reference_select="contrast+random", seed=4
@@ -217,7 +217,7 @@ def drops_by_loop(model, ids, special, target, maps, lerf):
     ids=["top2-morf", "top1-morf-lerf", "top3-morf-magnitude-contrast"],
 )
 def test_contrastcat_plus_matches_loop(toy_classifier, pooled_library, text, options):
-    """Beyond the paper (issue 14): the paper's maps against a mixed pool, the best N by drop score."""
+    """Beyond the paper: the paper's maps against a mixed pool, the best N by drop score."""
     model = toy_classifier.model
     (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
     method = ContrastCATPlus(candidates=5, seed=3, **options)

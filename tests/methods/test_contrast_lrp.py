@@ -1,4 +1,4 @@
-"""Issue 24: contrastcat-lrp (Contrast-CAT's formula with AttnLRP's modified gradients) against a
+"""contrastcat-lrp (Contrast-CAT's formula with AttnLRP's modified gradients) against a
 plain loop.
 
 The modified gradient of layer l's input is read off the explicit float64 relevance propagation
@@ -64,7 +64,7 @@ def test_each_map_matches_loop(toy_classifier, toy_library, text):
 
 
 @pytest.mark.parametrize("text", TEXTS[:2])
-# {"refs_used": 4, "test_steps": "5"}: the cheap variant's shape (issue 24: fewer references, one late step).
+# {"refs_used": 4, "test_steps": "5"}: the cheap variant's shape (fewer references, one late step).
 @pytest.mark.parametrize(
     "options", [{}, {"test_steps": "3"}, {"refs_used": 4, "test_steps": "5"}, {"test_measure": "log-odds"}]
 )

@@ -26,11 +26,11 @@ method; otherwise only what the tests read is measured):
     input-x-gradient     0.520          0.259      0.207      0.247
     random               0.111          0.186      0.197     -0.006
 
-The LRP methods (issue 12) find the keyword like the attention methods: the
+The LRP methods find the keyword like the attention methods: the
 last layer's [CLS] attends to it, and the relevance of the logit flows
 through that attention.
 
-contrastcat-plus (beyond the paper, issue 14) finds the keyword far more
+contrastcat-plus (beyond the paper) finds the keyword far more
 often than the paper's method here: its mixed pool offers maps that rank the
 keyword first, and the MoRF − LeRF score keeps the one that does.
 

@@ -1,4 +1,4 @@
-"""Issue 12: the LRP methods (attnlrp, full-lrp, partial-lrp, transatt).
+"""The LRP methods (attnlrp, full-lrp, partial-lrp, transatt).
 
 - An explicit relevance propagation, written here layer by layer in float64 from
   the rules' formulas (LRP-0 sums z_ij / z_j, the uniform split of each product

@@ -52,7 +52,7 @@ def test_refined_map_matches_loop(toy_classifier, toy_library, text, target):
 @pytest.mark.parametrize("text", TEXTS)
 @pytest.mark.parametrize("steps", ["3", "2,5", "1,9"])
 def test_a_test_of_fewer_steps_matches_loop(toy_classifier, toy_library, text, steps):
-    """Issue 24's cheap test: the same maps, scored at only the chosen steps of the grid."""
+    """The cheap deletion test (fewer grid steps): the same maps, scored at only the chosen steps of the grid."""
     model = toy_classifier.model
     (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)
     method = ContrastCAT(refs_used=8, test_steps=steps)
@@ -70,7 +70,7 @@ def test_a_test_of_fewer_steps_matches_loop(toy_classifier, toy_library, text, s
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_a_log_odds_test_matches_loop(toy_classifier, toy_library, text):
-    """Issue 24: the deletion test's drop measured in the target's log-odds (the loop's from the
+    """Beyond the paper: the deletion test's drop measured in the target's log-odds (the loop's from the
     logits, the pipeline's from its float64 probabilities)."""
     model = toy_classifier.model
     (tokens,) = tokenize(toy_classifier.tokenizer, [text], toy_classifier.max_length)

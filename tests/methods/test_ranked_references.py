@@ -1,4 +1,4 @@
-"""Issue 24's ranked-reference variants (benchmarks/ranked.py, benchmark code: it lost) against a
+"""The ranked-reference variants of a cheap Contrast-CAT (benchmarks/ranked.py, benchmark code: it lost) against a
 plain loop: every reference's map (``contrast_map_by_loop``), its deletion-test S one shortened
 input at a time (``drops_by_loop``), S standardised within each calibration input, the mean per reference and class."""
 

@@ -1,4 +1,4 @@
-"""Issue 11: --forward-dtype, the forward-only passes under autocast.
+"""--forward-dtype, the forward-only passes under autocast.
 
 The captured forward and backward stay float32, so Contrast-CAT's candidate
 maps are unchanged; only the deletion test's probabilities (and evaluate's)

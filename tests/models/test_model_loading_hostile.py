@@ -1,4 +1,4 @@
-"""Model directories that cannot be what they claim (issue 21, items 3 and 18): refused in one line.
+"""Model directories that cannot be what they claim: refused in one line.
 
 Each case is the toy model's directory with one thing broken the way users' directories break:
 before, the first loaded with every token [UNK] and explained garbage with exit 0, the others
@@ -90,7 +90,7 @@ def test_the_intact_model_still_loads_with_the_same_weights(toy_dir, toy_classif
 
 
 def test_a_tokenizer_that_needs_its_own_code_is_refused(broken, toy_dir, tmp_path):
-    """Issue 21 follow-up: auto_map in tokenizer_config.json, as in config.json."""
+    """auto_map in tokenizer_config.json is refused, as in config.json."""
     config = broken / "tokenizer_config.json"
     settings = json.loads(config.read_text()) if config.exists() else {}
     settings["auto_map"] = {"AutoTokenizer": ["tokenization.Mine", None]}

@@ -1,4 +1,4 @@
-"""Issue 20: half precision only where the hardware runs it natively.
+"""Half precision only where the hardware runs it natively.
 
 Each answer of the CPU query is forced (torch's own feature queries, or
 $CONTRASTCAT_NATIVE_BF16 for a whole command) and the precision chosen is

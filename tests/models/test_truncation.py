@@ -1,8 +1,7 @@
 """Texts longer than the model's limit: cut, and said so in every record, on stderr and in evaluate.
 
-Issue 8, item 5. The model here takes 64 positions and its tokenizer stops at
-16 tokens; each toy word is one token, so the counts are worked by hand:
-a text of W words has W + 2 tokens ([CLS] and [SEP]).
+The model here takes 64 positions and its tokenizer stops at 16 tokens; each toy word is one
+token, so the counts are worked by hand: a text of W words has W + 2 tokens ([CLS] and [SEP]).
 """
 
 from __future__ import annotations

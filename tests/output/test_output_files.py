@@ -1,7 +1,9 @@
 """Output files: never the input, never a device replaced, never half-written, modes kept.
 
-Issue 8, items 1, 2, 14 (full disk, unwritable path), 15 and 20; the closed
-pipe and kill -9 cases are in test_processes.py.
+Covered: an output naming an input (directly, through a link, or a file of the model), /dev/null
+and FIFOs written in place, symlinks followed and kept, a full disk and an unwritable path (one
+line, before any work), the umask and replaced files' modes, and stale temporary files of killed
+runs; the closed pipe and kill -9 cases are in test_processes.py.
 """
 
 from __future__ import annotations
@@ -194,7 +196,7 @@ def test_a_regular_file_reached_through_proc_is_still_replaced_atomically(tmp_pa
 
 @pytest.mark.parametrize("name", ["special_tokens_map.json", "added_tokens.json", "tokenizer_config.json", "vocab.txt"])
 def test_a_file_the_loader_would_read_is_never_created_in_the_model_folder(toy_dir, tmp_path, name):
-    """Issue 21 follow-up: refused whether or not the file exists yet (it would break the next load)."""
+    """Refused whether or not the file exists yet (it would break the next load)."""
     model = tmp_path / "model"
     shutil.copytree(toy_dir / "model", model)
     (model / name).unlink(missing_ok=True)

@@ -1,4 +1,4 @@
-"""explain --resume, --shard and merge under hostile use (issue items 4, 5, 14, 15, 16 and 18).
+"""explain --resume, --shard and merge under hostile use.
 
 Every check holds the result against what is known independently: the bytes of one fresh,
 uninterrupted run. A checkpoint is made the way a user gets one: a run interrupted after some
@@ -113,7 +113,7 @@ def _no_scores(record):
     del record["scores"]
 
 
-# --- item 4: kept lines are checked like fresh ones, and carry a digest -----------------------
+# --- kept lines are checked like fresh ones, and carry a digest -------------------------------
 
 
 def test_an_edited_or_damaged_checkpoint_line_is_refused_naming_it(tmp_path, monkeypatch, source, model, reference):
@@ -200,7 +200,7 @@ def test_a_finished_output_is_kept_only_when_it_is_what_the_run_wrote(tmp_path, 
     assert not partial_of(out).exists()
 
 
-# --- item 5: the result is one fresh run's, or refused --------------------------------------
+# --- the result is one fresh run's, or refused ----------------------------------------------
 
 
 def test_resume_refuses_a_checkpoint_whose_input_label_changed(tmp_path, monkeypatch, source, model):
@@ -256,7 +256,7 @@ def test_merge_refuses_parts_of_another_model_spelling_or_thread_count(tmp_path,
     assert not out.exists()
 
 
-# --- item 14: the checkpoint's own file system --------------------------------------------------
+# --- the checkpoint's own file system -----------------------------------------------------------
 
 
 def test_a_checkpoint_path_that_is_a_directory_is_one_line(tmp_path, source, model):
@@ -528,7 +528,7 @@ def test_a_checkpoint_of_an_older_format_is_refused(tmp_path, source, model, ref
         assert partial.read_bytes() == old and leftovers(out) == [partial.name] and not out.exists()
 
 
-# --- item 15: merge's parts that cannot seek, and standard input ---------------------------------
+# --- merge's parts that cannot seek, and standard input ------------------------------------------
 
 
 def test_merge_reads_parts_that_cannot_seek_and_refuses_standard_input(tmp_path, source, model, reference):
@@ -559,7 +559,7 @@ def test_merge_reads_parts_that_cannot_seek_and_refuses_standard_input(tmp_path,
     assert not out.exists()
 
 
-# --- item 16: shard numbers ---------------------------------------------------------------------
+# --- shard numbers ------------------------------------------------------------------------------
 
 
 def test_shard_numbers_are_bounded():
@@ -571,7 +571,7 @@ def test_shard_numbers_are_bounded():
     assert_one_line_error(result, "--shard")
 
 
-# --- item 18: an interrupt before the checkpoint is opened ---------------------------------------
+# --- an interrupt before the checkpoint is opened ------------------------------------------------
 
 
 def test_an_interrupt_while_the_model_loads_says_the_checkpoint_was_kept(tmp_path, monkeypatch, source, model):
@@ -594,8 +594,8 @@ def test_an_interrupt_while_the_model_loads_says_the_checkpoint_was_kept(tmp_pat
 
 
 def test_a_long_output_name_resumes_as_it_runs(monkeypatch, source, model, reference, tmp_path):
-    """Issue 21 follow-up: every name the file system takes works with --resume too (its checkpoint's
-    names are shortened, the output's never)."""
+    """Every name the file system takes works with --resume too (its checkpoint's names are
+    shortened, the output's never)."""
     out = tmp_path / ("a" * 225 + ".jsonl")  # 231 bytes: the checkpoint's full names would not fit
     interrupted(monkeypatch, "explain", source, "--model", model, *FAST, "-o", out, "--resume")
     assert not out.exists() and len([p for p in tmp_path.iterdir() if "contrastcat-partial" in p.name]) == 2

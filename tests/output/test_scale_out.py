@@ -1,4 +1,4 @@
-"""Issue 11: one explain run split over processes, joined back byte for byte.
+"""One explain run split over processes, joined back byte for byte.
 
 ``explain --shard I/N`` + ``contrastcat merge``, and ``torchrun`` with two CPU
 processes, against a single process; refusals of parts that are not one whole

@@ -1,6 +1,9 @@
 """Input files read strictly: a bad line is one error naming it, or (--on-error skip) a listed skip.
 
-Issue 8, items 6, 7, 8 and 12, and --on-error skip.
+Covered: malformed CSV rows (a row spanning lines is named by its first line), line-separator
+characters inside a text, values that are not strict JSON (NaN, numbers too large or too long,
+deep nesting, lone surrogates, a key given twice), strict JSON written for large ids, standard
+input that is not UTF-8, labels and options in non-ASCII digits, and --on-error skip.
 """
 
 from __future__ import annotations

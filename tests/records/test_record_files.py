@@ -1,6 +1,9 @@
 """Records that evaluate and render cannot use are one line naming file and line; odd ones are counted.
 
-Issue 8, items 9, 10, 11, 18 and 19.
+Covered: token ids and targets the model cannot take, every field checked where it is read,
+records of other weights named on both sides, special-only and duplicate records skipped and
+counted, record text never read as markup, random settings of the wrong type, and data quoted
+in an error kept on one line.
 """
 
 from __future__ import annotations

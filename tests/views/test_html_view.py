@@ -1,4 +1,4 @@
-"""Issue 13: the HTML view (``render --html``), in a real headless Chromium, and the terminal extras.
+"""The HTML view (``render --html``), in a real headless Chromium, and the terminal extras.
 
 The page must load without a console message, show one span per token, and
 show hostile text as text: the inputs below carry a ``<script>`` and an

@@ -1,4 +1,4 @@
-"""Issue 21, item 11: ``render`` shows control and bidi characters from the records as escapes.
+"""``render`` shows control and bidi characters from the records as escapes.
 
 An id like ``\\x1b]0;pwned\\x07\\x1b[2J`` must not set the terminal's title and clear its
 screen; CR, BEL and NUL in a text must not reach the terminal; an unclosed U+202E must not
