@@ -7,15 +7,18 @@ the others ended in raw exceptions."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 
 import h5py
 import pytest
 import torch
+from torch.nn.utils import prune
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 import contrastcat
 from contrastcat.library.schema import content_fingerprint
+from contrastcat.models.loading import weights_fingerprint
 
 from ..helpers import assert_bad_input, assert_one_line_error, invoke
 
@@ -185,3 +188,200 @@ def test_inputs_with_a_pair_field_explained_as_single_texts_say_so(toy_dir, tmp_
     result = invoke("explain", source, "--model", toy_dir / "model", "--method", "attcat", "-o", tmp_path / "o.jsonl")
     assert result.exit_code == 0
     assert result.stderr.count("the inputs have a 'pair' field, but --pair-field is not given") == 1
+
+
+# --- code that is not the library's, wherever it is put --------------------------------------
+# Each of these ran while the records named the weights' fingerprint, the directory model's.
+
+
+class _Negate(torch.nn.Module):
+    """A hook that is a module: torch calls it through Module.__call__ (torch's code), but what runs is this forward."""
+
+    def forward(self, module, inputs, output):
+        return -output
+
+
+class _CallableHook:
+    def __call__(self, module, inputs, output):
+        return -output
+
+
+def test_a_hook_that_is_a_module_or_a_callable_object_is_told_by_the_code_it_runs(toy_dir):
+    import functools
+
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    for hook, shown in ((_Negate(), "_Negate"), (functools.partial(_Negate()), "_Negate"),
+                        (functools.partial(functools.partial(_CallableHook())), "_CallableHook")):
+        handle = model.classifier.register_forward_hook(hook)
+        assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                         "explain: model", "forward hook", shown, "on classifier")
+        assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "forward hook", shown)
+        handle.remove()
+    prune.l1_unstructured(model.classifier, "weight", amount=0.2)  # torch's own hook: fine
+    assert contrastcat.load_model(model, tokenizer)
+
+
+def test_state_dict_hooks_that_forge_the_fingerprint_are_refused(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    fingerprint = contrastcat.load_model(model, tokenizer).fingerprint
+    saved = {key: value.clone() for key, value in model.classifier.state_dict().items()}
+    with torch.no_grad():
+        model.classifier.weight.neg_()
+
+    def forged(module, state, prefix, local_metadata):  # the weights as they were, not those that run
+        state.update({prefix + key: value for key, value in saved.items()})
+
+    handle = model.classifier._register_state_dict_hook(forged)
+    assert weights_fingerprint(model) == fingerprint  # what it forges
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer),
+                     "state_dict hook", "forged", "on classifier", "the fingerprint reads")
+    handle.remove()
+    with torch.no_grad():
+        model.classifier.weight.neg_()
+    classifier = contrastcat.load_model(model, tokenizer)
+    for register in (model.register_state_dict_pre_hook, model.register_load_state_dict_post_hook,
+                     model.register_load_state_dict_pre_hook):
+        handle = register(lambda *arguments: None)
+        assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "state_dict", "<lambda>")
+        handle.remove()
+
+
+def test_a_method_replaced_on_a_library_class_is_refused(toy_dir):
+    import transformers.activations
+    from transformers.models.bert import modeling_bert
+
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    linear = torch.nn.Linear.forward
+
+    def negated(self, x):
+        return -linear(self, x) if self is model.classifier else linear(self, x)
+
+    attention = modeling_bert.BertSelfAttention.forward
+
+    @functools.wraps(attention)  # claims, through __wrapped__, to be transformers' own
+    def halved(self, *args, **kwargs):
+        return (attention(self, *args, **kwargs)[0] * 0.5, *attention(self, *args, **kwargs)[1:])
+
+    gelu = transformers.activations.GELUActivation
+    patches = ((torch.nn.Linear, "forward", negated, "torch.nn.modules.linear.Linear.forward", "negated"),
+               (modeling_bert.BertSelfAttention, "forward", halved, "BertSelfAttention.forward", "halved"),
+               # transformers' own code, but not the class's: QuickGELU computed where GELU is named
+               (gelu, "forward", transformers.activations.QuickGELUActivation.forward, "GELUActivation.forward",
+                "QuickGELUActivation.forward"),
+               (torch.nn.Module, "__getattr__", lambda self, name: None, "Module.__getattr__", "<lambda>"))
+    for owner, attribute, replacement, *fragments in patches:
+        original = vars(owner)[attribute]
+        setattr(owner, attribute, replacement)
+        try:
+            assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                             "explain: model", *fragments, "put the class's own back")
+        finally:
+            setattr(owner, attribute, original)
+    assert contrastcat.explain(classifier, TEXTS, method="attcat")
+
+
+def test_a_function_replaced_in_a_library_module_is_refused(toy_dir):
+    from transformers.models.bert import modeling_bert
+
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    attention, linear = modeling_bert.eager_attention_forward, torch.nn.functional.linear
+
+    def sharper(module, query, key, value, attention_mask, scaling=None, **kwargs):
+        return attention(module, query, key, value, attention_mask, scaling=(scaling or 1.0) * 4, **kwargs)
+
+    for namespace, attribute, replacement, shown in (
+            (modeling_bert, "eager_attention_forward", sharper, "sharper"),
+            (torch.nn.functional, "linear", lambda x, w, b=None: -linear(x, w, b), "<lambda>")):
+        original = getattr(namespace, attribute)
+        setattr(namespace, attribute, replacement)
+        try:
+            assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                             f"{namespace.__name__}.{attribute} is not the library's own", shown)
+        finally:
+            setattr(namespace, attribute, original)
+    assert contrastcat.explain(classifier, TEXTS, method="attcat")
+
+
+def test_call_machinery_replaced_on_a_module_instance_is_refused(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    head = model.classifier
+    call = head._call_impl
+    for attribute, value, fragment in (("_call_impl", lambda *a, **k: -call(*a, **k), "has its _call_impl replaced"),
+                                       ("_wrapped_call_impl", lambda *a, **k: -call(*a, **k), "_wrapped_call_impl"),
+                                       ("_compiled_call_impl", lambda *a, **k: -call(*a, **k), "is compiled")):
+        setattr(head, attribute, value)
+        assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), fragment, "classifier")
+        delattr(head, attribute)
+    # accelerate's device hook lets accelerate's forward replace the instance's; a hook of your own does not
+    head._hf_hook, head.forward = object(), lambda x: -torch.nn.functional.linear(x, head.weight, head.bias)
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "has its forward replaced on classifier")
+    del head._hf_hook, head.forward
+    layers = model.bert.encoder.layer
+    layers[1]._hf_hook, layers[1].forward = object(), layers[0].forward  # layer 0's weights where layer 1's belong
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "has its forward replaced on bert.encoder.layer.1")
+    del layers[1]._hf_hook, layers[1].forward
+    head.forward = head.forward  # the class's own, bound to the module (as accelerate leaves it): fine
+    assert contrastcat.explain(classifier, TEXTS, method="attcat")
+    del head.forward
+    # a function a library module calls through an attribute (GELUActivation.act)
+    activation = model.bert.encoder.layer[0].intermediate.intermediate_act_fn
+    activation.act = lambda x: torch.relu(x)
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "<lambda> in", "as act on bert.encoder.layer.0.intermediate.intermediate_act_fn")
+    del activation.act
+    activation.act = torch.nn.functional.gelu  # the library's own, as it was
+    assert contrastcat.explain(classifier, TEXTS, method="attcat")
+
+
+class _NegatingLinear(torch.nn.Linear):
+    def forward(self, x):
+        return -super().forward(x)
+
+
+class _Head(torch.nn.Module):
+    def __init__(self, weight, bias):
+        super().__init__()
+        self.weight, self.bias = torch.nn.Parameter(weight), torch.nn.Parameter(bias)
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.weight, self.bias).flip(-1)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+def test_a_class_of_your_own_inside_a_transformers_model_is_refused(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    head = model.classifier
+    head.__class__ = _NegatingLinear
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "classifier (_NegatingLinear) is of a class of your own", "replaces forward")
+    head.__class__ = torch.nn.Linear
+    model.classifier = _Head(head.weight.detach(), head.bias.detach())  # the same weights, the same names
+    assert weights_fingerprint(model) == classifier.fingerprint
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "classifier (_Head) is of a class of your own")
+    model.classifier, dropout = head, model.dropout
+    model.dropout = torch.jit.script(torch.nn.Identity())  # compiled from code of anyone's
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "dropout is compiled with torch.jit")
+    model.dropout = dropout
+    model_class = type(model)
+
+    class Negated(model_class):
+        def forward(self, *args, **kwargs):
+            output = super().forward(*args, **kwargs)
+            output.logits = -output.logits
+            return output
+
+    class Described(model_class):  # adds a method of its own, replaces none: what runs is the library's
+        def describe(self):
+            return "mine"
+
+    model.__class__ = Negated
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "the model itself (Negated)", "replaces forward")
+    model.__class__ = Described
+    assert contrastcat.explain(contrastcat.load_model(model, tokenizer), TEXTS, method="attcat")
