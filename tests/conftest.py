@@ -8,6 +8,13 @@ import os
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Under pytest-xdist each worker is a process of its own: torch's threads share the cores among
+# them rather than each worker taking every core (oversubscribed, all of them run slower). Set
+# before torch is imported, and inherited by the CLI processes tests start, so a run in the test
+# process and one in a child use the same thread count (the last bits of a backward pass depend on it).
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 
 import pytest
 import torch
