@@ -7,8 +7,10 @@ real tokens' positions (and so their values) unchanged.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 import torch
@@ -117,10 +119,14 @@ def tokenize(
 # Texts up to this many characters (or 64 per token the model reads, if more) are tokenised
 # whole, as the tokenizer alone would; longer ones by prefix and pieces (``_prefix``, ``_count``).
 LONG_TEXT = 100_000
-# Pieces the tokens past a long text's cut are counted in: bounded memory per piece.
+# Pieces the tokens past a long text's cut are counted in: bounded memory per piece. Read when
+# called (a test may set it smaller), and grown where no cut in a piece is safe (``_spans``).
 COUNT_PIECE = 200_000
-# A prefix is used only if it gives this many tokens more than the model keeps, so the cut at
-# its end, which changes how the word it splits is tokenised, is far from every token kept.
+# A cut between pieces is taken only where the tokenizer, read from two places SYNC characters
+# or more apart, gives the same tokens for SYNC characters after it (``_spans``).
+SYNC = 1_000
+# A prefix ends at a cut that leaves the tokens before it as they are (``_spans``), and is used
+# only if it gives this many tokens more than the model keeps: the tokens kept are far from it.
 PREFIX_MARGIN = 64
 
 
@@ -130,16 +136,20 @@ def _long(text: str, max_length: int) -> bool:
 
 def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0) -> str:
     """``text``, or a prefix of it that tokenises into the same first ``max_length`` tokens: read
-    piece by piece (``_pieces``) until ``PREFIX_MARGIN`` tokens more than that, and ``at_least``,
-    are seen (a text of few, long tokens may need all of it)."""
+    piece by piece (``_spans``, each cut leaving the tokens before it as the whole text has them)
+    until ``PREFIX_MARGIN`` tokens more than that, and ``at_least``, are seen (a text of few,
+    long tokens may need all of it)."""
     if not _long(text, max_length):
         return text
     seen = 0
     step = 16 * max_length + 4096  # a few times what the model reads: the prefix grows by little
-    for start, end in _pieces(text, first=step, rest=step):
-        seen += _tokens_in(tokenizer, text[start:end])
-        if seen >= max(max_length + PREFIX_MARGIN, at_least):
-            return text[:end]
+    try:
+        for _, end, tokens in _spans(tokenizer, text, first=step, rest=step, clean=True):
+            seen += tokens
+            if seen >= max(max_length + PREFIX_MARGIN, at_least):
+                return text[:end]
+    except _Unsynced:
+        pass
     return text
 
 
@@ -164,25 +174,127 @@ def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int)
     return counted
 
 
-def _pieces(text: str, first: int = COUNT_PIECE, rest: int = COUNT_PIECE) -> Iterator[tuple[int, int]]:
-    """``text`` as consecutive pieces (start, end) of about ``first``, then ``rest``,
-    characters, each cut before a space that follows a word: the word stays whole and the space
-    begins the next piece, as tokenizers that split at white space split it (WordPiece at any,
-    byte-level BPE and Metaspace before a space that starts a word, which they join to it). Where
-    the second half of a piece has no such space, it is cut at its length."""
-    start, size = 0, first
+class _Unsynced(Exception):
+    """A piece did not begin with the tokens its cut was taken for (``_spans``): the caller
+    reads the text whole instead."""
+
+
+def _spans(
+    tokenizer, text: str, first: int | None = None, rest: int | None = None, clean: bool = False
+) -> Iterator[tuple[int, int, int]]:
+    """``text`` as consecutive pieces (start, end, tokens) of about ``first``, then ``rest``,
+    characters (``COUNT_PIECE``, read when called, where not given), each with the number of
+    the whole text's tokens (no special tokens) it holds: they sum to what the tokenizer gives
+    the whole text, and no more than a piece is tokenised at once.
+
+    A piece is tokenised from ``SYNC`` characters before its start to ``3 * SYNC`` past its
+    nominal end, and cut in its second half between two of its tokens, before white space (any
+    kind) where it can be. The cut is taken only where the tokens read as the next piece reads
+    them, from ``SYNC`` characters before it, are the piece's own, ids and offsets, for ``SYNC``
+    characters after it: two readings begun apart have met, and the next piece goes on with the
+    whole text's tokens. That holds for any tokenizer whose tokens at a place depend on less than
+    ``SYNC`` characters around it, however it splits words (at any white space, at none, with a
+    space marker before each text): a cut inside a word whose tokens it changes, or that adds a
+    marker, is refused. With ``clean``, the tokens before the cut, read up to it, must be the
+    piece's own as well (a prefix ending there gives the whole text's tokens). A piece with no
+    safe cut grows (doubles), up to the whole text, rather than be cut where a count could be
+    wrong. Should a piece not begin with the tokens its cut was taken for, ``_Unsynced``."""
+    size = max(2, COUNT_PIECE if first is None else first)
+    step = max(2, COUNT_PIECE if rest is None else rest)
+    start, expected = 0, ()
     while start < len(text):
-        end = start + size
-        if end >= len(text):
-            end = len(text)
-        else:
-            half = start + size // 2
-            space = text.rfind(" ", half, end)
-            while space > half and text[space - 1].isspace():
-                space = text.rfind(" ", half, space)
-            end = space if space > half else end
-        yield start, end
-        start, size = end, rest
+        low = max(0, start - SYNC)
+        while True:
+            high = min(len(text), start + size + 3 * SYNC)
+            ids = offsets = None  # one piece held at a time
+            ids, offsets = _encode(tokenizer, text, low, high)
+            begin = _boundary(offsets, low, start)
+            if begin is None or (start and _within(ids, offsets, low, start, start + SYNC) != expected):
+                raise _Unsynced(f"the tokens after character {start} changed with what precedes them")
+            if high == len(text):
+                yield start, high, len(ids) - begin
+                return
+            cut = _cut(tokenizer, text, ids, offsets, low, start + size // 2, start + size, clean)
+            if cut is not None:
+                break
+            size *= 2  # no safe cut: a larger piece, rather than a count that may be wrong
+        end, index, expected = cut
+        yield start, end, index - begin
+        start, size = end, step
+
+
+def _encode(tokenizer, text: str, low: int, high: int) -> tuple[list[int], _Offsets]:
+    """Ids and offsets (into ``text[low:high]``) of ``text[low:high]``, no special tokens."""
+    encoded = tokenizer(
+        text[low:high], add_special_tokens=False, return_attention_mask=False, return_token_type_ids=False,
+        verbose=False,
+    )
+    return encoded["input_ids"], _Offsets(encoded)
+
+
+class _Offsets(Sequence):
+    """A fast tokenizer's offsets, read one token at a time: only those near a piece's ends are
+    read, and a list of them all would cost more than the ids (a tuple per token)."""
+
+    def __init__(self, encoded) -> None:
+        self._encoded, self._length = encoded, len(encoded["input_ids"])
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: int) -> tuple[int, int]:
+        if not 0 <= index < self._length:
+            raise IndexError(index)
+        return tuple(self._encoded.token_to_chars(index))
+
+
+def _boundary(offsets, low: int, at: int) -> int | None:
+    """The index of the first token that begins at or after ``at`` (in the whole text; the
+    offsets are from ``low``), if the token before it ends by ``at``; None if one spans it."""
+    index = bisect_left(offsets, at - low, key=itemgetter(0))
+    if index and offsets[index - 1][1] > at - low:
+        return None
+    return index
+
+
+def _within(ids, offsets, low: int, begin: int, end: int) -> tuple[tuple[int, int, int], ...]:
+    """Id, start and end (in the whole text) of the tokens that begin from ``begin`` to before ``end``."""
+    first = bisect_left(offsets, begin - low, key=itemgetter(0))
+    stop = bisect_left(offsets, end - low, lo=first, key=itemgetter(0))
+    return tuple((ids[i], offsets[i][0] + low, offsets[i][1] + low) for i in range(first, stop))
+
+
+def _cut(tokenizer, text: str, ids, offsets, low: int, first: int, last: int, clean: bool,
+         tries: int = 8, scan: int = 4096) -> tuple[int, int, tuple] | None:
+    """A safe cut from ``first`` to ``last`` (see ``_spans``) in a piece's tokens (``offsets``
+    from ``low``), tried from ``last`` back: before white space first, then anywhere between
+    two tokens. Returns the cut, the index of the first token after it, and the tokens the next
+    piece must begin with; None if no cut tried is safe."""
+    spaced, other = [], []
+    final = bisect_right(offsets, last - low, key=itemgetter(0)) - 1  # the last token to begin by `last`
+    for token in range(final, max(0, final - scan), -1):
+        before, begin = offsets[token - 1][1] + low, offsets[token][0] + low
+        if begin < first or len(spaced) >= tries:
+            break
+        at = max(before, first)  # where the gap between two tokens begins
+        if at <= min(begin, last):
+            (spaced if text[at].isspace() else other).append(at)
+    for at in spaced + other[:tries]:
+        index = _boundary(offsets, low, at)
+        expected = () if index is None else _within(ids, offsets, low, at, at + SYNC)
+        if not expected:
+            continue
+        after = max(0, at - SYNC)  # where the next piece is read from
+        near, near_offsets = _encode(tokenizer, text, after, at + 2 * SYNC)
+        if _boundary(near_offsets, after, at) is None or _within(near, near_offsets, after, at, at + SYNC) != expected:
+            continue
+        if clean:  # the tokens before the cut, read up to it, are the piece's own
+            before = max(0, at - 2 * SYNC)
+            near, near_offsets = _encode(tokenizer, text, before, at)
+            if _within(near, near_offsets, before, at - SYNC, at) != _within(ids, offsets, low, at - SYNC, at):
+                continue
+        return at, index, expected
+    return None
 
 
 def _tokens_in(tokenizer, piece: str) -> int:
@@ -190,11 +302,12 @@ def _tokens_in(tokenizer, piece: str) -> int:
 
 
 def _count(tokenizer, text: str) -> int:
-    """The tokens ``text`` gives without special tokens, counted piece by piece (``_pieces``) so
-    no more than a piece is ever held: exact where the tokenizer splits words at white space
-    first; one that prepends a space marker to every piece (a legacy SentencePiece normaliser)
-    may count one more per piece."""
-    return sum(_tokens_in(tokenizer, text[start:end]) for start, end in _pieces(text))
+    """The tokens ``text`` gives without special tokens, counted piece by piece (``_spans``) so
+    no more than a piece is ever held."""
+    try:
+        return sum(tokens for _, _, tokens in _spans(tokenizer, text))
+    except _Unsynced:
+        return _tokens_in(tokenizer, text)
 
 
 def _dropped(tokenizer, texts, second, kept_ids, max_length: int, counted: dict[int, int]) -> list[int]:
