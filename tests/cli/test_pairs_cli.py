@@ -87,6 +87,16 @@ def test_pair_field_problems_are_one_line(pair_models, pair_runs, tmp_path):
     assert not (tmp_path / "out.jsonl").exists()
     single = invoke("explain", root / "inputs.jsonl", "--text-field", "premise", "--refs", work / "refs.h5",
                     "--refs-used", "10", "-o", tmp_path / "out.jsonl")
+    # The inputs hold their pairs, the flag was forgotten: the warning says which flag (the
+    # refusal alone would send the user to rebuild the library), then the one refusal.
+    warning, error = single.stderr.splitlines()
+    assert single.exit_code == 2 and warning.startswith("warning: ") and "pass --pair-field hypothesis" in warning
+    assert error.startswith("error: ") and "references are sentence pairs, the inputs single texts" in error
+    paired_away = tmp_path / "singles.jsonl"
+    paired_away.write_text("".join(json.dumps({"premise": json.loads(line)["premise"]}) + "\n"
+                                   for line in (root / "inputs.jsonl").read_text().splitlines()))
+    single = invoke("explain", paired_away, "--text-field", "premise", "--refs", work / "refs.h5",
+                    "--refs-used", "10", "-o", tmp_path / "out.jsonl")
     assert_one_line_error(single, "references are sentence pairs, the inputs single texts")
     csv = tmp_path / "in.csv"
     csv.write_text("premise,label\nthe good film,1\n")
