@@ -64,7 +64,15 @@ def _attribute_path(root: nn.Module, dotted: str) -> nn.Module | None:
 
 
 def _base_model(model: nn.Module) -> nn.Module:
-    return getattr(model, getattr(model, "base_model_prefix", ""), None) or model
+    prefix = getattr(model, "base_model_prefix", "")
+    base = getattr(model, prefix, None) or model
+    # A wrapper that passes attribute lookups on to what it holds (peft's PeftModel → LoraModel →
+    # the classifier) can answer the prefix with its own attribute of that name: LoraModel.model
+    # is the whole classifier where the prefix is "model" (Llama, Qwen2, Mistral). One step more.
+    inner = getattr(base, prefix, None) if base is not model and prefix else None
+    if isinstance(inner, nn.Module) and getattr(base, "base_model_prefix", None) == prefix:
+        base = inner
+    return base
 
 
 def _refuse(model_type: str, why: str) -> BadInput:

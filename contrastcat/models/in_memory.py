@@ -38,6 +38,12 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
         raise BadInput(f"model {name!r} has no weights")
     if parameter.is_meta:
         raise BadInput(f"model {name!r} is on the meta device: its weights are not loaded")
+    packed = next((key for key, value in model.state_dict().items() if not isinstance(value, torch.Tensor)), None)
+    if packed is not None:
+        raise BadInput(
+            f"model {name!r} holds quantized weights ({packed}, e.g. from torch.ao.quantization.quantize_dynamic): "
+            "contrastcat takes gradients through float weights; pass the model before quantizing it"
+        )
     if hasattr(model, "_orig_mod"):
         raise BadInput(
             f"model {name!r} is compiled (torch.compile): contrastcat's passes hook into the model's layers, "
@@ -416,6 +422,13 @@ def _check_instance(module: torch.nn.Module, where: str, lead: str, code: _Code)
         shadowed = inspect.getattr_static(type(module), key, None)
         if isinstance(value, types.MethodType) and value.__self__ is module and value.__func__ is shadowed:
             continue  # the class's own, bound to this module (accelerate puts it back so when its hook goes)
+        if key == "forward" and _mixed_precision_wrapper(value):
+            raise BadInput(
+                f"{lead} has accelerate's mixed-precision wrapper on the forward of {where} (left by "
+                "Trainer(bf16=True/fp16=True) or Accelerator(mixed_precision=...)): it runs the model under autocast, "
+                "which its fingerprint does not name; pass accelerator.unwrap_model(model, keep_fp32_wrapper=False) "
+                "(or del model.forward) and load the model again"
+            )
         if key in ("forward", "__call__", "_call_impl", "_wrapped_call_impl") or isinstance(
                 shadowed, (types.FunctionType, staticmethod, classmethod, functools.partialmethod)):
             raise BadInput(
@@ -430,6 +443,16 @@ def _check_instance(module: torch.nn.Module, where: str, lead: str, code: _Code)
                     "what it computes without changing its weights, which is all its fingerprint names; put the "
                     "library's back and load the model again"
                 )
+
+
+def _mixed_precision_wrapper(forward) -> bool:
+    """accelerate's autocast wrapper around a model's own forward (``ConvertOutputsToFp32``, put
+    on the instance by ``Accelerator.prepare`` under mixed precision), told by its code's place."""
+    function = getattr(forward, "__func__", forward)
+    code = getattr(function, "__code__", None)
+    accelerate = _places(("accelerate",))
+    return bool(accelerate) and code is not None and _real(code.co_filename).startswith(accelerate) and (
+        "autocast" in code.co_name or type(getattr(function, "__wrapped__", None)).__name__ == "ConvertOutputsToFp32")
 
 
 def _accelerate_hooked(module: torch.nn.Module, state: dict, code: _Code) -> bool:

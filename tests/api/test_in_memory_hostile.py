@@ -385,3 +385,36 @@ def test_a_class_of_your_own_inside_a_transformers_model_is_refused(toy_dir):
     assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), "the model itself (Negated)", "replaces forward")
     model.__class__ = Described
     assert contrastcat.explain(contrastcat.load_model(model, tokenizer), TEXTS, method="attcat")
+
+
+def test_quantized_weights_are_one_line_not_a_traceback(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    assert_bad_input(lambda: contrastcat.load_model(quantized, tokenizer), "holds quantized weights")
+
+
+class _PassesOn(torch.nn.Module):
+    """What peft's PeftModel and LoraModel do: lookups they cannot answer are passed on to the
+    model held as ``model`` — the very name Llama's classifier keeps its base model under."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.model, name)
+
+    def forward(self, *args, **kwargs):
+        return self.model(*args, **kwargs)
+
+
+def test_a_wrapper_that_passes_lookups_on_finds_a_decoders_layers():
+    from contrastcat.testing import tiny
+
+    model, tokenizer = tiny.build("llama", init_range=0.5)
+    plain = contrastcat.explain(contrastcat.load_model(model, tokenizer), TEXTS, method="attcat")
+    wrapped = contrastcat.explain(contrastcat.load_model(_PassesOn(model), tokenizer), TEXTS, method="attcat")
+    assert [r.scores for r in wrapped] == [r.scores for r in plain]
