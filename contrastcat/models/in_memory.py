@@ -37,7 +37,10 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
     if parameter is None:
         raise BadInput(f"model {name!r} has no weights")
     if parameter.is_meta:
-        raise BadInput(f"model {name!r} is on the meta device: its weights are not loaded")
+        raise BadInput(
+            f"model {name!r} has its weights on the meta device (not loaded, or offloaded by accelerate's "
+            "cpu_offload or a disk device_map): contrastcat reads and hashes them; load the model into memory whole"
+        )
     packed = next((key for key, value in model.state_dict().items() if not isinstance(value, torch.Tensor)), None)
     if packed is not None:
         raise BadInput(
