@@ -384,8 +384,7 @@ def check_no_hooks(model: torch.nn.Module, name: str, function: str = "") -> Non
              for hook in getattr(module, kind, {}).values()]
     found += [("every module (a global hook)", kind, hook) for kind in _FORWARD_HOOKS
               for hook in getattr(torch.nn.modules.module, f"_global{kind}", {}).values()]
-    own = _package_folders() if found else ()  # looked up only where there is a hook to place
-    code = _Code(own)
+    code = _Code(_package_folders())
     for where, kind, hook in found:
         if code.foreign(hook) is None:
             continue
@@ -396,7 +395,6 @@ def check_no_hooks(model: torch.nn.Module, name: str, function: str = "") -> Non
             f"{lead} has a {_HOOK_KINDS[kind]} ({_shown(hook)}) on {where or 'the model itself'}: a hook can change "
             f"{what}; remove it (handle.remove()) and load the model again"
         )
-    code = _Code(_package_folders())
     for where, module in modules:
         _check_instance(module, where or "the model itself", lead, code)
     _check_module_classes(model, modules, lead, code)
@@ -452,10 +450,15 @@ def _mixed_precision_wrapper(forward) -> bool:
     """accelerate's autocast wrapper around a model's own forward (``ConvertOutputsToFp32``, put
     on the instance by ``Accelerator.prepare`` under mixed precision), told by its code's place."""
     function = getattr(forward, "__func__", forward)
+    return _in_accelerate(function) and ("autocast" in function.__code__.co_name or type(
+        getattr(function, "__wrapped__", None)).__name__ == "ConvertOutputsToFp32")
+
+
+def _in_accelerate(function) -> bool:
+    """Whether a function's code is in accelerate's folders (never where accelerate is not installed)."""
     code = getattr(function, "__code__", None)
     accelerate = _places(("accelerate",))
-    return bool(accelerate) and code is not None and _real(code.co_filename).startswith(accelerate) and (
-        "autocast" in code.co_name or type(getattr(function, "__wrapped__", None)).__name__ == "ConvertOutputsToFp32")
+    return bool(accelerate) and code is not None and _real(code.co_filename).startswith(accelerate)
 
 
 def _accelerate_hooked(module: torch.nn.Module, state: dict, code: _Code) -> bool:
@@ -464,11 +467,9 @@ def _accelerate_hooked(module: torch.nn.Module, state: dict, code: _Code) -> boo
     code. Anything else in ``forward`` (a hook object of the caller's, another module's forward
     under a ``_hf_hook`` set by hand) is a forward replaced."""
     forward, old, hook = state.get("forward"), state.get("_old_forward"), state.get("_hf_hook")
-    accelerate = _places(("accelerate",))
-    if hook is None or not accelerate or not isinstance(forward, functools.partial) or forward.keywords:
+    if hook is None or not isinstance(forward, functools.partial) or forward.keywords:
         return False
-    function = getattr(forward.func, "__code__", None)
-    return (function is not None and _real(function.co_filename).startswith(accelerate)
+    return (_in_accelerate(forward.func)
             and len(forward.args) == 1 and forward.args[0] is module
             and isinstance(old, types.MethodType) and old.__self__ is module
             and old.__func__ is inspect.getattr_static(type(module), "forward", None)

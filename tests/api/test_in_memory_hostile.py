@@ -272,14 +272,20 @@ def test_a_method_replaced_on_a_library_class_is_refused(toy_dir):
                 "QuickGELUActivation.forward"),
                (torch.nn.Module, "__getattr__", lambda self, name: None, "Module.__getattr__", "<lambda>"))
     for owner, attribute, replacement, *fragments in patches:
-        original = vars(owner)[attribute]
-        setattr(owner, attribute, replacement)
-        try:
-            assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
-                             "explain: model", *fragments, "put the class's own back")
-        finally:
-            setattr(owner, attribute, original)
+        _refused_while_patched(classifier, owner, attribute, replacement,
+                               "explain: model", *fragments, "put the class's own back")
     assert contrastcat.explain(classifier, TEXTS, method="attcat")
+
+
+def _refused_while_patched(classifier, owner, attribute, replacement, *fragments):
+    """With ``owner.attribute`` (a class's or a module's) replaced, explain is refused naming
+    ``fragments``; the original is put back whatever happens."""
+    original = vars(owner)[attribute]
+    setattr(owner, attribute, replacement)
+    try:
+        assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), *fragments)
+    finally:
+        setattr(owner, attribute, original)
 
 
 def test_a_function_replaced_in_a_library_module_is_refused(toy_dir):
@@ -295,13 +301,8 @@ def test_a_function_replaced_in_a_library_module_is_refused(toy_dir):
     for namespace, attribute, replacement, shown in (
             (modeling_bert, "eager_attention_forward", sharper, "sharper"),
             (torch.nn.functional, "linear", lambda x, w, b=None: -linear(x, w, b), "<lambda>")):
-        original = getattr(namespace, attribute)
-        setattr(namespace, attribute, replacement)
-        try:
-            assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
-                             f"{namespace.__name__}.{attribute} is not the library's own", shown)
-        finally:
-            setattr(namespace, attribute, original)
+        _refused_while_patched(classifier, namespace, attribute, replacement,
+                               f"{namespace.__name__}.{attribute} is not the library's own", shown)
     assert contrastcat.explain(classifier, TEXTS, method="attcat")
 
 
