@@ -1,14 +1,16 @@
 """Peak memory of explain, evaluate and render against the length of one input line.
 
-    python benchmarks/long_line_memory.py [--lengths 1e3,1e4,1e5,1e6,1e7] [--largest 1e8]
+    python benchmarks/long_line_memory.py [--lengths 1e3,1e4,1e5,1e6,1e7,1.6e7,1e8]
 
 One JSONL line whose text has the given number of characters (toy words), explained by a
 tiny planted-keyword BERT (64 positions) with attcat, then evaluated and rendered, each
 command a child process of its own: printed is each one's peak resident memory (the child's
 ru_maxrss) and time, and the ratio to the shortest line. The model reads at most 64
-tokens, so past a few thousand characters memory should grow only by the line itself (read,
-parsed, and written back in the record's text), not by the tokens of the whole text (about
-300 bytes per character when the whole text was tokenised).
+tokens, so memory should grow only by the line itself (read, parsed, and written back in the
+record's text), not by the tokens of the whole text (about 300 bytes per character when the
+whole text was tokenised), and a line longer than $CONTRASTCAT_MAX_LINE_MIB (16 MiB unless
+set) is refused (exit 2) after being read past in small pieces: the longest line the run
+takes bounds its memory.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 import torch
 from streaming_memory import peak_rss
 
+from contrastcat.io.lines import LINE_LIMIT_ENV, line_limit
 from contrastcat.testing import toy
 
 
@@ -51,10 +54,10 @@ def cpu_line() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--lengths", default="1e3,1e4,1e5,1e6,1e7")
-    parser.add_argument("--largest", type=float, default=None, help="one more length, e.g. 1e8 (minutes)")
+    parser.add_argument("--lengths", default="1e3,1e4,1e5,1e6,1e7,1.6e7,1e8")
     args = parser.parse_args()
-    lengths = [int(float(x)) for x in args.lengths.split(",")] + ([int(args.largest)] if args.largest else [])
+    lengths = [int(float(x)) for x in args.lengths.split(",")]
+    limit = line_limit()
     import sys
 
     exe = [sys.executable, "-m", "contrastcat_cli"]
@@ -63,26 +66,37 @@ def main() -> None:
         folder = Path(name)
         toy.save_toy_model(folder / "model", toy.make_examples(2000, seed=1), seed=0)
         rows = {}
+
+        def explain(source: Path, records: Path) -> list[str]:
+            return [*exe, "explain", str(source), "--model", str(folder / "model"), "--method", "attcat", "-q",
+                    "-o", str(records)]
+
         for length in lengths:
             source = folder / f"in{length}.jsonl"
             write_line(source, length)
             records = folder / f"attr{length}.jsonl"
-            rows[length] = {
-                "explain": peak_rss([*exe, "explain", str(source), "--model", str(folder / "model"), "--method", "attcat", "-q", "-o", str(records)]),
-                "evaluate": peak_rss([*exe, "evaluate", str(records), "--order", "morf", "-q",
-                                      "-o", str(folder / f"report{length}.json")]),
-                "render": peak_rss([*exe, "render", str(records), "--color", "never", "-o", str(folder / "r.txt")]),
-            }
+            if source.stat().st_size - 1 > limit:  # refused: nothing for evaluate or render to read
+                rows[length] = {"explain": peak_rss(explain(source, records), exit_code=2)}
+            else:
+                rows[length] = {
+                    "explain": peak_rss(explain(source, records)),
+                    "evaluate": peak_rss([*exe, "evaluate", str(records), "--order", "morf", "-q",
+                                          "-o", str(folder / f"report{length}.json")]),
+                    "render": peak_rss([*exe, "render", str(records), "--color", "never", "-o", str(folder / "r.txt")]),
+                }
             source.unlink()
-        print("peak resident memory in MiB (seconds), one input line of N characters, tiny BERT reading 64 tokens")
+        print("peak resident memory in MiB (seconds), one input line of N characters, tiny BERT reading 64 tokens;")
+        print(f"lines over {limit >> 20} MiB (${LINE_LIMIT_ENV}) are refused")
         print(f"  {'characters':>12} " + " ".join(f"{c:>16}" for c in ("explain", "evaluate", "render")))
         for length, row in rows.items():
-            cells = " ".join(f"{mib:>8.0f} ({s:>5.1f} s)" for mib, s in row.values())
-            print(f"  {length:>12,} {cells}")
+            cells = [f"{mib:>8.0f} ({s:>5.1f} s)" for mib, s in row.values()]
+            if len(row) == 1:
+                cells += ["refused (exit 2)", ""]
+            print(f"  {length:>12,} " + " ".join(f"{cell:>16}" for cell in cells))
         first = rows[lengths[0]]
-        last = rows[lengths[-1]]
-        ratios = " ".join(f"{last[c][0] / first[c][0]:>16.2f}" for c in first)
-        print(f"  {'ratio':>12} {ratios}   (longest / shortest line)")
+        most = {command: max(row[command][0] for row in rows.values() if command in row) for command in first}
+        ratios = " ".join(f"{most[c] / first[c][0]:>16.2f}" for c in first)
+        print(f"  {'ratio':>12} {ratios}   (largest peak / shortest line's)")
 
 
 if __name__ == "__main__":

@@ -24,14 +24,14 @@ from pathlib import Path
 from contrastcat.testing import toy
 
 
-def peak_rss(command: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
-    """(peak RSS in MiB, seconds) of one child process."""
+def peak_rss(command: list[str], stdout=subprocess.DEVNULL, exit_code: int = 0) -> tuple[float, float]:
+    """(peak RSS in MiB, seconds) of one child process, which must end with ``exit_code``."""
     environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, env=environment)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+    if os.waitstatus_to_exitcode(status) != exit_code:
         raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read().decode()}")
     return usage.ru_maxrss / 1024, seconds
 

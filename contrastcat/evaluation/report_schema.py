@@ -9,6 +9,7 @@ import math
 from ..deletion.perturb import PERTURBATIONS
 from ..errors import BadInput
 from ..io import jsonl
+from ..io.lines import LINE_LIMIT_ENV, RECORD_LINES, line_limit
 from .comparison import METRICS
 from .curves import ORDERS, STEP_GRIDS, TARGETS
 from .scalars import SCALAR_KEYS
@@ -19,9 +20,16 @@ REPORT_SCHEMA_VERSION = 2  # 1: the reports of contrastcat before 0.5, which had
 
 def read_baseline(path: str) -> dict:
     """A report written by ``evaluate -o`` (schema version 2), or one line saying why not."""
+    limit = line_limit(RECORD_LINES)  # a report is read whole: bounded as a record line is
     try:
-        with open(path, encoding="utf-8") as stream:
-            text = stream.read()
+        with open(path, "rb") as stream:
+            raw = stream.read(limit + 1)
+        if len(raw) > limit:
+            raise BadInput(
+                f"{path}: not a JSON report (larger than {limit >> 20} MiB, {RECORD_LINES} × ${LINE_LIMIT_ENV}: "
+                "far more than any report evaluate writes)"
+            )
+        text = raw.decode("utf-8")
     except OSError as error:
         raise BadInput(f"{path}: cannot read the baseline report ({error.strerror or error})") from None
     except UnicodeDecodeError as error:

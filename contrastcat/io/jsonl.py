@@ -13,11 +13,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 # Legal in JSON strings, but str.splitlines() and some editors end a line there.
 LINE_BREAKING = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+_LINE_BREAKING = re.compile("[\u0085\u2028\u2029]")
+# A lone surrogate is the one thing a Python string can hold that UTF-8 cannot; searched for
+# rather than encoded, which would copy a long text once more only to throw the copy away.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A blank line as a line reader hands it over: spaces and tabs, then a line end (CR LF, LF or CR).
+_BLANK = re.compile("[ \t]*\r?\n?")
 
 
 class NotStrictJSON(ValueError):
@@ -67,11 +74,7 @@ def parse(raw: str) -> Any:
 def first_invalid_string(value: Any, where: str = "a string") -> str | None:
     """Where ``value`` holds a string that cannot be written as UTF-8 (a lone surrogate), or None."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return where
-        return None
+        return where if _SURROGATE.search(value) else None
     if isinstance(value, dict):
         for key, item in value.items():
             found = first_invalid_string(key, "a key") or first_invalid_string(item, f"field {key!r}")
@@ -86,13 +89,14 @@ def first_invalid_string(value: Any, where: str = "a string") -> str | None:
 
 
 def lines(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    """Of (number, line with its end) pairs, the non-blank lines without their ends (a CRLF's CR goes too)."""
+    """Of (number, line with its end) pairs, the non-blank lines. Their ends are kept (JSON reads
+    them as white space): stripping them would copy every line, and a long one costs its size again."""
     for number, raw in numbered:
-        raw = raw.removesuffix("\n").removesuffix("\r")
-        if raw.strip(" \t"):  # JSON's own whitespace only: other blanks are content
+        if not _BLANK.fullmatch(raw):  # JSON's own whitespace only: other blanks are content
             yield number, raw
 
 
 def dumps(value: Any) -> str:
     """One line of strict JSON that any JSON Lines reader accepts."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False).translate(LINE_BREAKING)
+    line = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return line.translate(LINE_BREAKING) if _LINE_BREAKING.search(line) else line

@@ -5,6 +5,12 @@ must not write anything when a later line is bad reads its input twice: once
 to check every line, then to do the work. A file is simply opened again;
 standard input cannot be, so the checking pass copies it to an anonymous
 temporary file (gone when the process ends) that the second pass reads.
+
+A line is read only up to a limit (``LINE_LIMIT_ENV``, in MiB): the tool keeps a
+text whole in its record, so memory grows with the longest line, and an
+unbounded line (a 100 MB text, a file with no line ends) would take the
+machine's memory before any check could refuse it. A longer line is passed on
+as :class:`Overlong`, read past in small pieces, never held.
 """
 
 from __future__ import annotations
@@ -14,36 +20,74 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..errors import BadInput
 from .files import STDIO
 
 BOM = b"\xef\xbb\xbf"
+LINE_LIMIT_ENV = "CONTRASTCAT_MAX_LINE_MIB"
+DEFAULT_LINE_MIB = 16  # an input line; a record line may be RECORD_LINES times longer
+# A record carries its text (and pair) JSON-escaped, which can take up to six bytes for one
+# (a control character as \u0001), beside its tokens, offsets and scores.
+RECORD_LINES = 8
+_DRAIN = 1 << 20  # the piece in which an overlong line is read past
+
+
+def line_limit(times: int = 1) -> int:
+    """The longest line, in bytes, a reader takes: ``$CONTRASTCAT_MAX_LINE_MIB`` (default 16)
+    MiB, ``times`` over."""
+    given = os.environ.get(LINE_LIMIT_ENV, "")
+    if given == "":
+        mib = DEFAULT_LINE_MIB
+    elif given.isascii() and given.isdigit() and 0 < len(given) < 7 and int(given) > 0:
+        mib = int(given)
+    else:
+        raise BadInput(f"${LINE_LIMIT_ENV} must be a whole number of MiB from 1 to 999999, got {given!r}")
+    return mib * times << 20
+
+
+@dataclass(frozen=True)
+class Overlong:
+    """A line longer than the reader's limit, read past without being held."""
+
+    limit: int  # bytes
+
+    @property
+    def problem(self) -> str:
+        base = line_limit()
+        times = f" ({self.limit // base} × ${LINE_LIMIT_ENV})" if self.limit > base else ""
+        return (
+            f"a line longer than {self.limit >> 20} MiB{times}; lines are limited because each text is "
+            f"kept whole in its record (set ${LINE_LIMIT_ENV}, now {base >> 20} MiB, higher to read it)"
+        )
 
 
 class LineSource:
     """The lines of ``path`` (``-``: standard input) as (1-based number, text without its end)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, limit: int | None = None) -> None:
         self.path = path
+        self.limit = line_limit() if limit is None else limit
         self.name = "<stdin>" if path == STDIO else path
         self._copy: BinaryIO | None = None  # standard input, kept by a first pass for a second
         self._consumed = False
 
-    def raw_lines(self, keep: bool = False) -> Iterator[tuple[int, bytes]]:
-        """(number, bytes with the line end) of every line, a leading BOM dropped (it would
-        hide the first CSV column). ``keep``: an input that can be
-        read only once (standard input, a pipe, a FIFO, ``<(…)``) is kept so that it can be
-        read again."""
+    def lines(self, keep: bool = False, errors: str = "strict") -> Iterator[tuple[int, str | Overlong]]:
+        """(number, text with its end) of every line, a leading BOM dropped (it would hide the
+        first CSV column); a line longer than the limit is an :class:`Overlong`. The bytes are
+        UTF-8, or (``errors="surrogateescape"``) become lone surrogates where they are not, for
+        the caller to refuse with its own location. ``keep``: an input that can be read only
+        once (standard input, a pipe, a FIFO, ``<(…)``) is kept so that it can be read again."""
         if self._copy is not None:
             self._copy.seek(0)
-            yield from self._numbered(self._copy)
+            yield from self._numbered(self._copy, errors)
             return
         if self.path != STDIO and self._regular():
             handle = self._open_file()
             with handle:
-                yield from self._numbered(handle)
+                yield from self._numbered(handle, errors)
             return
         if self._consumed:
             raise RuntimeError(f"{self.name} was read once without keeping it")  # a bug, not bad input
@@ -51,10 +95,7 @@ class LineSource:
         copy = tempfile.TemporaryFile() if keep else None
         handle = sys.stdin.buffer if self.path == STDIO else self._open_file()
         try:
-            for number, raw in self._numbered(handle):
-                if copy is not None:
-                    copy.write(raw)
-                yield number, raw
+            yield from self._numbered(handle, errors, copy)
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
@@ -70,12 +111,11 @@ class LineSource:
             return True  # opening it says what is wrong, in one line
 
     def text_lines(self, keep: bool = False) -> Iterator[tuple[int, str]]:
-        """(number, text with its end) of every line, which must be UTF-8."""
-        for number, raw in self.raw_lines(keep):
-            try:
-                yield number, raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise BadInput(f"{self.name}:{number}: not UTF-8 text (byte {error.start} of the line)") from None
+        """(number, text with its end) of every line, which must be UTF-8 and within the limit."""
+        for number, line in self.lines(keep):
+            if isinstance(line, Overlong):
+                raise BadInput(f"{self.name}:{number}: {line.problem}")
+            yield number, line
 
     def _open_file(self) -> BinaryIO:
         try:
@@ -87,16 +127,50 @@ class LineSource:
         except OSError as error:
             raise BadInput(f"{self.path}: cannot read ({error.strerror})") from None
 
-    def _numbered(self, handle: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    def _numbered(
+        self, handle: BinaryIO, errors: str, copy: BinaryIO | None = None
+    ) -> Iterator[tuple[int, str | Overlong]]:
+        number = 0
         try:
-            for number, raw in enumerate(handle, start=1):
-                yield number, raw[len(BOM) :] if number == 1 and raw.startswith(BOM) else raw
+            # A line's bytes live only inside _next_line: a generator holds what it yields
+            # until asked for more, and a long line's bytes beside its text would double it.
+            while line := self._next_line(handle, number + 1, errors, copy):
+                number += 1
+                yield number, line
         except IsADirectoryError:
             raise BadInput(f"{self.path}: is a directory, expected a file") from None
         except OSError as error:
             raise BadInput(f"{self.name}: cannot read ({error.strerror})") from None
 
+    def _next_line(self, handle: BinaryIO, number: int, errors: str, copy: BinaryIO | None) -> str | Overlong:
+        """Line ``number`` decoded ("" at the end of the input), and written to ``copy`` if given."""
+        raw = read_line(handle, self.limit, BOM if number == 1 else b"")
+        if copy is not None:  # an overlong line is kept as one just over the limit
+            copy.write(raw if isinstance(raw, bytes) else b" " * (self.limit + 1) + b"\n")
+        if isinstance(raw, Overlong):
+            return raw
+        try:
+            return raw.decode("utf-8", errors)
+        except UnicodeDecodeError as error:
+            raise BadInput(f"{self.name}:{number}: not UTF-8 text (byte {error.start} of the line)") from None
+
     def close(self) -> None:
         if self._copy is not None:
             self._copy.close()
             self._copy = None
+
+
+def read_line(handle: BinaryIO, limit: int, prefix: bytes = b"") -> bytes | Overlong:
+    """The next line of ``handle`` with its end (b"" at the end of the input), ``prefix`` dropped
+    where it starts the line; an :class:`Overlong` where the line without its end is longer than
+    ``limit`` bytes, read past in small pieces so that it is never held."""
+    raw = handle.readline(limit + len(prefix) + 1)
+    if prefix and raw.startswith(prefix):
+        raw = raw[len(prefix) :]
+    ended = raw.endswith(b"\n")
+    if len(raw) - ended <= limit:
+        return raw
+    del raw
+    while not ended and (piece := handle.readline(_DRAIN)):
+        ended = piece.endswith(b"\n")
+    return Overlong(limit)

@@ -26,7 +26,7 @@ from typing import Any
 from .. import arguments
 from ..errors import BadInput, ContrastCatWarning, located
 from ..io import jsonl
-from ..io.lines import LineSource
+from ..io.lines import LineSource, Overlong, line_limit
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def _text(obj: dict, field: str, what: str) -> str:
     text = obj[field]
     if not isinstance(text, str):
         raise _RowProblem(f"field {field!r} is not a string")
-    if not text.strip():
+    if not text or text.isspace():  # not strip(): it would copy a long text to look at it
         raise _RowProblem(f"field {field!r} is empty")
     return text
 
@@ -159,31 +159,36 @@ class InputFile:
             more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
             raise BadInput(located(name, None, f"no input rows{more}"))
 
-    def _decoded(self, keep: bool) -> Iterator[tuple[int, str]]:
+    def _decoded(self, keep: bool) -> Iterator[tuple[int, str | Overlong]]:
         """Lines with their ends. Bytes that are not UTF-8 become lone surrogates here, so the
         row they belong to (a CSV row may span lines) is refused whole, never spliced."""
-        for number, raw in self.source.raw_lines(keep):
-            yield number, raw.decode("utf-8", errors="surrogateescape")
+        return self.source.lines(keep, errors="surrogateescape")
 
     def close(self) -> None:
         self.source.close()
 
 
-def _input_format(path: str, first_line: str) -> str:
+def _input_format(path: str, first_line: str | Overlong) -> str:
     lowered = path.lower()
     if lowered.endswith(".csv"):
         return "csv"
     if lowered.endswith((".jsonl", ".ndjson", ".json")):
         return "jsonl"
+    if isinstance(first_line, Overlong):
+        return "jsonl"  # no CSV header is that long; the JSON reader names the line
     first = first_line.lstrip()[:1]
     return "jsonl" if first in ("{", "") else "csv"
 
 
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of a byte that is not UTF-8
+
+
 def _not_utf8(text: str) -> str | None:
     """Where a decoded line holds bytes that are not UTF-8 (see InputFile._decoded), or None."""
-    at = next((i for i, c in enumerate(text) if "\udc80" <= c <= "\udcff"), None)
-    if at is None:
+    found = _ESCAPED_BYTE.search(text)
+    if found is None:
         return None
+    at = found.start()
     return f"not UTF-8 text (byte {len(text[:at].encode('utf-8', 'surrogateescape'))} of the line)"
 
 
@@ -192,6 +197,9 @@ def _bare_cr_split(lines) -> Iterator[tuple[int, str]]:
     allow; such pieces are numbered as lines of their own."""
     extra = 0
     for number, raw in lines:
+        if isinstance(raw, Overlong):
+            yield number + extra, raw
+            continue
         pieces = re.split(r"(?<=\r)(?!\n)", raw) if "\r" in raw else [raw]
         for piece in pieces:
             if piece:
@@ -200,8 +208,17 @@ def _bare_cr_split(lines) -> Iterator[tuple[int, str]]:
         extra -= 1
 
 
+def _within_limit(lines, bad) -> Iterator[tuple[int, str]]:
+    """The lines, an overlong one reported as bad (and so skippable: JSON Lines rows are lines)."""
+    for number, raw in lines:
+        if isinstance(raw, Overlong):
+            bad(number, raw.problem)
+        else:
+            yield number, raw
+
+
 def _jsonl_objects(lines, bad) -> Iterator[tuple[int, dict]]:
-    for number, raw in jsonl.lines(lines):
+    for number, raw in jsonl.lines(_within_limit(lines, bad)):
         problem = _not_utf8(raw)
         if problem:
             bad(number, problem)
@@ -224,14 +241,17 @@ def _csv_objects(
 
     def text():
         for number, raw in lines:
+            if isinstance(raw, Overlong):  # never skippable: where its rows end cannot be known
+                raise BadInput(located(name, number, raw.problem))
             taken[len(taken) + dropped[0]] = number
             yield raw
 
     dropped = [0]
     # strict: a stray quote is an error, not a field that silently swallows the lines after it.
     reader = csv.reader(text(), strict=True)
+    limit = line_limit()
     try:
-        header = next(reader)
+        header = _next_row(reader, limit)
     except StopIteration:
         raise BadInput(located(name, None, "empty CSV file (no header)")) from None
     except csv.Error as error:
@@ -250,7 +270,7 @@ def _csv_objects(
             del taken[old]
             dropped[0] += 1
         try:
-            values = next(reader)
+            values = _next_row(reader, limit)
         except StopIteration:
             break
         except csv.Error as error:
@@ -274,6 +294,16 @@ def _csv_objects(
         if obj.get(label_field) == "":
             obj[label_field] = None
         yield start, obj
+
+
+def _next_row(reader, limit: int) -> list[str]:
+    """The csv reader's next row, a field as long as a line may be (the csv module's own limit,
+    131,072 characters, is process-wide and far below a JSON Lines text's: set for this read only)."""
+    before = csv.field_size_limit(limit)
+    try:
+        return next(reader)
+    finally:
+        csv.field_size_limit(before)
 
 
 def read_inputs(

@@ -17,7 +17,7 @@ from .. import arguments
 from ..errors import BadInput
 from ..io import jsonl
 from ..io.files import atomic_text_output
-from ..io.lines import LineSource
+from ..io.lines import RECORD_LINES, LineSource, line_limit
 from .markup import notebook_html
 from .token_spans import check_tokens_at_offsets, spans_of_tokens
 
@@ -279,7 +279,7 @@ class RecordFile:
     """The records of a JSONL file (``-``: standard input), read as a stream."""
 
     def __init__(self, path: str) -> None:
-        self.source = LineSource(path)
+        self.source = LineSource(path, line_limit(RECORD_LINES))
         self.checked: int | None = None
 
     @property

@@ -1,0 +1,176 @@
+"""Lines are read up to a limit ($CONTRASTCAT_MAX_LINE_MIB): memory is bounded on any input.
+
+A record keeps its text whole, so the longest line sets the memory a run needs; a line past
+the limit is refused in one line naming file and line (skipped under --on-error skip, where the
+input is JSON Lines), and is read past in small pieces, never held. Covered: the boundary
+byte for byte, a BOM, the last line without its end, standard input read twice, the memory an
+overlong line costs (tracemalloc), CSV fields longer than the csv module's own limit, record
+files, part files and baseline reports, and the variable's own checks.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tracemalloc
+
+import pytest
+
+from contrastcat.errors import BadInput
+from contrastcat.io import jsonl
+from contrastcat.io.lines import LINE_LIMIT_ENV, LineSource, Overlong, line_limit, read_line
+from contrastcat.records.inputs import InputFile
+
+from ..helpers import assert_one_line_error, invoke
+
+MIB = 1 << 20
+
+
+def test_the_boundary_byte_for_byte():
+    # A line of `limit` bytes (its end not counted) is read; one more byte is refused, with or
+    # without a line end, and the line after an overlong one is read whole and in its place.
+    stream = io.BytesIO(b"abcd\n" + b"abcde\n" + b"abcd" + b"\r\n" + b"ok\n" + b"abcdefgh")
+    got = []
+    while raw := read_line(stream, 4):
+        got.append(raw)
+    assert got == [b"abcd\n", Overlong(4), Overlong(4), b"ok\n", Overlong(4)]  # CR counts: it is content
+
+
+def test_a_bom_is_not_counted_against_the_first_line():
+    stream = io.BytesIO(b"\xef\xbb\xbfabcd\nabcd\n")
+    assert read_line(stream, 4, b"\xef\xbb\xbf") == b"abcd\n"
+    assert read_line(stream, 4) == b"abcd\n"
+
+
+def test_an_overlong_line_is_never_held(tmp_path):
+    # 40 MiB on one line, limit 1 MiB: reading past it must cost the limit, not the line.
+    path = tmp_path / "in.jsonl"
+    with path.open("wb") as stream:
+        stream.write(b'{"text": "')
+        for _ in range(40):
+            stream.write(b"x" * MIB)
+        stream.write(b'"}\n{"text": "short"}\n')
+    tracemalloc.start()
+    try:
+        lines = list(LineSource(str(path), limit=MIB).lines())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines == [(1, Overlong(MIB)), (2, '{"text": "short"}\n')]
+    assert peak < 4 * MIB, f"peak {peak / MIB:.1f} MiB reading past a 40 MiB line"
+
+
+@pytest.fixture()
+def small_limit(monkeypatch):
+    monkeypatch.setenv(LINE_LIMIT_ENV, "1")
+
+
+def long_text_file(tmp_path, name="in.jsonl"):
+    path = tmp_path / name
+    rows = [{"id": 1, "text": "good film"}, {"id": 2, "text": "word " * 300_000}, {"id": 3, "text": "bad film"}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_an_overlong_input_line_is_refused_or_skipped(tmp_path, small_limit):
+    source = InputFile(str(long_text_file(tmp_path)))
+    with pytest.raises(BadInput, match=rf"in.jsonl:2: a line longer than 1 MiB; .*\${LINE_LIMIT_ENV}, now 1 MiB"):
+        source.check()
+    skipped: list[str] = []
+    rows = list(InputFile(str(long_text_file(tmp_path))).rows(skipped))
+    assert [(row.line, row.text) for row in rows] == [(1, "good film"), (3, "bad film")]
+    assert len(skipped) == 1 and skipped[0].startswith(f"{tmp_path / 'in.jsonl'}:2: a line longer than 1 MiB")
+
+
+def test_standard_input_read_twice_refuses_the_same_line(tmp_path, refs, small_limit):
+    source = long_text_file(tmp_path)
+    result = invoke("explain", "-", "--refs", refs, "-o", tmp_path / "out.jsonl", "-q", "--method", "random",
+                    stdin=source.read_text())
+    assert_one_line_error(result, "<stdin>:2: a line longer than 1 MiB")
+    assert not (tmp_path / "out.jsonl").exists()
+    result = invoke("explain", "-", "--refs", refs, "-o", tmp_path / "out.jsonl", "-q", "--method", "random",
+                    "--on-error", "skip", stdin=source.read_text())
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["id"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [1, 3]
+
+
+@pytest.fixture()
+def refs(toy_library):
+    return toy_library.path
+
+
+def test_csv_fields_are_as_long_as_a_line_may_be(tmp_path):
+    # The csv module refuses fields over 131,072 characters by default (a process-wide setting):
+    # a CSV text as long as a JSON Lines one is read, and the setting is left as it was.
+    before = csv.field_size_limit()
+    path = tmp_path / "in.csv"
+    path.write_text("id,text\n1,good film\n2," + "y" * 300_000 + "\n")
+    rows = list(InputFile(str(path)).rows())
+    assert [len(row.text) for row in rows] == [9, 300_000]
+    assert csv.field_size_limit() == before
+
+
+def test_an_overlong_csv_line_stops_even_a_skipping_run(tmp_path, small_limit):
+    # Where a CSV row ends cannot be known without reading the line: never skipped.
+    path = tmp_path / "in.csv"
+    path.write_text("id,text\n1,good film\n2," + "y" * (MIB + 1) + "\n3,bad film\n")
+    with pytest.raises(BadInput, match=r"in.csv:3: a line longer than 1 MiB"):
+        list(InputFile(str(path)).rows([]))
+
+
+def test_record_lines_may_be_eight_times_longer(tmp_path, records_line, small_limit):
+    fits, over = tmp_path / "fits.jsonl", tmp_path / "over.jsonl"
+    record = json.loads(records_line)
+    record["text"] = record["text"] + " " * (7 * MIB)  # offsets still inside the text
+    fits.write_text(json.dumps(record) + "\n")
+    record["text"] += " " * (2 * MIB)
+    over.write_text(json.dumps(record) + "\n")
+    assert invoke("render", fits, "--color", "never").exit_code == 0
+    result = invoke("render", over, "--color", "never")
+    assert_one_line_error(result, f"over.jsonl:1: a line longer than 8 MiB (8 × ${LINE_LIMIT_ENV})")
+
+
+@pytest.fixture()
+def records_line(tmp_path, refs, toy_dir):
+    out = tmp_path / "attr.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "--method", "random", "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    return out.read_text().splitlines()[0]
+
+
+def test_part_files_and_reports_are_bounded_too(tmp_path, records_line, small_limit):
+    part = tmp_path / "part.jsonl"
+    part.write_bytes(b"x" * (8 * MIB + 1) + b"\n")
+    assert_one_line_error(invoke("merge", part, "-o", tmp_path / "all.jsonl"), "part.jsonl:1: a line longer than 8 MiB")
+    report = tmp_path / "report.json"
+    report.write_bytes(b" " * (8 * MIB + 1))
+    (tmp_path / "attr.jsonl").write_text(records_line + "\n")
+    result = invoke("evaluate", tmp_path / "attr.jsonl", "--baseline", report)
+    assert_one_line_error(result, "report.json: not a JSON report (larger than 8 MiB")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "lots", "1" * 7, "٣"])
+def test_the_variable_is_checked(monkeypatch, value):
+    monkeypatch.setenv(LINE_LIMIT_ENV, value)
+    with pytest.raises(BadInput, match=rf"\${LINE_LIMIT_ENV} must be a whole number of MiB .* got"):
+        line_limit()
+
+
+def test_the_default_and_a_raised_limit(monkeypatch):
+    monkeypatch.delenv(LINE_LIMIT_ENV, raising=False)
+    assert line_limit() == 16 * MIB and line_limit(8) == 128 * MIB
+    monkeypatch.setenv(LINE_LIMIT_ENV, "64")
+    assert line_limit() == 64 * MIB
+
+
+@pytest.mark.parametrize(
+    "line, blank",
+    [(" \t\n", True), ("\r\n", True), (" \r", True), ("", True), ("\r\r\n", False), ("\u00a0\n", False), ("{}\r\n", False)],
+)
+def test_blank_lines_are_what_they_were(line, blank):
+    # Line ends are no longer cut off before parsing (a copy of every line); what counts as
+    # blank is unchanged: spaces and tabs before one line end.
+    assert (list(jsonl.lines([(1, line)])) == []) == blank
+    if not blank and line.startswith("{"):
+        assert jsonl.parse(line) == {}
