@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable
 
 from ..errors import BadInput, ContrastCatWarning
-from ..io.files import check_output_path
+from ..io.files import check_output_path, is_standard_output
 from ..models.loading import check_max_length
 from ..models.resolve import load_classifier, model_location
 from .build import BuildReport, BuildSettings, Progress, build_library
@@ -36,8 +36,8 @@ def build_refs(
 ) -> BuildReport:
     """Load ``model``, scan ``data`` (None: the alias's own), write the library to ``output``
     (None: ``./refs.h5``, replaced only when it holds a library of the same model)."""
-    if output == "-":
-        raise BadInput("-o -: a library is an HDF5 file and cannot go to standard output")
+    if is_standard_output(output):
+        raise BadInput(f"-o {output}: a library is an HDF5 file and cannot go to standard output")
     chosen = output is None  # the default file: replaced only if it holds this model's library
     output = DEFAULT_LIBRARY if chosen else output
     check_output_path(output, [data, model_location(model)])

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput, ContrastCatError, PeerFailed
-from ..io.files import STDIO
+from ..io.files import is_standard_output
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,8 @@ def parts_folder(output: str, world: World) -> Path:
     so the finished output is one rename away); a temporary folder when it goes to stdout."""
     made = None
     if world.leader:
-        where = Path(tempfile.gettempdir()) if output == STDIO else Path(output).resolve().parent
-        made = tempfile.mkdtemp(prefix=f".{Path(output).name if output != STDIO else 'stdout'}.parts-", dir=where)
+        where = Path(tempfile.gettempdir()) if is_standard_output(output) else Path(output).resolve().parent
+        made = tempfile.mkdtemp(prefix=f".{Path(output).name if not is_standard_output(output) else 'stdout'}.parts-", dir=where)
     return Path(broadcast(made, world))
 
 

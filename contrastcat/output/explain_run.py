@@ -26,7 +26,7 @@ from ..attribution.pipeline import (
 )
 from ..attribution.pipeline import explain as explain_rows
 from ..errors import BadInput, ContrastCatWarning, Interrupted
-from ..io.files import check_output_path
+from ..io.files import check_output_path, is_standard_output
 from ..library import BuildSettings, RefLibrary
 from ..library.defaults import DEFAULT_LIBRARY, cached_library, unnamed_sources
 from ..methods import build_methods, parse_method_list
@@ -143,7 +143,7 @@ def _check_mode(job: ExplainJob) -> tuple[World | None, Shard | None]:
         raise BadInput("under torchrun every process reads the inputs: give a file, not - (standard input)")
     if job.resume and (part is not None or world is not None):
         raise BadInput("`resume` cannot be combined with `shard` or torchrun: rerun the failed shard instead")
-    if job.resume and job.output == "-":
+    if job.resume and is_standard_output(job.output):
         raise BadInput("`resume` needs `output`: standard output cannot be continued")
     return world, part
 

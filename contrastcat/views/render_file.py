@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ..errors import BadInput
 from ..evaluation.gates import parse_pair
-from ..io.files import atomic_text_output
+from ..io.files import atomic_text_output, is_standard_output
 from ..records.record import RecordFile
 from ..records.variants import MethodLabels
 from .html_page import html_page
@@ -76,11 +76,11 @@ def render_file(job: RenderJob) -> RenderRun:
     if job.html is not None:
         with atomic_text_output(job.html, [job.attributions]) as stream:
             stream.write(html_page(records, f"contrastcat: {source.name}", job.words, job.rescale, labels.label))
-        return RenderRun(None if job.html == "-" else job.html, iter(()))
+        return RenderRun(None if is_standard_output(job.html) else job.html, iter(()))
     if job.output is not None:
         with atomic_text_output(job.output, [job.attributions]) as stream:
             write_blocks(_blocks(records, labels, job), stream, job.color)
-        return RenderRun(None if job.output == "-" else job.output, iter(()))
+        return RenderRun(None if is_standard_output(job.output) else job.output, iter(()))
     return RenderRun(None, _blocks(records, labels, job))
 
 
