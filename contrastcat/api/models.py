@@ -87,7 +87,12 @@ def _borrow(model, tokenizer, device, dtype, name) -> Classifier:
             raise BadInput("load_model: a pipeline brings its own tokenizer; pass the pipeline alone")
         model, tokenizer = model.model, model.tokenizer
     if not hasattr(model, "config"):
-        raise BadInput(f"load_model: model is a {type(model).__name__}, not a transformers model (it has no config)")
+        from ..models.in_memory import held_classifier
+
+        raise BadInput(
+            f"load_model: model is a {type(model).__name__}, not a transformers model (it has no config)"
+            f"{held_classifier(model)}"
+        )
     if tokenizer is None:
         raise BadInput("load_model: a model object needs its tokenizer: load_model(model, tokenizer)")
     if name is None:

@@ -110,13 +110,23 @@ def _check_head(model: torch.nn.Module, name: str, device: torch.device) -> None
         )
 
 
+def held_classifier(model: torch.nn.Module) -> str:
+    """Where a wrapper of the caller's holds a transformers model, said so: passing that is the fix."""
+    if not isinstance(model, torch.nn.Module):
+        return ""
+    for where, module in model.named_modules():
+        if where and callable(getattr(module, "get_input_embeddings", None)) and hasattr(module, "config"):
+            return f"; yours holds one at .{where}: pass that (model.{where})"
+    return ""
+
+
 def _check_vocabulary_fits(model: torch.nn.Module, tokenizer, name: str, function: str = "") -> None:
     try:
         rows = int(model.get_input_embeddings().num_embeddings)
     except (AttributeError, NotImplementedError, TypeError):
         raise BadInput(
             f"{function + ': ' if function else ''}model {name!r} ({type(model).__name__}) has no input embeddings "
-            "(get_input_embeddings): contrastcat needs a transformers classifier"
+            f"(get_input_embeddings): contrastcat needs a transformers classifier{held_classifier(model)}"
         ) from None
     if len(tokenizer) > rows:
         raise BadInput(
@@ -396,9 +406,29 @@ def check_no_hooks(model: torch.nn.Module, name: str, function: str = "") -> Non
             f"{what}; remove it (handle.remove()) and load the model again"
         )
     for where, module in modules:
+        _check_parametrized(module, where or "the model itself", lead, code)
         _check_instance(module, where or "the model itself", lead, code)
     _check_module_classes(model, modules, lead, code)
     _check_namespaces(modules, lead, code)
+
+
+def _check_parametrized(module: torch.nn.Module, where: str, lead: str, code: _Code) -> None:
+    """A parametrization (torch.nn.utils.parametrize) of the caller's own computes the weight a
+    module uses from the stored one each time it runs: the fingerprint names the stored weight,
+    not what ran. torch's own (weight_norm, spectral_norm, orthogonal) are functions of stored
+    tensors alone, as the old hook-based weight_norm is, and load."""
+    parametrizations = getattr(module, "parametrizations", None)
+    if not isinstance(parametrizations, torch.nn.ModuleDict):
+        return
+    for name, chain in parametrizations.items():
+        own = [step for step in chain if code.foreign(step) is not None]
+        if own:
+            raise BadInput(
+                f"{lead}: {where} has a parametrization of {name!r} ({_shown(own[0])}): the weight it uses is "
+                "computed by your code from the stored one each time it runs, and the fingerprint names only the "
+                f"stored one; bake it in (torch.nn.utils.parametrize.remove_parametrizations(module, {name!r}, "
+                "leave_parametrized=True)) and load the model again"
+            )
 
 
 def _check_instance(module: torch.nn.Module, where: str, lead: str, code: _Code) -> None:

@@ -419,3 +419,46 @@ def test_a_wrapper_that_passes_lookups_on_finds_a_decoders_layers():
     plain = contrastcat.explain(contrastcat.load_model(model, tokenizer), TEXTS, method="attcat")
     wrapped = contrastcat.explain(contrastcat.load_model(_PassesOn(model), tokenizer), TEXTS, method="attcat")
     assert [r.scores for r in wrapped] == [r.scores for r in plain]
+
+
+def test_a_parametrization_of_your_own_is_named_and_torchs_own_load(toy_dir):
+    # A parametrization computes the weight each time the module runs: one of the caller's own is
+    # code the fingerprint cannot name (refused, saying so and how to bake it in); torch's own
+    # weight_norm/spectral_norm are functions of stored tensors, as the hook-based weight_norm is.
+    from torch.nn.utils import parametrizations, parametrize
+
+    class Doubled(torch.nn.Module):
+        def forward(self, weight):
+            return 2 * weight
+
+    model, tokenizer = _loaded(toy_dir)
+    parametrize.register_parametrization(model.bert.encoder.layer[0].output.dense, "weight", Doubled())
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer),
+                     "bert.encoder.layer.0.output.dense has a parametrization of 'weight' (", "Doubled",
+                     "remove_parametrizations(module, 'weight', leave_parametrized=True)")
+    parametrize.remove_parametrizations(model.bert.encoder.layer[0].output.dense, "weight", leave_parametrized=True)
+    doubled = contrastcat.load_model(model, tokenizer)
+    assert doubled.fingerprint != contrastcat.load_model(*_loaded(toy_dir)).fingerprint  # baked in: named
+    for norm in (parametrizations.weight_norm, parametrizations.spectral_norm):
+        model, tokenizer = _loaded(toy_dir)
+        norm(model.bert.encoder.layer[0].output.dense)
+        assert contrastcat.explain(contrastcat.load_model(model, tokenizer), TEXTS[:1], method="attcat")[0].tokens
+
+
+def test_a_wrapper_of_your_own_is_told_where_its_classifier_is(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, **inputs):
+            return self.inner(**inputs)
+
+    assert_bad_input(lambda: contrastcat.load_model(Wrapper(model), tokenizer),
+                     "not a transformers model (it has no config); yours holds one at .inner: pass that (model.inner)")
+    Wrapper.config = model.config  # one that passes for a transformers model, but holds no embeddings itself
+    assert_bad_input(lambda: contrastcat.load_model(Wrapper(model), tokenizer),
+                     "has no input embeddings", "yours holds one at .inner: pass that (model.inner)")
+    assert_bad_input(lambda: contrastcat.load_model(torch.nn.Linear(2, 2), tokenizer), "it has no config)")
