@@ -73,8 +73,10 @@ def tokenize(
     # A tokenizer that truncates on the left keeps a text's last tokens: no prefix can stand for
     # it, so it reads texts whole.
     left = getattr(tokenizer, "truncation_side", "right") == "left"
-    firsts = [text if left else _prefix(tokenizer, text, max_length) for text in texts]
-    seconds = None if second is None else [text if left else _prefix(tokenizer, text, max_length) for text in second]
+    pair = second is not None
+    firsts = [text if left else _prefix(tokenizer, text, max_length, pair=pair) for text in texts]
+    seconds = None if second is None else [text if left else _prefix(tokenizer, text, max_length, pair=True)
+                                           for text in second]
     counted: dict[int, int] = {}  # whole counts of long inputs, read once for the pair check and the drop
     if seconds is not None:
         counted = _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length)
@@ -130,19 +132,27 @@ SYNC = 1_000
 PREFIX_MARGIN = 64
 
 
-def _long(text: str, max_length: int) -> bool:
-    return len(text) > max(LONG_TEXT, 64 * max_length)
+def _long(text: str, max_length: int, pair: bool = False) -> bool:
+    return len(text) > (_pair_step(max_length) if pair else max(LONG_TEXT, 64 * max_length))
 
 
-def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0) -> str:
+def _pair_step(max_length: int) -> int:
+    """Pairs are read by prefix from a few times the model's length on: the tokenizer cuts a pair
+    (``longest_first``) in memory that grows with the product of its texts' lengths (40,000
+    characters each took 4 GB), where a single text's cut grows only with its length."""
+    return 4 * max_length + 1024
+
+
+def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0, pair: bool = False) -> str:
     """``text``, or a prefix of it that tokenises into the same first ``max_length`` tokens: read
     piece by piece (``_spans``, each cut leaving the tokens before it as the whole text has them)
     until ``PREFIX_MARGIN`` tokens more than that, and ``at_least``, are seen (a text of few,
     long tokens may need all of it)."""
-    if not _long(text, max_length):
+    if not _long(text, max_length, pair):
         return text
     seen = 0
-    step = 16 * max_length + 4096  # a few times what the model reads: the prefix grows by little
+    # A few times what the model reads: the prefix grows by little (a pair's, by less).
+    step = _pair_step(max_length) if pair else 16 * max_length + 4096
     try:
         for _, end, tokens in _spans(tokenizer, text, first=step, rest=step, clean=True):
             seen += tokens
@@ -168,9 +178,9 @@ def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int)
         seen = (whole[0] if first is texts[index] else _count(tokenizer, first),
                 whole[1] if other is second[index] else _count(tokenizer, other))
         if whole[0] > whole[1] and seen[0] <= seen[1]:
-            firsts[index] = _prefix(tokenizer, texts[index], max_length, at_least=seen[1] + 1)
+            firsts[index] = _prefix(tokenizer, texts[index], max_length, at_least=seen[1] + 1, pair=True)
         elif whole[0] <= whole[1] and seen[0] > seen[1]:
-            seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0])
+            seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0], pair=True)
     return counted
 
 
@@ -316,8 +326,9 @@ def _dropped(tokenizer, texts, second, kept_ids, max_length: int, counted: dict[
     ``counted`` holds those already counted, without special tokens)."""
     dropped = [0] * len(texts)
     full = [i for i, ids in enumerate(kept_ids) if len(ids) >= max_length]
-    short = [i for i in full if not _long(texts[i], max_length)
-             and (second is None or not _long(second[i], max_length))]
+    pair = second is not None
+    short = [i for i in full if not _long(texts[i], max_length, pair)
+             and (second is None or not _long(second[i], max_length, pair))]
     if short:
         untruncated = tokenizer(
             [texts[i] for i in short], None if second is None else [second[i] for i in short],

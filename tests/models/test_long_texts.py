@@ -159,6 +159,49 @@ class _Watched:
         return getattr(self._tokenizer, name)
 
 
+@pytest.mark.parametrize("lengths", [(300, 400), (1200, 5), (3, 900), (2500, 2600)])
+def test_pairs_past_a_few_times_the_models_length_give_what_the_whole_pair_gives(tokenizer, lengths):
+    """With the real constants: a pair's texts are read by prefix from 4 × max_length + 1,024
+    characters on (a truncating pair call costs memory with the product of the two lengths), and
+    what comes out is still exactly the tokenizer's own cut of the whole pair."""
+    first = [_text(21 + index, words) for index, words in enumerate(lengths[:1] * 2)]
+    second = [_text(31 + index, words) for index, words in enumerate(lengths[1:] * 2)]
+    first[1] = first[1][: len(first[1]) // 3]  # the other text longer, then shorter
+    got = tokenize(tokenizer, first, 64, pairs=second)
+    assert [(t.ids, t.offsets, t.dropped) for t in got] == _plain(tokenizer, first, 64, second)
+
+
+def test_a_pair_of_two_long_texts_costs_little_memory():
+    """Two texts of 40,000 characters each, cut to 64 tokens as a pair, in a process of its own:
+    the tokenizer's own truncating pair call took 4.1 GB for them (and 99,999 + 150,000
+    characters ran out of memory); read by prefix, the peak grows by little."""
+    script = """
+from pathlib import Path
+from contrastcat.models.tokens import tokenize
+from contrastcat.testing import tiny
+
+def kib(field):
+    line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith(field))
+    return int(line.split()[1])
+
+tokenizer = tiny.make_tokenizer("bert")
+tokenize(tokenizer, ["a warm start"], 64, pairs=["and its pair"])
+words = "the film was great and the cast was warm ".split()
+first = " ".join(words[i % 9] for i in range(9_000))
+second = " ".join(words[(i * 7) % 9] for i in range(9_000))
+Path("/proc/self/clear_refs").write_text("5")
+before = kib("VmRSS")
+(got,) = tokenize(tokenizer, [first], 64, pairs=[second])
+grown = (kib("VmHWM") - before) // 1024
+whole = len(tokenizer(first, second, truncation=False, verbose=False)["input_ids"])  # no cut: linear
+print(len(first), len(second), whole - len(got.ids) - got.dropped, len(got.ids), grown)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    first, second, miscounted, kept, grown_mib = map(int, out.stdout.split())
+    assert first > 39_000 and second > 39_000 and kept == 64 and miscounted == 0
+    assert grown_mib < 200, f"peak memory grew by {grown_mib} MiB for a pair of 40,000-character texts"
+
+
 def test_two_long_texts_of_a_pair_are_cut_to_short_prefixes():
     """Which text of a pair is longer must be the same for the prefixes as for the whole texts;
     where it is not, the prefix grows by small steps, not by the counting pieces (a pair call
