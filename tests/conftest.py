@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from pathlib import Path
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
@@ -120,33 +122,72 @@ def full_disk(request, tmp_path, monkeypatch):
     return place
 
 
+# --- built once per run, shared by the pytest-xdist workers ---------------------------------
+
+def shared_folder(tmp_path_factory, name: str, build) -> Path:
+    """A folder that ``build(folder)`` fills, made once per test run and shared by its pytest-xdist
+    workers (pytest-xdist's documented pattern: a file lock in the run's own temporary folder, which
+    the workers' folders sit in). ``name`` must say everything the build depends on (seeds, sizes):
+    the folder is the build's, and tests only read it. A run without xdist builds it in its own folder."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # this run's folder (pytest-N), not one of another run
+    folder = base / f"shared-{name}"
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / ".complete").exists():
+            if folder.exists():
+                shutil.rmtree(folder)  # a build that failed half-way
+            folder.mkdir()
+            build(folder)
+            (folder / ".complete").touch()
+    return folder
+
+
 # --- sentence pairs: the toy pair task (contrastcat.testing.pairs), one model per tokenizer style
+
+PAIR_TRAIN = (2000, 0)  # (examples, seed) of the pair models' training data; the model's seed is 0 too
+PAIR_REFERENCES = (600, 1)
+PAIR_HELD_OUT = (120, 5)
+
+
+def _build_pair_folder(root: Path, style: str) -> None:
+    from contrastcat.library import BuildSettings, SelectionSettings, build_library
+    from contrastcat.models.resolve import load_classifier
+    from contrastcat.testing import pairs
+
+    train = pairs.make_pair_examples(*PAIR_TRAIN)
+    references = pairs.make_pair_examples(*PAIR_REFERENCES)
+    held_out = pairs.make_pair_examples(*PAIR_HELD_OUT)
+    pairs.save_pair_model(root / "model", style, train, seed=0)
+    for name, examples in (("train", references), ("inputs", held_out)):
+        with open(root / f"{name}.jsonl", "w", encoding="utf-8") as stream:
+            for index, e in enumerate(examples):
+                row = {"id": f"{name}-{index}", "premise": e.text, "hypothesis": e.pair, "label": e.label}
+                stream.write(json.dumps(row) + "\n")
+    classifier = load_classifier(str(root / "model"), "cpu")
+    build_library(
+        classifier, [(e.text, e.pair) for e in references], [e.label for e in references], root / "refs.h5",
+        BuildSettings(selection=SelectionSettings(k=30, keep=30, min_tokens=5)), data="toy pairs",
+    )
+
 
 @pytest.fixture(scope="session")
 def pair_models(tmp_path_factory):
     """Per style (bert: token type ids; roberta: none): a trained pair classifier saved as a model
     directory, with its training data and held-out inputs as JSONL (second text in ``hypothesis``)
-    and a 30-reference pair library built from 600 other pairs."""
-    from contrastcat.library import BuildSettings, SelectionSettings, build_library
+    and a 30-reference pair library built from 600 other pairs. Trained and built once per run
+    (``shared_folder``: the xdist workers share the folders, read only); each worker loads its own
+    classifier from them."""
     from contrastcat.models.resolve import load_classifier
     from contrastcat.testing import pairs
 
     found = {}
-    train = pairs.make_pair_examples(2000, seed=0)
-    references = pairs.make_pair_examples(600, seed=1)
-    held_out = pairs.make_pair_examples(120, seed=5)
+    held_out = pairs.make_pair_examples(*PAIR_HELD_OUT)
+    sizes = "-".join(f"{count}s{seed}" for count, seed in (PAIR_TRAIN, PAIR_REFERENCES, PAIR_HELD_OUT))
     for style in PAIR_STYLES:
-        root = tmp_path_factory.mktemp(f"pairs-{style}")
-        pairs.save_pair_model(root / "model", style, train, seed=0)
-        for name, examples in (("train", references), ("inputs", held_out)):
-            with open(root / f"{name}.jsonl", "w", encoding="utf-8") as stream:
-                for index, e in enumerate(examples):
-                    row = {"id": f"{name}-{index}", "premise": e.text, "hypothesis": e.pair, "label": e.label}
-                    stream.write(json.dumps(row) + "\n")
+        root = shared_folder(tmp_path_factory, f"pairs-{style}-{sizes}", lambda folder: _build_pair_folder(folder, style))
         classifier = load_classifier(str(root / "model"), "cpu")
-        build_library(
-            classifier, [(e.text, e.pair) for e in references], [e.label for e in references], root / "refs.h5",
-            BuildSettings(selection=SelectionSettings(k=30, keep=30, min_tokens=5)), data="toy pairs",
-        )
         found[style] = {"root": root, "classifier": classifier, "held_out": held_out}
     return found

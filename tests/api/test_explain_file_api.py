@@ -19,19 +19,20 @@ from contrastcat.testing import toy
 WINDOW = 2 * 8  # batch_size 2, 8 batches a window: 45 inputs make 3 windows, the last one short
 
 
-@pytest.fixture()
-def source(tmp_path):
-    path = tmp_path / "in.jsonl"
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    """The inputs, written once for the module (no test changes them; outputs go to each test's tmp_path)."""
+    path = tmp_path_factory.mktemp("source") / "in.jsonl"
     with open(path, "w") as stream:
         for index, example in enumerate(toy.make_examples(45, seed=61)):
             stream.write(json.dumps({"id": f"x{index}", "text": example.text}) + "\n")
     return path
 
 
-@pytest.fixture()
-def plain(tmp_path, source, toy_library, toy_dir):
-    """One uninterrupted run's output, and what it returned."""
-    output = tmp_path / "plain.jsonl"
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory, source, toy_library, toy_dir):
+    """One uninterrupted run's output, and what it returned: made once, the reference of three tests."""
+    output = tmp_path_factory.mktemp("plain") / "plain.jsonl"
     run = contrastcat.explain_file(source, output, library=toy_library.path, model=toy_dir / "model", batch_size=2)
     return output, run
 
@@ -85,10 +86,13 @@ def test_the_api_and_the_cli_read_a_method_list_alike(tmp_path, source, toy_libr
     by_list = contrastcat.explain(toy_classifier, texts, library=toy_library, method=["contrastcat", "attcat"])
     assert [r.method for r in by_string] == ["contrastcat", "attcat"] * 2
     assert by_string == by_list
+    # Every method on each input: a few inputs read the method list as well as 45 would.
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(source.read_text().splitlines(keepends=True)[:3]))
     run = contrastcat.explain_file(
-        source, tmp_path / "two.jsonl", library=toy_library.path, model=toy_dir / "model", method="all,attcat"
+        few, tmp_path / "two.jsonl", library=toy_library.path, model=toy_dir / "model", method="all,attcat"
     )
-    assert run.per_input == len(METHODS)
+    assert run.per_input == len(METHODS) and run.records == 3 * len(METHODS)
 
 
 def test_bad_lines_are_skipped_and_listed_when_asked(tmp_path, toy_library, toy_dir):

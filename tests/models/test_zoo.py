@@ -7,6 +7,7 @@ code on a few hundred rows and a few steps.
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -26,13 +27,32 @@ def cache_root(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def quick_rt(tmp_path_factory):
-    """One quick build shared by the tests that only read it."""
+def quick_build(tmp_path_factory):
+    """One quick build of minilm-rt, and what its training gave: the files it wrote into its
+    staging folder and the metadata it returned (the rebuild tests below replay them)."""
     root = tmp_path_factory.mktemp("cache")
+    trained = {}
+    original = registry._train
+
+    def recording(spec, staging, *args, **kwargs):
+        metadata = original(spec, staging, *args, **kwargs)
+        trained["files"] = tmp_path_factory.mktemp("trained") / "files"
+        shutil.copytree(staging, trained["files"])
+        trained["metadata"] = json.loads(json.dumps(metadata))
+        return metadata
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(cache.CACHE_ENV, str(root))
+        patch.setattr(registry, "_train", recording)
         prepare("minilm-rt", quick=True)
-    return root
+    assert set(trained) == {"files", "metadata"}  # trained once, recorded
+    return root, trained
+
+
+@pytest.fixture(scope="module")
+def quick_rt(quick_build):
+    """One quick build shared by the tests that only read it."""
+    return quick_build[0]
 
 
 def test_corpora_splits_are_fixed_and_deduplicated():
@@ -74,9 +94,8 @@ def test_reload_uses_the_cache(quick_rt, monkeypatch):
 
 
 @pytest.mark.parametrize("damage", ["metadata", "weights-missing", "weights-altered"])
-def test_corrupt_entry_is_rebuilt(quick_rt, tmp_path, monkeypatch, damage):
-    import shutil
-
+def test_corrupt_entry_is_rebuilt(quick_build, tmp_path, monkeypatch, damage):
+    quick_rt, trained = quick_build
     root = tmp_path / "copy"
     shutil.copytree(quick_rt, root)
     monkeypatch.setenv(cache.CACHE_ENV, str(root))
@@ -93,11 +112,16 @@ def test_corrupt_entry_is_rebuilt(quick_rt, tmp_path, monkeypatch, damage):
         tensors[name] = tensors[name] + 1.0
         save_file(tensors, directory / "model.safetensors", metadata={"format": "pt"})
     calls, notices = [], []
-    original = registry._train
 
-    def counting(*args, **kwargs):
+    # The training is the quick build's (seed 0, deterministic), replayed: its files written into
+    # the staging folder the rebuild gives, its metadata returned. What is under test here is the
+    # cache: the damage found, the training asked for once, the entry installed and loaded
+    # against its recorded weights. The training itself is the quick build's, checked above.
+    def counting(spec, staging, progress, quick, device):
         calls.append(1)
-        return original(*args, **kwargs)
+        assert (spec.name, quick) == ("minilm-rt", True)
+        shutil.copytree(trained["files"], staging, dirs_exist_ok=True)
+        return json.loads(json.dumps(trained["metadata"]))
 
     monkeypatch.setattr(registry, "_train", counting)
     classifier = load_embedded("minilm-rt", torch.device("cpu"), notify=notices.append, quick=True)

@@ -30,32 +30,46 @@ def refs(toy_library):
     return toy_library.path
 
 
-@pytest.fixture()
-def source(tmp_path):
-    path = tmp_path / "in.jsonl"
+def write_source(path):
     with open(path, "w") as stream:
         for index, example in enumerate(toy.make_examples(45, seed=61)):
             stream.write(json.dumps({"id": f"x{index}", "text": example.text}) + "\n")
     return path
 
 
+@pytest.fixture()
+def source(tmp_path):
+    return write_source(tmp_path / "in.jsonl")
+
+
+def explain_part(source, refs, folder, index: int, count: int, *extra):
+    part = folder / f"part{index}.jsonl"
+    result = invoke("explain", source, "--refs", refs, *OPTIONS, *extra, "--shard", f"{index}/{count}", "-o", part)
+    assert result.exit_code == 0, result.output
+    return part
+
+
 def explain_parts(source, refs, folder, count: int, *extra) -> list:
-    parts = []
-    for index in range(count):
-        part = folder / f"part{index}.jsonl"
-        result = invoke("explain", source, "--refs", refs, *OPTIONS, *extra, "--shard", f"{index}/{count}", "-o", part)
-        assert result.exit_code == 0, result.output
-        parts.append(part)
-    return parts
+    return [explain_part(source, refs, folder, index, count, *extra) for index in range(count)]
 
 
-def test_shards_merged_equal_one_run_byte_for_byte(tmp_path, source, refs):
+@pytest.fixture(scope="module")
+def two_parts(tmp_path_factory, toy_library):
+    """The inputs of ``source`` in a folder of their own, and their two parts (``--shard 0/2``
+    and ``1/2``): made once for the module, read (never changed) by the tests that take them."""
+    folder = tmp_path_factory.mktemp("two-parts")
+    given = write_source(folder / "in.jsonl")
+    return given, explain_parts(given, toy_library.path, folder, 2)
+
+
+def test_shards_merged_equal_one_run_byte_for_byte(tmp_path, two_parts, refs):
+    source, two = two_parts
     single = tmp_path / "single.jsonl"
     assert invoke("explain", source, "--refs", refs, *OPTIONS, "-o", single).exit_code == 0
     for count in (2, 5):  # 5 shards of 3 windows: two parts hold no input at all
         folder = tmp_path / f"n{count}"
         folder.mkdir()
-        parts = explain_parts(source, refs, folder, count)
+        parts = two if count == 2 else explain_parts(source, refs, folder, count)
         merged = folder / "merged.jsonl"
         result = invoke("merge", *reversed(parts), "-o", merged)  # any order
         assert result.exit_code == 0, result.output
@@ -74,8 +88,8 @@ def test_shards_of_several_methods_keep_input_major_order(tmp_path, source, refs
     assert merged.stdout == single.read_text()
 
 
-def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, source, refs):
-    parts = explain_parts(source, refs, tmp_path, 2)
+def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, two_parts, refs):
+    source, parts = two_parts
     out = tmp_path / "out.jsonl"
 
     assert_one_line_error(invoke("merge", parts[0], "-o", out), "shard 1/2 is missing")
@@ -83,7 +97,7 @@ def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, source, refs):
 
     other = tmp_path / "other"
     other.mkdir()
-    (_, foreign) = explain_parts(source, refs, other, 2, "--refs-used", "5")
+    foreign = explain_part(source, refs, other, 1, 2, "--refs-used", "5")  # shard 1/2 of another run
     assert_one_line_error(invoke("merge", parts[0], foreign, "-o", out), "from another run", "run differs")
 
     lines = source.read_text().splitlines(keepends=True)
@@ -91,7 +105,7 @@ def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, source, refs):
     changed.write_text("".join(lines[:-1]) + json.dumps({"id": "x44", "text": "another text entirely"}) + "\n")
     folder = tmp_path / "changed"
     folder.mkdir()
-    (_, changed_part) = explain_parts(changed, refs, folder, 2)
+    changed_part = explain_part(changed, refs, folder, 1, 2)  # shard 1/2: it digests every input line, x44's too
     assert_one_line_error(invoke("merge", parts[0], changed_part, "-o", out), "explained other inputs")
 
     cut = tmp_path / "cut.jsonl"
