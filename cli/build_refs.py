@@ -13,6 +13,7 @@ from rich.text import Text
 from contrastcat.api import build_refs as build
 
 from .common import (
+    printing_after,
     BatchOption,
     DeviceOption,
     DtypeOption,
@@ -124,7 +125,8 @@ def build_refs(
             store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size, device=device, dtype=dtype,
             forward_dtype=forward_dtype, progress=progress, notify=notifier(quiet, FLAGS),
         )
-    _summary(report, gamma, as_json, quiet)
+    with printing_after(report.path, "the library"):
+        _summary(report, gamma, as_json, quiet)
 
 
 def _summary(report, gamma: float, as_json: bool, quiet: bool) -> None:

@@ -95,6 +95,19 @@ def _interrupted(output: str | None) -> str:
     return "interrupted; no output was written"
 
 
+@contextlib.contextmanager
+def printing_after(output: str | None, what: str) -> Iterator[None]:
+    """Ctrl-C while tables or a summary print, after ``what`` was written whole to ``output``
+    (None: it was not written): say so, rather than that no output was written."""
+    try:
+        yield
+    except KeyboardInterrupt as interrupt:
+        if output is None or isinstance(interrupt, Interrupted):
+            raise
+        where = "standard output" if api.is_standard_output(output) else output
+        raise Interrupted(f"interrupted while printing; {what} was written whole to {where}") from None
+
+
 def reports_errors(command: Callable) -> Callable:
     """Turn domain errors into one red line and an exit code; never a traceback.
 

@@ -11,6 +11,7 @@ from contrastcat.api import evaluate_file, report_blocks
 from contrastcat.errors import BadInput, GateFailed
 
 from .common import (
+    printing_after,
     BatchOption,
     DeviceOption,
     DtypeOption,
@@ -158,7 +159,8 @@ def evaluate(
         )
     for level, line in run.notes():
         warn(line) if level == "warning" else info(line, quiet)
-    _print(run, as_json, markdown, curves, tables_console(output, quiet, soft_wrap=True))
+    with printing_after(output, "the report"):
+        _print(run, as_json, markdown, curves, tables_console(output, quiet, soft_wrap=True))
     _gates(run.problems)
 
 

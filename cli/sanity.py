@@ -10,6 +10,7 @@ from rich.table import Table
 from contrastcat.api import sanity_blocks, sanity_file
 
 from .common import (
+    printing_after,
     BatchOption,
     DeviceOption,
     DtypeOption,
@@ -69,12 +70,16 @@ def sanity(
             attributions, model, refs, output=output, plot=plot, per_input=per_input, seed=seed, bootstrap=bootstrap,
             ci=ci, batch_size=batch_size, device=device, dtype=dtype, progress=progress, notify=notifier(quiet, FLAGS),
         )
+    with printing_after(output, "the report"):
+        _print(report, document, as_json, tables_console(output, quiet, soft_wrap=True))
+
+
+def _print(report, document: dict, as_json: bool, console) -> None:
     if as_json:
         import json
 
         typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
-    console = tables_console(output, quiet, soft_wrap=True)
     if console is None:
         return
     for block in sanity_blocks(report):

@@ -168,6 +168,15 @@ def adapter_for(model: nn.Module) -> Adapter:
         raise _refuse(model_type, f"its layers are not at {family.layers!r}")
     if not family.shared_layers and len(layers) != expected:
         raise _refuse(model_type, f"{len(layers)} layers at {family.layers!r} but config.num_hidden_layers = {expected}")
+    seen: dict[int, int] = {}
+    for index, layer in enumerate(layers):
+        first = seen.setdefault(id(layer), index)
+        if first != index and not family.shared_layers:
+            # One module twice runs twice: each run is an activation the family's row does not count.
+            raise BadInput(
+                f"layer {index} at {family.layers!r} is the same module as layer {first}: a model that runs one "
+                f"layer twice is not a {model_type!r} model as its family describes it (give each layer its own module)"
+            )
     head = None
     if family.pooling == LAST:
         head = _attribute_path(model, family.head or "")

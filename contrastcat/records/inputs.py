@@ -321,13 +321,21 @@ def read_inputs(
 # The names a sentence pair's second text goes by in common data sets (GLUE, SNLI/MNLI, QQP, the
 # tokenizers' own ``text_pair``): a row with one of them, explained without ``pair_field``, is
 # most likely a pair classifier's input with the option forgotten.
-PAIR_NAMES = ("pair", "text_pair", "hypothesis", "sentence2", "question2")
+PAIR_NAMES = ("pair", "text_pair", "text_b", "text2", "hypothesis", "sentence2", "sentence_b", "question2", "passage")
+_PAIR_KEYS = frozenset(name.replace("_", "") for name in PAIR_NAMES)
+
+
+def _pair_like(key: str) -> bool:
+    """A field name that says "the second text", however it is written (``Hypothesis``, ``text-b``,
+    ``sentence_2``)."""
+    return isinstance(key, str) and re.sub(r"[\s_\-]", "", key).lower() in _PAIR_KEYS
 
 
 def _warn_if_pair_forgotten(where: str, obj: Mapping, fields: tuple[str, str, str]) -> bool:
     """Warn (and say so) where a row holds a second text no one asked to explain: the first
     text alone would be explained, silently, for the pairs the data was meant to be."""
-    name = next((key for key in PAIR_NAMES if key not in fields and isinstance(obj.get(key), str) and obj[key]), None)
+    name = next((key for key, value in obj.items()
+                 if _pair_like(key) and key not in fields and isinstance(value, str) and value), None)
     if name is None:
         return False
     warnings.warn(

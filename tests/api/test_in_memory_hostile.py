@@ -462,3 +462,10 @@ def test_a_wrapper_of_your_own_is_told_where_its_classifier_is(toy_dir):
     assert_bad_input(lambda: contrastcat.load_model(Wrapper(model), tokenizer),
                      "has no input embeddings", "yours holds one at .inner: pass that (model.inner)")
     assert_bad_input(lambda: contrastcat.load_model(torch.nn.Linear(2, 2), tokenizer), "it has no config)")
+
+
+def test_one_layer_module_used_twice_is_refused_at_loading(toy_dir):
+    model, tokenizer = _loaded(toy_dir)
+    model.bert.encoder.layer[1] = model.bert.encoder.layer[0]
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer),
+                     "layer 1 at 'encoder.layer' is the same module as layer 0")

@@ -13,7 +13,8 @@ from contrastcat.errors import ContrastCatWarning
 from contrastcat.records.inputs import read_inputs, rows_from_objects
 
 
-@pytest.mark.parametrize("name", ["pair", "text_pair", "hypothesis", "sentence2", "question2"])
+@pytest.mark.parametrize("name", ["pair", "text_pair", "hypothesis", "sentence2", "question2", "text_b", "passage",
+                                  "Hypothesis", "sentence_2", "Text-Pair", "SENTENCE B"])
 def test_a_second_text_under_any_common_name_is_noticed(tmp_path, name):
     rows = [{"id": 1, "text": "a good film", name: "a fine plot"}, {"id": 2, "text": "a dull night", name: "a wait"}]
     path = tmp_path / "pairs.jsonl"
@@ -35,3 +36,16 @@ def test_no_warning_for_a_null_pair_nor_where_the_pair_is_explained(tmp_path):
         rows_from_objects([{"text": "a good film", "pair": None}])
         assert rows_from_objects([{"text": "a", "hypothesis": "b"}], pair_field="hypothesis")[0].pair == "b"
         assert rows_from_objects([{"hypothesis": "a", "premise": "b"}], text_field="hypothesis")[0].text == "a"
+
+
+def test_a_csv_header_in_another_case_is_noticed(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text("id,Text,Hypothesis\n1,a good film,a fine plot\n")
+    with pytest.warns(ContrastCatWarning, match=r"pairs.csv:2: the inputs have a 'Hypothesis' field"):
+        read_inputs(str(path), text_field="Text")
+
+
+def test_names_that_only_look_alike_are_not_pairs():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows_from_objects([{"text": "a good film", "pairs": "x", "passages": "y", "hypothesis_id": "z", "text3": "w"}])
