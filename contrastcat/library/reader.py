@@ -284,6 +284,10 @@ class RefLibrary:
             raise self._damaged(f"{group.name}/f_c holds {bad}, not a probability from 0 to 1")
         if np.any(flags.view(np.uint8) > 1):
             raise self._damaged(f"{group.name}/below_gamma holds a value that is neither true nor false")
+        classes = len(self.info.label_names)
+        if np.any((labels < 0) | (labels >= classes)):
+            bad = labels[(labels < 0) | (labels >= classes)][0]
+            raise self._damaged(f"{group.name}/label holds {bad}, not a class index from 0 to {classes - 1}")
         return [
             ReferenceEntry(
                 f_c=float(f),

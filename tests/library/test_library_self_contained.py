@@ -268,6 +268,8 @@ def test_an_object_linked_twice_is_refused_and_each_object_is_walked_once(tmp_pa
         (lambda f: f["classes/0/f_c"].__setitem__(0, 1.5), "/classes/0/f_c holds 1.5, not a probability from 0 to 1"),
         (lambda f: _replace(f, "classes/0/f_c", 0.5 + 2j), "/classes/0/f_c holds complex128"),
         (lambda f: _replace(f, "classes/0/label", 1.7), "/classes/0/label holds float64, not integers"),
+        (lambda f: f["classes/0/label"].__setitem__(0, -7), "/classes/0/label holds -7, not a class index from 0 to 2"),
+        (lambda f: f["classes/1/label"].__setitem__(0, 3), "/classes/1/label holds 3, not a class index from 0 to 2"),
         (lambda f: _replace(f, "classes/0/below_gamma", 7), "/classes/0/below_gamma holds int64, not booleans"),
         (lambda f: _replace(f, "classes/0/token_ids", np.array([1.5, 2.5]), h5py.vlen_dtype(np.float64)),
          "/classes/0/token_ids holds variable-length rows of float64"),
