@@ -6,6 +6,7 @@ again before each call, so no record names weights the model no longer has.
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import importlib.util
@@ -64,6 +65,7 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
         )
     _check_vocabulary_fits(model, tokenizer, name)
     check_no_hooks(model, name)
+    check_unsaved_buffers(model, name)
     with eager_eval(model):
         _check_head(model, name, parameter.device)
         adapter = adapter_for(model)
@@ -83,6 +85,7 @@ def check_unchanged(classifier: Classifier, function: str) -> None:
     now = weight_signature(classifier.model)
     if now == classifier.versions:
         return
+    check_unsaved_buffers(classifier.model, classifier.name, function)  # outside the fingerprint
     if weights_fingerprint(classifier.model) == classifier.fingerprint:
         classifier.versions = now  # changed and put back: the same weights, no need to hash them again
         return
@@ -91,6 +94,47 @@ def check_unchanged(classifier: Classifier, function: str) -> None:
         f"{function}: the weights of model {classifier.name!r} changed since it was loaded "
         f"(its records would name the old ones): load it again with {again}"
     )
+
+
+def check_unsaved_buffers(model: torch.nn.Module, name: str, function: str = "") -> None:
+    """Buffers not saved with the weights (``position_ids``, ``token_type_ids``, rotary
+    ``inv_freq``) are left out of the state dict, so out of the fingerprint; the model's own
+    classes make them from the config alone. Each module holding one is made again from the
+    config (its weights left uninitialised) and its buffers compared: one changed in place would
+    change the outputs under the same fingerprint. A module the config alone does not make is
+    not compared."""
+    saved = set(model.state_dict())
+    config = getattr(model, "config", None)
+    for where, module in model.named_modules():
+        unsaved = [(key, value) for key, value in module.named_buffers(recurse=False)
+                   if value is not None and f"{where}.{key}".lstrip(".") not in saved]
+        # Dynamic and long-context rotary embeddings change their own inv_freq with the input's length.
+        if not unsaved or config is None or getattr(module, "rope_type", None) in ("dynamic", "longrope"):
+            continue
+        fresh = _made_again(module, config)
+        for key, value in unsaved:
+            made = None if fresh is None else getattr(fresh, key, None)
+            if not isinstance(made, torch.Tensor):
+                continue
+            if made.shape != value.shape or not torch.equal(made.to(value.dtype), value.detach().cpu()):
+                lead = f"{function + ': ' if function else ''}model {name!r}"
+                raise BadInput(
+                    f"{lead}: its buffer {where}.{key} is not what {type(module).__name__} makes from the config: "
+                    "such a buffer is not saved with the weights, so their fingerprint cannot name it; load the "
+                    "model again (or put the buffer back)"
+                )
+
+
+def _made_again(module: torch.nn.Module, config) -> torch.nn.Module | None:
+    try:  # where transformers 5 keeps it; its weights are not needed, only its buffers
+        from transformers.initialization import no_init_weights
+    except ImportError:
+        no_init_weights = contextlib.nullcontext
+    try:
+        with no_init_weights(), torch.device("cpu"):
+            return type(module)(config)
+    except Exception:  # noqa: BLE001 - a module its config alone does not make: not compared
+        return None
 
 
 def _check_head(model: torch.nn.Module, name: str, device: torch.device) -> None:

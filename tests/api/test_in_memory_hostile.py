@@ -469,3 +469,22 @@ def test_one_layer_module_used_twice_is_refused_at_loading(toy_dir):
     model.bert.encoder.layer[1] = model.bert.encoder.layer[0]
     assert_bad_input(lambda: contrastcat.load_model(model, tokenizer),
                      "layer 1 at 'encoder.layer' is the same module as layer 0")
+
+
+def test_a_buffer_not_saved_with_the_weights_changed_in_place_is_refused(toy_dir):
+    # position_ids is left out of the state dict, so out of the fingerprint: reversed, it moves
+    # every prediction under the directory's fingerprint. Compared with what the embeddings'
+    # class makes from the config, at loading and at the next call.
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = contrastcat.explain(classifier, TEXTS, method="attcat")
+    with torch.no_grad():
+        model.bert.embeddings.position_ids.copy_(model.bert.embeddings.position_ids.flip(-1))
+    fragment = "its buffer bert.embeddings.position_ids is not what BertEmbeddings makes from the config"
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "explain: ", fragment)
+    assert_bad_input(lambda: contrastcat.load_model(model, tokenizer), fragment)
+    with torch.no_grad():
+        model.bert.embeddings.position_ids.copy_(model.bert.embeddings.position_ids.flip(-1))  # put back
+    assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == [r.scores for r in before]
+    half, tokenizer = _loaded(toy_dir)
+    assert contrastcat.load_model(half.to(torch.bfloat16), tokenizer).fingerprint  # cast buffers compare equal
