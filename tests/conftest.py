@@ -27,6 +27,29 @@ from contrastcat.testing import toy
 from . import helpers
 from .helpers import PAIR_STYLES, build_toy_library
 
+
+# The files that take longest (a minute or more of one core each, measured on a 2-core Xeon),
+# run first: `make test` gives pytest-xdist whole files in collection order
+# (--no-loadscope-reorder), so no worker is left with a long file while the other waits. By
+# default xdist would send files with the most tests first, and these have few.
+HEAVY_FIRST = (
+    "tests/cli/test_processes.py",
+    "tests/api/test_in_memory_hostile.py",
+    "tests/models/test_long_texts.py",
+    "tests/api/test_in_memory.py",
+    "tests/output/test_scale_out.py",
+    "tests/methods/test_finds_what_matters_plus.py",
+    "tests/api/test_api_hostile.py",
+    "tests/models/test_family_keywords_gpt2.py",
+    "tests/methods/test_finds_what_matters.py",
+    "tests/api/test_explain_file_api.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: index for index, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: files stay whole
+
 # The planted-keyword task the toy tests and the demo share (see contrastcat.testing.toy).
 TOY_TRAIN_SIZE = 2000
 TOY_SEED = 0
