@@ -157,9 +157,9 @@ def evaluate(
             plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
             progress=progress, notify=notifier(quiet, FLAGS),
         )
-    for level, line in run.notes():
-        warn(line) if level == "warning" else info(line, quiet)
     with printing_after(output, "the report"):
+        for level, line in run.notes():
+            warn(line) if level == "warning" else info(line, quiet)
         _print(run, as_json, markdown, curves, tables_console(output, quiet, soft_wrap=True))
     _gates(run.problems)
 

@@ -22,8 +22,12 @@ def read_baseline(path: str) -> dict:
     """A report written by ``evaluate -o`` (schema version 2), or one line saying why not."""
     limit = line_limit(RECORD_LINES)  # a report is read whole: bounded as a record line is
     try:
-        with open(path, "rb") as stream:
-            raw = stream.read(limit + 1)
+        chunks, size = [], 0
+        with open(path, "rb") as stream:  # in pieces: read(limit + 1) would take the whole limit at once
+            while size <= limit and (piece := stream.read(1 << 20)):
+                chunks.append(piece)
+                size += len(piece)
+        raw = b"".join(chunks)
         if len(raw) > limit:
             raise BadInput(
                 f"{path}: not a JSON report (larger than {limit >> 20} MiB, {RECORD_LINES} × ${LINE_LIMIT_ENV}: "

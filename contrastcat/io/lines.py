@@ -58,10 +58,12 @@ class Overlong:
     def problem(self) -> str:
         base = line_limit()
         times = f" ({self.limit // base} × ${LINE_LIMIT_ENV})" if self.limit > base else ""
-        return (
-            f"a line longer than {self.limit >> 20} MiB{times}; lines are limited because each text is "
-            f"kept whole in its record (set ${LINE_LIMIT_ENV}, now {base >> 20} MiB, higher to read it)"
-        )
+        return f"a line longer than {self.limit >> 20} MiB{times}; {self.advice}"
+
+    @property
+    def advice(self) -> str:
+        return (f"lines are limited because each text is kept whole in its record (set ${LINE_LIMIT_ENV}, "
+                f"now {line_limit() >> 20} MiB, higher to read it)")
 
 
 class LineSource:

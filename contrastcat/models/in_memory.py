@@ -119,9 +119,10 @@ def check_unsaved_buffers(model: torch.nn.Module, name: str, function: str = "")
             if made.shape != value.shape or not torch.equal(made.to(value.dtype), value.detach().cpu()):
                 lead = f"{function + ': ' if function else ''}model {name!r}"
                 raise BadInput(
-                    f"{lead}: its buffer {where}.{key} is not what {type(module).__name__} makes from the config: "
-                    "such a buffer is not saved with the weights, so their fingerprint cannot name it; load the "
-                    "model again (or put the buffer back)"
+                    f"{lead}: its buffer {where}.{key} is not what {type(module).__name__} makes from the config "
+                    "(changed in place, or the config edited after loading): such a buffer is not saved with the "
+                    "weights, so their fingerprint cannot name it; load the model again (or put the buffer or the "
+                    "config back)"
                 )
 
 

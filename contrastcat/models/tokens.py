@@ -137,10 +137,13 @@ def _long(text: str, max_length: int, pair: bool = False) -> bool:
 
 
 def _pair_step(max_length: int) -> int:
-    """Pairs are read by prefix from a few times the model's length on: the tokenizer cuts a pair
-    (``longest_first``) in memory that grows with the product of its texts' lengths (40,000
-    characters each took 4 GB), where a single text's cut grows only with its length."""
-    return 4 * max_length + 1024
+    """A pair's texts are read by prefix once longer, in characters, than the tokens it needs,
+    in pieces as small: the tokenizer cuts a pair (``longest_first``) in memory that grows with
+    the product of its texts' token counts over ``max_length`` (two texts of 40,000 characters
+    took 4 GB; of 4,000 CJK characters at 16 tokens, 5.6 GB), where a single text's cut grows
+    only with its length. A character is at most a few tokens (an emoji, four bytes), so the
+    texts the tokenizer cuts as a pair hold a few times ``max_length`` tokens at most."""
+    return max_length + PREFIX_MARGIN
 
 
 def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0, pair: bool = False) -> str:
@@ -222,8 +225,15 @@ def _spans(
             if begin is None or (start and _within(ids, offsets, low, start, start + SYNC) != expected):
                 raise _Unsynced(f"the tokens after character {start} changed with what precedes them")
             if high == len(text):
-                yield start, high, len(ids) - begin
-                return
+                # Counting takes the rest whole; a prefix (``clean``) is still cut where it can be,
+                # so a text a little longer than a piece is not handed back whole.
+                cut = None
+                if clean and len(text) - start > size:
+                    cut = _cut(tokenizer, text, ids, offsets, low, start + size // 2, start + size, clean)
+                if cut is None:
+                    yield start, high, len(ids) - begin
+                    return
+                break
             cut = _cut(tokenizer, text, ids, offsets, low, start + size // 2, start + size, clean)
             if cut is not None:
                 break

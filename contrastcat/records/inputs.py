@@ -275,6 +275,10 @@ def _csv_objects(
             break
         except csv.Error as error:
             start = taken.get(before, before + 1)  # a quoted field may span lines: where the row starts
+            if "field larger than field limit" in str(error):
+                # Never skippable: the reader stopped inside a quoted field, and the lines after
+                # it would be read as rows of their own (its text, cut into false inputs).
+                raise BadInput(located(name, start, f"a field longer than {limit >> 20} MiB; {Overlong(limit).advice}"))
             if "unexpected end of data" in str(error):
                 bad(start, "a quoted field is never closed (it would swallow the rest of the file)")
             else:

@@ -161,14 +161,35 @@ class _Watched:
 
 @pytest.mark.parametrize("lengths", [(300, 400), (1200, 5), (3, 900), (2500, 2600)])
 def test_pairs_past_a_few_times_the_models_length_give_what_the_whole_pair_gives(tokenizer, lengths):
-    """With the real constants: a pair's texts are read by prefix from 4 × max_length + 1,024
-    characters on (a truncating pair call costs memory with the product of the two lengths), and
+    """With the real constants: a pair's texts are read by prefix from max_length + 64 characters
+    on (a truncating pair call costs memory with the product of the two token counts), and
     what comes out is still exactly the tokenizer's own cut of the whole pair."""
     first = [_text(21 + index, words) for index, words in enumerate(lengths[:1] * 2)]
     second = [_text(31 + index, words) for index, words in enumerate(lengths[1:] * 2)]
     first[1] = first[1][: len(first[1]) // 3]  # the other text longer, then shorter
     got = tokenize(tokenizer, first, 64, pairs=second)
     assert [(t.ids, t.offsets, t.dropped) for t in got] == _plain(tokenizer, first, 64, second)
+
+
+@pytest.mark.parametrize("kind", ["bert", "roberta"])
+def test_pairs_of_many_tokens_per_character_cost_little_memory(kind):
+    """4,000 CJK characters (one WordPiece token each) or emoji (four byte-level tokens each) per
+    text, cut to 16 tokens as a pair: 5.6 GB and over 120 s by the tokenizer's own cut."""
+    script = f"""
+import resource
+from contrastcat.models.tokens import tokenize
+from contrastcat.testing import tiny
+tokenizer = tiny.make_tokenizer({kind!r})
+tokenize(tokenizer, ["a warm start"], 16, pairs=["and its pair"])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+chars = "电影很好看的故事演员导演" if {kind!r} == "bert" else "👍😀🎬🍿"
+first, second = (chars * 400)[:4000], (chars[::-1] * 400)[:4000]
+(got,) = tokenize(tokenizer, [first], 16, pairs=[second])
+print(len(got.ids), (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    kept, grown_mib = map(int, out.stdout.split())
+    assert kept == 16 and grown_mib < 300, f"peak memory grew by {grown_mib} MiB"
 
 
 def test_a_pair_of_two_long_texts_costs_little_memory():

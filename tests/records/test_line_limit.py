@@ -174,3 +174,21 @@ def test_blank_lines_are_what_they_were(line, blank):
     assert (list(jsonl.lines([(1, line)])) == []) == blank
     if not blank and line.startswith("{"):
         assert jsonl.parse(line) == {}
+
+
+def test_a_csv_field_over_the_limit_across_lines_stops_even_a_skipping_run(tmp_path, small_limit):
+    # Each line is short, the quoted field they make is not: the csv reader stops inside it, and
+    # skipping would read the rest of the field as rows of their own (false inputs) and lose the
+    # real row after it.
+    path = tmp_path / "in.csv"
+    field = "\n".join("y" * 1000 + ",1" for _ in range(1100))
+    path.write_text(f'text,label\n"{field}",0\nafter,1\n')
+    with pytest.raises(BadInput, match=rf"in.csv:2: a field longer than 1 MiB; .*\${LINE_LIMIT_ENV}"):
+        list(InputFile(str(path), label_field="label").rows([]))
+
+
+def test_a_baseline_is_read_in_pieces(tmp_path, records_line, small_limit):
+    # /dev/zero never ends: read up to the limit and refused, not read(limit) at once or forever.
+    (tmp_path / "attr.jsonl").write_text(records_line + "\n")
+    result = invoke("evaluate", tmp_path / "attr.jsonl", "--baseline", "/dev/zero")
+    assert_one_line_error(result, "/dev/zero: not a JSON report (larger than 8 MiB")
