@@ -73,13 +73,13 @@ def tokenize(
     # A tokenizer that truncates on the left keeps a text's last tokens: no prefix can stand for
     # it, so it reads texts whole.
     left = getattr(tokenizer, "truncation_side", "right") == "left"
-    pair = second is not None
-    firsts = [text if left else _prefix(tokenizer, text, max_length, pair=pair) for text in texts]
-    seconds = None if second is None else [text if left else _prefix(tokenizer, text, max_length, pair=True)
-                                           for text in second]
+    heavy = [False] * len(texts) if second is None else [_heavy(a, b, max_length) for a, b in zip(texts, second)]
+    firsts = [text if left else _prefix(tokenizer, text, max_length, pair=h) for text, h in zip(texts, heavy)]
+    seconds = None if second is None else [text if left else _prefix(tokenizer, text, max_length, pair=h)
+                                           for text, h in zip(second, heavy)]
     counted: dict[int, int] = {}  # whole counts of long inputs, read once for the pair check and the drop
     if seconds is not None:
-        counted = _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length)
+        counted = _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length, heavy)
     encoded = tokenizer(
         firsts,
         seconds,
@@ -89,7 +89,7 @@ def tokenize(
         return_special_tokens_mask=True,
         return_token_type_ids=second is not None,
     )
-    dropped = _dropped(tokenizer, texts, second, encoded["input_ids"], max_length, counted)
+    dropped = _dropped(tokenizer, texts, second, encoded["input_ids"], max_length, counted, heavy)
     special_ids = set(getattr(tokenizer, "all_special_ids", ()))
     result = []
     for index, (ids, offsets, special) in enumerate(
@@ -136,6 +136,16 @@ def _long(text: str, max_length: int, pair: bool = False) -> bool:
     return len(text) > (_pair_step(max_length) if pair else max(LONG_TEXT, 64 * max_length))
 
 
+# A pair is cut by the tokenizer whole while the product of its texts' lengths in characters is
+# at most this many times ``max_length`` (its cost grows with that product; see ``_pair_step``).
+PAIR_WHOLE = 1_000
+
+
+def _heavy(first: str, second: str, max_length: int) -> bool:
+    """A pair whose texts the tokenizer would cut at a cost of more than tens of MB: read by prefix."""
+    return len(first) * len(second) > PAIR_WHOLE * max_length
+
+
 def _pair_step(max_length: int) -> int:
     """A pair's texts are read by prefix once longer, in characters, than the tokens it needs,
     in pieces as small: the tokenizer cuts a pair (``longest_first``) in memory that grows with
@@ -166,7 +176,7 @@ def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0, pair: bool
     return text
 
 
-def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int) -> dict[int, int]:
+def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int, heavy) -> dict[int, int]:
     """A pair too long is cut from its longer text first, and where the two end equal the
     longer keeps the odd token: so which text is longer must be the same for the prefixes the
     tokenizer sees as for the whole texts. Where it is not, the prefix of the text that is
@@ -181,9 +191,9 @@ def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int)
         seen = (whole[0] if first is texts[index] else _count(tokenizer, first),
                 whole[1] if other is second[index] else _count(tokenizer, other))
         if whole[0] > whole[1] and seen[0] <= seen[1]:
-            firsts[index] = _prefix(tokenizer, texts[index], max_length, at_least=seen[1] + 1, pair=True)
+            firsts[index] = _prefix(tokenizer, texts[index], max_length, at_least=seen[1] + 1, pair=heavy[index])
         elif whole[0] <= whole[1] and seen[0] > seen[1]:
-            seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0], pair=True)
+            seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0], pair=heavy[index])
     return counted
 
 
@@ -330,15 +340,14 @@ def _count(tokenizer, text: str) -> int:
         return _tokens_in(tokenizer, text)
 
 
-def _dropped(tokenizer, texts, second, kept_ids, max_length: int, counted: dict[int, int]) -> list[int]:
+def _dropped(tokenizer, texts, second, kept_ids, max_length: int, counted: dict[int, int], heavy) -> list[int]:
     """How many tokens the cut to ``max_length`` dropped from each input. Only an input that
     fills the limit can have been cut: its whole length is counted (in pieces if it is long;
     ``counted`` holds those already counted, without special tokens)."""
     dropped = [0] * len(texts)
     full = [i for i, ids in enumerate(kept_ids) if len(ids) >= max_length]
-    pair = second is not None
-    short = [i for i in full if not _long(texts[i], max_length, pair)
-             and (second is None or not _long(second[i], max_length, pair))]
+    short = [i for i in full if not _long(texts[i], max_length, heavy[i])
+             and (second is None or not _long(second[i], max_length, heavy[i]))]
     if short:
         untruncated = tokenizer(
             [texts[i] for i in short], None if second is None else [second[i] for i in short],

@@ -161,8 +161,9 @@ class _Watched:
 
 @pytest.mark.parametrize("lengths", [(300, 400), (1200, 5), (3, 900), (2500, 2600)])
 def test_pairs_past_a_few_times_the_models_length_give_what_the_whole_pair_gives(tokenizer, lengths):
-    """With the real constants: a pair's texts are read by prefix from max_length + 64 characters
-    on (a truncating pair call costs memory with the product of the two token counts), and
+    """With the real constants: a pair whose lengths multiply to more than 1,000 × max_length has
+    its texts read by prefix from max_length + 64 characters on (a truncating pair call costs
+    memory with the product of the two token counts), and
     what comes out is still exactly the tokenizer's own cut of the whole pair."""
     first = [_text(21 + index, words) for index, words in enumerate(lengths[:1] * 2)]
     second = [_text(31 + index, words) for index, words in enumerate(lengths[1:] * 2)]
