@@ -238,12 +238,19 @@ def _csv_objects(
     name: str, lines, text_field: str, label_field: str, bad, pair_field: str | None = None
 ) -> Iterator[tuple[int, dict]]:
     taken: dict[int, int] = {}  # the csv reader's line count -> file line, for the lines of the current row
+    sizes: dict[int, int] = {}  # the same lines' lengths: a row of many short lines is bounded too
+    held = [0]
 
     def text():
         for number, raw in lines:
             if isinstance(raw, Overlong):  # never skippable: where its rows end cannot be known
                 raise BadInput(located(name, number, raw.problem))
-            taken[len(taken) + dropped[0]] = number
+            key = len(taken) + dropped[0]
+            taken[key], sizes[key] = number, len(raw)
+            held[0] += len(raw)
+            if held[0] > limit:  # quoted fields spanning lines: never skippable either
+                start = taken[min(taken)]
+                raise BadInput(located(name, start, f"a row longer than {limit >> 20} MiB; {Overlong(limit).advice}"))
             yield raw
 
     dropped = [0]
@@ -268,6 +275,7 @@ def _csv_objects(
         before = reader.line_num
         for old in [key for key in taken if key < before]:  # memory stays that of one row
             del taken[old]
+            held[0] -= sizes.pop(old)
             dropped[0] += 1
         try:
             values = _next_row(reader, limit)
