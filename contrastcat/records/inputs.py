@@ -248,7 +248,10 @@ def _csv_objects(
             key = len(taken) + dropped[0]
             taken[key], sizes[key] = number, len(raw)
             held[0] += len(raw)
-            if held[0] > limit:  # quoted fields spanning lines: never skippable either
+            # Quoted fields spanning lines: never skippable either, since the reader would stop
+            # inside a field and read the lines after it as rows of their own (false inputs). A
+            # field is never longer than its row, so the csv module's field limit is never met.
+            if held[0] > limit:
                 start = taken[min(taken)]
                 raise BadInput(located(name, start, f"a row longer than {limit >> 20} MiB; {Overlong(limit).advice}"))
             yield raw
@@ -283,10 +286,6 @@ def _csv_objects(
             break
         except csv.Error as error:
             start = taken.get(before, before + 1)  # a quoted field may span lines: where the row starts
-            if "field larger than field limit" in str(error):
-                # Never skippable: the reader stopped inside a quoted field, and the lines after
-                # it would be read as rows of their own (its text, cut into false inputs).
-                raise BadInput(located(name, start, f"a field longer than {limit >> 20} MiB; {Overlong(limit).advice}"))
             if "unexpected end of data" in str(error):
                 bad(start, "a quoted field is never closed (it would swallow the rest of the file)")
             else:
