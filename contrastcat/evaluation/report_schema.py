@@ -9,7 +9,7 @@ import math
 from ..deletion.perturb import PERTURBATIONS
 from ..errors import BadInput
 from ..io import jsonl
-from ..io.lines import LINE_LIMIT_ENV, RECORD_LINES, line_limit
+from ..io.lines import LINE_LIMIT_ENV, RECORD_LINES, Overlong, line_limit, read_bounded
 from .comparison import METRICS
 from .curves import ORDERS, STEP_GRIDS, TARGETS
 from .scalars import SCALAR_KEYS
@@ -22,13 +22,9 @@ def read_baseline(path: str) -> dict:
     """A report written by ``evaluate -o`` (schema version 2), or one line saying why not."""
     limit = line_limit(RECORD_LINES)  # a report is read whole: bounded as a record line is
     try:
-        chunks, size = [], 0
-        with open(path, "rb") as stream:  # in pieces: read(limit + 1) would take the whole limit at once
-            while size <= limit and (piece := stream.read(1 << 20)):
-                chunks.append(piece)
-                size += len(piece)
-        raw = b"".join(chunks)
-        if len(raw) > limit:
+        with open(path, "rb") as stream:
+            raw = read_bounded(stream, limit)
+        if isinstance(raw, Overlong):
             raise BadInput(
                 f"{path}: not a JSON report (larger than {limit >> 20} MiB, {RECORD_LINES} × ${LINE_LIMIT_ENV}: "
                 "far more than any report evaluate writes)"

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from ..errors import BadInput
 from .files import STDIO
@@ -33,6 +33,7 @@ DEFAULT_LINE_MIB = 16  # an input line; a record line may be RECORD_LINES times 
 # (a control character as \u0001), beside its tokens, offsets and scores.
 RECORD_LINES = 8
 _DRAIN = 1 << 20  # the piece in which an overlong line is read past
+_Line = TypeVar("_Line", str, bytes)
 
 
 def line_limit(times: int = 1) -> int:
@@ -115,9 +116,7 @@ class LineSource:
     def text_lines(self, keep: bool = False) -> Iterator[tuple[int, str]]:
         """(number, text with its end) of every line, which must be UTF-8 and within the limit."""
         for number, line in self.lines(keep):
-            if isinstance(line, Overlong):
-                raise BadInput(f"{self.name}:{number}: {line.problem}")
-            yield number, line
+            yield number, within_limit(line, f"{self.name}:{number}")
 
     def _open_file(self) -> BinaryIO:
         try:
@@ -160,6 +159,23 @@ class LineSource:
         if self._copy is not None:
             self._copy.close()
             self._copy = None
+
+
+def within_limit(line: _Line | Overlong, where: str) -> _Line:
+    """``line`` itself; where it is an :class:`Overlong`, one line saying so at ``where``."""
+    if isinstance(line, Overlong):
+        raise BadInput(f"{where}: {line.problem}")
+    return line
+
+
+def read_bounded(handle: BinaryIO, limit: int) -> bytes | Overlong:
+    """All that is left of ``handle``, or an :class:`Overlong` where it is longer than ``limit``
+    bytes: read in small pieces, since ``read(limit + 1)`` takes the whole limit at once."""
+    chunks, size = [], 0
+    while size <= limit and (piece := handle.read(_DRAIN)):
+        chunks.append(piece)
+        size += len(piece)
+    return Overlong(limit) if size > limit else b"".join(chunks)
 
 
 def read_line(handle: BinaryIO, limit: int, prefix: bytes = b"") -> bytes | Overlong:

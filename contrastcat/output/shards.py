@@ -26,7 +26,7 @@ from typing import BinaryIO
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
-from ..io.lines import RECORD_LINES, Overlong, line_limit, read_line
+from ..io.lines import RECORD_LINES, line_limit, read_line, within_limit
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, check_record
 
@@ -163,7 +163,7 @@ def _open_part(path: str) -> _Part:
     try:
         if not handle.seekable():  # a pipe, bash's <(...): read once, into a file that can be read again
             handle = _spooled(path, handle)
-        header = _parse(path, 1, _bounded_line(path, 1, handle, line_limit(RECORD_LINES)))
+        header = _parse(path, 1, within_limit(read_line(handle, line_limit(RECORD_LINES)), f"{path}:1"))
         if header.get("format") != PART:
             raise BadInput(f"{path}:1: not a contrastcat part file (explain `shard` writes them)")
         if header.get("version") != PART_VERSION:
@@ -209,14 +209,6 @@ def _spooled(path: str, stream: BinaryIO) -> BinaryIO:
         spool.close()
         raise
     return spool
-
-
-def _bounded_line(path: str, number: int, handle: BinaryIO, limit: int) -> bytes:
-    """The next line (b"" at the end), refused where it is longer than a record line may be."""
-    raw = read_line(handle, limit)
-    if isinstance(raw, Overlong):
-        raise BadInput(f"{path}:{number}: {raw.problem}")
-    return raw
 
 
 def _parse(path: str, line: int | None, raw: bytes) -> dict:
@@ -282,7 +274,7 @@ def _scan(part: _Part) -> None:
     digest = hashlib.sha256()
     limit = line_limit(RECORD_LINES)
     number = 1
-    while raw := _bounded_line(part.path, number + 1, part.handle, limit):
+    while raw := within_limit(read_line(part.handle, limit), f"{part.path}:{number + 1}"):
         number += 1
         part.line = number
         value = _read_line(part, raw)
