@@ -7,6 +7,7 @@ real tokens' positions (and so their values) unchanged.
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -70,16 +71,16 @@ def tokenize(
     # A text far longer than the model reads is cut to a prefix that still gives more tokens
     # than it keeps, so the tokenizer never materialises the whole of it (about 300 bytes of
     # Python objects per character); the tokens dropped are then counted piece by piece.
-    # A tokenizer that truncates on the left keeps a text's last tokens: no prefix can stand for
-    # it, so it reads texts whole.
+    # A tokenizer that truncates on the left keeps a text's last tokens: a suffix stands for the
+    # text instead, and its tokens' offsets are moved back to where they are in the whole text.
     left = getattr(tokenizer, "truncation_side", "right") == "left"
+    read = functools.partial(_suffix if left else _prefix, tokenizer, max_length=max_length)
     heavy = [False] * len(texts) if second is None else [_heavy(a, b, max_length) for a, b in zip(texts, second)]
-    firsts = [text if left else _prefix(tokenizer, text, max_length, pair=h) for text, h in zip(texts, heavy)]
-    seconds = None if second is None else [text if left else _prefix(tokenizer, text, max_length, pair=h)
-                                           for text, h in zip(second, heavy)]
+    firsts = [read(text, pair=h) for text, h in zip(texts, heavy)]
+    seconds = None if second is None else [read(text, pair=h) for text, h in zip(second, heavy)]
     counted: dict[int, int] = {}  # whole counts of long inputs, read once for the pair check and the drop
     if seconds is not None:
-        counted = _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length, heavy)
+        counted = _keep_the_longer(tokenizer, texts, second, firsts, seconds, heavy, read)
     encoded = tokenizer(
         firsts,
         seconds,
@@ -97,6 +98,12 @@ def tokenize(
     ):
         if not ids and empty_input:
             ids, offsets, special = list(empty_input), [(0, 0)] * len(empty_input), [True] * len(empty_input)
+        if left:  # where a suffix was read, its offsets begin at its start in the whole text
+            starts = (len(texts[index]) - len(firsts[index]),
+                      0 if second is None else len(second[index]) - len(seconds[index]))
+            sides = encoded.sequence_ids(index) if second is not None else [0] * len(ids)
+            offsets = [o if flag or side is None else (o[0] + starts[side], o[1] + starts[side])
+                       for o, flag, side in zip(offsets, special, sides)]
         special = [bool(flag) or int(token) in special_ids for flag, token in zip(special, ids)]
         segments = types = None
         if second is not None and len(ids) != len(encoded["input_ids"][index]):  # empty_input
@@ -156,7 +163,7 @@ def _pair_step(max_length: int) -> int:
     return max_length + PREFIX_MARGIN
 
 
-def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0, pair: bool = False) -> str:
+def _prefix(tokenizer, text: str, *, max_length: int, at_least: int = 0, pair: bool = False) -> str:
     """``text``, or a prefix of it that tokenises into the same first ``max_length`` tokens: read
     piece by piece (``_spans``, each cut leaving the tokens before it as the whole text has them)
     until ``PREFIX_MARGIN`` tokens more than that, and ``at_least``, are seen (a text of few,
@@ -176,7 +183,49 @@ def _prefix(tokenizer, text: str, max_length: int, at_least: int = 0, pair: bool
     return text
 
 
-def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int, heavy) -> dict[int, int]:
+def _suffix(tokenizer, text: str, *, max_length: int, at_least: int = 0, pair: bool = False) -> str:
+    """``text``, or a suffix of it that tokenises into the same last tokens, as many as
+    ``_prefix`` reads from the front: for a tokenizer that cuts on the left. The suffix doubles
+    from a piece's length until it begins where its tokens are the whole text's (``_clean_start``)
+    and holds enough of them."""
+    if not _long(text, max_length, pair):
+        return text
+    step = _pair_step(max_length) if pair else 16 * max_length + 4096
+    needed = max(max_length + PREFIX_MARGIN, at_least)
+    size = step
+    while size < len(text):
+        at = _clean_start(tokenizer, text, len(text) - size)
+        if at is not None and _tokens_in(tokenizer, text[at:]) >= needed:
+            return text[at:]
+        size += max(size // 2, step)  # geometric, so the text is read a few times at most
+    return text
+
+
+def _clean_start(tokenizer, text: str, around: int, tries: int = 16) -> int | None:
+    """A place at or before ``around`` where the text read from there gives the tokens the
+    whole text has after it: the tokens of a window read from ``2 * SYNC`` characters before
+    and of one read from the place itself are the same, ids and offsets, for ``SYNC``
+    characters (the two readings have met, as in ``_spans``). Token starts are tried from
+    ``around`` back, before white space first; None if none is safe."""
+    if around < 2 * SYNC:
+        return None  # too near the start for a reading from before it: the whole text is read
+    low = around - 2 * SYNC
+    ids, offsets = _encode(tokenizer, text, low, min(len(text), around + 2 * SYNC))
+    starts, index = [], bisect_right(offsets, around - low, key=itemgetter(0)) - 1
+    while index > 0 and offsets[index][0] >= SYNC:  # read from SYNC characters before, at least
+        if offsets[index - 1][1] <= offsets[index][0]:
+            starts.append(offsets[index][0] + low)
+        index -= 1
+    starts = [at for at in starts if text[at].isspace()][:tries] + [at for at in starts if not text[at].isspace()][:tries]
+    for at in starts:
+        whole = _within(ids, offsets, low, at, at + SYNC)
+        alone, alone_offsets = _encode(tokenizer, text, at, min(len(text), at + 2 * SYNC))
+        if whole and _within(alone, alone_offsets, at, at, at + SYNC) == whole:
+            return at
+    return None
+
+
+def _keep_the_longer(tokenizer, texts, second, firsts, seconds, heavy, read) -> dict[int, int]:
     """A pair too long is cut from its longer text first, and where the two end equal the
     longer keeps the odd token: so which text is longer must be the same for the prefixes the
     tokenizer sees as for the whole texts. Where it is not, the prefix of the text that is
@@ -191,9 +240,9 @@ def _keep_the_longer(tokenizer, texts, second, firsts, seconds, max_length: int,
         seen = (whole[0] if first is texts[index] else _count(tokenizer, first),
                 whole[1] if other is second[index] else _count(tokenizer, other))
         if whole[0] > whole[1] and seen[0] <= seen[1]:
-            firsts[index] = _prefix(tokenizer, texts[index], max_length, at_least=seen[1] + 1, pair=heavy[index])
+            firsts[index] = read(texts[index], at_least=seen[1] + 1, pair=heavy[index])
         elif whole[0] <= whole[1] and seen[0] > seen[1]:
-            seconds[index] = _prefix(tokenizer, second[index], max_length, at_least=seen[0], pair=heavy[index])
+            seconds[index] = read(second[index], at_least=seen[0], pair=heavy[index])
     return counted
 
 

@@ -134,13 +134,34 @@ print(len(text), got.dropped, (kib("VmHWM") - before) // 1024)
     assert grown_mib < 300, f"peak memory grew by {grown_mib} MiB for a 5 MB text"
 
 
-def test_a_tokenizer_that_truncates_on_the_left_keeps_the_last_tokens(small_pieces):
-    tokenizer = tiny.make_tokenizer("bert")
-    tokenizer.truncation_side = "left"
-    texts = [_text(8, 900), _text(9, 40)]
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tokenizer_that_truncates_on_the_left_keeps_the_last_tokens(small_pieces, kind):
+    """Read by suffix (the tokenizer's truncating call never sees the whole text), the tokens,
+    their offsets in the whole text and the count dropped are the tokenizer's own."""
+    tokenizer = _Watched(tiny.make_tokenizer(kind))
+    tokenizer._tokenizer.truncation_side = "left"
+    texts = [_text(8, 2500), _text(9, 40), _text(10, 2000)]
     got = tokenize(tokenizer, texts, 16)
-    assert [(t.ids, t.offsets, t.dropped) for t in got] == _plain(tokenizer, texts, 16)
+    assert [(t.ids, t.offsets, t.dropped) for t in got] == _plain(tokenizer._tokenizer, texts, 16)
     assert got[0].offsets[-2][1] > len(texts[0]) - 40  # the text's end, not its start
+    assert tokenizer.longest < len(texts[0]) // 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pairs_cut_on_the_left_are_read_by_suffix(kind):
+    """A pair cut on the left costs the tokenizer memory with the product of its texts' lengths
+    as one cut on the right does (two texts of 40,000 characters took 4 GB): the texts are read
+    by suffix, and the pair's tokens, offsets and count dropped are still the tokenizer's own."""
+    tokenizer = _Watched(tiny.make_tokenizer(kind))
+    tokenizer._tokenizer.truncation_side = "left"
+    first = [_text(41, 700), _text(42, 5), _text(43, 650)]
+    second = [_text(44, 620), _text(45, 900), _text(46, 30)]
+    got = tokenize(tokenizer, first, 64, pairs=second)
+    assert [(t.ids, t.offsets, t.dropped) for t in got] == _plain(tokenizer._tokenizer, first, 64, second)
+    assert tokenizer.longest < len(first[0]) // 2
+    tokenizer.longest = 0
+    long_pair = tokenize(tokenizer, [_text(47, 20_000)], 64, pairs=[_text(48, 21_000)])
+    assert tokenizer.longest < 10_000 and long_pair[0].dropped > 20_000  # 170,000 characters each
 
 
 class _Watched:
