@@ -60,6 +60,33 @@ def weight_signature(model: torch.nn.Module) -> tuple:
     return tuple(found)
 
 
+# Attributes a pass may change without changing what the model computes: the mode, which every
+# pass switches and puts back, and memory-saving recomputation.
+_MODES = frozenset({"training", "gradient_checkpointing"})
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def settings_signature(model: torch.nn.Module) -> tuple:
+    """What the model computes with besides its tensors: its config and each module's plain
+    attributes (a LayerNorm's ``eps``, an attention's ``scaling``, a sliding window), as
+    (where, value) pairs. An edit to one changes the outputs while the weights, and so the
+    fingerprint, stay the same. Rotary embeddings that rescale with the input's length
+    (dynamic, longrope) keep their own changing lengths and are left out."""
+    found = []
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "to_dict"):
+        found.extend((f"config.{key}", repr(value)) for key, value in sorted(config.to_dict().items()))
+    for where, module in model.named_modules():
+        if getattr(module, "rope_type", None) in ("dynamic", "longrope"):
+            continue
+        for key, value in vars(module).items():
+            if key.startswith("_") or key in _MODES:
+                continue
+            if isinstance(value, _PLAIN) or (isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value)):
+                found.append((f"{where}.{key}".lstrip("."), repr(value)))
+    return tuple(found)
+
+
 SLICE = 1 << 20  # values per step of the checksum: its temporaries stay a few MB
 
 

@@ -19,7 +19,7 @@ import torch
 
 from ..errors import BadInput
 from .adapters import adapter_for
-from .borrowed import eager_eval, weight_signature
+from .borrowed import eager_eval, settings_signature, weight_signature
 from .loading import Classifier, _check_classes, _classifier, check_vocabulary, load_problem, weights_fingerprint
 from .precision import dtype_name
 
@@ -82,6 +82,7 @@ def check_unchanged(classifier: Classifier, function: str) -> None:
     its embeddings do not have."""
     check_no_hooks(classifier.model, classifier.name, function)
     _check_vocabulary_fits(classifier.model, classifier.tokenizer, classifier.name, function)
+    _check_settings(classifier, function)
     now = weight_signature(classifier.model)
     if now == classifier.versions:
         return
@@ -93,6 +94,23 @@ def check_unchanged(classifier: Classifier, function: str) -> None:
     raise BadInput(
         f"{function}: the weights of model {classifier.name!r} changed since it was loaded "
         f"(its records would name the old ones): load it again with {again}"
+    )
+
+
+def _check_settings(classifier: Classifier, function: str) -> None:
+    """The config and the modules' plain attributes as loaded: an ``eps``, a ``scaling`` or a
+    config value edited since changes the outputs, not the weights the fingerprint names."""
+    if not classifier.settings:
+        return
+    now = settings_signature(classifier.model)
+    if now == classifier.settings:
+        return
+    loaded, current = dict(classifier.settings), dict(now)
+    changed = next((where for where in {**loaded, **current} if loaded.get(where) != current.get(where)), "a setting")
+    again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
+    raise BadInput(
+        f"{function}: {changed} of model {classifier.name!r} changed since it was loaded (the outputs change with "
+        f"it, the fingerprint of the weights does not): put it back, or load the model again with {again}"
     )
 
 

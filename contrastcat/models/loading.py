@@ -22,7 +22,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
-from .borrowed import weight_signature
+from .borrowed import settings_signature, weight_signature
 from .devices import resolve_device
 from .precision import dtype_name, resolve_dtype
 from .segments import PairTypes, pair_types
@@ -55,6 +55,9 @@ class Classifier:
     # The weights as fingerprinted (borrowed.weight_signature): a caller who trains or edits
     # ``model`` afterwards is refused by the next call (in_memory.check_unchanged).
     versions: tuple = ()
+    # Its config and modules' plain attributes as loaded (borrowed.settings_signature): edited
+    # afterwards, they change the outputs under the same fingerprint, and are refused.
+    settings: tuple = ()
 
     @property
     def num_classes(self) -> int:
@@ -377,6 +380,7 @@ def _classifier(model, tokenizer, name, source, device, label_names, adapter, fi
         empty_input=choose_empty_input(tokenizer, pad_id),
         dtype=next(model.parameters()).dtype,
         versions=weight_signature(model),
+        settings=settings_signature(model),
     )
 
 
@@ -389,7 +393,7 @@ def recast(classifier: Classifier, dtype: str | torch.dtype) -> Classifier:
     classifier.model.to(chosen)
     return dataclasses.replace(
         classifier, fingerprint=weights_fingerprint(classifier.model), dtype=chosen,
-        versions=weight_signature(classifier.model),
+        versions=weight_signature(classifier.model), settings=settings_signature(classifier.model),
     )
 
 

@@ -18,6 +18,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 import contrastcat
 from contrastcat.library.schema import content_fingerprint
+from contrastcat.testing import tiny
 from contrastcat.models.loading import weights_fingerprint
 
 from ..helpers import assert_bad_input, assert_one_line_error, invoke
@@ -488,3 +489,44 @@ def test_a_buffer_not_saved_with_the_weights_changed_in_place_is_refused(toy_dir
     assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == [r.scores for r in before]
     half, tokenizer = _loaded(toy_dir)
     assert contrastcat.load_model(half.to(torch.bfloat16), tokenizer).fingerprint  # cast buffers compare equal
+
+
+SETTING_EDITS = {
+    "bert": (lambda m: setattr(m.bert.embeddings.LayerNorm, "eps", 10.0), "bert.embeddings.LayerNorm.eps"),
+    "bert-scaling": (lambda m: setattr(m.bert.encoder.layer[0].attention.self, "scaling", 5.0),
+                     "bert.encoder.layer.0.attention.self.scaling"),
+    "llama": (lambda m: setattr(m.model.rotary_emb, "attention_scaling", 3.0), "model.rotary_emb.attention_scaling"),
+    "modernbert": (lambda m: setattr(m.config, "local_attention", 2), "config.local_attention"),
+    "mistral": (lambda m: setattr(m.config, "sliding_window", 2), "config.sliding_window"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(SETTING_EDITS))
+def test_a_setting_edited_after_loading_is_refused_and_put_back_is_taken(edit):
+    """A LayerNorm's eps, an attention's scaling, a rotary scale or a config's window change the
+    scores (these did) while the weights, and so the fingerprint, stay the same: refused at the
+    next call, naming the setting; put back, the model is explained again as before."""
+    family = edit.split("-")[0]
+    change, where = SETTING_EDITS[edit]
+    model, tokenizer = tiny.build(family, init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    texts = ["the film was good and great the film was good and great the plot", "a bad boring plot"]
+    before = [r.scores for r in contrastcat.explain(classifier, texts, method="attcat")]
+    owner, name = (model.config, where.rsplit(".", 1)[1]) if where.startswith("config.") else (
+        model.get_submodule(where.rsplit(".", 1)[0]), where.rsplit(".", 1)[1])
+    old = getattr(owner, name)
+    change(model)
+    assert_bad_input(lambda: contrastcat.explain(classifier, texts, method="attcat"), "explain: ", f"{where} of model")
+    setattr(owner, name, old)
+    assert [r.scores for r in contrastcat.explain(classifier, texts, method="attcat")] == before
+
+
+@pytest.mark.parametrize("family", sorted(tiny.TINY))
+def test_explaining_twice_leaves_every_familys_settings_as_they_were(family):
+    """The passes switch attention and mode and put them back: the settings check must never
+    refuse a model nobody touched, in any family."""
+    model, tokenizer = tiny.build(family)
+    classifier = contrastcat.load_model(model, tokenizer)
+    first = [r.scores for r in contrastcat.explain(classifier, ["the film was good", "a bad plot"], method="attcat")]
+    again = [r.scores for r in contrastcat.explain(classifier, ["the film was good", "a bad plot"], method="attcat")]
+    assert first == again
