@@ -125,7 +125,7 @@ def build_refs(
             store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size, device=device, dtype=dtype,
             forward_dtype=forward_dtype, progress=progress, notify=notifier(quiet, FLAGS),
         )
-    with printing_after(report.path, "the library"):
+    with printing_after(("the library", report.path)):
         _summary(report, gamma, as_json, quiet)
 
 

@@ -96,16 +96,25 @@ def _interrupted(output: str | None) -> str:
 
 
 @contextlib.contextmanager
-def printing_after(output: str | None, what: str) -> Iterator[None]:
-    """Ctrl-C while tables or a summary print, after ``what`` was written whole to ``output``
-    (None: it was not written): say so, rather than that no output was written."""
+def printing_after(*written: tuple[str, str | os.PathLike | None]) -> Iterator[None]:
+    """Ctrl-C while a command prints (tables, a summary, its ``wrote`` line, failed gates) after
+    its outputs were written whole: each ``(what, where)`` names one (``where`` None: not written).
+    The message names every one written, rather than saying that no output was written beside a
+    new or replaced file, or that standard output is incomplete when it holds the whole document."""
     try:
         yield
     except KeyboardInterrupt as interrupt:
-        if output is None or isinstance(interrupt, Interrupted):
+        done = [(what, _where(where)) for what, where in written if where is not None]
+        if not done or isinstance(interrupt, Interrupted):
             raise
-        where = "standard output" if api.is_standard_output(output) else output
-        raise Interrupted(f"interrupted while printing; {what} was written whole to {where}") from None
+        (what, where), *others = done
+        said = [f"{what} was written whole to {where}", *(f"{what} to {where}" for what, where in others)]
+        listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+        raise Interrupted(f"interrupted while printing; {listed}") from None
+
+
+def _where(path: str | os.PathLike) -> str:
+    return "standard output" if api.is_standard_output(os.fspath(path)) else os.fspath(path)
 
 
 def reports_errors(command: Callable) -> Callable:

@@ -157,11 +157,11 @@ def evaluate(
             plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
             progress=progress, notify=notifier(quiet, FLAGS),
         )
-    with printing_after(output, "the report"):
+    with printing_after(("the report", output), ("the picture", plot)):
         for level, line in run.notes():
             warn(line) if level == "warning" else info(line, quiet)
         _print(run, as_json, markdown, curves, tables_console(output, quiet, soft_wrap=True))
-    _gates(run.problems)
+        _gates(run.problems)
 
 
 def _gates(problems: list[str]) -> None:

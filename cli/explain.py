@@ -21,6 +21,7 @@ from .common import (
     info,
     notifier,
     phased_progress,
+    printing_after,
     reports_errors,
     warn,
 )
@@ -156,7 +157,11 @@ def explain(
             pair_field=pair_field, progress=progress, notify=notifier(quiet, FLAGS), **(method_options or {}),
         )
     if run.speaks:  # under torchrun, rank 0 speaks for all
-        _summary(run, quiet)
+        # The records are all written by now (to the file, or to stdout as they finished): Ctrl-C
+        # in the summary says so.
+        what = f"part {run.shard.index}/{run.shard.count}" if run.shard else "every record"
+        with printing_after((what, run.output)):
+            _summary(run, quiet)
 
 
 SHOWN_PROBLEMS = 20  # bad lines listed one by one; the rest are counted

@@ -8,7 +8,7 @@ import typer
 
 from contrastcat.api import merge as merge_parts
 
-from .common import QuietOption, info, reports_errors
+from .common import QuietOption, info, printing_after, reports_errors
 
 EPILOG = """\
 Examples:
@@ -33,5 +33,7 @@ def merge(
     """Join the parts written by explain --shard I/N into the run's records, in input order:
     the same bytes one process writes. Nothing is written unless every shard is there, complete."""
     written = merge_parts(parts, output)
-    if output != "-":
-        info(f"wrote {written} record(s) to {output}", quiet)
+    # The merged records are written whole by now: Ctrl-C in the "wrote" line says so.
+    with printing_after(("every record", output)):
+        if output != "-":
+            info(f"wrote {written} record(s) to {output}", quiet)

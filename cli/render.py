@@ -11,7 +11,7 @@ import typer
 from contrastcat.api import render_file
 from contrastcat.errors import BadInput
 
-from .common import QuietOption, info, reports_errors
+from .common import QuietOption, info, printing_after, reports_errors
 
 EPILOG = """\
 Examples:
@@ -84,5 +84,7 @@ def render(
         attributions, html=html, threshold=threshold, limit=limit, words=words, rescale=rescale, top=top,
         compare=compare, color=colored, output=output if html is not None else (output or "-"),
     )
-    if run.wrote is not None:
-        info(f"wrote {run.wrote}", quiet)
+    # The file is written whole by now: Ctrl-C in its "wrote" line says so.
+    with printing_after(("the page" if html is not None else "the text", run.wrote)):
+        if run.wrote is not None:
+            info(f"wrote {run.wrote}", quiet)

@@ -70,7 +70,7 @@ def sanity(
             attributions, model, refs, output=output, plot=plot, per_input=per_input, seed=seed, bootstrap=bootstrap,
             ci=ci, batch_size=batch_size, device=device, dtype=dtype, progress=progress, notify=notifier(quiet, FLAGS),
         )
-    with printing_after(output, "the report"):
+    with printing_after(("the report", output), ("the picture", plot)):
         _print(report, document, as_json, tables_console(output, quiet, soft_wrap=True))
 
 

@@ -102,16 +102,21 @@ def sanity_file(
         source=path, progress=progress,
     )
     document = report.to_dict(check.flag("sanity_file: per_input", per_input))
+    report_written = None
     if out is not None:
         with atomic_text_output(out, [path, lib_path]) as stream:
             stream.write(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-        if notify:
-            notify(f"wrote the sanity report to {output_name(out)}")
+        report_written = f"the report ({output_name(out)})"
+        with interrupted_after(report_written):
+            if notify:
+                notify(f"wrote the sanity report to {output_name(out)}")
     if picture is not None:
-        with interrupted_after(None if out is None else f"the report ({out})", f"the picture ({picture})"):
+        with interrupted_after(report_written, f"the picture ({picture})"):
             plot_sanity(report, picture, [path, lib_path])
-        if notify:
-            notify(f"wrote the picture to {picture}")
+        both = f"{report_written} and the picture ({picture})" if report_written else f"the picture ({picture})"
+        with interrupted_after(both):
+            if notify:
+                notify(f"wrote the picture to {picture}")
     return report, document
 
 

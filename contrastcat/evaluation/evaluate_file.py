@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from ..errors import BadInput
-from ..io.files import atomic_text_output, check_output_path, output_name
+from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..library import RefLibrary
 from ..models import Classifier
 from ..models.precision import on_classifier
@@ -167,12 +167,16 @@ def evaluate_file(job: EvaluateJob, progress: Progress | None = None, notify: Ca
     if job.output is not None:
         with atomic_text_output(job.output, inputs) as stream:
             stream.write(text + "\n")
-        notify(f"wrote report to {output_name(job.output)}")
-    problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
-    unchecked = []
-    if old_report is not None:
-        regressions, unchecked = check_baseline(evaluation, document, old_report, allowed, job.bootstrap, job.baseline)
-        problems += regressions
+    with interrupted_after(None if job.output is None else f"the report ({output_name(job.output)})"):
+        if job.output is not None:
+            notify(f"wrote report to {output_name(job.output)}")
+        problems = check_bounds(evaluation.comparison(), bounds) if bounds else []
+        unchecked = []
+        if old_report is not None:
+            regressions, unchecked = check_baseline(
+                evaluation, document, old_report, allowed, job.bootstrap, job.baseline
+            )
+            problems += regressions
     return EvaluateRun(evaluation, document, text, problems, unchecked)
 
 

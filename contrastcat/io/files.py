@@ -334,12 +334,14 @@ def _writing(stream: TextIO, target: OutputTarget) -> Iterator[TextIO]:
 
 
 @contextlib.contextmanager
-def interrupted_after(written: str | None, pending: str) -> Iterator[None]:
-    """Ctrl-C while ``pending`` is written, after ``written`` was (None: nothing yet): say both,
-    rather than the usual "no output was written" when one output is there (new or replaced)."""
+def interrupted_after(written: str | None, pending: str | None = None) -> Iterator[None]:
+    """Ctrl-C while ``pending`` is written (None: while what follows an output runs, its notice
+    or checks), after ``written`` was (None: nothing yet): say so, rather than the usual "no
+    output was written" when one output is there (new or replaced)."""
     try:
         yield
     except KeyboardInterrupt as interrupt:
         if written is None or isinstance(interrupt, Interrupted):
             raise
-        raise Interrupted(f"interrupted; {written} was written, {pending} was not") from None
+        rest = "" if pending is None else f", {pending} was not"
+        raise Interrupted(f"interrupted; {written} was written{rest}") from None

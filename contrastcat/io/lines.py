@@ -83,6 +83,14 @@ class LineSource:
         UTF-8, or (``errors="surrogateescape"``) become lone surrogates where they are not, for
         the caller to refuse with its own location. ``keep``: an input that can be read only
         once (standard input, a pipe, a FIFO, ``<(…)``) is kept so that it can be read again."""
+        for number, line, _ in self.sized_lines(keep, errors):
+            yield number, line
+
+    def sized_lines(self, keep: bool = False, errors: str = "strict") -> Iterator[tuple[int, str | Overlong, int]]:
+        """As :meth:`lines`, each line with its size in bytes, its end included (an
+        :class:`Overlong`'s: 0). Where a limit is in bytes, counting the decoded text would
+        miscount (an emoji is one character, four bytes), and encoding it again only to count
+        would copy the line: the size is the one read."""
         if self._copy is not None:
             self._copy.seek(0)
             yield from self._numbered(self._copy, errors)
@@ -115,7 +123,7 @@ class LineSource:
 
     def text_lines(self, keep: bool = False) -> Iterator[tuple[int, str]]:
         """(number, text with its end) of every line, which must be UTF-8 and within the limit."""
-        for number, line in self.lines(keep):
+        for number, line, _ in self.sized_lines(keep):
             yield number, within_limit(line, f"{self.name}:{number}")
 
     def _open_file(self) -> BinaryIO:
@@ -130,28 +138,31 @@ class LineSource:
 
     def _numbered(
         self, handle: BinaryIO, errors: str, copy: BinaryIO | None = None
-    ) -> Iterator[tuple[int, str | Overlong]]:
+    ) -> Iterator[tuple[int, str | Overlong, int]]:
         number = 0
         try:
             # A line's bytes live only inside _next_line: a generator holds what it yields
             # until asked for more, and a long line's bytes beside its text would double it.
-            while line := self._next_line(handle, number + 1, errors, copy):
+            while (got := self._next_line(handle, number + 1, errors, copy))[0]:
                 number += 1
-                yield number, line
+                yield number, *got
         except IsADirectoryError:
             raise BadInput(f"{self.path}: is a directory, expected a file") from None
         except OSError as error:
             raise BadInput(f"{self.name}: cannot read ({error.strerror})") from None
 
-    def _next_line(self, handle: BinaryIO, number: int, errors: str, copy: BinaryIO | None) -> str | Overlong:
-        """Line ``number`` decoded ("" at the end of the input), and written to ``copy`` if given."""
+    def _next_line(
+        self, handle: BinaryIO, number: int, errors: str, copy: BinaryIO | None
+    ) -> tuple[str | Overlong, int]:
+        """Line ``number`` decoded ("" at the end of the input) and its size in bytes, and
+        written to ``copy`` if given."""
         raw = read_line(handle, self.limit, BOM if number == 1 else b"")
         if copy is not None:  # an overlong line is kept as one just over the limit
             copy.write(raw if isinstance(raw, bytes) else b" " * (self.limit + 1) + b"\n")
         if isinstance(raw, Overlong):
-            return raw
+            return raw, 0
         try:
-            return raw.decode("utf-8", errors)
+            return raw.decode("utf-8", errors), len(raw)
         except UnicodeDecodeError as error:
             raise BadInput(f"{self.name}:{number}: not UTF-8 text (byte {error.start} of the line)") from None
 
@@ -178,15 +189,22 @@ def read_bounded(handle: BinaryIO, limit: int) -> bytes | Overlong:
     return Overlong(limit) if size > limit else b"".join(chunks)
 
 
+def end_length(line: bytes) -> int:
+    """How long ``line``'s end is: 2 for CRLF, 1 for LF, else 0 (the last line may have none)."""
+    return 2 if line.endswith(b"\r\n") else 1 if line.endswith(b"\n") else 0
+
+
 def read_line(handle: BinaryIO, limit: int, prefix: bytes = b"") -> bytes | Overlong:
     """The next line of ``handle`` with its end (b"" at the end of the input), ``prefix`` dropped
-    where it starts the line; an :class:`Overlong` where the line without its end is longer than
-    ``limit`` bytes, read past in small pieces so that it is never held."""
-    raw = handle.readline(limit + len(prefix) + 1)
+    where it starts the line; an :class:`Overlong` where the line without its end (LF or CRLF)
+    is longer than ``limit`` bytes, read past in small pieces so that it is never held."""
+    # Two bytes past the limit: a line of exactly ``limit`` bytes ending in CRLF is read whole, as
+    # the same line ending in LF is (the limit is a line's text, whatever its end).
+    raw = handle.readline(limit + len(prefix) + 2)
     if prefix and raw.startswith(prefix):
         raw = raw[len(prefix) :]
     ended = raw.endswith(b"\n")
-    if len(raw) - ended <= limit:
+    if len(raw) - end_length(raw) <= limit:
         return raw
     del raw
     while not ended and (piece := handle.readline(_DRAIN)):

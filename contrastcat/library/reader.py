@@ -13,6 +13,7 @@ import h5py
 import numpy as np
 import torch
 
+from ..arguments import shown
 from ..errors import BadInput, LibraryMismatch
 from ..models.tokens import tokenize
 from .schema import (
@@ -155,7 +156,9 @@ class RefLibrary:
         for key in node.attrs:  # names only: nothing read
             shape = node.attrs.get_id(key).shape
             if shape != ():
-                raise self._damaged(f"{path} attribute {key!r} holds {shape} values; the library writer writes single values")
+                raise self._damaged(
+                    f"{path} attribute {shown(key)} holds {shape} values; the library writer writes single values"
+                )
 
     def _check_stored(self, file: h5py.File, dataset: h5py.Dataset, path: str, heap: list[int]) -> None:
         if dataset.is_virtual:
@@ -204,8 +207,6 @@ class RefLibrary:
             raise self._damaged(f"{path}/activations has no dataset {index}")
         if dataset.dtype != np.dtype(self.info.dtype):
             raise self._damaged(f"{dataset.name} holds {dataset.dtype}, not floating-point {self.info.dtype} activations")
-        if not 1 <= entry.length <= self.info.max_length:
-            raise self._damaged(f"{path} reference {index} has length {entry.length}, not 1 to {self.info.max_length}")
         expected = (self.info.num_layers, entry.length, self.info.hidden_size)
         if dataset.shape != expected:
             raise self._damaged(f"{dataset.name} has shape {dataset.shape}, expected {expected}")
@@ -224,7 +225,7 @@ class RefLibrary:
             )
         if version != SCHEMA_VERSION:
             raise BadInput(
-                f"{self.path}: library schema version {version} is not supported "
+                f"{self.path}: library schema version {shown(version)} is not supported "
                 f"(expected {SCHEMA_VERSION}); rebuild it with build-refs"
             )
         if not attrs.get("fingerprint"):
@@ -236,14 +237,14 @@ class RefLibrary:
                 "rebuild it with build-refs"
             )
         if content_fingerprint(file) != attrs["fingerprint"]:
-            raise self._damaged(f"its content does not match its fingerprint {attrs['fingerprint']}")
+            raise self._damaged(f"its content does not match its fingerprint {shown(attrs['fingerprint'])}")
         values = {key: attrs[key] for key in (f.name for f in fields(LibraryInfo)) if key in attrs}
         for key, kind in ATTRIBUTE_TYPES.items():
             value = values.get(key)
             if key in ("pools", "scan_dtype", "inputs") and value is None:
                 continue
             if not attribute_fits(value, kind):
-                raise BadInput(f"{self.path}: root attribute {key!r} must be {kind}, got {value!r}")
+                raise BadInput(f"{self.path}: root attribute {key!r} must be {kind}, got {shown(value)}")
             if kind in ("a count", "a positive count"):
                 values[key] = int(value)
             elif kind == "a number":
@@ -288,6 +289,7 @@ class RefLibrary:
         if np.any((labels < 0) | (labels >= classes)):
             bad = labels[(labels < 0) | (labels >= classes)][0]
             raise self._damaged(f"{group.name}/label holds {bad}, not a class index from 0 to {classes - 1}")
+        self._lengths_agree(group.name, values["length"], values["token_ids"])
         return [
             ReferenceEntry(
                 f_c=float(f),
@@ -303,6 +305,22 @@ class RefLibrary:
                 f_c, flags, labels, values["source_row"], values["length"], texts, values["token_ids"], pairs
             )
         ]
+
+    def _lengths_agree(self, name: str, lengths: np.ndarray, ids: np.ndarray) -> None:
+        """Each reference's length is within the library's max_length and is the number of its
+        token ids: its activations are read at that length, and its ids are fed to the model
+        again (the sanity check's randomised copies), so the two must describe one sequence."""
+        outside = np.flatnonzero((lengths < 1) | (lengths > self.info.max_length))
+        if outside.size:
+            index = int(outside[0])
+            raise self._damaged(
+                f"{name} reference {index} has length {lengths[index]}, not 1 to {self.info.max_length}"
+            )
+        counts = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
+        differ = np.flatnonzero(counts != lengths)
+        if differ.size:
+            index = int(differ[0])
+            raise self._damaged(f"{name} reference {index} has length {lengths[index]} but {counts[index]} token ids")
 
     @property
     def fingerprint(self) -> str:
@@ -363,6 +381,7 @@ class RefLibrary:
                 f"({self.info.model_fingerprint}), not for {classifier.name!r} ({classifier.fingerprint}); "
                 "rebuild it with build-refs for this model"
             )
+        self.check_positions(classifier)
         self.check_token_ids(classifier)
         self.check_tokenizer(classifier)
         facts = (
@@ -376,6 +395,20 @@ class RefLibrary:
                     f"{self.path}: the library has {stored} {what} but the model {classifier.name!r} has {actual}; "
                     "rebuild it with build-refs for this model"
                 )
+
+    def check_positions(self, classifier) -> None:
+        """No reference longer than the model reads: build-refs cuts them to the model's positions,
+        so a longer one (the library's max_length only bounds it by what the file says) is
+        damage or another model's; fed to the model again it would fail deep inside."""
+        limit = int(classifier.position_limit)
+        for path, entries in self._entries.items():
+            for index, entry in enumerate(entries):
+                if entry.length > limit:
+                    raise LibraryMismatch(
+                        f"{self.path}: reference {index} of {path} has {entry.length} tokens, but the model "
+                        f"{classifier.name!r} takes at most {limit}: the library is damaged or built for another "
+                        "model; rebuild it with build-refs for this model"
+                    )
 
     def check_token_ids(self, classifier) -> None:
         """The references' token ids are fed to the model again (the sanity check's randomised

@@ -35,6 +35,7 @@ class RecapturedLibrary(RefLibrary):
             raise LibraryMismatch(f"{self.path}: references recaptured for another model")
         if len(self.info.label_names) != classifier.num_classes or self.info.num_layers != classifier.num_layers:
             raise LibraryMismatch(f"{self.path}: the library's classes or layers do not fit {classifier.name!r}")
+        self.check_positions(classifier)  # the references' ids are captured anew here
         self.check_token_ids(classifier)
 
     def _load(self, path: str, available: list[ReferenceEntry]) -> torch.Tensor:

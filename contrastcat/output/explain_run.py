@@ -34,7 +34,7 @@ from ..models import DTYPE_CHOICES, Classifier
 from ..models.loading import check_max_length
 from ..models.precision import on_classifier
 from ..models.resolve import classifier_for, library_model, model_location
-from ..records.inputs import InputFile
+from ..records.inputs import InputFile, SkippedLines
 from ..records.record import write_records
 from .checkpoint import check_checkpoint, check_not_resumed_elsewhere
 from .distributed import World, rank_device, sharded_output, torchrun_world
@@ -65,7 +65,7 @@ class ExplainJob:
     pair_field: str | None = None  # sentence pairs: the field of each input's second text
     mask_special: bool = False
     max_length: int | None = None
-    on_error: str = "stop"  # or "skip": leave a bad line out, and list it in ExplainRun.skipped
+    on_error: str = "stop"  # or "skip": leave a bad line out, and count it in ExplainRun.skipped
     resume: bool = False
     shard: str | None = None  # "I/N"
     batch_size: int = 16
@@ -85,7 +85,8 @@ class ExplainRun:
     records: int = 0
     kept: int = 0
     truncated: int = 0
-    skipped: list[str] | None = None  # on_error="skip": the bad lines, located; else None
+    # on_error="skip": the bad lines, located (the first few messages, and the count); else None
+    skipped: SkippedLines | None = None
     origin: str = ""  # where kept records came from: "checkpoint", or "output" (it was complete)
     shard: Shard | None = None
     speaks: bool = True  # False in a torchrun process other than rank 0: rank 0 reports for all
@@ -150,7 +151,8 @@ def _check_mode(job: ExplainJob) -> tuple[World | None, Shard | None]:
 
 def _run(job, world, part, unnamed, refs, model, inputs, progress, notify) -> ExplainRun:
     names = parse_method_list(job.methods)  # unknown names fail before any loading
-    skipped: list[str] | None = [] if job.on_error == "skip" else None
+    # Bounded: millions of bad lines are counted, their first messages kept (all that is shown).
+    skipped = SkippedLines() if job.on_error == "skip" else None
     input_file = InputFile(
         job.inputs, text_field=job.text_field, id_field=job.id_field, label_field=job.label_field,
         pair_field=job.pair_field,

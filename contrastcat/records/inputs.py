@@ -15,6 +15,7 @@ fail before they write anything.
 from __future__ import annotations
 
 import csv
+import functools
 import itertools
 import math
 import re
@@ -36,6 +37,39 @@ class InputRow:
     text: str
     label: Any = None  # int, class name, or None
     pair: str | None = None  # the second text of a sentence pair
+
+
+SKIPPED_KEPT = 20  # messages kept of the lines skipped; the command line shows as many (cli.explain)
+
+
+class SkippedLines:
+    """The bad lines an ``on_error="skip"`` run leaves out: the first :data:`SKIPPED_KEPT`
+    messages, and how many there were in all. Only the first are ever shown, and keeping one
+    message for each of millions of bad lines made memory grow with them (about 135 bytes a
+    line); the count stays exact. ``len`` is the count; iterating or indexing gives the
+    messages kept. It is appended to as a list would be: the readers and target checks take either."""
+
+    def __init__(self, kept: int = SKIPPED_KEPT) -> None:
+        self.kept = kept
+        self.messages: list[str] = []
+        self.count = 0
+
+    def append(self, message: str) -> None:
+        self.count += 1
+        if len(self.messages) < self.kept:
+            self.messages.append(message)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.messages)
+
+    def __getitem__(self, index):
+        return self.messages[index]
+
+    def __repr__(self) -> str:
+        return f"SkippedLines({self.count} skipped, first {len(self.messages)}: {self.messages!r})"
 
 
 class _RowProblem(Exception):
@@ -118,11 +152,11 @@ class InputFile:
         self.checked = sum(1 for _ in self._rows(None, keep=True))
         return self.checked
 
-    def rows(self, skipped: list[str] | None = None) -> Iterator[InputRow]:
+    def rows(self, skipped: list[str] | SkippedLines | None = None) -> Iterator[InputRow]:
         """The rows, in file order; a bad line raises, or with ``skipped`` is listed there and left out."""
         return self._rows(skipped, keep=False)
 
-    def _rows(self, skipped: list[str] | None, keep: bool) -> Iterator[InputRow]:
+    def _rows(self, skipped: list[str] | SkippedLines | None, keep: bool) -> Iterator[InputRow]:
         name = self.name
         text_field, id_field, label_field = self.fields
         found = 0
@@ -159,10 +193,11 @@ class InputFile:
             more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
             raise BadInput(located(name, None, f"no input rows{more}"))
 
-    def _decoded(self, keep: bool) -> Iterator[tuple[int, str | Overlong]]:
-        """Lines with their ends. Bytes that are not UTF-8 become lone surrogates here, so the
-        row they belong to (a CSV row may span lines) is refused whole, never spliced."""
-        return self.source.lines(keep, errors="surrogateescape")
+    def _decoded(self, keep: bool) -> Iterator[tuple[int, str | Overlong, int]]:
+        """Lines with their ends, and their sizes in bytes. Bytes that are not UTF-8 become lone
+        surrogates here, so the row they belong to (a CSV row may span lines) is refused whole,
+        never spliced."""
+        return self.source.sized_lines(keep, errors="surrogateescape")
 
     def close(self) -> None:
         self.source.close()
@@ -192,25 +227,27 @@ def _not_utf8(text: str) -> str | None:
     return f"not UTF-8 text (byte {len(text[:at].encode('utf-8', 'surrogateescape'))} of the line)"
 
 
-def _bare_cr_split(lines) -> Iterator[tuple[int, str]]:
+def _bare_cr_split(lines) -> Iterator[tuple[int, str | Overlong, int]]:
     """CSV lines may end in a lone CR (old Mac files), as the csv module's universal newlines
-    allow; such pieces are numbered as lines of their own."""
+    allow; such pieces are numbered as lines of their own, each with its size in bytes."""
     extra = 0
-    for number, raw in lines:
-        if isinstance(raw, Overlong):
-            yield number + extra, raw
+    for number, raw, size in lines:
+        pieces = re.split(r"(?<=\r)(?!\n)", raw) if not isinstance(raw, Overlong) and "\r" in raw else [raw]
+        if len(pieces) == 1:
+            yield number + extra, raw, size
             continue
-        pieces = re.split(r"(?<=\r)(?!\n)", raw) if "\r" in raw else [raw]
         for piece in pieces:
-            if piece:
-                yield number + extra, piece
+            if piece:  # within the line's limit: encoding a piece (not ASCII) to count it is bounded
+                size = len(piece) if piece.isascii() else len(piece.encode("utf-8", "surrogateescape"))
+                yield number + extra, piece, size
                 extra += 1
         extra -= 1
 
 
 def _within_limit(lines, bad) -> Iterator[tuple[int, str]]:
-    """The lines, an overlong one reported as bad (and so skippable: JSON Lines rows are lines)."""
-    for number, raw in lines:
+    """The lines (sizes dropped), an overlong one reported as bad (and so skippable: JSON Lines
+    rows are lines)."""
+    for number, raw, _ in lines:
         if isinstance(raw, Overlong):
             bad(number, raw.problem)
         else:
@@ -238,20 +275,22 @@ def _csv_objects(
     name: str, lines, text_field: str, label_field: str, bad, pair_field: str | None = None
 ) -> Iterator[tuple[int, dict]]:
     taken: dict[int, int] = {}  # the csv reader's line count -> file line, for the lines of the current row
-    sizes: dict[int, int] = {}  # the same lines' lengths: a row of many short lines is bounded too
+    sizes: dict[int, int] = {}  # the same lines' sizes: a row of many short lines is bounded too
     held = [0]
 
     def text():
-        for number, raw in lines:
+        for number, raw, size in lines:
             if isinstance(raw, Overlong):  # never skippable: where its rows end cannot be known
                 raise BadInput(located(name, number, raw.problem))
             key = len(taken) + dropped[0]
-            taken[key], sizes[key] = number, len(raw)
-            held[0] += len(raw)
+            taken[key], sizes[key] = number, size
+            held[0] += size
             # Quoted fields spanning lines: never skippable either, since the reader would stop
             # inside a field and read the lines after it as rows of their own (false inputs). A
             # field is never longer than its row, so the csv module's field limit is never met.
-            if held[0] > limit:
+            # Counted as a line is: in bytes (the limit is in MiB; an emoji is four), without
+            # the row's final line end (the line ends inside its quoted fields are its text).
+            if held[0] - _end_length(raw) > limit:
                 start = taken[min(taken)]
                 raise BadInput(located(name, start, f"a row longer than {limit >> 20} MiB; {Overlong(limit).advice}"))
             yield raw
@@ -307,6 +346,11 @@ def _csv_objects(
         yield start, obj
 
 
+def _end_length(line: str) -> int:
+    """How long a CSV line's end is: CRLF, LF or (old Mac files) a lone CR."""
+    return 2 if line.endswith("\r\n") else 1 if line.endswith(("\n", "\r")) else 0
+
+
 def _next_row(reader, limit: int) -> list[str]:
     """The csv reader's next row, a field as long as a line may be (the csv module's own limit,
     131,072 characters, is process-wide and far below a JSON Lines text's: set for this read only)."""
@@ -330,23 +374,41 @@ def read_inputs(
 
 
 # The names a sentence pair's second text goes by in common data sets (GLUE, SNLI/MNLI, QQP, the
-# tokenizers' own ``text_pair``): a row with one of them, explained without ``pair_field``, is
-# most likely a pair classifier's input with the option forgotten.
-PAIR_NAMES = ("pair", "text_pair", "text_b", "text2", "hypothesis", "sentence2", "sentence_b", "question2", "passage")
-_PAIR_KEYS = frozenset(name.replace("_", "") for name in PAIR_NAMES)
+# tokenizers' own ``text_pair``, SQuAD-style ``context``, rerankers' ``document``): a row with one of
+# them, explained without ``pair_field``, is most likely a pair classifier's input with the option
+# forgotten. ``premise`` is one too where it is not the text (the hypothesis is explained alone).
+PAIR_NAMES = (
+    "pair", "text_pair", "text_b", "text2", "hypothesis", "premise", "sentence2", "sentence_b", "question2",
+    "passage", "context", "document",
+)
+# Names too common on their own to mean a pair, that do beside their partner as the text field:
+# QNLI's ``question`` and ``sentence`` (``sentence`` alone is SST-2's single text).
+PARTNER_NAMES = {"question": ("sentence",), "sentence": ("question",)}
 
 
-def _pair_like(key: str) -> bool:
-    """A field name that says "the second text", however it is written (``Hypothesis``, ``text-b``,
-    ``sentence_2``)."""
-    return isinstance(key, str) and re.sub(r"[\s_\-]", "", key).lower() in _PAIR_KEYS
+@functools.lru_cache(maxsize=1024)  # asked of every field of every row until a warning is given
+def _key(name: str) -> str:
+    """A field name however it is written (``Hypothesis``, ``text-b``, ``sentence_2``)."""
+    return re.sub(r"[\s_\-]", "", name).lower()
+
+
+_PAIR_KEYS = frozenset(map(_key, PAIR_NAMES))
+_PARTNER_KEYS = {_key(text): frozenset(map(_key, partners)) for text, partners in PARTNER_NAMES.items()}
+
+
+def _pair_like(key: str, text_field: str = "text") -> bool:
+    """A field name that says "the second text" beside ``text_field``, however it is written;
+    never the text field itself (NLI explained by its hypothesis alone has a ``hypothesis`` text)."""
+    if not isinstance(key, str) or _key(key) == _key(text_field):
+        return False
+    return _key(key) in _PAIR_KEYS or _key(key) in _PARTNER_KEYS.get(_key(text_field), ())
 
 
 def _warn_if_pair_forgotten(where: str, obj: Mapping, fields: tuple[str, str, str]) -> bool:
     """Warn (and say so) where a row holds a second text no one asked to explain: the first
     text alone would be explained, silently, for the pairs the data was meant to be."""
     name = next((key for key, value in obj.items()
-                 if _pair_like(key) and key not in fields and isinstance(value, str) and value), None)
+                 if key not in fields and _pair_like(key, fields[0]) and isinstance(value, str) and value), None)
     if name is None:
         return False
     warnings.warn(

@@ -51,3 +51,115 @@ def test_sanity_and_build_refs_say_so_too(records, toy_dir, toy_library, tmp_pat
     result = invoke("build-refs", "--model", toy_dir / "model", "--data", toy_dir / "train.jsonl", "-o", library, "-q")
     assert_one_line_error(result, f"interrupted while printing; the library was written whole to {library}", code=130)
     assert library.stat().st_size > 0
+
+
+# Every command that writes an output file (or a whole document on stdout) and then prints: Ctrl-C
+# in what it prints after names every output written, the picture and a record file included.
+
+
+def test_evaluate_and_sanity_name_the_picture(records, toy_library, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import contrastcat_cli.evaluate as evaluate_command
+    import contrastcat_cli.sanity as sanity_command
+
+    monkeypatch.setattr(evaluate_command, "_print", _interrupt)
+    picture = tmp_path / "curves.png"
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "--plot", picture, "-q")
+    assert_one_line_error(result, f"interrupted while printing; the picture was written whole to {picture}", code=130)
+    assert picture.stat().st_size > 0
+    report = tmp_path / "report.json"
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "-o", report,
+                    "--plot", picture, "-q")
+    assert_one_line_error(
+        result, f"the report was written whole to {report} and the picture to {picture}", code=130
+    )
+    monkeypatch.setattr(sanity_command, "_print", _interrupt)
+    picture = tmp_path / "rho.png"
+    result = invoke("sanity", records, "--refs", toy_library.path, "--bootstrap", "0", "--plot", picture, "-q")
+    assert_one_line_error(result, f"interrupted while printing; the picture was written whole to {picture}", code=130)
+    assert picture.stat().st_size > 0
+
+
+def test_evaluate_says_so_while_the_gates_print(records, toy_library, tmp_path, monkeypatch):
+    import contrastcat_cli.evaluate as command
+
+    monkeypatch.setattr(command, "_gates", _interrupt)
+    report = tmp_path / "report.json"
+    gate = ("--fail-under", "morf.aopc=0.99")
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "-o", report, *gate, "-q")
+    assert_one_line_error(result, f"interrupted while printing; the report was written whole to {report}", code=130)
+    assert json.loads(report.read_text())["schema"] == "contrastcat/evaluate-report"
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "-o", "-", *gate, "-q")
+    assert_one_line_error(result, "the report was written whole to standard output", code=130)
+    json.loads(result.stdout)  # the whole document, not "incomplete"
+
+
+def test_explain_says_the_records_were_written(toy_dir, toy_library, tmp_path, monkeypatch):
+    import contrastcat_cli.explain as command
+
+    monkeypatch.setattr(command, "_summary", _interrupt)
+    inputs = toy_dir / "inputs.jsonl"
+    out = tmp_path / "attr.jsonl"
+    result = invoke("explain", inputs, "--refs", toy_library.path, "--method", "random", "-o", out, "-q")
+    assert_one_line_error(result, f"interrupted while printing; every record was written whole to {out}", code=130)
+    assert len(out.read_text().splitlines()) == len(inputs.read_text().splitlines())
+    result = invoke("explain", inputs, "--refs", toy_library.path, "--method", "random", "-o", "-", "-q")
+    assert_one_line_error(result, "every record was written whole to standard output", code=130)
+    assert len(result.stdout.splitlines()) == len(inputs.read_text().splitlines())
+    part = tmp_path / "part0.jsonl"
+    result = invoke("explain", inputs, "--refs", toy_library.path, "--method", "random", "--shard", "0/2",
+                    "-o", part, "-q")
+    assert_one_line_error(result, f"interrupted while printing; part 0/2 was written whole to {part}", code=130)
+
+
+def test_merge_says_the_records_were_written(toy_dir, toy_library, tmp_path, monkeypatch):
+    import contrastcat_cli.merge as command
+
+    parts = []
+    for index in (0, 1):
+        parts.append(tmp_path / f"part{index}.jsonl")
+        result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "random",
+                        "--shard", f"{index}/2", "-o", parts[-1], "-q")
+        assert result.exit_code == 0, result.output
+    monkeypatch.setattr(command, "info", _interrupt)
+    merged = tmp_path / "attr.jsonl"
+    result = invoke("merge", *parts, "-o", merged)
+    assert_one_line_error(result, f"interrupted while printing; every record was written whole to {merged}", code=130)
+    assert len(merged.read_text().splitlines()) == len((toy_dir / "inputs.jsonl").read_text().splitlines())
+
+
+def test_render_says_the_file_was_written(records, tmp_path, monkeypatch):
+    import contrastcat_cli.render as command
+
+    monkeypatch.setattr(command, "info", _interrupt)
+    text = tmp_path / "marked.txt"
+    result = invoke("render", records, "-o", text)
+    assert_one_line_error(result, f"interrupted while printing; the text was written whole to {text}", code=130)
+    assert text.stat().st_size > 0
+    page = tmp_path / "attr.html"
+    result = invoke("render", records, "--html", page)
+    assert_one_line_error(result, f"interrupted while printing; the page was written whole to {page}", code=130)
+    assert page.stat().st_size > 0
+
+
+def test_the_wrote_notice_from_the_library_says_what_was_written(records, toy_library, tmp_path, monkeypatch):
+    """evaluate's and sanity's "wrote …" notices are printed by the library, after the file is
+    written: Ctrl-C there names it too (it said that no output was written)."""
+    import contrastcat_cli.common as common
+
+    real = common.info
+
+    def interrupt_the_notice(message, quiet):
+        if message.startswith("wrote"):
+            raise KeyboardInterrupt
+        real(message, quiet)
+
+    monkeypatch.setattr(common, "info", interrupt_the_notice)
+    report = tmp_path / "report.json"
+    result = invoke("evaluate", records, "--refs", toy_library.path, "-o", report)
+    assert_one_line_error(result, f"interrupted; the report ({report}) was written", code=130)
+    assert json.loads(report.read_text())["schema"] == "contrastcat/evaluate-report"
+    checked, picture = tmp_path / "sanity.json", tmp_path / "sanity.png"
+    result = invoke("sanity", records, "--refs", toy_library.path, "-o", checked, "--plot", picture)
+    assert_one_line_error(result, f"interrupted; the report ({checked}) was written", code=130)
+    assert checked.stat().st_size > 0 and not picture.exists()

@@ -190,3 +190,55 @@ def test_a_damaged_model_directory_is_one_line(tmp_path, toy_dir):
     weights.write_bytes(weights.read_bytes()[:1000])
     result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "attcat", "-o", "-")
     assert_one_line_error(result, f"model '{model}': cannot load {model}")
+
+
+def test_references_longer_than_the_model_reads_are_refused(tmp_path, copy, toy_dir, toy_classifier):
+    """A library whose max_length and one reference go past the model's positions, signed again:
+    it opens (nothing in it contradicts itself), but is no library for this model. Before,
+    explain used it, and sanity fed the reference's ids to the model and died inside it."""
+    from contrastcat.errors import LibraryMismatch
+    from contrastcat.library import RefLibrary
+    from contrastcat.library.recapture import RecapturedLibrary
+
+    limit = toy_classifier.position_limit
+    length = limit + 36
+    with h5py.File(copy, "r+") as file:
+        group = file["classes/0"]
+        file.attrs["max_length"] = np.int64(length * 2)
+        lengths = group["length"][()]
+        lengths[1] = length
+        group["length"][...] = lengths
+        ids = list(group["token_ids"][()])
+        middle = np.resize(ids[1][1:-1], length - 2)
+        ids[1] = np.concatenate([ids[1][:1], middle, ids[1][-1:]]).astype(np.int32)
+        del group["token_ids"]
+        group.create_dataset("token_ids", data=np.array(ids, dtype=object), dtype=h5py.vlen_dtype(np.int32))
+        layers, _, hidden = group["activations/1"].shape
+        values = np.random.default_rng(0).standard_normal((layers, length, hidden)).astype(np.float32)
+        del group["activations/1"]
+        group.create_dataset("activations/1", data=values).attrs[CHECKSUM] = array_checksum(values)
+        reseal(file)
+    fragments = (f"{copy}: reference 1 of classes/0 has {length} tokens", f"takes at most {limit}",
+                 "damaged or built for another model")
+    with RefLibrary(copy) as library:
+        # The library as read, and its references recaptured on a randomised copy (sanity).
+        for checked in (library, RecapturedLibrary(library, toy_classifier)):
+            with pytest.raises(LibraryMismatch) as raised:
+                checked.check_model(toy_classifier)
+            assert all(fragment in str(raised.value) for fragment in fragments), str(raised.value)
+    result, out = explain(tmp_path, copy, toy_dir, "--method", "contrastcat")
+    assert_one_line_error(result, *fragments)
+    assert not out.exists()
+
+
+def test_an_invalid_root_attribute_is_shown_shortened(tmp_path, copy, toy_dir):
+    """A bad root attribute is echoed cut short: the message stays one short line however
+    large the value the file holds (a few megabytes of label names, say)."""
+    huge = '["a"' + ',"b"' * 500_000 + "]"  # a JSON list, but not of distinct names
+    with h5py.File(copy, "r+") as file:
+        file.attrs["label_names"] = huge
+        reseal(file)
+    result, out = explain(tmp_path, copy, toy_dir)
+    assert_one_line_error(result, f"{copy}: root attribute 'label_names' must be a JSON list", "got '[\"a\",\"b\"")
+    assert len(result.stderr) < 400, len(result.stderr)
+    assert not out.exists()

@@ -293,3 +293,28 @@ def _replace(file, name, value, dtype=None):
     dataset = file.create_dataset(name, (count,), dtype=dtype or np.asarray(value).dtype)
     for i in range(count):
         dataset[i] = value
+
+
+@pytest.mark.parametrize("kept", [3, "more"])
+def test_token_ids_that_disagree_with_the_length_are_damaged(tmp_path, copy, toy_dir, kept):
+    """A reference's ids are fed to the model again (the sanity check's randomised copies),
+    its activations are read at its length: the two must agree. Before, a reference
+    keeping 3 of its ids, or holding more than its length, was read and used silently."""
+    def cut(file):
+        ids = list(file["classes/0/token_ids"][()])
+        ids[1] = ids[1][:kept] if kept != "more" else np.concatenate([ids[1], ids[1][1:-1]])
+        _replace_rows(file, "classes/0/token_ids", ids)
+
+    with h5py.File(copy, "r") as file:
+        length = int(file["classes/0/length"][1])
+    _edit(copy, cut)
+    count = 3 if kept != "more" else 2 * length - 2
+    _refused(tmp_path, copy, toy_dir, f"{copy}: the library is damaged",
+             f"/classes/0 reference 1 has length {length} but {count} token ids")
+
+
+def _replace_rows(file, name, rows):
+    """``name`` made again as variable-length rows of int32, as the writer stores token ids."""
+    del file[name]
+    file.create_dataset(name, data=np.array([np.asarray(r, np.int32) for r in rows], dtype=object),
+                        dtype=h5py.vlen_dtype(np.int32))

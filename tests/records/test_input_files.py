@@ -12,6 +12,10 @@ import json
 
 import pytest
 
+import contrastcat
+from contrastcat.records.inputs import SKIPPED_KEPT, SkippedLines
+from contrastcat_cli.explain import SHOWN_PROBLEMS
+
 from ..helpers import assert_one_line_error, invoke
 
 
@@ -160,6 +164,36 @@ def test_on_error_skip_with_nothing_usable(tmp_path, refs):
     result, out = explain(tmp_path, refs, source, "--on-error", "skip")
     assert_one_line_error(result, f"{source}: no input rows (3 bad line(s) skipped)")
     assert not out.exists()
+
+
+def test_many_skipped_lines_are_counted_not_all_kept(tmp_path, refs):
+    # One message a bad line, kept for millions of them, made memory grow with the bad lines
+    # (about 135 bytes each) though only the first are shown: the first are kept, the rest
+    # counted, and the count stays exact, across the reader and the target checks alike.
+    source = tmp_path / "in.jsonl"
+    with source.open("w") as stream:
+        stream.write('{"text": "a great film", "label": 1}\n')
+        stream.write("x\n" * 10_000)
+        stream.write('{"text": "a dull film", "label": "terrible"}\n' * 5)
+    run = contrastcat.explain_file(source, tmp_path / "api.jsonl", library=refs, method="random", target="gold",
+                                   on_error="skip")
+    assert run.records == 1 and len(run.skipped) == 10_005
+    assert len(list(run.skipped)) == SKIPPED_KEPT >= SHOWN_PROBLEMS  # all the command line shows
+    assert run.skipped[0] == f"{source}:2: malformed JSON (Expecting value, column 1)"
+    result, out = explain(tmp_path, refs, source, "--on-error", "skip", "--target", "gold")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("warning: skipped 10005 bad input line(s) (--on-error skip): ")
+    assert result.stderr.count(f"{source}:") == SHOWN_PROBLEMS
+    assert f"; and {10_005 - SHOWN_PROBLEMS} more" in result.stderr
+
+
+def test_skipped_lines_keep_the_first_messages_and_count_all():
+    skipped = SkippedLines(kept=3)
+    assert not skipped and len(skipped) == 0
+    for number in range(1, 10_001):
+        skipped.append(f"in.jsonl:{number}: malformed JSON")
+    assert skipped and len(skipped) == 10_000 and len(skipped.messages) == 3
+    assert list(skipped) == skipped[:20] == [f"in.jsonl:{n}: malformed JSON" for n in (1, 2, 3)]
 
 
 @pytest.mark.parametrize("label", ["²", "--1", "٣", "𝟙"])

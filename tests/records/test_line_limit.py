@@ -28,13 +28,62 @@ MIB = 1 << 20
 
 
 def test_the_boundary_byte_for_byte():
-    # A line of `limit` bytes (its end not counted) is read; one more byte is refused, with or
-    # without a line end, and the line after an overlong one is read whole and in its place.
-    stream = io.BytesIO(b"abcd\n" + b"abcde\n" + b"abcd" + b"\r\n" + b"ok\n" + b"abcdefgh")
+    # A line of `limit` bytes (its end, LF or CRLF, not counted) is read; one more byte is
+    # refused, with or without a line end, and the line after an overlong one is read whole and
+    # in its place. A CR before the CRLF is content, and counts.
+    stream = io.BytesIO(b"abcd\n" + b"abcde\n" + b"abcd\r\n" + b"abcde\r\n" + b"abcd\r\r\n" + b"ok\n" + b"abcdefgh")
     got = []
     while raw := read_line(stream, 4):
         got.append(raw)
-    assert got == [b"abcd\n", Overlong(4), Overlong(4), b"ok\n", Overlong(4)]  # CR counts: it is content
+    assert got == [b"abcd\n", Overlong(4), b"abcd\r\n", Overlong(4), Overlong(4), b"ok\n", Overlong(4)]
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", ""])
+@pytest.mark.parametrize("name", ["in.jsonl", "in.csv"])
+def test_a_line_of_exactly_the_limit_is_read_whatever_its_end(tmp_path, small_limit, name, end):
+    # The limit is a line's bytes without its end: a CRLF file's line was refused where the same
+    # line ending in LF was read, and a CSV row counted its line end (a row of exactly 1 MiB was
+    # "longer than 1 MiB"). One byte more is refused, whatever the end.
+    path = tmp_path / name
+    header, line = ("text\n", "a" * MIB) if name == "in.csv" else ("", '{"text": "' + "a" * (MIB - 12) + '"}')
+    path.write_bytes((header + line + end).encode())
+    assert [len(row.text) for row in InputFile(str(path)).rows()] == [MIB if name == "in.csv" else MIB - 12]
+    path.write_bytes((header + "a" + line + end).encode())
+    with pytest.raises(BadInput, match=rf"{name}:{1 + bool(header)}: a line longer than 1 MiB"):
+        list(InputFile(str(path)).rows())
+
+
+def test_a_csv_row_is_counted_in_bytes(tmp_path, small_limit):
+    # The limit is in bytes (MiB), as a JSON Lines line's is: a CSV row counted in characters
+    # took four times the limit in emoji (4 MB across 4 lines of a quoted field) that the same
+    # text on one JSON Lines line was refused for.
+    emoji = "\N{GRINNING FACE}" * 100_000  # 400,000 bytes, 100,000 characters
+    path = tmp_path / "in.csv"
+    path.write_text(f'text,label\n"{emoji}\n{emoji}\n{emoji}",1\nafter,0\n', encoding="utf-8")
+    with pytest.raises(BadInput, match=r"in.csv:2: a row longer than 1 MiB; "):
+        list(InputFile(str(path)).rows())
+    jsonl_path = tmp_path / "in.jsonl"
+    jsonl_path.write_text(json.dumps({"text": f"{emoji}\n{emoji}\n{emoji}"}, ensure_ascii=False) + "\n", "utf-8")
+    with pytest.raises(BadInput, match=r"in.jsonl:1: a line longer than 1 MiB; "):
+        list(InputFile(str(jsonl_path)).rows())
+    # Within the limit in bytes (two lines: 800,000 bytes and more), the row is read whole.
+    path.write_text(f'text,label\n"{emoji}\n{emoji}",1\nafter,0\n', encoding="utf-8")
+    assert [row.text for row in InputFile(str(path)).rows()] == [f"{emoji}\n{emoji}", "after"]
+
+
+def test_a_csv_row_at_the_limit_counts_the_line_ends_inside_it(tmp_path, small_limit):
+    # The ends of the lines a quoted field spans are its text, and count; only the row's final
+    # end does not.
+    for end in ("\n", "\r\n"):
+        first = "a" * (MIB // 2)
+        row = f'"{first}{end}' + "b" * (MIB - len(first) - len(end) - 4) + '",1'
+        assert len(row.encode()) == MIB
+        path = tmp_path / "in.csv"
+        path.write_text(f"text,label{end}{row}{end}", newline="")
+        assert [len(r.text) for r in InputFile(str(path)).rows()] == [MIB - 4], repr(end)
+        path.write_text(f"text,label{end}{row.replace('b', 'bb', 1)}{end}", newline="")
+        with pytest.raises(BadInput, match=r"in.csv:2: a row longer than 1 MiB; "):
+            list(InputFile(str(path)).rows())
 
 
 def test_a_bom_is_not_counted_against_the_first_line():
