@@ -207,12 +207,11 @@ def _clean_start(tokenizer, text: str, around: int, tries: int = 16) -> int | No
     and of one read from the place itself are the same, ids and offsets, for ``SYNC``
     characters (the two readings have met, as in ``_spans``). Token starts are tried from
     ``around`` back, before white space first; None if none is safe."""
-    if around < 2 * SYNC:
-        return None  # too near the start for a reading from before it: the whole text is read
-    low = around - 2 * SYNC
+    low = max(0, around - 2 * SYNC)  # near the start, the window read from 0 is the whole text's own
     ids, offsets = _encode(tokenizer, text, low, min(len(text), around + 2 * SYNC))
+    met = SYNC if low else 0  # read from SYNC characters before, at least (or from the text's start)
     starts, index = [], bisect_right(offsets, around - low, key=itemgetter(0)) - 1
-    while index > 0 and offsets[index][0] >= SYNC:  # read from SYNC characters before, at least
+    while index > 0 and offsets[index][0] >= met:
         if offsets[index - 1][1] <= offsets[index][0]:
             starts.append(offsets[index][0] + low)
         index -= 1
