@@ -129,8 +129,10 @@ def evaluate_file(
         written = None if job.output is None else f"the report ({job.output})"
         with interrupted_after(written, f"the picture ({plot})"):
             plot_curves(run.evaluation, plot, [job.records, job.library, job.baseline])
-        if notify:
-            notify(f"wrote the curves to {plot}")
+        both = f"{written} and the picture ({plot})" if written else f"the picture ({plot})"
+        with interrupted_after(both, plural=written is not None):
+            if notify:
+                notify(f"wrote the curves to {plot}")
     return run
 
 

@@ -114,7 +114,7 @@ def sanity_file(
         with interrupted_after(report_written, f"the picture ({picture})"):
             plot_sanity(report, picture, [path, lib_path])
         both = f"{report_written} and the picture ({picture})" if report_written else f"the picture ({picture})"
-        with interrupted_after(both):
+        with interrupted_after(both, plural=report_written is not None):
             if notify:
                 notify(f"wrote the picture to {picture}")
     return report, document

@@ -334,7 +334,7 @@ def _writing(stream: TextIO, target: OutputTarget) -> Iterator[TextIO]:
 
 
 @contextlib.contextmanager
-def interrupted_after(written: str | None, pending: str | None = None) -> Iterator[None]:
+def interrupted_after(written: str | None, pending: str | None = None, *, plural: bool = False) -> Iterator[None]:
     """Ctrl-C while ``pending`` is written (None: while what follows an output runs, its notice
     or checks), after ``written`` was (None: nothing yet): say so, rather than the usual "no
     output was written" when one output is there (new or replaced)."""
@@ -344,4 +344,4 @@ def interrupted_after(written: str | None, pending: str | None = None) -> Iterat
         if written is None or isinstance(interrupt, Interrupted):
             raise
         rest = "" if pending is None else f", {pending} was not"
-        raise Interrupted(f"interrupted; {written} was written{rest}") from None
+        raise Interrupted(f"interrupted; {written} {'were' if plural else 'was'} written{rest}") from None

@@ -37,7 +37,11 @@ class RefLibrary:
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = str(path)
-        if not Path(self.path).is_file():
+        try:
+            is_file = Path(self.path).is_file()
+        except OSError as error:  # a name longer than the system allows (Python 3.11 raises for it)
+            raise BadInput(f"{shown(self.path)}: cannot be opened ({error.strerror})") from None
+        if not is_file:
             what = ("not a regular file" if os.path.exists(self.path)
                     else "a symbolic link to nothing" if os.path.islink(self.path) else "no such reference library file")
             raise BadInput(f"{self.path}: {what}")
@@ -253,6 +257,9 @@ class RefLibrary:
         values["pools"] = tuple(json.loads(values.get("pools", "[]")))
         if not values["label_names"]:
             raise BadInput(f"{self.path}: root attribute 'label_names' names no class")
+        for key in ("model", "model_source"):  # a name or a path, never megabytes
+            if len(values[key]) > _MAX_NAME:
+                raise self._damaged(f"root attribute {key!r} is {len(values[key])} characters long")
         if values["max_length"] > _MAX_LENGTH:
             raise self._damaged(f"root attribute 'max_length' is {values['max_length']}, more than {_MAX_LENGTH} tokens")
         return LibraryInfo(**values)
@@ -502,6 +509,7 @@ _DEPTH = 4
 
 # The most tokens a library's max_length may say (the longest position tables are a few million).
 _MAX_LENGTH = 2**24
+_MAX_NAME = 4096  # PATH_MAX: a model's name or directory is never longer
 
 
 # A reference group's datasets, and what each must hold.

@@ -9,6 +9,8 @@ and its modules' training flags, so the caller's notebook goes on as before.
 from __future__ import annotations
 
 import contextlib
+import functools
+import types
 from collections.abc import Iterator
 
 import torch
@@ -64,6 +66,26 @@ def weight_signature(model: torch.nn.Module) -> tuple:
 # pass switches and puts back, and memory-saving recomputation.
 _MODES = frozenset({"training", "gradient_checkpointing"})
 _PLAIN = (bool, int, float, str, type(None))
+# Class names are read once, at loading: renamed afterwards they change no record.
+_NAMES = frozenset({"id2label", "label2id"})
+
+
+def _setting(value) -> str | None:
+    """How a module's attribute is compared: plain values and containers of them by value, a
+    function (an activation held as one) by where it is defined; anything else is not a setting."""
+    if isinstance(value, _PLAIN):
+        return repr(value)
+    if isinstance(value, (tuple, list, frozenset, set)):
+        parts = [_setting(v) for v in value]
+        return None if None in parts else f"{type(value).__name__}({sorted(parts) if isinstance(value, (set, frozenset)) else parts})"
+    if isinstance(value, dict):
+        parts = {str(k): _setting(v) for k, v in value.items()}
+        return None if None in parts.values() else repr(sorted(parts.items()))
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, functools.partial)):
+        function = value.func if isinstance(value, functools.partial) else value
+        return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}" + (
+            repr((value.args, sorted(value.keywords.items()))) if isinstance(value, functools.partial) else "")
+    return None
 
 
 def settings_signature(model: torch.nn.Module) -> tuple:
@@ -75,15 +97,17 @@ def settings_signature(model: torch.nn.Module) -> tuple:
     found = []
     config = getattr(model, "config", None)
     if config is not None and hasattr(config, "to_dict"):
-        found.extend((f"config.{key}", repr(value)) for key, value in sorted(config.to_dict().items()))
+        found.extend((f"config.{key}", repr(value)) for key, value in sorted(config.to_dict().items())
+                     if key not in _NAMES)
     for where, module in model.named_modules():
         if getattr(module, "rope_type", None) in ("dynamic", "longrope"):
             continue
         for key, value in vars(module).items():
             if key.startswith("_") or key in _MODES:
                 continue
-            if isinstance(value, _PLAIN) or (isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value)):
-                found.append((f"{where}.{key}".lstrip("."), repr(value)))
+            setting = _setting(value)
+            if setting is not None:
+                found.append((f"{where}.{key}".lstrip("."), setting))
     return tuple(found)
 
 

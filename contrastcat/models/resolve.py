@@ -27,15 +27,31 @@ def _is_hub_id(name: str) -> bool:
     return len(parts) == 2 and all(parts) and not name.startswith((".", "/", "~"))
 
 
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, false where the name cannot even be looked up (longer than the system
+    allows, say: Python 3.11 raises for that rather than answering no)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def resolve_source(name: str) -> tuple[str, ModelAlias | None]:
     """Map ``name`` to what ``from_pretrained`` should load."""
     alias = lookup_alias(name)
     if alias is not None:
         return alias.model_id, alias
     expanded = Path(name).expanduser()
-    if expanded.is_dir():
+    if _is_dir(expanded):
         return str(expanded.resolve()), None
-    if _looks_like_path(name) or expanded.exists():
+    if _looks_like_path(name) or _exists(expanded):
         raise BadInput(f"model {name!r}: no such directory (give an alias, a hub id or a local model directory)")
     return name, None
 
@@ -45,7 +61,7 @@ def model_location(name: str | Classifier) -> str | None:
     directory, or an embedded model's cache entry (outputs must stay out of it); for a
     classifier already loaded, the directory it came from, if any."""
     if isinstance(name, Classifier):
-        return name.source if Path(name.source).is_dir() else None
+        return name.source if _is_dir(Path(name.source)) else None
     if not name:
         return None
     alias = lookup_alias(name)
@@ -54,7 +70,7 @@ def model_location(name: str | Classifier) -> str | None:
 
         return str(cache.entry_dir(name))
     expanded = Path(name).expanduser()
-    return str(expanded) if expanded.is_dir() else None
+    return str(expanded) if _is_dir(expanded) else None
 
 
 def load_classifier(
@@ -102,7 +118,7 @@ def library_model(library) -> str:
     if lookup_alias(info.model) is not None:
         return info.model
     source = info.model_source
-    if Path(source).is_dir():
+    if _is_dir(Path(source)):
         return source
     if Path(source).is_absolute():  # a local directory when the library was built (hub ids are not paths)
         raise BadInput(

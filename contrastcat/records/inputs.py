@@ -386,9 +386,18 @@ PAIR_NAMES = (
 PARTNER_NAMES = {"question": ("sentence",), "sentence": ("question",)}
 
 
-@functools.lru_cache(maxsize=1024)  # asked of every field of every row until a warning is given
 def _key(name: str) -> str:
-    """A field name however it is written (``Hypothesis``, ``text-b``, ``sentence_2``)."""
+    """A field name however it is written (``Hypothesis``, ``text-b``, ``sentence_2``). Asked
+    of every field of every row until a warning is given: names of a usual length are cached,
+    long ones (a crafted file's megabyte keys) are not, so the cache stays small."""
+    return _short_key(name) if len(name) <= _CACHED_NAME else re.sub(r"[\s_\-]", "", name).lower()
+
+
+_CACHED_NAME = 64  # longer than any pair column's name
+
+
+@functools.lru_cache(maxsize=1024)
+def _short_key(name: str) -> str:
     return re.sub(r"[\s_\-]", "", name).lower()
 
 

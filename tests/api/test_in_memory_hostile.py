@@ -498,6 +498,10 @@ SETTING_EDITS = {
     "llama": (lambda m: setattr(m.model.rotary_emb, "attention_scaling", 3.0), "model.rotary_emb.attention_scaling"),
     "modernbert": (lambda m: setattr(m.config, "local_attention", 2), "config.local_attention"),
     "mistral": (lambda m: setattr(m.config, "sliding_window", 2), "config.sliding_window"),
+    "deberta-v2": (lambda m: setattr(m.deberta.encoder.layer[0].attention.self, "pos_att_type", ["c2p"]),
+                   "deberta.encoder.layer.0.attention.self.pos_att_type"),
+    "bert-activation": (lambda m: setattr(m.bert.encoder.layer[0].intermediate.intermediate_act_fn, "act", torch.tanh),
+                        "bert.encoder.layer.0.intermediate.intermediate_act_fn.act"),
 }
 
 
@@ -506,7 +510,7 @@ def test_a_setting_edited_after_loading_is_refused_and_put_back_is_taken(edit):
     """A LayerNorm's eps, an attention's scaling, a rotary scale or a config's window change the
     scores (these did) while the weights, and so the fingerprint, stay the same: refused at the
     next call, naming the setting; put back, the model is explained again as before."""
-    family = edit.split("-")[0]
+    family = edit.removesuffix("-scaling").removesuffix("-activation")
     change, where = SETTING_EDITS[edit]
     model, tokenizer = tiny.build(family, init_range=0.5)
     classifier = contrastcat.load_model(model, tokenizer)
@@ -530,3 +534,14 @@ def test_explaining_twice_leaves_every_familys_settings_as_they_were(family):
     first = [r.scores for r in contrastcat.explain(classifier, ["the film was good", "a bad plot"], method="attcat")]
     again = [r.scores for r in contrastcat.explain(classifier, ["the film was good", "a bad plot"], method="attcat")]
     assert first == again
+
+
+def test_class_names_renamed_after_loading_change_nothing_and_are_taken(toy_dir):
+    """Class names are read once, at loading: renamed afterwards in config.id2label they change
+    no record, so the settings check leaves them be."""
+    model, tokenizer = _loaded(toy_dir)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = contrastcat.explain(classifier, TEXTS, method="attcat")
+    model.config.id2label = {index: f"other-{index}" for index in model.config.id2label}
+    after = contrastcat.explain(classifier, TEXTS, method="attcat")
+    assert [(r.scores, r.target_name) for r in after] == [(r.scores, r.target_name) for r in before]

@@ -148,9 +148,10 @@ def test_the_wrote_notice_from_the_library_says_what_was_written(records, toy_li
     import contrastcat_cli.common as common
 
     real = common.info
+    at = ["wrote"]  # the notice interrupted: the first "wrote …", or the one named here
 
     def interrupt_the_notice(message, quiet):
-        if message.startswith("wrote"):
+        if message.startswith(at[0]):
             raise KeyboardInterrupt
         real(message, quiet)
 
@@ -159,7 +160,13 @@ def test_the_wrote_notice_from_the_library_says_what_was_written(records, toy_li
     result = invoke("evaluate", records, "--refs", toy_library.path, "-o", report)
     assert_one_line_error(result, f"interrupted; the report ({report}) was written", code=130)
     assert json.loads(report.read_text())["schema"] == "contrastcat/evaluate-report"
-    checked, picture = tmp_path / "sanity.json", tmp_path / "sanity.png"
+    curves, at[0] = tmp_path / "curves.png", "wrote the curves"
+    result = invoke("evaluate", records, "--refs", toy_library.path, "-o", report, "--plot", curves)
+    assert result.exit_code == 130  # after the report's own "wrote" line
+    assert result.stderr.splitlines()[-1] == (
+        f"error: interrupted; the report ({report}) and the picture ({curves}) were written"
+    )
+    checked, picture, at[0] = tmp_path / "sanity.json", tmp_path / "sanity.png", "wrote"
     result = invoke("sanity", records, "--refs", toy_library.path, "-o", checked, "--plot", picture)
     assert_one_line_error(result, f"interrupted; the report ({checked}) was written", code=130)
     assert checked.stat().st_size > 0 and not picture.exists()

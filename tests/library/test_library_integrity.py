@@ -242,3 +242,22 @@ def test_an_invalid_root_attribute_is_shown_shortened(tmp_path, copy, toy_dir):
     assert_one_line_error(result, f"{copy}: root attribute 'label_names' must be a JSON list", "got '[\"a\",\"b\"")
     assert len(result.stderr) < 400, len(result.stderr)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("key", ["model", "model_source"])
+def test_a_model_name_or_source_of_megabytes_is_damage(tmp_path, copy, toy_dir, key):
+    """A model's name or directory is never longer than a path can be: one of megabytes was
+    echoed whole in the mismatch error, or looked up as a path (exit 1, File name too long)."""
+    with h5py.File(copy, "r+") as file:
+        file.attrs[key] = "/nonexistent/" + "d" * 1_000_000
+        reseal(file)
+    result, out = explain(tmp_path, copy, toy_dir)
+    assert_one_line_error(result, f"{copy}: the library is damaged (root attribute {key!r} is 1000013 characters long)")
+    assert not out.exists()
+
+
+def test_a_library_path_longer_than_the_system_allows_is_one_line(tmp_path, toy_dir):
+    name = tmp_path / ("d" * 300 + ".h5")
+    result, out = explain(tmp_path, name, toy_dir)
+    assert_one_line_error(result, "cannot be opened (File name too long)")
+    assert not out.exists()

@@ -86,3 +86,14 @@ def test_question_and_sentence_alone_are_single_texts():
         rows_from_objects([{"sentence": "a good film", "label": 1}], text_field="sentence")
         rows_from_objects([{"text": "a good film", "sentence": "a good film", "question": "is it good?"}])
         rows_from_objects([{"question": "is it good?", "answer": "yes"}], text_field="question")
+
+
+def test_long_field_names_are_not_kept_by_the_name_cache():
+    """Every field name is normalised to look for pair columns; a crafted file of megabyte keys
+    (1,100 rows took 2.4 GB) must not fill the cache with them."""
+    from contrastcat.records import inputs
+
+    inputs._short_key.cache_clear()
+    rows = [{"text": "a film", "k" * 100_000 + str(index): 1} for index in range(50)]
+    assert len(list(rows_from_objects(rows, "text"))) == 50
+    assert inputs._short_key.cache_info().currsize <= 2
