@@ -12,7 +12,7 @@ from ..evaluation.evaluate_file import EvaluateJob, EvaluateRun
 from ..evaluation.evaluate_file import evaluate_file as _evaluate_file
 from ..evaluation.reports import EvaluationReport, evaluate_records
 from ..evaluation.stats import BootstrapSettings
-from ..io.files import interrupted_after
+from ..io.files import interrupted_after, output_name
 from ..library import RefLibrary
 from ..models import Classifier
 from ..records.record import AttributionRecord
@@ -126,7 +126,7 @@ def evaluate_file(
     if plot is not None:
         from ..views.plots import plot_curves
 
-        written = None if job.output is None else f"the report ({job.output})"
+        written = None if job.output is None else f"the report ({output_name(job.output)})"
         with interrupted_after(written, f"the picture ({plot})"):
             plot_curves(run.evaluation, plot, [job.records, job.library, job.baseline])
         both = f"{written} and the picture ({plot})" if written else f"the picture ({plot})"

@@ -64,10 +64,12 @@ def weight_signature(model: torch.nn.Module) -> tuple:
 
 # Attributes a pass may change without changing what the model computes: the mode, which every
 # pass switches and puts back, and memory-saving recomputation.
-_MODES = frozenset({"training", "gradient_checkpointing"})
+_MODES = frozenset({"training", "gradient_checkpointing", "model_tags"})  # tags: model-card metadata
 _PLAIN = (bool, int, float, str, type(None))
-# Class names are read once, at loading: renamed afterwards they change no record.
-_NAMES = frozenset({"id2label", "label2id"})
+# Config values that change no output: class names (read once, at loading), and what saving fills
+# in (the classes it was saved as, the weights' dtype, which the weights themselves carry).
+_NAMES = frozenset({"id2label", "label2id", "architectures", "dtype", "torch_dtype", "transformers_version",
+                    "_name_or_path", "name_or_path"})
 
 
 def _setting(value) -> str | None:

@@ -545,3 +545,14 @@ def test_class_names_renamed_after_loading_change_nothing_and_are_taken(toy_dir)
     model.config.id2label = {index: f"other-{index}" for index in model.config.id2label}
     after = contrastcat.explain(classifier, TEXTS, method="attcat")
     assert [(r.scores, r.target_name) for r in after] == [(r.scores, r.target_name) for r in before]
+
+
+def test_tags_and_a_checkpoint_saved_after_loading_are_taken(tmp_path):
+    """Tagging a model for its card and saving a checkpoint (which fills in the config's
+    architectures and dtype) change no output: a lent model is still explained after them."""
+    model, tokenizer = tiny.build("bert")
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")]
+    model.add_model_tags(["my-finetune"])
+    model.save_pretrained(tmp_path / "checkpoint")
+    assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == before

@@ -166,6 +166,10 @@ def test_the_wrote_notice_from_the_library_says_what_was_written(records, toy_li
     assert result.stderr.splitlines()[-1] == (
         f"error: interrupted; the report ({report}) and the picture ({curves}) were written"
     )
+    result = invoke("evaluate", records, "--refs", toy_library.path, "-o", "-", "--plot", curves)
+    assert result.exit_code == 130 and result.stderr.splitlines()[-1] == (
+        f"error: interrupted; the report (standard output) and the picture ({curves}) were written"
+    )
     checked, picture, at[0] = tmp_path / "sanity.json", tmp_path / "sanity.png", "wrote"
     result = invoke("sanity", records, "--refs", toy_library.path, "-o", checked, "--plot", picture)
     assert_one_line_error(result, f"interrupted; the report ({checked}) was written", code=130)
