@@ -101,7 +101,8 @@ def tokenize(
         if left:  # where a suffix was read, its offsets begin at its start in the whole text
             starts = (len(texts[index]) - len(firsts[index]),
                       0 if second is None else len(second[index]) - len(seconds[index]))
-            sides = encoded.sequence_ids(index) if second is not None else [0] * len(ids)
+            paired = second is not None and len(ids) == len(encoded["input_ids"][index])  # not empty_input
+            sides = encoded.sequence_ids(index) if paired else [0] * len(ids)
             offsets = [o if flag or side is None else (o[0] + starts[side], o[1] + starts[side])
                        for o, flag, side in zip(offsets, special, sides)]
         special = [bool(flag) or int(token) in special_ids for flag, token in zip(special, ids)]
