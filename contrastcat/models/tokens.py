@@ -218,11 +218,18 @@ def _clean_start(tokenizer, text: str, around: int, tries: int = 16) -> int | No
         index -= 1
     starts = [at for at in starts if text[at].isspace()][:tries] + [at for at in starts if not text[at].isspace()][:tries]
     for at in starts:
-        whole = _within(ids, offsets, low, at, at + SYNC)
+        whole = _within(ids, offsets, low, at + _LEAD, at + SYNC)
         alone, alone_offsets = _encode(tokenizer, text, at, min(len(text), at + 2 * SYNC))
-        if whole and _within(alone, alone_offsets, at, at, at + SYNC) == whole:
+        if whole and _within(alone, alone_offsets, at, at + _LEAD, at + SYNC) == whole:
             return at
     return None
+
+
+# A text read from a place may begin with tokens the whole text has not there (SentencePiece
+# puts its word marker before a text's first word): compared from this many characters on. The
+# tokens before are the suffix's first, which the cut on the left drops (``PREFIX_MARGIN`` more
+# than it keeps are read, and a few characters are a few tokens).
+_LEAD = 8
 
 
 def _keep_the_longer(tokenizer, texts, second, firsts, seconds, heavy, read) -> dict[int, int]:

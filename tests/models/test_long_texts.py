@@ -352,15 +352,17 @@ def test_real_pieces_of_a_text_joined_by_new_lines_count_exactly(tokenizer):
 
 
 
-def test_a_short_pair_of_many_tokens_cut_on_the_left_is_read_by_suffix():
+@pytest.mark.parametrize("kind", ["roberta", "llama", "albert"])
+def test_a_short_pair_of_many_tokens_cut_on_the_left_is_read_by_suffix(kind):
     """Two texts under 2,000 characters can still be thousands of tokens each (an emoji is four
     byte-level tokens): a suffix is taken near the start of a text too (its window is read from
-    the text's own start), so the truncating pair call never sees the whole pair."""
-    tokenizer = _Watched(tiny.make_tokenizer("roberta"))
+    the text's own start), so the truncating pair call never sees the whole pair. SentencePiece
+    tokenizers begin a suffix with a word marker the whole text has not there: compared past it."""
+    tokenizer = _Watched(tiny.make_tokenizer(kind))
     tokenizer._tokenizer.truncation_side = "left"
     first, second = "😀" * 300, "漢" * 300
     (got,) = tokenize(tokenizer, [first], 64, pairs=[second])
     assert [(got.ids, got.offsets, got.dropped)] == _plain(tokenizer._tokenizer, [first], 64, [second])
     tokenizer.longest = 0
     (got,) = tokenize(tokenizer, ["😀" * 1999], 64, pairs=["漢" * 1999])
-    assert tokenizer.longest < 1_000 and got.dropped > 9_000
+    assert tokenizer.longest < 1_000 and got.dropped >= 2 * 1999 - 64  # a token a character at least
