@@ -62,9 +62,9 @@ def weight_signature(model: torch.nn.Module) -> tuple:
     return tuple(found)
 
 
-# Attributes a pass may change without changing what the model computes: the mode, which every
-# pass switches and puts back, and memory-saving recomputation.
-_MODES = frozenset({"training", "gradient_checkpointing", "model_tags"})  # tags: model-card metadata
+# Module attributes that change nothing the model computes: the mode, which every pass switches
+# and puts back, memory-saving recomputation, and the model card's tags.
+_MODES = frozenset({"training", "gradient_checkpointing", "model_tags"})
 _PLAIN = (bool, int, float, str, type(None))
 # Config values that change no output: class names (read once, at loading), and what saving fills
 # in (the classes it was saved as, the weights' dtype, which the weights themselves carry).
@@ -79,7 +79,9 @@ def _setting(value) -> str | None:
         return repr(value)
     if isinstance(value, (tuple, list, frozenset, set)):
         parts = [_setting(v) for v in value]
-        return None if None in parts else f"{type(value).__name__}({sorted(parts) if isinstance(value, (set, frozenset)) else parts})"
+        if None in parts:
+            return None
+        return f"{type(value).__name__}({sorted(parts) if isinstance(value, (set, frozenset)) else parts})"
     if isinstance(value, dict):
         parts = {str(k): _setting(v) for k, v in value.items()}
         return None if None in parts.values() else repr(sorted(parts.items()))
@@ -88,6 +90,12 @@ def _setting(value) -> str | None:
         return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}" + (
             repr((value.args, sorted(value.keywords.items()))) if isinstance(value, functools.partial) else "")
     return None
+
+
+def rescales_itself(module: torch.nn.Module) -> bool:
+    """A rotary embedding that rescales with the input's length (dynamic, longrope) changes its
+    own buffers and lengths as it runs: neither is compared with what it was."""
+    return getattr(module, "rope_type", None) in ("dynamic", "longrope")
 
 
 def settings_signature(model: torch.nn.Module) -> tuple:
@@ -102,7 +110,7 @@ def settings_signature(model: torch.nn.Module) -> tuple:
         found.extend((f"config.{key}", repr(value)) for key, value in sorted(config.to_dict().items())
                      if key not in _NAMES)
     for where, module in model.named_modules():
-        if getattr(module, "rope_type", None) in ("dynamic", "longrope"):
+        if rescales_itself(module):
             continue
         for key, value in vars(module).items():
             if key.startswith("_") or key in _MODES:

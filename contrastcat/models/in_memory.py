@@ -19,7 +19,7 @@ import torch
 
 from ..errors import BadInput
 from .adapters import adapter_for
-from .borrowed import eager_eval, settings_signature, weight_signature
+from .borrowed import eager_eval, rescales_itself, settings_signature, weight_signature
 from .loading import Classifier, _check_classes, _classifier, check_vocabulary, load_problem, weights_fingerprint
 from .precision import dtype_name
 
@@ -126,8 +126,7 @@ def check_unsaved_buffers(model: torch.nn.Module, name: str, function: str = "")
     for where, module in model.named_modules():
         unsaved = [(key, value) for key, value in module.named_buffers(recurse=False)
                    if value is not None and f"{where}.{key}".lstrip(".") not in saved]
-        # Dynamic and long-context rotary embeddings change their own inv_freq with the input's length.
-        if not unsaved or config is None or getattr(module, "rope_type", None) in ("dynamic", "longrope"):
+        if not unsaved or config is None or rescales_itself(module):
             continue
         fresh = _made_again(module, config)
         for key, value in unsaved:
