@@ -9,6 +9,7 @@ never a traceback. A closed pipe downstream (``| head``) ends quietly with
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 
@@ -40,6 +41,8 @@ def main() -> None:
         silence_stdout()
         code = BROKEN_PIPE
     except OSError as error:  # standard output closed (>&-) under --help, --version or a table
+        if os.environ.get("CONTRASTCAT_DEBUG"):  # asked for the traceback of what was not foreseen
+            raise
         say(f"error: cannot write to standard output ({error.strerror})")
         code = 1
     # The work is over and its exit code decided: a late Ctrl-C must not turn it into a kill.

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -166,7 +167,7 @@ def load_pretrained(
     ``label_names`` replace the config's only where it says LABEL_0, LABEL_1, ...
     """
     source = str(source)
-    is_local = Path(source).is_dir()
+    is_local = os.path.isdir(source)  # false for a name too long to look up (Path.is_dir raises)
     weights_dtype = resolve_dtype(dtype, device)
     where = f"model {name!r}: cannot load {source}" if is_local else f"model {name!r} ({source})"
     with quiet_transformers(), warnings.catch_warnings():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +60,7 @@ def load_labelled(
         if pair_field is not None:
             raise BadInput(f"`data` {data}: the shipped corpora hold single texts, not sentence pairs (`pair_field`)")
         return _load_corpus(data[len(CORPUS_PREFIX) :], split, label_names, max_scan)
-    if data == "-" or Path(data).is_file() or data.lower().endswith((".jsonl", ".csv", ".ndjson")):
+    if data == "-" or os.path.isfile(data) or data.lower().endswith((".jsonl", ".csv", ".ndjson")):
         rows = read_inputs(data, text_field=text_field, label_field=label_field, pair_field=pair_field)
         if max_scan is not None:
             rows = rows[:max_scan]

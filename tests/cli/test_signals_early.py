@@ -66,3 +66,33 @@ except SystemExit:
     assert ran.stdout.splitlines()[-1] == "True True", ran
     assert signal.getsignal(signal.SIGINT) is not contrastcat_cli._early_stop  # this process untouched
     assert launch._early_stop is contrastcat_cli._early_stop
+
+
+UNFORESEEN_OSERROR = """
+import sys
+from contrastcat_cli import launch
+
+def failing():
+    raise OSError(5, "an error nobody foresaw")
+
+launch._run = failing
+sys.argv = ["contrastcat", "models", "list"]
+launch.main()
+"""
+
+
+def test_an_unforeseen_os_error_is_not_blamed_on_standard_output_under_debug():
+    """Without CONTRASTCAT_DEBUG an OSError reaching the entry point is read as standard output
+    gone (its usual cause); with it, the traceback asked for is shown, not that guess."""
+    import os
+
+    run = lambda env: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", UNFORESEEN_OSERROR], capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env},
+    )
+    plain = run({})
+    assert plain.returncode == 1 and "cannot write to standard output" in plain.stderr
+    debug = run({"CONTRASTCAT_DEBUG": "1"})
+    assert debug.returncode == 1
+    assert "Traceback" in debug.stderr and "an error nobody foresaw" in debug.stderr
+    assert "cannot write to standard output" not in debug.stderr

@@ -209,3 +209,14 @@ def test_a_name_too_long_for_the_file_system_is_bad_input(toy_dir, tmp_path):
     long = tmp_path / ("c" * 300)
     result = invoke("explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "random", "-o", long)
     assert_one_line_error(result, "cannot write there (File name too long)")
+
+
+def test_an_input_or_model_name_too_long_to_look_up_is_one_line(toy_dir, tmp_path):
+    """Python 3.11's ``Path.is_file``/``is_dir`` raise for a name longer than the system allows
+    (rather than answering no): a data file and a bare model name each end in one line."""
+    data = tmp_path / ("d" * 256 + ".jsonl")
+    result = invoke("build-refs", "--model", toy_dir / "model", "--data", data, "-o", tmp_path / "r.h5", "-q")
+    assert_one_line_error(result, "cannot read (File name too long)")
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", "m" * 300, "--method", "random", "-o", tmp_path / "o.jsonl")
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output and "OSError" not in result.output, result.output
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
