@@ -66,10 +66,28 @@ def weight_signature(model: torch.nn.Module) -> tuple:
 # and puts back, memory-saving recomputation, and the model card's tags.
 _MODES = frozenset({"training", "gradient_checkpointing", "model_tags"})
 _PLAIN = (bool, int, float, str, type(None))
-# Config values that change no output: class names (read once, at loading), and what saving fills
-# in (the classes it was saved as, the weights' dtype, which the weights themselves carry).
+# Config values that change no output: class names (read once, at loading), what saving fills
+# in (the classes it was saved as, the weights' dtype, which the weights themselves carry), and
+# what a pass returns besides the logits (each pass asks for what it needs) or keeps for generation.
 _NAMES = frozenset({"id2label", "label2id", "architectures", "dtype", "torch_dtype", "transformers_version",
-                    "_name_or_path", "name_or_path"})
+                    "_name_or_path", "name_or_path", "output_attentions", "output_hidden_states", "use_cache"})
+# transformers fills in a missing problem_type at the first pass with labels (a loss computed in a
+# notebook): "single_label_classification" for integer labels is what None was read as at loading.
+_SINGLE_LABEL = "single_label_classification"
+
+
+def _in_training_only(key: str) -> bool:
+    """Dropout rates (``hidden_dropout_prob``, GPT-2's ``resid_pdrop``, ``layerdrop``): every pass
+    runs in eval mode, where they change nothing."""
+    return "dropout" in key or key.endswith("_pdrop") or key == "layerdrop"
+
+
+def _config_items(config) -> list[tuple[str, str]]:
+    values = config.to_dict()
+    if values.get("problem_type") is None and "problem_type" in values:
+        values["problem_type"] = _SINGLE_LABEL
+    return [(f"config.{key}", repr(value)) for key, value in sorted(values.items())
+            if key not in _NAMES and not _in_training_only(key)]
 
 
 def _setting(value) -> str | None:
@@ -107,13 +125,12 @@ def settings_signature(model: torch.nn.Module) -> tuple:
     found = []
     config = getattr(model, "config", None)
     if config is not None and hasattr(config, "to_dict"):
-        found.extend((f"config.{key}", repr(value)) for key, value in sorted(config.to_dict().items())
-                     if key not in _NAMES)
+        found.extend(_config_items(config))
     for where, module in model.named_modules():
-        if rescales_itself(module):
+        if rescales_itself(module) or isinstance(module, torch.nn.modules.dropout._DropoutNd):
             continue
         for key, value in vars(module).items():
-            if key.startswith("_") or key in _MODES:
+            if key.startswith("_") or key in _MODES or _in_training_only(key):
                 continue
             setting = _setting(value)
             if setting is not None:

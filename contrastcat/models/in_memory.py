@@ -106,7 +106,11 @@ def _check_settings(classifier: Classifier, function: str) -> None:
     if now == classifier.settings:
         return
     loaded, current = dict(classifier.settings), dict(now)
-    changed = next((where for where in {**loaded, **current} if loaded.get(where) != current.get(where)), "a setting")
+    # Only what was there at loading: an attribute added since (a note of the user's own, the
+    # ``vocab_size`` resize_token_embeddings leaves) is not one the model's code was written to read.
+    changed = next((where for where in loaded if loaded[where] != current.get(where)), None)
+    if changed is None:
+        return
     again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
     raise BadInput(
         f"{function}: {changed} of model {classifier.name!r} changed since it was loaded (the outputs change with "

@@ -556,3 +556,57 @@ def test_tags_and_a_checkpoint_saved_after_loading_are_taken(tmp_path):
     model.add_model_tags(["my-finetune"])
     model.save_pretrained(tmp_path / "checkpoint")
     assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == before
+
+
+def _validation_loss(model, tokenizer):
+    """What a notebook does between two explanations: a loss, no gradients (transformers fills in
+    ``config.problem_type`` from the labels' dtype the first time)."""
+    batch = tokenizer(["a bad plot"], return_tensors="pt")
+    with torch.no_grad():
+        model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=torch.tensor([0]))
+
+
+HARMLESS = {
+    "loss with integer labels": _validation_loss,
+    "config.output_attentions": lambda m, t: setattr(m.config, "output_attentions", True),
+    "config.output_hidden_states": lambda m, t: setattr(m.config, "output_hidden_states", True),
+    "config.use_cache": lambda m, t: setattr(m.config, "use_cache", not m.config.use_cache),
+    "a dropout rate (no pass runs in training mode)": lambda m, t: setattr(m.bert.embeddings.dropout, "p", 0.5),
+    "config's dropout rates": lambda m, t: setattr(m.config, "hidden_dropout_prob", 0.9),
+    "resize_token_embeddings to the same size": lambda m, t: m.resize_token_embeddings(
+        m.get_input_embeddings().num_embeddings),
+    "a new attribute of the user's own": lambda m, t: setattr(m, "note", "validated on 2026-11-26"),
+}
+
+
+@pytest.mark.parametrize("action", sorted(HARMLESS))
+def test_what_changes_no_output_is_taken_by_the_settings_check(action):
+    """Each of these left the weights and the scores as they were, yet was refused as a setting
+    "the outputs change with": the check compares only what a pass in eval mode computes with,
+    as it was at loading (an attribute added since is not one the model's code was written to read)."""
+    model, tokenizer = tiny.build("bert", init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")]
+    HARMLESS[action](model, tokenizer)
+    assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == before
+
+
+def test_a_loss_computed_on_a_llama_model_is_taken_too():
+    model, tokenizer = tiny.build("llama", init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")]
+    _validation_loss(model, tokenizer)
+    assert model.config.problem_type == "single_label_classification"
+    assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == before
+
+
+def test_a_model_made_multi_label_since_loading_is_refused():
+    """A forward with float labels tells transformers the model is multi-label (sigmoids, not a
+    softmax): no longer the single-label classifier it was loaded as, so refused by name."""
+    model, tokenizer = tiny.build("bert", init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    batch = tokenizer(["a bad plot"], return_tensors="pt")
+    with torch.no_grad():
+        model(**batch, labels=torch.zeros(1, model.config.num_labels))
+    assert model.config.problem_type == "multi_label_classification"
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "config.problem_type of model")
