@@ -96,21 +96,26 @@ def _interrupted(output: str | None) -> str:
 
 
 @contextlib.contextmanager
-def printing_after(*written: tuple[str, str | os.PathLike | None]) -> Iterator[None]:
+def printing_after(*written: tuple[str, str | os.PathLike | None], stdout: str | None = None) -> Iterator[None]:
     """Ctrl-C while a command prints (tables, a summary, its ``wrote`` line, failed gates) after
     its outputs were written whole: each ``(what, where)`` names one (``where`` None: not written).
     The message names every one written, rather than saying that no output was written beside a
-    new or replaced file, or that standard output is incomplete when it holds the whole document."""
+    new or replaced file, or that standard output is incomplete when it holds the whole document.
+    ``stdout`` names what the command is printing on standard output as its result (``--json``'s
+    report, render's text): cut short, it is said to be incomplete, not that nothing was written."""
     try:
         yield
     except KeyboardInterrupt as interrupt:
         done = [(what, _where(where)) for what, where in written if where is not None]
-        if not done or isinstance(interrupt, Interrupted):
+        if isinstance(interrupt, Interrupted) or not (done or stdout):
             raise
+        cut = f"{stdout} on standard output is incomplete" if stdout else ""
+        if not done:
+            raise Interrupted(f"interrupted; {cut}") from None
         (what, where), *others = done
         said = [f"{what} was written whole to {where}", *(f"{what} to {where}" for what, where in others)]
         listed = said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
-        raise Interrupted(f"interrupted while printing; {listed}") from None
+        raise Interrupted(f"interrupted while printing; {listed}" + (f"; {cut}" if cut else "")) from None
 
 
 def _where(path: str | os.PathLike) -> str:

@@ -157,7 +157,8 @@ def evaluate(
             plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
             progress=progress, notify=notifier(quiet, FLAGS),
         )
-    with printing_after(("the report", output), ("the picture", plot)):
+    printed = "the JSON report" if as_json else "the Markdown table" if markdown else None
+    with printing_after(("the report", output), ("the picture", plot), stdout=printed):
         for level, line in run.notes():
             warn(line) if level == "warning" else info(line, quiet)
         _print(run, as_json, markdown, curves, tables_console(output, quiet, soft_wrap=True))

@@ -80,10 +80,13 @@ def render(
 ) -> None:
     """Print each record's text with relevant tokens highlighted (stronger red = more relevant)."""
     colored = use_color(color, terminal=output in (None, "-") and sys.stdout.isatty())
-    run = render_file(
-        attributions, html=html, threshold=threshold, limit=limit, words=words, rescale=rescale, top=top,
-        compare=compare, color=colored, output=output if html is not None else (output or "-"),
-    )
+    target = output if html is None else html
+    printed = None if target not in (None, "-") else "the page" if html is not None else "the text"
+    with printing_after(stdout=printed):  # printed as it is made: Ctrl-C cuts it short
+        run = render_file(
+            attributions, html=html, threshold=threshold, limit=limit, words=words, rescale=rescale, top=top,
+            compare=compare, color=colored, output=output if html is not None else (output or "-"),
+        )
     # The file is written whole by now: Ctrl-C in its "wrote" line says so.
     with printing_after(("the page" if html is not None else "the text", run.wrote)):
         if run.wrote is not None:

@@ -70,7 +70,7 @@ def sanity(
             attributions, model, refs, output=output, plot=plot, per_input=per_input, seed=seed, bootstrap=bootstrap,
             ci=ci, batch_size=batch_size, device=device, dtype=dtype, progress=progress, notify=notifier(quiet, FLAGS),
         )
-    with printing_after(("the report", output), ("the picture", plot)):
+    with printing_after(("the report", output), ("the picture", plot), stdout="the JSON report" if as_json else None):
         _print(report, document, as_json, tables_console(output, quiet, soft_wrap=True))
 
 

@@ -3,6 +3,7 @@ says what was written (before, it said "no output was written" beside a new or r
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -174,3 +175,34 @@ def test_the_wrote_notice_from_the_library_says_what_was_written(records, toy_li
     result = invoke("sanity", records, "--refs", toy_library.path, "-o", checked, "--plot", picture)
     assert_one_line_error(result, f"interrupted; the report ({checked}) was written", code=130)
     assert checked.stat().st_size > 0 and not picture.exists()
+
+
+def test_a_document_cut_short_on_standard_output_is_said_to_be_incomplete(records, toy_library, tmp_path, monkeypatch):
+    """``--json`` prints the report on standard output: Ctrl-C there leaves part of it, which is
+    not "no output was written" (as it said); beside a picture written whole, both are named."""
+    import contrastcat_cli.evaluate as evaluate_command
+    import contrastcat_cli.render as render_command
+    import contrastcat_cli.sanity as sanity_command
+
+    monkeypatch.setattr(evaluate_command, "_print", _interrupt)
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "--json", "-q")
+    assert_one_line_error(result, "interrupted; the JSON report on standard output is incomplete", code=130)
+    result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "--markdown", "-q")
+    assert_one_line_error(result, "interrupted; the Markdown table on standard output is incomplete", code=130)
+    monkeypatch.setattr(sanity_command, "_print", _interrupt)
+    result = invoke("sanity", records, "--refs", toy_library.path, "--bootstrap", "0", "--json", "-q")
+    assert_one_line_error(result, "interrupted; the JSON report on standard output is incomplete", code=130)
+    monkeypatch.setattr(render_command, "render_file", _interrupt)
+    result = invoke("render", records)
+    assert_one_line_error(result, "interrupted; the text on standard output is incomplete", code=130)
+    result = invoke("render", records, "--html", "-")
+    assert_one_line_error(result, "interrupted; the page on standard output is incomplete", code=130)
+    result = invoke("render", records, "-o", tmp_path / "text.txt")  # a file: written whole or not at all
+    assert_one_line_error(result, "interrupted; no output was written", code=130)
+    if importlib.util.find_spec("matplotlib") is not None:
+        picture = tmp_path / "curves.png"
+        result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "--json", "--plot", picture, "-q")
+        assert_one_line_error(
+            result, f"the picture was written whole to {picture}; the JSON report on standard output is incomplete",
+            code=130,
+        )
