@@ -51,8 +51,34 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return value
 
 
+# Objects and arrays are what a JSON tree costs most for: about 70 bytes each in Python, so a
+# line of ``{},{},...`` would take 24 times its size once read (128 MiB: 3.5 GB). None of the
+# package's records or reports holds more than this many, or one per 64 bytes past it (a record
+# has one per token, a report a few per input and method); a line with more is refused before
+# it is read whole. Strings and numbers cost at most about 12 times their text.
+MAX_CONTAINERS = 1_000_000
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def check_containers(raw: str) -> None:
+    """Refuse (:class:`NotStrictJSON`) a text holding more objects and arrays than any record or
+    report does, before reading it; counted fast, and outside strings only where it matters."""
+    allowed = MAX_CONTAINERS + len(raw) // 64
+    found = raw.count("{") + raw.count("[")
+    if found <= allowed:
+        return
+    for text in _STRING.finditer(raw):  # brackets inside strings are text (counted without a copy of the rest)
+        found -= text.group().count("{") + text.group().count("[")
+    if found > allowed:
+        raise NotStrictJSON(
+            f"{found:,} objects and arrays in {len(raw):,} characters: more than any record or report holds "
+            "(not read, which would take about 70 bytes each)"
+        )
+
+
 def parse(raw: str) -> Any:
     """One JSON value, strictly; raises :class:`NotStrictJSON` with the reason."""
+    check_containers(raw)
     try:
         value = json.loads(
             raw, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys

@@ -262,3 +262,32 @@ def test_a_csv_row_of_many_short_lines_is_bounded_too(tmp_path, small_limit):
     many = tmp_path / "many.csv"  # rows of many lines each, every row within the limit: all read
     many.write_text("text,label\n" + "".join('"' + "line\n" * 5 + f'end",{i % 3}\n' for i in range(2000)))
     assert len(list(InputFile(str(many), label_field="label").rows())) == 2000
+
+
+def test_a_line_of_empty_objects_is_refused_before_it_is_read_whole():
+    """Under the line limit, JSON made of ``{},{},...`` still cost 24 times its size once read
+    (about 70 bytes an object): refused first, in about no memory; brackets inside a text are
+    text, and a record or report as the package writes them is far below the bound."""
+    crafted = '{"id": 1, "x": [' + ",".join(["{}"] * 4_000_000) + "]}"
+    tracemalloc.start()
+    try:
+        with pytest.raises(jsonl.NotStrictJSON, match="4,000,002 objects and arrays"):
+            jsonl.parse(crafted)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * MIB, peak  # read whole, the tree would have taken about 280 MB
+    arrays = "[" + ",".join(["[]"] * 3_000_000) + "]"
+    with pytest.raises(jsonl.NotStrictJSON, match="objects and arrays"):
+        jsonl.parse(arrays)
+    text = "[{" * 1_500_000  # 3 million brackets, all text
+    assert jsonl.parse(json.dumps({"id": 1, "text": text, "tokens": ["a"]}))["text"] == text
+
+
+def test_a_baseline_of_empty_objects_is_refused_as_not_a_report(tmp_path):
+    from contrastcat.evaluation.report_schema import read_baseline
+
+    path = tmp_path / "baseline.json"
+    path.write_text('{"schema": "contrastcat/evaluate-report", "x": [' + ",".join(["{}"] * 3_000_000) + "]}")
+    with pytest.raises(BadInput, match="not a JSON report .3,000,002 objects and arrays"):
+        read_baseline(str(path))
