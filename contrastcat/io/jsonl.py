@@ -12,6 +12,7 @@ three characters that line-splitting readers mistake for line ends escaped.
 from __future__ import annotations
 
 import json
+import json.scanner
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -51,38 +52,58 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return value
 
 
-# Objects and arrays are what a JSON tree costs most for: about 70 bytes each in Python, so a
-# line of ``{},{},...`` would take 24 times its size once read (128 MiB: 3.5 GB). None of the
-# package's records or reports holds more than this many, or one per 64 bytes past it (a record
-# has one per token, a report a few per input and method); a line with more is refused before
-# it is read whole. Strings and numbers cost at most about 12 times their text.
-MAX_CONTAINERS = 1_000_000
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+# Objects, arrays and strings are what a JSON tree costs most for in Python: 56 to 80 bytes each,
+# so a line of ``{},{},...`` or ``["ab","ab",...]`` took 12 to 24 times its size once read (128 MiB:
+# up to 3.5 GB). No record or report of the package holds more of them than this, or one per 64
+# characters past it (a record has a few per token, a report a few per input and method). A text
+# that may hold more (counted by its brackets and quotes, which text inside strings also has) is
+# read by a scanner that counts each one as it is made and stops past the bound: memory stays
+# within the bound's worth, and the time within a scan of the text, whatever its shape.
+MAX_VALUES = 2_000_000
 
 
-def check_containers(raw: str) -> None:
-    """Refuse (:class:`NotStrictJSON`) a text holding more objects and arrays than any record or
-    report does, before reading it; counted fast, and outside strings only where it matters."""
-    allowed = MAX_CONTAINERS + len(raw) // 64
-    found = raw.count("{") + raw.count("[")
-    if found <= allowed:
-        return
-    for text in _STRING.finditer(raw):  # brackets inside strings are text (counted without a copy of the rest)
-        found -= text.group().count("{") + text.group().count("[")
-    if found > allowed:
-        raise NotStrictJSON(
-            f"{found:,} objects and arrays in {len(raw):,} characters: more than any record or report holds "
-            "(not read, which would take about 70 bytes each)"
-        )
+def _allowed(raw: str) -> int:
+    return MAX_VALUES + len(raw) // 64
+
+
+class _Counted(json.JSONDecoder):
+    """The strict reader, scanning in Python with a count of the objects, arrays and strings made."""
+
+    def __init__(self, allowed: int) -> None:
+        super().__init__(parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
+        self.left, self.allowed = allowed, allowed
+        self.parse_object = self._spending(self.parse_object)
+        self.parse_array = self._spending(self.parse_array)
+        self.parse_string = self._spending(self.parse_string)
+        self.scan_once = json.scanner.py_make_scanner(self)
+
+    def _spending(self, parse):
+        def counted(*args, **kwargs):
+            self.left -= 1
+            if self.left < 0:
+                raise NotStrictJSON(
+                    f"more than {self.allowed:,} objects, arrays and strings: more than any record or report holds "
+                    "(not read further; read whole, each would take about 70 bytes)"
+                )
+            return parse(*args, **kwargs)
+
+        return counted
+
+
+def loads(raw: str) -> Any:
+    """``json.loads`` with the strict hooks (NaN, overflowing numbers and repeated keys refused),
+    its memory bounded whatever the text's shape; raises what ``json.loads`` raises, or
+    :class:`NotStrictJSON` with the reason."""
+    allowed = _allowed(raw)
+    if raw.count("{") + raw.count("[") + raw.count('"') // 2 <= allowed:  # fast: C counts, C scanner
+        return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
+    return _Counted(allowed).decode(raw)
 
 
 def parse(raw: str) -> Any:
     """One JSON value, strictly; raises :class:`NotStrictJSON` with the reason."""
-    check_containers(raw)
     try:
-        value = json.loads(
-            raw, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys
-        )
+        value = loads(raw)
     except NotStrictJSON:
         raise
     except json.JSONDecodeError as error:
