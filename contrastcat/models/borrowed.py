@@ -127,6 +127,9 @@ def settings_signature(model: torch.nn.Module) -> tuple:
     if config is not None and hasattr(config, "to_dict"):
         found.extend(_config_items(config))
     for where, module in model.named_modules():
+        # Its class: a module swapped for another (a dropout or an activation for a function of
+        # the user's, parameterless) changes the outputs with no weight or setting changed.
+        found.append((f"{where}.<class>".lstrip("."), f"{type(module).__module__}.{type(module).__qualname__}"))
         if rescales_itself(module) or isinstance(module, torch.nn.modules.dropout._DropoutNd):
             continue
         for key, value in vars(module).items():

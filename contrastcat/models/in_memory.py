@@ -106,12 +106,26 @@ def _check_settings(classifier: Classifier, function: str) -> None:
     if now == classifier.settings:
         return
     loaded, current = dict(classifier.settings), dict(now)
-    # Only what was there at loading: an attribute added since (a note of the user's own, the
-    # ``vocab_size`` resize_token_embeddings leaves) is not one the model's code was written to read.
-    changed = next((where for where in loaded if loaded[where] != current.get(where)), None)
+    # An attribute added since to the model object itself (a note of the user's own, the
+    # ``vocab_size`` resize_token_embeddings leaves there) is left out; one added to the config
+    # (``is_causal``, read with a default) or to a module inside counts.
+    changed = next((where for where in {**loaded, **current}
+                    if loaded.get(where) != current.get(where) and (where in loaded or "." in where)), None)
     if changed is None:
         return
     again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
+    if changed == "config.problem_type":  # set by a pass with labels: says what the model is, not an edit
+        raise BadInput(
+            f"{function}: model {classifier.name!r} now says problem_type {current.get(changed)} (a pass with "
+            "float labels sets it): only single-label classifiers are explained, with one softmax over the classes"
+        )
+    if changed.endswith("<class>"):
+        module = changed.removesuffix("<class>").rstrip(".") or "the model itself"
+        raise BadInput(
+            f"{function}: module {module} of model {classifier.name!r} is a {current.get(changed, 'module no more')} "
+            f"now, not the {loaded.get(changed, 'nothing')} it was loaded with (the outputs change with it, the "
+            f"fingerprint of the weights does not): put it back, or load the model again with {again}"
+        )
     raise BadInput(
         f"{function}: {changed} of model {classifier.name!r} changed since it was loaded (the outputs change with "
         f"it, the fingerprint of the weights does not): put it back, or load the model again with {again}"

@@ -609,4 +609,39 @@ def test_a_model_made_multi_label_since_loading_is_refused():
     with torch.no_grad():
         model(**batch, labels=torch.zeros(1, model.config.num_labels))
     assert model.config.problem_type == "multi_label_classification"
-    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "config.problem_type of model")
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "now says problem_type 'multi_label_classification'")
+
+
+def _swap_first(model, names, replacement):
+    for parent in model.modules():
+        for key, child in parent._modules.items():
+            if type(child).__name__ in names:
+                parent._modules[key] = replacement
+                return parent, key, child
+    raise AssertionError(f"no {names} in the model")
+
+
+@pytest.mark.parametrize("family, names", [
+    ("bert", ("Dropout",)), ("bert", ("Tanh",)), ("llama", ("SiLUActivation", "SiLU")), ("gpt2", ("NewGELUActivation",)),
+])
+def test_a_module_swapped_for_one_without_weights_is_refused(family, names):
+    """A dropout or an activation replaced by another parameterless module changes the scores
+    (by up to 1.0 here) with no weight and no setting of its own changed: refused, naming it."""
+    model, tokenizer = tiny.build(family, init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")]
+    parent, key, old = _swap_first(model, names, torch.nn.Hardtanh(-0.05, 0.05))
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "is a torch.nn.modules.activation.Hardtanh now")
+    parent._modules[key] = old
+    assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == before
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_a_config_value_added_since_loading_is_compared_too(family):
+    """``config.is_causal`` is read with a default (absent at loading): set to False it makes a
+    decoder's attention bidirectional, and the scores change; refused by name."""
+    model, tokenizer = tiny.build(family, init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    contrastcat.explain(classifier, TEXTS, method="attcat")
+    model.config.is_causal = False
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "config.is_causal of model")
