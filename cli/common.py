@@ -21,7 +21,7 @@ from contrastcat import api
 from contrastcat.api import choices, torchrun_follower
 from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
 
-from .signals import BROKEN_PIPE, INTERRUPTED, silence_stdout, stop_if_interrupted
+from .signals import BROKEN_PIPE, INTERRUPTED, is_closed_stdout, silence_stdout, stop_if_interrupted
 
 DeviceOption = Annotated[
     str, typer.Option("--device", help="auto (CUDA when available), cpu, cuda or cuda:N.", show_default=True)
@@ -156,6 +156,8 @@ def reports_errors(command: Callable) -> Callable:
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as error:  # a bug, or an environment problem we did not foresee
+            if is_closed_stdout(error):  # the shell closed standard output (>&-): the caller's doing
+                raise fail(f"cannot write to standard output ({error.strerror})", 1) from None
             if os.environ.get("CONTRASTCAT_DEBUG"):
                 raise
             raise fail(

@@ -19,6 +19,7 @@ from .signals import (
     INTERRUPTED,
     BestEffort,
     ClosedStream,
+    is_closed_stdout,
     quiet_unraisable,
     say,
     say_interrupted,
@@ -41,7 +42,7 @@ def main() -> None:
         silence_stdout()
         code = BROKEN_PIPE
     except OSError as error:  # standard output closed (>&-) under --help, --version or a table
-        if os.environ.get("CONTRASTCAT_DEBUG"):  # asked for the traceback of what was not foreseen
+        if os.environ.get("CONTRASTCAT_DEBUG") and not is_closed_stdout(error):  # a traceback of the unforeseen
             raise
         say(f"error: cannot write to standard output ({error.strerror})")
         code = 1

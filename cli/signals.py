@@ -64,6 +64,15 @@ def say_interrupted() -> None:
     say("error: interrupted")
 
 
+CLOSED_BY_CALLER = "it was closed by the caller"
+
+
+def is_closed_stdout(error: BaseException) -> bool:
+    """The error of writing to a standard output the shell closed (``>&-``): the user's doing, said
+    in one line, never a bug's traceback."""
+    return isinstance(error, OSError) and error.args == (errno.EBADF, CLOSED_BY_CALLER)
+
+
 class ClosedStream:
     """Standard output when the shell closed it (``>&-``): writing there is an error, as for any
     tool; a run that writes elsewhere is not hurt by it."""
@@ -71,7 +80,7 @@ class ClosedStream:
     encoding = "utf-8"
 
     def write(self, text: str) -> int:
-        raise OSError(errno.EBADF, "it was closed by the caller")
+        raise OSError(errno.EBADF, CLOSED_BY_CALLER)
 
     def flush(self) -> None:
         pass

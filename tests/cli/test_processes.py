@@ -193,6 +193,10 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     to_file = start(*explain, "-o", out, preexec_fn=closed(1), stdout=None)
     to_stdout = start(*explain, "-o", "-", preexec_fn=closed(1), stdout=None)
     version = start("--version", preexec_fn=closed(1), stdout=None)
+    # A command that prints a table, and one asked for tracebacks: the same one line, no traceback
+    # (said once as an unforeseen OSError, then as a traceback under CONTRASTCAT_DEBUG).
+    listed = start("models", "list", preexec_fn=closed(1), stdout=None)
+    debugged = start("--version", preexec_fn=closed(1), stdout=None, env={"CONTRASTCAT_DEBUG": "1"})
     # stderr closed or full: the messages are lost, never the exit code.
     no_stderr = subprocess.Popen([EXE, *map(str, explain + ["-o", other])], stdout=subprocess.DEVNULL,
                                  preexec_fn=closed(2), env={**os.environ, **OFFLINE})
@@ -202,6 +206,9 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     assert to_stdout.wait(timeout=120) == 1
     assert to_stdout.stderr.read() == "error: standard output: cannot write (it was closed by the caller); nothing was written there\n"
     assert version.wait(timeout=120) == 1 and version.stderr.read().count("\n") == 1
+    closed_said = "error: cannot write to standard output (it was closed by the caller)\n"
+    assert (listed.wait(timeout=120), listed.stderr.read()) == (1, closed_said)
+    assert (debugged.wait(timeout=120), debugged.stderr.read()) == (1, closed_said)
     assert no_stderr.wait(timeout=120) == 0 and other.exists()
     assert full_stderr.wait(timeout=120) == 2
     full.close()
