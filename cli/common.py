@@ -95,21 +95,51 @@ def _interrupted(output: str | None) -> str:
     return "interrupted; no output was written"
 
 
+class _Watched:
+    """Standard output, noting whether anything was written to it."""
+
+    def __init__(self, stream) -> None:
+        self._stream, self.written = stream, False
+
+    def write(self, text: str) -> int:
+        self.written = self.written or bool(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 @contextlib.contextmanager
-def printing_after(*written: tuple[str, str | os.PathLike | None], stdout: str | None = None) -> Iterator[None]:
+def watching_stdout() -> Iterator[_Watched]:
+    """Whether a command's work has begun printing its result (render prints as it goes, after
+    reading and checking every record): Ctrl-C before says nothing was written."""
+    watched = sys.stdout = _Watched(sys.stdout)
+    try:
+        yield watched
+    finally:
+        sys.stdout = watched._stream
+
+
+@contextlib.contextmanager
+def printing_after(
+    *written: tuple[str, str | os.PathLike | None], stdout: str | Callable[[], str | None] | None = None
+) -> Iterator[None]:
     """Ctrl-C while a command prints (tables, a summary, its ``wrote`` line, failed gates) after
     its outputs were written whole: each ``(what, where)`` names one (``where`` None: not written).
     The message names every one written, rather than saying that no output was written beside a
     new or replaced file, or that standard output is incomplete when it holds the whole document.
     ``stdout`` names what the command is printing on standard output as its result (``--json``'s
-    report, render's text): cut short, it is said to be incomplete, not that nothing was written."""
+    report, render's text), or is a function saying it once something was printed: cut short, it
+    is said to be incomplete, not that nothing was written."""
     try:
         yield
     except KeyboardInterrupt as interrupt:
+        stdout = stdout() if callable(stdout) else stdout
         done = [(what, _where(where)) for what, where in written if where is not None]
         if isinstance(interrupt, Interrupted) or not (done or stdout):
             raise
-        cut = f"{stdout} on standard output is incomplete" if stdout else ""
+        verb = "are" if stdout and stdout.endswith("s") else "is"  # "the tables", "the JSON report"
+        cut = f"{stdout} on standard output {verb} incomplete" if stdout else ""
         if not done:
             raise Interrupted(f"interrupted; {cut}") from None
         (what, where), *others = done

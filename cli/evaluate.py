@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from contrastcat.api import evaluate_file, report_blocks
+from contrastcat.api import evaluate_file, is_standard_output, report_blocks
 from contrastcat.errors import BadInput, GateFailed
 
 from .common import (
@@ -157,7 +157,8 @@ def evaluate(
             plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
             progress=progress, notify=notifier(quiet, FLAGS),
         )
-    printed = "the JSON report" if as_json else "the Markdown table" if markdown else None
+    tables = None if is_standard_output(output) else "the tables"  # with -o -, they go to stderr
+    printed = "the JSON report" if as_json else "the Markdown table" if markdown else tables
     with printing_after(("the report", output), ("the picture", plot), stdout=printed):
         for level, line in run.notes():
             warn(line) if level == "warning" else info(line, quiet)

@@ -11,7 +11,7 @@ import typer
 from contrastcat.api import render_file
 from contrastcat.errors import BadInput
 
-from .common import QuietOption, info, printing_after, reports_errors
+from .common import QuietOption, info, printing_after, reports_errors, watching_stdout
 
 EPILOG = """\
 Examples:
@@ -82,7 +82,8 @@ def render(
     colored = use_color(color, terminal=output in (None, "-") and sys.stdout.isatty())
     target = output if html is None else html
     printed = None if target not in (None, "-") else "the page" if html is not None else "the text"
-    with printing_after(stdout=printed):  # printed as it is made: Ctrl-C cuts it short
+    # Printed as it is made, once every record was read and checked: Ctrl-C may cut it short.
+    with watching_stdout() as watched, printing_after(stdout=lambda: printed if watched.written else None):
         run = render_file(
             attributions, html=html, threshold=threshold, limit=limit, words=words, rescale=rescale, top=top,
             compare=compare, color=colored, output=output if html is not None else (output or "-"),

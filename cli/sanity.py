@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from contrastcat.api import sanity_blocks, sanity_file
+from contrastcat.api import is_standard_output, sanity_blocks, sanity_file
 
 from .common import (
     printing_after,
@@ -70,7 +70,8 @@ def sanity(
             attributions, model, refs, output=output, plot=plot, per_input=per_input, seed=seed, bootstrap=bootstrap,
             ci=ci, batch_size=batch_size, device=device, dtype=dtype, progress=progress, notify=notifier(quiet, FLAGS),
         )
-    with printing_after(("the report", output), ("the picture", plot), stdout="the JSON report" if as_json else None):
+    printed = "the JSON report" if as_json else None if is_standard_output(output) else "the table"
+    with printing_after(("the report", output), ("the picture", plot), stdout=printed):
         _print(report, document, as_json, tables_console(output, quiet, soft_wrap=True))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 
 import pytest
 
@@ -34,8 +35,8 @@ def test_evaluate_says_the_report_was_written(records, toy_library, tmp_path, mo
     result = invoke("evaluate", records, "--refs", toy_library.path, "-o", "-", "-q")
     assert result.exit_code == 130 and "the report was written whole to standard output" in result.stderr
     json.loads(result.stdout)  # one whole document
-    result = invoke("evaluate", records, "--refs", toy_library.path, "-q")  # no file: nothing was written
-    assert_one_line_error(result, "interrupted; no output was written", code=130)
+    result = invoke("evaluate", records, "--refs", toy_library.path, "-q")  # no file: the tables cut short
+    assert_one_line_error(result, "interrupted; the tables on standard output are incomplete", code=130)
 
 
 def test_sanity_and_build_refs_say_so_too(records, toy_dir, toy_library, tmp_path, monkeypatch):
@@ -192,7 +193,14 @@ def test_a_document_cut_short_on_standard_output_is_said_to_be_incomplete(record
     monkeypatch.setattr(sanity_command, "_print", _interrupt)
     result = invoke("sanity", records, "--refs", toy_library.path, "--bootstrap", "0", "--json", "-q")
     assert_one_line_error(result, "interrupted; the JSON report on standard output is incomplete", code=130)
-    monkeypatch.setattr(render_command, "render_file", _interrupt)
+    monkeypatch.setattr(render_command, "render_file", _interrupt)  # still reading: nothing printed
+    assert_one_line_error(invoke("render", records), "interrupted; no output was written", code=130)
+
+    def partly(*args, **kwargs):
+        sys.stdout.write("the first ")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(render_command, "render_file", partly)
     result = invoke("render", records)
     assert_one_line_error(result, "interrupted; the text on standard output is incomplete", code=130)
     result = invoke("render", records, "--html", "-")
