@@ -14,7 +14,7 @@ from ..io.files import atomic_text_output, check_output_path, interrupted_after,
 from ..models import Classifier
 from ..models.resolve import load_classifier, model_location
 from ..records.record import AttributionRecord, read_records
-from .checks import classifier_arg, library_arg, records_arg
+from ..usecases.checks import classifier_arg, library_arg, records_arg
 
 
 def sanity(
@@ -77,7 +77,7 @@ def sanity_file(
     if out is not None and picture is not None and os.path.realpath(out) == os.path.realpath(picture):
         raise BadInput(f"sanity_file: plot and output both name {picture}: the picture would replace the report")
     if picture is not None:
-        plot_format(picture)
+        plot_format("sanity_file: plot", picture)
         require_matplotlib()
     for target in (out, picture):
         if target is not None:
