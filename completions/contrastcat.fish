@@ -42,6 +42,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l steps -x -a
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l perturb -x -a 'delete mask pad unk' -d 'How a token goes, in every metric: delete, or replace by the mask, pad or unk token'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l target -x -d 'Class whose probability drops: pred, gold or record'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l min-tokens -x -d 'Skip inputs with fewer tokens (special included)'
+complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l limit -x -d 'Evaluate only the first N records (a quick look at a large file)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l kendall -d 'Also the Kendall-τ test against the alternative class (c+1) mod C'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l no-kendall -d 'Also the Kendall-τ test against the alternative class (c+1) mod C'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l eraser -d 'Also ERASER comprehensiveness and sufficiency (top 1, 5, 10, 20, 50 % removed / kept)'

@@ -107,6 +107,10 @@ class EvaluateOptions(CommandOptions):
     )
     target: str = option("pred", "Class whose probability drops: pred, gold or record.", check.one_of(TARGETS))
     min_tokens: int = option(10, "Skip inputs with fewer tokens (special included).", check.count, kind=int)
+    limit: int | None = option(
+        None, "Evaluate only the first N records (a quick look at a large file).", check.optional(check.count),
+        kind=int, metavar="N",
+    )
     kendall: bool = option(
         False, "Also the Kendall-τ test against the alternative class (c+1) mod C.", check.flag, kind=bool
     )
@@ -302,7 +306,7 @@ def _before_the_model(options: EvaluateOptions) -> _Checked:
     for path in (options.output, options.plot):
         if path is not None:  # the baseline is an input: a report over it would pass the next run
             check_output_path(path, inputs)
-    record_file = RecordFile(options.records)
+    record_file = RecordFile(options.records, options.limit)
     scan = _scan(record_file, settings, options.compare, named)
     _check_compare(options, scan)
     check_bounds_usable(options.fail_under or (), scan.methods, settings.orders, options.kendall, settings.scalar_keys, named)
