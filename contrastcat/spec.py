@@ -57,6 +57,7 @@ class Option:
     shown_default: Any = SAME  # the default as the command line spells it (a list as "a,b")
     argument: bool = False  # the command line's positional argument (never a flag)
     show_default: bool = True
+    annotation: Any = inspect.Parameter.empty  # the field's type, for the call's signature
 
     @property
     def flag(self) -> str:
@@ -150,7 +151,7 @@ class CommandOptions:
                 continue
             meta = dict(f.metadata)
             flags = meta.pop("flags") or ("--" + f.name.replace("_", "-"),)
-            spec = Option(name=f.name, default=f.default, flags=tuple(flags), **meta)
+            spec = Option(name=f.name, default=f.default, flags=tuple(flags), annotation=f.type, **meta)
             if where is None or spec.where in (where, "both"):
                 found.append(spec)
         return tuple(found)
@@ -203,5 +204,5 @@ def signature(
         spec = specs[name]
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if name in positional else inspect.Parameter.KEYWORD_ONLY
         default = inspect.Parameter.empty if spec.default is REQUIRED else spec.default
-        parameters.append(inspect.Parameter(name, kind, default=default))
+        parameters.append(inspect.Parameter(name, kind, default=default, annotation=spec.annotation))
     return inspect.Signature(parameters)
