@@ -5,7 +5,6 @@ default, help and check written once); ``help(evaluate_file)`` lists them."""
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -14,10 +13,11 @@ from ..evaluation.reports import EvaluationReport, evaluate_records
 from ..library import RefLibrary
 from ..models import Classifier
 from ..records.record import AttributionRecord
-from ..spec import InCall, signature
+from ..spec import InCall
 from ..usecases.checks import classifier_arg, library_arg, records_arg
 from ..usecases.evaluate_file import EvaluateOptions, EvaluateRun
 from ..usecases.evaluate_file import evaluate_file as _evaluate_file
+from .signatures import with_signature
 
 # What an evaluation of records in memory takes of the command's options (no files, no gates).
 PROTOCOL = (
@@ -69,13 +69,5 @@ def run_evaluate(options: EvaluateOptions) -> EvaluateRun:
     return _evaluate_file(options)
 
 
-def _with_signature(function, extra: tuple[str, ...], **more: Any) -> None:
-    """``help()`` and notebooks show the options as keyword arguments."""
-    found = signature(EvaluateOptions, **more)
-    head = [p for p in inspect.signature(function).parameters.values() if p.name in extra]
-    rest = [p for p in found.parameters.values() if p.name not in extra]
-    function.__signature__ = found.replace(parameters=[*head, *rest])
-
-
-_with_signature(evaluate, ("classifier", "records", "library"), only=PROTOCOL)
-_with_signature(evaluate_file, ("records", "model", "library"))
+with_signature(evaluate, EvaluateOptions, ("classifier", "records", "library"), only=PROTOCOL)
+with_signature(evaluate_file, EvaluateOptions, ("records", "model", "library"))

@@ -10,7 +10,6 @@ model, vocabulary, classes and gold label; only then does the deletion test run.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -39,7 +38,7 @@ from ..evaluation.gates import (
 from ..evaluation.report_schema import read_baseline
 from ..evaluation.reports import EvaluationReport, check_against_model, check_explained, check_fingerprinted, evaluate_records
 from ..evaluation.scalars import ERASER_BINS
-from ..evaluation.stats import MAX_RESAMPLES, MIN_RESAMPLES, BootstrapSettings
+from ..evaluation.stats import BootstrapSettings
 from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..library import RefLibrary
 from ..models import Classifier
@@ -47,21 +46,10 @@ from ..models.precision import on_classifier
 from ..models.resolve import classifier_for, model_location
 from ..records.record import RecordFile, resolve_label
 from ..records.variants import MethodLabels
-from ..spec import REQUIRED, CommandOptions, Names, option
-from ..views.plots import plot_format, require_matplotlib
+from ..spec import CommandOptions, Names, option
 from . import options
-from .options import model_check, path_or_none
 
 Progress = Callable[[str, int, "int | None"], None]
-
-
-def _bootstrap(named: str, value: Any) -> int:
-    resamples = check.count(named, value, minimum=0)
-    if 0 < resamples < MIN_RESAMPLES or resamples > MAX_RESAMPLES:
-        # A handful of resamples gives "intervals" that need not even hold the mean; past
-        # MAX_RESAMPLES the interval's ends no longer move, only the time and memory grow.
-        raise BadInput(f"{named} must be 0 (off) or {MIN_RESAMPLES} to {MAX_RESAMPLES} resamples, got {resamples}")
-    return resamples
 
 
 def _tolerance(named: str, value: Any) -> float:
@@ -69,16 +57,6 @@ def _tolerance(named: str, value: Any) -> float:
     if isinstance(value, str):
         return parse_tolerance(named, value)
     return check.number(named, value, minimum=0)
-
-
-def _plot(named: str, value: Any) -> str | None:
-    """A picture's file name, whose suffix names a format matplotlib (installed) can write."""
-    if value is None:
-        return None
-    path = check.path(named, value)
-    plot_format(named, path)
-    require_matplotlib()
-    return path
 
 
 def _bounds(named: str, value: Any) -> tuple[Bound, ...] | None:
@@ -91,12 +69,8 @@ class EvaluateOptions(CommandOptions):
 
     command: ClassVar[str] = "evaluate"
 
-    records: str = option(
-        REQUIRED, "Records from explain (JSONL); - for stdin.", check.path, argument=True, metavar="ATTR"
-    )
-    model: str | Classifier | None = option(
-        None, "Default: the model named in the records.", check.optional(model_check), flags=("--model", "-m")
-    )
+    records: str = options.records()
+    model: str | Classifier | None = options.model()
     orders: tuple[str, ...] = option(
         ORDERS, "Comma list of morf, lerf.", check.some_of(ORDERS), flags=("--order",), shown_default="morf,lerf"
     )
@@ -121,14 +95,9 @@ class EvaluateOptions(CommandOptions):
     loo: bool = option(
         False, "Also the Kendall τ between each map and the drop of removing each token alone.", check.flag, kind=bool
     )
-    library: str | None = option(
-        None, "Reference library for --kendall with contrastcat records.", path_or_none, flags=("--refs",)
-    )
-    output: str | None = option(None, "Write the JSON report here.", path_or_none, flags=("--output", "-o"))
-    as_json: bool = option(
-        False, "Print the JSON report on stdout instead of tables.", check.flag, flags=("--json",), kind=bool,
-        negatable=False, where="command",
-    )
+    library: str | None = options.refs("Reference library for --kendall with contrastcat records.")
+    output: str | None = options.report_output()
+    as_json: bool = options.as_json("Print the JSON report on stdout instead of tables.")
     markdown: bool = option(
         False, "Print the comparison as a GitHub Markdown table instead of tables.", check.flag, kind=bool,
         negatable=False, where="command",
@@ -137,35 +106,27 @@ class EvaluateOptions(CommandOptions):
         False, "With several methods, also print each method's step table.", check.flag, kind=bool, negatable=False,
         where="command",
     )
-    bootstrap: int = option(
-        1000, "Bootstrap resamples of the inputs for each mean's interval: 100 to 100000, or 0 (none).", _bootstrap, kind=int
-    )
-    ci: float = option(
-        0.95, "Confidence level of the intervals (0.5 to 0.999).", functools.partial(check.number, minimum=0.5, maximum=0.999),
-        kind=float,
-    )
-    seed: int = option(0, "Seed of the bootstrap resampling.", check.seed, kind=int)
+    bootstrap: int = options.bootstrap("Bootstrap resamples of the inputs for each mean's interval: 100 to 100000, or 0 (none).")
+    ci: float = options.ci()
+    seed: int = options.seed("Seed of the bootstrap resampling.")
     compare: tuple[str, str] | None = option(
         None, "Paired difference A − B over their shared inputs, with its interval.", parse_pair, metavar="A,B"
     )
-    per_input: bool = option(
-        False, "Keep every input's values in the JSON report (for --baseline).", check.flag, kind=bool, negatable=False
-    )
+    per_input: bool = options.per_input("Keep every input's values in the JSON report (for --baseline).")
     fail_under: tuple[Bound, ...] | None = option(
         None, "Exit 3 when a metric is worse than its bound: 'morf.aopc=0.5,lerf.lodds=0.1' "
         "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau, "
         "eraser.comp, eraser.suff, loo.tau).", _bounds, metavar="BOUNDS",
     )
     baseline: str | None = option(
-        None, "Exit 3 when a metric is worse than in this earlier report (-o).", path_or_none, metavar="REPORT"
+        None, "Exit 3 when a metric is worse than in this earlier report (-o).", options.path_or_none, metavar="REPORT"
     )
     tolerance: float = option(
         0.01, "How much worse than --baseline a metric may be (a finite number, 0 or more).", _tolerance, metavar="T",
         shown_default="0.01",
     )
-    plot: str | None = option(
-        None, "Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; "
-        "needs matplotlib: pip install 'contrastcat[plot]').", _plot, metavar="FILE",
+    plot: str | None = options.plot(
+        "Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; needs matplotlib: pip install 'contrastcat[plot]')."
     )
     batch_size: int = options.batch_size(64)
     device: str = options.device()
