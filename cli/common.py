@@ -205,8 +205,9 @@ API_PARAMETERS = frozenset(name for call in API_CALLS for name in inspect.signat
 
 
 def _flags(command: Callable) -> dict[str, str]:
-    """The command module's ``FLAGS``: the API's names it spells otherwise."""
-    return getattr(command, "__globals__", {}).get("FLAGS", {})
+    """The API's names the command spells otherwise: from its options where it is made from them
+    (``spec.command``), else its module's ``FLAGS``."""
+    return getattr(command, "flags", None) or getattr(command, "__globals__", {}).get("FLAGS", {})
 
 
 def notifier(quiet: bool, flags: dict[str, str]) -> Callable[[str], None]:

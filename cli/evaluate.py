@@ -2,30 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from rich.table import Table
 
-from contrastcat.api import evaluate_file, is_standard_output, report_blocks
-from contrastcat.errors import BadInput, GateFailed
+from contrastcat.api import ON_COMMAND_LINE, EvaluateOptions, is_standard_output, report_blocks, run_evaluate
+from contrastcat.errors import GateFailed
 
 from .common import (
-    printing_after,
-    BatchOption,
-    DeviceOption,
-    DtypeOption,
-    ForwardDtypeOption,
-    QuietOption,
     gate_failed,
     info,
     notifier,
-    phased_progress,
     one_thing_on_stdout,
+    phased_progress,
+    printing_after,
     reports_errors,
     tables_console,
     warn,
 )
+from .spec import command
 
 EPILOG = """\
 Examples:
@@ -60,110 +54,27 @@ interrupted.
 
 
 
-# The API's names for the options whose flag says it differently (errors speak in flags here).
-FLAGS = {"records": "ATTR", "library": "--refs", "orders": "--order", "output": "--output"}
-
-
-Attributions = Annotated[str, typer.Argument(metavar="ATTR", help="Records from explain (JSONL); - for stdin.")]
-Model = Annotated[str | None, typer.Option("--model", "-m", help="Default: the model named in the records.")]
-Order = Annotated[str, typer.Option(help="Comma list of morf, lerf.")]
-Steps = Annotated[str, typer.Option(help="Step grid: paper (10..90 % of non-special tokens) or reference.")]
-Perturb = Annotated[
-    str, typer.Option(help="How a token goes, in every metric: delete, or replace by the mask, pad or unk token.")
-]
-Target = Annotated[str, typer.Option(help="Class whose probability drops: pred, gold or record.")]
-MinTokens = Annotated[int, typer.Option(min=1, help="Skip inputs with fewer tokens (special included).")]
-Kendall = Annotated[bool, typer.Option(help="Also the Kendall-τ test against the alternative class (c+1) mod C.")]
-Eraser = Annotated[
-    bool, typer.Option(help="Also ERASER comprehensiveness and sufficiency (top 1, 5, 10, 20, 50 % removed / kept).")
-]
-Loo = Annotated[bool, typer.Option(help="Also the Kendall τ between each map and the drop of removing each token alone.")]
-Refs = Annotated[str | None, typer.Option(help="Reference library for --kendall with contrastcat records.")]
-Output = Annotated[str | None, typer.Option("--output", "-o", help="Write the JSON report here.")]
-Json = Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout instead of tables.")]
-Markdown = Annotated[
-    bool, typer.Option("--markdown", help="Print the comparison as a GitHub Markdown table instead of tables.")
-]
-Curves = Annotated[bool, typer.Option("--curves", help="With several methods, also print each method's step table.")]
-Bootstrap = Annotated[int, typer.Option(min=0, help="Bootstrap resamples of the inputs for each mean's interval; 0: none.")]
-Ci = Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")]
-Seed = Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")]
-Compare = Annotated[
-    str | None, typer.Option(metavar="A,B", help="Paired difference A − B over their shared inputs, with its interval.")
-]
-PerInput = Annotated[
-    bool, typer.Option("--per-input", help="Keep every input's values in the JSON report (for --baseline).")
-]
-FailUnder = Annotated[
-    str | None,
-    typer.Option(metavar="BOUNDS", help="Exit 3 when a metric is worse than its bound: 'morf.aopc=0.5,lerf.lodds=0.1' "
-                 "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau, "
-                 "eraser.comp, eraser.suff, loo.tau)."),
-]
-Baseline = Annotated[
-    str | None, typer.Option(metavar="REPORT", help="Exit 3 when a metric is worse than in this earlier report (-o).")
-]
-Tolerance = Annotated[
-    str, typer.Option(metavar="T", help="How much worse than --baseline a metric may be (a finite number, 0 or more).")
-]
-Plot = Annotated[
-    str | None,
-    typer.Option(metavar="FILE", help="Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; "
-                 "needs matplotlib: pip install 'contrastcat[plot]')."),
-]
-
-
-@reports_errors
-def evaluate(
-    attributions: Attributions,
-    model: Model = None,
-    order: Order = "morf,lerf",
-    steps: Steps = "paper",
-    perturb: Perturb = "delete",
-    target: Target = "pred",
-    min_tokens: MinTokens = 10,
-    kendall: Kendall = False,
-    eraser: Eraser = False,
-    loo: Loo = False,
-    refs: Refs = None,
-    output: Output = None,
-    as_json: Json = False,
-    markdown: Markdown = False,
-    curves: Curves = False,
-    bootstrap: Bootstrap = 1000,
-    ci: Ci = 0.95,
-    seed: Seed = 0,
-    compare: Compare = None,
-    per_input: PerInput = False,
-    fail_under: FailUnder = None,
-    baseline: Baseline = None,
-    tolerance: Tolerance = "0.01",
-    plot: Plot = None,
-    batch_size: BatchOption = 64,
-    device: DeviceOption = "auto",
-    dtype: DtypeOption = "auto",
-    forward_dtype: ForwardDtypeOption = "same",
-    quiet: QuietOption = False,
-) -> None:
-    """Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step."""
-    if as_json and markdown:
-        raise BadInput("--json and --markdown both print on stdout: pick one (-o writes the JSON report to a file)")
-    one_thing_on_stdout(output, **{"--json": as_json, "--markdown": markdown})
+def _evaluate(values: dict) -> None:
+    quiet, output = values["quiet"], values["output"]
+    one_thing_on_stdout(output, **{"--json": values["as_json"], "--markdown": values["markdown"]})
     with phased_progress(quiet) as progress:
-        run = evaluate_file(
-            attributions, model, refs, output=output, kendall=kendall, eraser=eraser, loo=loo, orders=order, steps=steps,
-            perturb=perturb, min_tokens=min_tokens, target=target, bootstrap=bootstrap, ci=ci, seed=seed,
-            compare=compare, per_input=per_input, fail_under=fail_under, baseline=baseline, tolerance=tolerance,
-            plot=plot, batch_size=batch_size, device=device, dtype=dtype, forward_dtype=forward_dtype,
-            progress=progress, notify=notifier(quiet, FLAGS),
+        options = EvaluateOptions.read(
+            {**values, "progress": progress, "notify": notifier(quiet, evaluate.flags)}, ON_COMMAND_LINE, where=None
         )
+        run = run_evaluate(options)
     tables = None if is_standard_output(output) else "the tables"  # with -o -, they go to stderr
-    printed = "the JSON report" if as_json else "the Markdown table" if markdown else tables
-    with printing_after(("the report", output), ("the picture", plot), stdout=printed):
+    printed = "the JSON report" if options.as_json else "the Markdown table" if options.markdown else tables
+    with printing_after(("the report", output), ("the picture", options.plot), stdout=printed):
         for level, line in run.notes():
             warn(line) if level == "warning" else info(line, quiet)
-        _print(run, as_json, markdown, curves, tables_console(output, quiet, soft_wrap=True))
+        _print(run, options, tables_console(output, quiet, soft_wrap=True))
         _gates(run.problems)
+
+
+evaluate = reports_errors(command(
+    EvaluateOptions, _evaluate,
+    "Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step.",
+))
 
 
 def _gates(problems: list[str]) -> None:
@@ -176,13 +87,14 @@ def _gates(problems: list[str]) -> None:
         raise GateFailed(problems[0])
 
 
-def _print(run, as_json: bool, markdown: bool, curves: bool, console) -> None:
-    if as_json:
+def _print(run, options, console) -> None:
+    if options.as_json:
         typer.echo(run.text)
         return
     if console is None:
         return
-    for block in report_blocks(run, markdown=markdown, curves=curves, plain=console.color_system is None):
+    blocks = report_blocks(run, markdown=options.markdown, curves=options.curves, plain=console.color_system is None)
+    for block in blocks:
         if isinstance(block, str):
             typer.echo(block, err=console.stderr)
             continue

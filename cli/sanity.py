@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 from rich.table import Table
 
-from contrastcat.api import is_standard_output, sanity_blocks, sanity_file
+from contrastcat.api import ON_COMMAND_LINE, SanityOptions, is_standard_output, run_sanity, sanity_blocks
 
 from .common import (
-    printing_after,
-    BatchOption,
-    DeviceOption,
-    DtypeOption,
-    QuietOption,
     notifier,
     one_thing_on_stdout,
     phased_progress,
+    printing_after,
     reports_errors,
     tables_console,
 )
+from .spec import command
 
 EPILOG = """\
 Examples:
@@ -43,36 +38,23 @@ Exit codes: 0 done (whatever the verdicts); 1 the run failed; 2 bad input;
 130 interrupted.
 """
 
-FLAGS = {"records": "ATTR", "library": "--refs", "output": "--output"}
-
-
-@reports_errors
-def sanity(
-    attributions: Annotated[str, typer.Argument(metavar="ATTR", help="Records from explain (JSONL); - for stdin.")],
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Default: the model named in the records.")] = None,
-    refs: Annotated[str | None, typer.Option(help="The reference library the records were made with.")] = None,
-    output: Annotated[str | None, typer.Option("--output", "-o", help="Write the JSON report here.")] = None,
-    plot: Annotated[str | None, typer.Option(metavar="FILE", help="Draw ρ per step (.png, .svg, .pdf; needs matplotlib).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the JSON report on stdout instead of the table.")] = False,
-    per_input: Annotated[bool, typer.Option("--per-input", help="Keep every input's ρ in the JSON report.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the re-initialisation and of the bootstrap.")] = 0,
-    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for each mean's interval; 0: none.")] = 1000,
-    ci: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")] = 0.95,
-    batch_size: BatchOption = 16,
-    device: DeviceOption = "auto",
-    dtype: DtypeOption = "auto",
-    quiet: QuietOption = False,
-) -> None:
-    """Model randomisation: the maps of each method on copies of the model destroyed layer by layer."""
+def _sanity(values: dict) -> None:
+    quiet, output, as_json = values["quiet"], values["output"], values["as_json"]
     one_thing_on_stdout(output, **{"--json": as_json})
     with phased_progress(quiet) as progress:
-        report, document = sanity_file(
-            attributions, model, refs, output=output, plot=plot, per_input=per_input, seed=seed, bootstrap=bootstrap,
-            ci=ci, batch_size=batch_size, device=device, dtype=dtype, progress=progress, notify=notifier(quiet, FLAGS),
+        chosen = SanityOptions.read(
+            {**values, "progress": progress, "notify": notifier(quiet, sanity.flags)}, ON_COMMAND_LINE, where=None
         )
+        report, document = run_sanity(chosen)
     printed = "the JSON report" if as_json else None if is_standard_output(output) else "the table"
-    with printing_after(("the report", output), ("the picture", plot), stdout=printed):
+    with printing_after(("the report", output), ("the picture", chosen.plot), stdout=printed):
         _print(report, document, as_json, tables_console(output, quiet, soft_wrap=True))
+
+
+sanity = reports_errors(command(
+    SanityOptions, _sanity,
+    "Model randomisation: the maps of each method on copies of the model destroyed layer by layer.",
+))
 
 
 def _print(report, document: dict, as_json: bool, console) -> None:

@@ -141,3 +141,38 @@ def instance(name: str, value: Any, kind: type, hint: str = "") -> Any:
     if not isinstance(value, kind):
         raise BadInput(f"{name} must be a {kind.__name__}{hint}, got {shown(value)}")
     return value
+
+
+def one_of(choices: Iterable[str]) -> Callable[[str, Any], str]:
+    """The check of a value from a fixed set (``--steps``: paper or reference)."""
+    allowed = tuple(choices)
+
+    def chosen(name: str, value: Any) -> str:
+        if not isinstance(value, str) or value not in allowed:
+            raise BadInput(f"{name} must be one of {', '.join(allowed)}, got {shown(value)}")
+        return value
+
+    return chosen
+
+
+def some_of(choices: Iterable[str]) -> Callable[[str, Any], tuple[str, ...]]:
+    """The check of several values from a fixed set, as a comma list (``morf,lerf``, any case)
+    or a sequence of names."""
+    allowed = tuple(choices)
+
+    def chosen(name: str, value: Any) -> tuple[str, ...]:
+        picked = tuple(item.lower() for item in names(name, value))
+        if any(item not in allowed for item in picked):
+            raise BadInput(f"{name} must be a comma list of {', '.join(allowed)}, got {','.join(picked)!r}")
+        return picked
+
+    return chosen
+
+
+def optional(check: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
+    """``check``, where None means "not given"."""
+
+    def maybe(name: str, value: Any) -> Any:
+        return None if value is None else check(name, value)
+
+    return maybe

@@ -17,6 +17,7 @@ RANKS = {
     "contrastcat.version": 0,  # the release number
     "contrastcat.errors": 0,  # the exception family
     "contrastcat.arguments": 1,  # argument checks every layer shares
+    "contrastcat.spec": 1,  # command options, each defined once: flag, keyword, check
     "contrastcat.scaling": 1,  # min–max scaling, the one definition
     "contrastcat.io": 2,  # safe output files, strict JSON, input lines
     "contrastcat.records": 3,  # input rows, labelled data, attribution records
@@ -30,9 +31,10 @@ RANKS = {
     "contrastcat.evaluation": 11,  # curves, statistics, reports, gates
     "contrastcat.views": 12,  # spans, terminal, HTML, plots
     "contrastcat.testing": 13,  # toy and tiny models for tests and demos
-    "contrastcat.api": 14,  # the public functions
-    "contrastcat": 15,  # the package itself: the lazy public names
-    "contrastcat_cli": 16,  # parses, calls the API, prints, exit codes
+    "contrastcat.usecases": 14,  # each command's options and its use case on files
+    "contrastcat.api": 15,  # the public functions
+    "contrastcat": 16,  # the package itself: the lazy public names
+    "contrastcat_cli": 17,  # parses, calls the API, prints, exit codes
 }
 SOURCES = {"contrastcat": ROOT / "contrastcat", "contrastcat_cli": ROOT / "cli"}
 

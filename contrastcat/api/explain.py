@@ -19,7 +19,7 @@ from ..output.explain_run import explain_file as _explain_file
 from ..output.shards import merge_parts
 from ..records.inputs import rows_from_objects
 from ..records.record import Records
-from .checks import classifier_arg, library_arg, model_arg
+from ..usecases.checks import classifier_arg, library_arg, model_arg
 
 
 def explain(

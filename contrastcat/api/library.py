@@ -15,7 +15,7 @@ from ..library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
 from ..library.defaults import cached_library as _cached_library
 from ..library.defaults import labelled as _labelled
 from ..models import Classifier
-from .checks import classifier_arg, model_directory
+from ..usecases.checks import classifier_arg, model_directory
 
 
 def _build_options(

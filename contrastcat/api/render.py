@@ -8,12 +8,12 @@ from collections.abc import Iterable
 
 from .. import arguments as check
 from ..errors import BadInput
-from ..evaluation.evaluate_file import EvaluateRun
+from ..usecases.evaluate_file import EvaluateRun
 from ..records.record import AttributionRecord
 from ..views.render_file import RenderJob, RenderRun
 from ..views.render_file import render_file as _render_file
 from ..views.tables import report_blocks as _report_blocks
-from .checks import records_arg
+from ..usecases.checks import records_arg
 
 
 def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: bool = True) -> str:

@@ -2,31 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from .. import arguments as check
 from ..errors import BadInput
 from ..evaluation.sanity import SanityReport, sanity_check
-from ..evaluation.stats import BootstrapSettings
-from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..models import Classifier
-from ..models.resolve import load_classifier, model_location
-from ..records.record import AttributionRecord, read_records
-from .checks import classifier_arg, library_arg, records_arg
+from ..records.record import AttributionRecord
+from ..spec import InCall
+from ..usecases.checks import classifier_arg, library_arg, records_arg
+from ..usecases.sanity_file import SanityOptions
+from ..usecases.sanity_file import sanity_file as _sanity_file
+from .signatures import with_signature
 
 
-def sanity(
-    classifier: Classifier,
-    records: Sequence[AttributionRecord],
-    library=None,
-    *,
-    seed: int = 0,
-    bootstrap: int = 1000,
-    ci: float = 0.95,
-    batch_size: int = 16,
-) -> SanityReport:
+# What a check of records in memory takes of the command's options (no files).
+IN_MEMORY = ("seed", "bootstrap", "ci", "batch_size")
+
+
+def sanity(classifier: Classifier, records: Sequence[AttributionRecord], library=None, **options: Any) -> SanityReport:
     """Adebayo et al.'s model randomisation: each record explained again by its method on copies
     of ``classifier`` re-initialised cumulatively from the top (head, last layer ... first layer,
     embeddings; ``seed``), with the Spearman ρ between its map and the new one per step, averaged
@@ -36,14 +31,11 @@ def sanity(
     classifier = classifier_arg("sanity", classifier)
     records = records_arg("sanity", records)
     library = library_arg("sanity", library)
-    intervals = BootstrapSettings(
-        check.count("sanity: bootstrap", bootstrap, minimum=0), check.number("sanity: ci", ci), check.seed("sanity: seed", seed),
-    )
+    chosen = SanityOptions.read(options, InCall("sanity"), only=IN_MEMORY)
     if not records:
         raise BadInput("sanity: records is empty: nothing to check")
     return sanity_check(
-        classifier, records, library, intervals.seed, intervals,
-        check.batch_size("sanity: batch_size", batch_size), source="records",
+        classifier, records, library, chosen.seed, chosen.intervals, chosen.batch_size, source="records",
     )
 
 
@@ -51,73 +43,21 @@ def sanity_file(
     records: str | os.PathLike,
     model: str | os.PathLike | None = None,
     library: str | os.PathLike | None = None,
-    *,
-    output: str | os.PathLike | None = None,
-    plot: str | os.PathLike | None = None,
-    per_input: bool = False,
-    seed: int = 0,
-    bootstrap: int = 1000,
-    ci: float = 0.95,
-    batch_size: int = 16,
-    device: str = "auto",
-    dtype: str = "auto",
-    progress: Callable[[str, int, int | None], None] | None = None,
-    notify: Callable[[str], None] | None = None,
+    **options: Any,
 ) -> tuple[SanityReport, dict]:
     """``contrastcat sanity`` from Python: a records file (``-``: stdin) -> the report and its JSON
     document, written to ``output`` when given, the cascade drawn to ``plot`` (.png, .svg, .pdf)."""
-    from ..views.plots import plot_format, plot_sanity, require_matplotlib
+    values = {"records": records, "model": model, "library": library, **options}
+    return _sanity_file(SanityOptions.read(values, InCall("sanity_file")))
 
-    progress = check.callback("sanity_file: progress", progress)
-    notify = check.callback("sanity_file: notify", notify)
-    path = check.path("sanity_file: records", records)
-    out = None if output is None else check.path("sanity_file: output", output)
-    picture = None if plot is None else check.path("sanity_file: plot", plot)
-    lib_path = None if library is None else check.path("sanity_file: library", library)
-    if out is not None and picture is not None and os.path.realpath(out) == os.path.realpath(picture):
-        raise BadInput(f"sanity_file: plot and output both name {picture}: the picture would replace the report")
-    if picture is not None:
-        plot_format(picture)
-        require_matplotlib()
-    for target in (out, picture):
-        if target is not None:
-            check_output_path(target, [path, lib_path])
-    found = read_records(path)
-    name = None if model is None else check.path("sanity_file: model", model)
-    name = name or found[0].model
-    if not name:
-        raise BadInput(f"{path}:{found[0].line}: the record names no model: pass `model`")
-    for target in (out, picture):
-        if target is not None:
-            check_output_path(target, [model_location(name)])
-    classifier = load_classifier(name, check.text("sanity_file: device", device), progress=progress, notify=notify,
-                                 dtype=check.text("sanity_file: dtype", dtype))
-    opened = library_arg("sanity_file", lib_path)
-    intervals = BootstrapSettings(
-        check.count("sanity_file: bootstrap", bootstrap, minimum=0), check.number("sanity_file: ci", ci),
-        check.seed("sanity_file: seed", seed),
-    )
-    report = sanity_check(
-        classifier, found, opened, intervals.seed, intervals, check.batch_size("sanity_file: batch_size", batch_size),
-        source=path, progress=progress,
-    )
-    document = report.to_dict(check.flag("sanity_file: per_input", per_input))
-    report_written = None
-    if out is not None:
-        with atomic_text_output(out, [path, lib_path]) as stream:
-            stream.write(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-        report_written = f"the report ({output_name(out)})"
-        with interrupted_after(report_written):
-            if notify:
-                notify(f"wrote the sanity report to {output_name(out)}")
-    if picture is not None:
-        with interrupted_after(report_written, f"the picture ({picture})"):
-            plot_sanity(report, picture, [path, lib_path])
-        both = f"{report_written} and the picture ({picture})" if report_written else f"the picture ({picture})"
-        with interrupted_after(both, plural=report_written is not None):
-            if notify:
-                notify(f"wrote the picture to {picture}")
-    return report, document
+
+def run_sanity(chosen: SanityOptions) -> tuple[SanityReport, dict]:
+    """``contrastcat sanity`` on options read already (the command line reads its flags so)."""
+    return _sanity_file(chosen)
+
+
+with_signature(sanity, SanityOptions, ("classifier", "records", "library"), only=IN_MEMORY)
+with_signature(sanity_file, SanityOptions, ("records", "model", "library"))
 
 
 def sanity_blocks(report: SanityReport) -> list:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..deletion.perturb import DELETE, LERF, MORF, PERTURBATIONS, ranked_positions
-from ..deletion.plan import PAPER, STEP_GRIDS, DeletionPlan, step_counts
+from ..deletion.perturb import DELETE, LERF, MORF, ranked_positions
+from ..deletion.plan import PAPER, DeletionPlan, step_counts
 from ..errors import BadInput
 from ..models.tokens import ProbabilityFn
 from ..records.record import AttributionRecord, resolve_label
@@ -27,6 +27,9 @@ CLIP = 1e-12
 
 @dataclass(frozen=True)
 class EvalSettings:
+    """The protocol of an evaluation; its values were checked where the command's options were
+    read (``usecases.evaluate_file.EvaluateOptions``), once."""
+
     orders: tuple[str, ...] = ORDERS
     steps: str = PAPER
     perturb: str = DELETE
@@ -40,24 +43,6 @@ class EvalSettings:
     def scalar_keys(self) -> tuple[str, ...]:
         """The comparison's columns of one value per input this evaluation computes."""
         return (ERASER_COMP, ERASER_SUFF) * self.eraser + (LOO_TAU,) * self.loo
-
-    def __post_init__(self) -> None:
-        from ..models.precision import check_forward_dtype
-
-        check_forward_dtype(self.forward_dtype)
-        if not self.orders or any(order not in ORDERS for order in self.orders):
-            raise BadInput(f"`orders` must be a comma list of {', '.join(ORDERS)}, got {','.join(self.orders)!r}")
-        if self.steps not in STEP_GRIDS:
-            raise BadInput(f"`steps` must be one of {', '.join(STEP_GRIDS)}, got {self.steps!r}")
-        if self.perturb not in PERTURBATIONS:
-            raise BadInput(f"`perturb` must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
-        if self.target not in TARGETS:
-            raise BadInput(f"`target` must be one of {', '.join(TARGETS)}, got {self.target!r}")
-        for name in ("eraser", "loo"):
-            if not isinstance(getattr(self, name), bool):
-                raise BadInput(f"`{name}` must be True or False, got {getattr(self, name)!r}")
-        if self.min_tokens < 1:
-            raise BadInput(f"`min_tokens` must be at least 1, got {self.min_tokens}")
 
 
 @dataclass

@@ -12,7 +12,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..arguments import shown
 from ..errors import BadInput
+from ..spec import Names, backticked
 from .comparison import KENDALL_METRIC, METRICS, SCALAR_METRICS, Metric
 from .stats import BootstrapSettings, paired_difference
 
@@ -57,32 +59,36 @@ def parse_decimal(text: str, where: str) -> float:
     """``text`` as a finite number written in ASCII decimal (``0.05``, ``-1``, ``5e-2``), else BadInput."""
     value = float(text) if _DECIMAL.fullmatch(text) else math.nan
     if not math.isfinite(value):
-        shown = text if len(text) <= 40 else text[:37] + "..."
-        raise BadInput(f"{where} {shown!r} is not a finite number written in ASCII decimal (like 0.05)")
+        cut = text if len(text) <= 40 else text[:37] + "..."
+        raise BadInput(f"{where} {cut!r} is not a finite number written in ASCII decimal (like 0.05)")
     return value
 
 
-def parse_pair(compare: str | None, name: str = "compare") -> tuple[str, str] | None:
-    """``"A,B"`` -> (A, B): two different methods (evaluate and render read it alike); ``name``
-    is the parameter's, as the caller spells it, for the error."""
+def parse_pair(named: str, compare: str | None) -> tuple[str, str] | None:
+    """``"A,B"`` -> (A, B): two different methods (evaluate and render read it alike); ``named``
+    is the option as the caller spells it, for the error."""
     if compare is None:
         return None
+    if not isinstance(compare, str):
+        raise BadInput(f"{named} must be a string, A,B; got {shown(compare)}")
     names = split_list(compare)
     if len(names) != 2 or not all(names) or names[0] == names[1]:
-        raise BadInput(f"{name} takes two different methods, A,B; got {compare!r}")
+        raise BadInput(f"{named} takes two different methods, A,B; got {compare!r}")
     return names[0], names[1]
 
 
-def parse_tolerance(text: str) -> float:
-    """``--tolerance``: a finite number of at least 0."""
-    value = parse_decimal(text.strip(), "`tolerance`")
+def parse_tolerance(named: str, text: str) -> float:
+    """``--tolerance``: a finite number of at least 0, written in ASCII decimal; ``named`` is the
+    option as the caller spells it."""
+    value = parse_decimal(text.strip(), named)
     if value < 0:
-        raise BadInput(f"`tolerance` must be 0 or more, got {text!r}")
+        raise BadInput(f"{named} must be 0 or more, got {text!r}")
     return value
 
 
-def parse_bounds(spec: str) -> list[Bound]:
-    """``morf.aopc=0.5,lerf.lodds=0.1``; ``contrastcat:morf.aopc=0.55`` for one method only."""
+def parse_bounds(named: str, spec: str) -> tuple[Bound, ...]:
+    """``morf.aopc=0.5,lerf.lodds=0.1``; ``contrastcat:morf.aopc=0.55`` for one method only;
+    ``named`` is the option as the caller spells it."""
     bounds = []
     for part in split_list(spec):
         if not part:
@@ -91,54 +97,59 @@ def parse_bounds(spec: str) -> list[Bound]:
         method, _, name = name.rpartition(":") if ":" in name else ("", "", name)
         if not equals or name.strip().lower() not in GATE_NAMES:
             raise BadInput(
-                f"`fail_under`: {part!r} is not METRIC=VALUE or METHOD:METRIC=VALUE "
+                f"{named}: {part!r} is not METRIC=VALUE or METHOD:METRIC=VALUE "
                 f"(metrics: {', '.join(GATE_NAMES)})"
             )
-        value = parse_decimal(number.strip(), f"`fail_under`: {part!r}:")
+        value = parse_decimal(number.strip(), f"{named}: {part!r}:")
         key, metric = GATE_NAMES[name.strip().lower()]
         bound = Bound(method.strip() or None, key, metric, value)
         twice = next((b for b in bounds if (b.method, b.key) == (bound.method, bound.key)), None)
         if twice is not None:  # which one would hold is a guess the user should not have to make
             where = f"{bound.method}:" if bound.method else ""
             raise BadInput(
-                f"`fail_under`: {where}{name.strip().lower()} is bounded twice ({twice.value:g} and {value:g}): give it once"
+                f"{named}: {where}{name.strip().lower()} is bounded twice ({twice.value:g} and {value:g}): give it once"
             )
         bounds.append(bound)
     if not bounds:
-        raise BadInput("`fail_under` needs at least one METRIC=VALUE")
-    return bounds
+        raise BadInput(f"{named} needs at least one METRIC=VALUE")
+    return tuple(bounds)
 
 
 def _side(metric: Metric) -> str:
     return "below" if metric.higher_is_better else "above"
 
 
-def check_bounds_usable(bounds: list[Bound], methods: set[str], orders, kendall: bool, scalars=()) -> None:
-    """Before any work: every bound names a method in the records and a metric this run computes."""
+def check_bounds_usable(bounds, methods: set[str], orders, kendall: bool, scalars=(), named: Names = backticked) -> None:
+    """Before any work: every bound names a method in the records and a metric this run computes
+    (``named``: the options as the caller spells them)."""
     for bound in bounds:
         if bound.method is not None and bound.method not in methods:
-            raise BadInput(f"`fail_under` names method {bound.method!r}, which has no records (there are: "
+            raise BadInput(f"{named('fail_under')} names method {bound.method!r}, which has no records (there are: "
                            f"{', '.join(sorted(methods))})")
         evaluated = (
             bound.key == "kendall_tau_index" and kendall or bound.key in scalars or bound.key.split("_")[0] in orders
         )
         if not evaluated:
             raise BadInput(
-                f"`fail_under`: {bound.metric.name} is not evaluated by this run (see `orders`, `kendall`, `eraser`, `loo`)"
+                f"{named('fail_under')}: {bound.metric.name} is not evaluated by this run ({_see(named)})"
             )
 
 
-def check_bounds(comparison, bounds: list[Bound]) -> list[str]:
+def _see(named: Names, options=("orders", "kendall", "eraser", "loo")) -> str:
+    return "see " + ", ".join(named(name) for name in options)
+
+
+def check_bounds(comparison, bounds, named: Names = backticked) -> list[str]:
     """One message per (method, bound) violated; a bound on a method or metric not in the report is one too."""
     rows = {row.method: row for row in comparison.rows}
     problems = []
     for bound in bounds:
         if bound.method is not None and bound.method not in rows:
-            problems.append(f"`fail_under` names method {bound.method!r}, which is not in the report")
+            problems.append(f"{named('fail_under')} names method {bound.method!r}, which is not in the report")
             continue
         for row in [rows[bound.method]] if bound.method is not None else comparison.rows:
             if bound.key not in row.values:
-                problems.append(f"`fail_under`: {bound.metric.name} was not evaluated (see `orders`, `kendall`, `eraser`, `loo`)")
+                problems.append(f"{named('fail_under')}: {bound.metric.name} was not evaluated ({_see(named)})")
                 break
             value = row.values[bound.key]
             if value is None:  # a gate that cannot be checked does not pass
@@ -173,7 +184,7 @@ def check_same_protocol(baseline: dict, path: str, protocol: dict) -> None:
             )
 
 
-def check_baseline_computable(baseline: dict, path: str, settings, kendall: bool) -> None:
+def check_baseline_computable(baseline: dict, path: str, settings, kendall: bool, named: Names = backticked) -> None:
     """Before any work: every metric the baseline holds a value of is one this run computes (else
     the gate would fail after the whole run for a flag left out)."""
     computed = {f"{order}_{key}" for order in settings.orders for key in ("aopc", "lodds")}
@@ -184,7 +195,7 @@ def check_baseline_computable(baseline: dict, path: str, settings, kendall: bool
                 name = next((n for n, (k, _) in GATE_NAMES.items() if k == key), key)
                 raise BadInput(
                     f"{path}: the baseline has {name} for {row['method']}, which this run does not compute "
-                    "(see `kendall`, `eraser`, `loo`): evaluate as the baseline was"
+                    f"({_see(named, ('kendall', 'eraser', 'loo'))}): evaluate as the baseline was"
                 )
 
 

@@ -7,11 +7,12 @@ import json
 import math
 
 from ..deletion.perturb import PERTURBATIONS
+from ..deletion.plan import STEP_GRIDS
 from ..errors import BadInput
 from ..io import jsonl
 from ..io.lines import LINE_LIMIT_ENV, RECORD_LINES, Overlong, line_limit, read_bounded
 from .comparison import METRICS
-from .curves import ORDERS, STEP_GRIDS, TARGETS
+from .curves import ORDERS, TARGETS
 from .scalars import SCALAR_KEYS
 
 REPORT_SCHEMA = "contrastcat/evaluate-report"

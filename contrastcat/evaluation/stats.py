@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import BadInput
 
 # Values gathered at once (resamples x inputs x columns): about 32 MB, whatever the number of inputs.
 _DRAW_BUDGET = 4_000_000
@@ -25,21 +24,12 @@ MAX_RESAMPLES = 100_000  # 10**7 on 20 records took 61 s and 3.6 GB; 10**9 ran o
 
 @dataclass(frozen=True)
 class BootstrapSettings:
+    """How intervals are drawn; the values were checked where the command's options were read
+    (``usecases.options``: 0, or MIN_RESAMPLES to MAX_RESAMPLES resamples; a level of 0.5 to 0.999)."""
+
     resamples: int = 1000  # 0: no intervals
     level: float = 0.95
     seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.resamples < 0 or 0 < self.resamples < MIN_RESAMPLES or self.resamples > MAX_RESAMPLES:
-            # A handful of resamples gives "intervals" that need not even hold the mean; past
-            # MAX_RESAMPLES the interval's ends no longer move, only the time and memory grow.
-            raise BadInput(
-                f"`bootstrap` must be 0 (off) or {MIN_RESAMPLES} to {MAX_RESAMPLES} resamples, got {self.resamples}"
-            )
-        if self.seed < 0:
-            raise BadInput(f"`seed` must be 0 or more, got {self.seed}")
-        if not 0.0 < self.level < 1.0:
-            raise BadInput(f"`ci` must be between 0 and 1 (e.g. 0.95), got {self.level}")
 
     def as_dict(self) -> dict:
         return {"resamples": self.resamples, "ci": self.level, "seed": self.seed}

@@ -110,9 +110,9 @@ class LineSource:
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
-        if copy is not None:
-            copy.flush()
-            self._copy = copy
+            if copy is not None:  # also when a pass stops early (a limit): the next reads what it read
+                copy.flush()
+                self._copy = copy
 
     def _regular(self) -> bool:
         """A regular file can be opened again; anything else is read once, like standard input."""

@@ -8,6 +8,7 @@ validates each; a bad line is reported with file and line. The inputs
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -278,8 +279,9 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
 class RecordFile:
     """The records of a JSONL file (``-``: standard input), read as a stream."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, limit: int | None = None) -> None:
         self.source = LineSource(path, line_limit(RECORD_LINES))
+        self.limit = limit  # the first records only (None: all)
         self.checked: int | None = None
 
     @property
@@ -301,7 +303,7 @@ class RecordFile:
         return self._records(keep=False)
 
     def _records(self, keep: bool) -> Iterator[AttributionRecord]:
-        return parsed_records(self.source.text_lines(keep), self.name)
+        return itertools.islice(parsed_records(self.source.text_lines(keep), self.name), self.limit)
 
     def close(self) -> None:
         self.source.close()

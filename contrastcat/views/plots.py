@@ -19,11 +19,12 @@ from ..io.files import PendingFile, output_target
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
 
-def plot_format(path: str) -> str:
-    """The file format from the name's suffix, or one line naming the ones there are."""
+def plot_format(named: str, path: str) -> str:
+    """The file format from the name's suffix, or one line naming the ones there are (``named``:
+    the option as the caller spells it)."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise BadInput(f"`plot` {path}: the name must end in {', '.join(FORMATS)} (the picture's format)")
+        raise BadInput(f"{named} {path}: the name must end in {', '.join(FORMATS)} (the picture's format)")
     return FORMATS[suffix]
 
 
@@ -45,7 +46,7 @@ def _pyplot():
 
 def plot_curves(report, path: str, inputs=()) -> None:
     """Draw ``report``'s (an :class:`EvaluationReport`) curves into ``path`` (.png, .svg or .pdf)."""
-    fmt = plot_format(path)
+    fmt = FORMATS[Path(path).suffix.lower()]  # checked by plot_format before any work
     plt = _pyplot()
     orders = list(report.settings.orders)
     labels = step_labels(report.settings.steps)
@@ -120,7 +121,7 @@ def _metadata(fmt: str) -> dict:
 def plot_sanity(report, path: str, inputs=()) -> None:
     """The sanity check's cascade (``sanity --plot``): Spearman ρ against the original maps per
     randomisation step, one line per method, its bootstrap interval as a band."""
-    fmt = plot_format(path)
+    fmt = FORMATS[Path(path).suffix.lower()]  # checked by plot_format before any work
     plt = _pyplot()
     steps = ["original", *report.steps]
     many = len(report.methods) > 6  # the legend goes beside the axes, where it hides no line

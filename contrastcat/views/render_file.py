@@ -51,7 +51,7 @@ class RenderRun:
 
 
 def render_file(job: RenderJob) -> RenderRun:
-    pair = parse_pair(job.compare, "render_file: compare")
+    pair = parse_pair("render_file: compare", job.compare)
     if job.html is not None and (job.top is not None or job.threshold > 0.0):
         raise BadInput(
             "render_file: html shades every token and shows each score on hover: `top` and `threshold` are for the terminal"

@@ -73,8 +73,11 @@ def test_api_errors_are_one_line_bad_input(toy_dir):
         contrastcat.explain(clf, ["a good film"])
     with pytest.raises(BadInput, match=r"^inputs: item 1: field 'text' is empty$"):
         contrastcat.explain(clf, ["a good film", {"text": " "}], method="attcat")
-    with pytest.raises(BadInput, match=r"^`steps` must be one of paper, reference, got 'all'$"):
+    # Named as the call spells it, as every option of evaluate is (checked once, where read).
+    with pytest.raises(BadInput, match=r"^evaluate: steps must be one of paper, reference, got 'all'$"):
         contrastcat.evaluate(clf, [], steps="all")
+    with pytest.raises(BadInput, match=r"^evaluate\(\) got an unexpected keyword argument 'plot'"):
+        contrastcat.evaluate(clf, [], plot="c.png")  # a file call's option, not the in-memory one's
     with pytest.raises(AttributeError):
         contrastcat.nothing_here  # noqa: B018
 

@@ -67,7 +67,7 @@ def test_dev_stdout_is_standard_output_too(records, toy_library):
 
 
 def test_ctrl_c_with_the_output_on_stdout_does_not_say_nothing_was_written(records, toy_library, monkeypatch):
-    from contrastcat.evaluation import evaluate_file
+    from contrastcat.usecases import evaluate_file
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -255,7 +255,7 @@ def test_a_bound_given_twice_is_refused(spec, refused):
 def _parse(spec):
     from contrastcat.evaluation.gates import parse_bounds
 
-    return parse_bounds(spec)
+    return parse_bounds("fail_under", spec)
 
 
 def test_a_bound_given_twice_is_exit_2_before_any_work(work):

@@ -202,7 +202,7 @@ def test_gold_labels_anywhere_in_a_long_file_are_checked_before_any_work(work, t
 def test_nothing_to_evaluate_is_refused_before_the_model_loads(work, tmp_path, monkeypatch, case):
     """Exit 2 (bad input: nothing in the file this run could evaluate), and before
     the model is even loaded (it was loaded first; before the fix, exit 0 with an empty table)."""
-    from contrastcat.evaluation import evaluate_file
+    from contrastcat.usecases import evaluate_file
 
     records, _ = work
 

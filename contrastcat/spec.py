@@ -1,0 +1,208 @@
+"""Command options, each defined once: the flag, the keyword argument and its check.
+
+A command's options are one frozen dataclass whose fields are made with :func:`option`: the
+field's name is the Python keyword, its metadata holds the help, the flags, the metavar and
+the check. From that one definition
+
+- the command line gets its flags (``contrastcat_cli``: a Typer parameter per field),
+- the public call gets its keyword arguments (``read`` with :class:`InCall`) and its
+  signature (:func:`signature`, for ``help()`` and notebooks),
+- the use case gets a typed object whose every value was checked once, when it was read.
+
+A check takes the option's name as the caller spells it (``evaluate_file: min_tokens`` from
+Python, ``--min-tokens`` from the shell) and the value, and returns the value to use or raises
+:class:`BadInput` naming it that way: nothing rewrites a message afterwards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from .errors import BadInput
+
+Check = Callable[[str, Any], Any]
+# An option's name -> as the caller spells it later in a message (``min_tokens``, ``--min-tokens``):
+# what a use case passes down to the code whose messages name an option.
+Names = Callable[[str], str]
+
+
+def backticked(name: str) -> str:
+    """The :data:`Names` of code called without options: ```min_tokens```."""
+    return f"`{name}`"
+SAME = object()  # the command line's default is the call's
+REQUIRED = object()  # no default: the call's positional argument, the command line's argument
+
+
+def unchecked(named: str, value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option as the command line, the call and the docs see it."""
+
+    name: str  # the keyword argument, and the field of the options object
+    default: Any
+    help: str
+    check: Check
+    flags: tuple[str, ...]  # the first is how the command line names it in a message
+    kind: type  # what the command line parses the text into: str, int, float or bool
+    metavar: str | None = None
+    negatable: bool = True  # a bool as --x/--no-x; False: --x alone, off unless given
+    where: str = "both"  # "both", "command" (the shell's alone: how it prints) or "call"
+    shown_default: Any = SAME  # the default as the command line spells it (a list as "a,b")
+    argument: bool = False  # the command line's positional argument (never a flag)
+    show_default: bool = True
+    annotation: Any = inspect.Parameter.empty  # the field's type, for the call's signature
+
+    @property
+    def flag(self) -> str:
+        return self.flags[0]
+
+    @property
+    def command_default(self) -> Any:
+        return self.default if self.shown_default is SAME else self.shown_default
+
+
+def option(
+    default: Any,
+    help: str,
+    check: Check = unchecked,
+    *,
+    flags: tuple[str, ...] = (),
+    kind: type = str,
+    **more: Any,
+) -> Any:
+    """A dataclass field that is an option. ``flags`` default to ``--name-with-dashes``; ``more``:
+    ``metavar``, ``negatable``, ``where``, ``shown_default``, ``argument``, ``show_default``."""
+    unknown = set(more) - {f.name for f in dataclasses.fields(Option)}
+    if unknown:
+        raise TypeError(f"option() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    metadata = {"help": help, "check": check, "flags": flags, "kind": kind, **more}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+class Caller:
+    """How the one who passed the values names an option in a message."""
+
+    def named(self, spec: Option) -> str:
+        """The option where a message begins with it: ``evaluate_file: plot``, ``--plot``."""
+        raise NotImplementedError
+
+    def bare(self, spec: Option) -> str:
+        """The option later in a message: ``plot``, ``--plot``."""
+        raise NotImplementedError
+
+    def unknown(self, name: str, known: tuple[str, ...]) -> str:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class InCall(Caller):
+    """A Python call: ``evaluate_file: min_tokens``."""
+
+    function: str
+
+    def named(self, spec: Option) -> str:
+        return f"{self.function}: {spec.name}"
+
+    def bare(self, spec: Option) -> str:
+        return spec.name
+
+    def unknown(self, name: str, known: tuple[str, ...]) -> str:
+        return f"{self.function}() got an unexpected keyword argument {name!r} (its options: {', '.join(known)})"
+
+
+@dataclass(frozen=True)
+class OnCommandLine(Caller):
+    """The shell: ``--min-tokens`` (the positional argument by its metavar)."""
+
+    def named(self, spec: Option) -> str:
+        return spec.metavar if spec.argument and spec.metavar else spec.flag
+
+    def bare(self, spec: Option) -> str:
+        return self.named(spec)
+
+    def unknown(self, name: str, known: tuple[str, ...]) -> str:
+        return f"no such option: {name}"
+
+
+Options = TypeVar("Options", bound="CommandOptions")
+
+
+@dataclass(frozen=True)
+class CommandOptions:
+    """Base of a command's options. ``read`` is the one place their values are checked; the
+    options keep who passed them (``caller``), so a later message names an option as they do."""
+
+    command: ClassVar[str] = ""  # the command's name, for messages
+    caller: Caller = dataclasses.field(default=OnCommandLine(), repr=False, compare=False, kw_only=True)
+
+    @classmethod
+    def specs(cls, where: str | None = None) -> tuple[Option, ...]:
+        """Those the command line (``"command"``) or the call (``"call"``) takes; None: every one."""
+        found = []
+        for f in dataclasses.fields(cls):
+            if "check" not in f.metadata:
+                continue
+            meta = dict(f.metadata)
+            flags = meta.pop("flags") or ("--" + f.name.replace("_", "-"),)
+            spec = Option(name=f.name, default=f.default, flags=tuple(flags), annotation=f.type, **meta)
+            if where is None or spec.where in (where, "both"):
+                found.append(spec)
+        return tuple(found)
+
+    @classmethod
+    def read(
+        cls: type[Options], values: Mapping[str, Any], caller: Caller, where: str = "call", only: tuple[str, ...] = ()
+    ) -> Options:
+        """The options from ``values`` (by keyword; what is missing takes its default), each
+        checked once and named in ``caller``'s terms; then :meth:`check_together`. ``only``: the
+        options a call takes, where it takes fewer than the command."""
+        specs = tuple(spec for spec in cls.specs(where) if not only or spec.name in only)
+        known = tuple(spec.name for spec in specs)
+        for name in values:
+            if name not in known:
+                raise BadInput(caller.unknown(name, known))
+        # What was not passed keeps its default, which is already the value to use.
+        checked = {name: spec.check(caller.named(spec), values[name]) for spec in specs if (name := spec.name) in values}
+        options = cls(**checked, caller=caller)
+        options.check_together()
+        return options
+
+    def check_together(self) -> None:
+        """What one option cannot say alone (two outputs naming one file, flags that exclude each other)."""
+
+    @classmethod
+    def spec(cls, name: str) -> Option:
+        return next(spec for spec in cls.specs() if spec.name == name)
+
+    def named(self, name: str) -> str:
+        """Option ``name`` as the caller spells it, where a message begins with it."""
+        return self.caller.named(self.spec(name))
+
+    def bare(self, name: str) -> str:
+        """Option ``name`` as the caller spells it, later in a message."""
+        return self.caller.bare(self.spec(name))
+
+    def values(self, where: str = "call") -> dict[str, Any]:
+        return {spec.name: getattr(self, spec.name) for spec in self.specs(where)}
+
+
+def signature(
+    options: type[CommandOptions], positional: tuple[str, ...] = (), only: tuple[str, ...] = ()
+) -> inspect.Signature:
+    """The call's signature from the options (``help()``, notebooks' hints): ``positional`` first,
+    in that order, then the others (or ``only`` those) by keyword."""
+    specs = {spec.name: spec for spec in options.specs("call") if not only or spec.name in only}
+    parameters = []
+    for name in [*positional, *(name for name in specs if name not in positional)]:
+        spec = specs[name]
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if name in positional else inspect.Parameter.KEYWORD_ONLY
+        default = inspect.Parameter.empty if spec.default is REQUIRED else spec.default
+        parameters.append(inspect.Parameter(name, kind, default=default, annotation=spec.annotation))
+    return inspect.Signature(parameters)

@@ -1,0 +1,102 @@
+"""The sanity use case on files: a records file -> the model-randomisation report, written whole
+(or not at all) to ``output``, its cascade drawn to ``plot``; and the command's options."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..errors import BadInput
+from ..evaluation.sanity import SanityReport, sanity_check
+from ..evaluation.stats import BootstrapSettings
+from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
+from ..models.resolve import load_classifier, model_location
+from ..records.record import read_records
+from ..spec import CommandOptions
+from . import options
+from .checks import library_arg
+
+
+@dataclass(frozen=True)
+class SanityOptions(CommandOptions):
+    """``contrastcat sanity``'s options, each written once: its flag, keyword and check."""
+
+    command: ClassVar[str] = "sanity"
+
+    records: str = options.records()
+    model: str | None = options.model(loaded=False)
+    library: str | None = options.refs("The reference library the records were made with.")
+    output: str | None = options.report_output()
+    plot: str | None = options.plot("Draw ρ per step (.png, .svg, .pdf; needs matplotlib).")
+    as_json: bool = options.as_json("Print the JSON report on stdout instead of the table.")
+    per_input: bool = options.per_input("Keep every input's ρ in the JSON report.")
+    seed: int = options.seed("Seed of the re-initialisation and of the bootstrap.")
+    bootstrap: int = options.bootstrap("Bootstrap resamples for each mean's interval: 100 to 100000, or 0 (none).")
+    ci: float = options.ci()
+    batch_size: int = options.batch_size(16)
+    device: str = options.device()
+    dtype: str = options.dtype()
+    quiet: bool = options.quiet()
+    progress: Callable[[str, int, int | None], None] | None = options.progress()
+    notify: Callable[[str], None] | None = options.notify()
+
+    def check_together(self) -> None:
+        if self.plot is not None and self.output is not None and os.path.realpath(self.output) == os.path.realpath(self.plot):
+            raise BadInput(
+                f"{self.named('plot')} and {self.bare('output')} both name {self.plot}: the picture would replace the report"
+            )
+
+    @property
+    def intervals(self) -> BootstrapSettings:
+        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
+
+
+def sanity_file(chosen: SanityOptions) -> tuple[SanityReport, dict]:
+    """``contrastcat sanity``: every record read and the outputs checked before the model loads."""
+    notify = chosen.notify or (lambda line: None)
+    path, library, outputs = chosen.records, chosen.library, (chosen.output, chosen.plot)
+    for target in outputs:
+        if target is not None:
+            check_output_path(target, [path, library])
+    found = read_records(path)
+    name = chosen.model or found[0].model
+    if not name:
+        raise BadInput(f"{path}:{found[0].line}: the record names no model: pass {chosen.bare('model')}")
+    for target in outputs:
+        if target is not None:
+            check_output_path(target, [model_location(name)])
+    classifier = load_classifier(name, chosen.device, progress=chosen.progress, notify=notify, dtype=chosen.dtype)
+    report = sanity_check(
+        classifier, found, library_arg("sanity_file", library), chosen.seed, chosen.intervals, chosen.batch_size,
+        source=path, progress=chosen.progress,
+    )
+    document = report.to_dict(chosen.per_input)
+    written = _write(chosen, document, notify)
+    if chosen.plot is not None:
+        _draw(chosen, report, written, notify)
+    return report, document
+
+
+def _write(chosen: SanityOptions, document: dict, notify: Callable[[str], None]) -> str | None:
+    """The JSON report, written whole or not at all; what it says it wrote, for Ctrl-C after."""
+    if chosen.output is None:
+        return None
+    with atomic_text_output(chosen.output, [chosen.records, chosen.library]) as stream:
+        stream.write(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    written = f"the report ({output_name(chosen.output)})"
+    with interrupted_after(written):
+        notify(f"wrote the sanity report to {output_name(chosen.output)}")
+    return written
+
+
+def _draw(chosen: SanityOptions, report: SanityReport, written: str | None, notify: Callable[[str], None]) -> None:
+    from ..views.plots import plot_sanity
+
+    with interrupted_after(written, f"the picture ({chosen.plot})"):
+        plot_sanity(report, chosen.plot, [chosen.records, chosen.library])
+    both = f"{written} and the picture ({chosen.plot})" if written else f"the picture ({chosen.plot})"
+    with interrupted_after(both, plural=written is not None):
+        notify(f"wrote the picture to {chosen.plot}")
