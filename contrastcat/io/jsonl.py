@@ -66,6 +66,12 @@ def _allowed(raw: str) -> int:
     return MAX_VALUES + len(raw) // 64
 
 
+def _surely_within(raw: str, allowed: int) -> bool:
+    """At most ``allowed`` objects, arrays and strings, by counting what opens them (brackets and
+    quotes inside strings counted too: an upper bound)."""
+    return raw.count("{") + raw.count("[") + raw.count('"') // 2 <= allowed
+
+
 class _Counted(json.JSONDecoder):
     """The strict reader, scanning in Python with a count of the objects, arrays and strings made."""
 
@@ -95,8 +101,10 @@ def loads(raw: str) -> Any:
     its memory bounded whatever the text's shape; raises what ``json.loads`` raises, or
     :class:`NotStrictJSON` with the reason."""
     allowed = _allowed(raw)
-    if raw.count("{") + raw.count("[") + raw.count('"') // 2 <= allowed:  # fast: C counts, C scanner
+    if _surely_within(raw, allowed):  # fast: C counts, C scanner
         return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
+    if raw.startswith("\ufeff"):  # as json.loads says it (JSONDecoder.decode does not look)
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
     return _Counted(allowed).decode(raw)
 
 

@@ -109,8 +109,10 @@ def _check_settings(classifier: Classifier, function: str) -> None:
     # An attribute added since to the model object itself (a note of the user's own, the
     # ``vocab_size`` resize_token_embeddings leaves there) is left out; one added to the config
     # (``is_causal``, read with a default) or to a module inside counts.
+    roots = {where.split(".")[0] for where in loaded}
     changed = next((where for where in {**loaded, **current}
-                    if loaded.get(where) != current.get(where) and (where in loaded or "." in where)), None)
+                    if loaded.get(where) != current.get(where) and (where in loaded or where.split(".")[0] in roots)),
+                   None)
     if changed is None:
         return
     again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
@@ -120,11 +122,13 @@ def _check_settings(classifier: Classifier, function: str) -> None:
             "float labels sets it): only single-label classifiers are explained, with one softmax over the classes"
         )
     if changed.endswith("<class>"):
-        module = changed.removesuffix("<class>").rstrip(".") or "the model itself"
+        module = changed.removesuffix("<class>").rstrip(".")
+        module = f"module {module}" if module else "the model object itself"
+        now, then = current.get(changed), loaded.get(changed)
+        what = "was removed" if now is None else "was added" if then is None else f"is a {now} now, not a {then}"
         raise BadInput(
-            f"{function}: module {module} of model {classifier.name!r} is a {current.get(changed, 'module no more')} "
-            f"now, not the {loaded.get(changed, 'nothing')} it was loaded with (the outputs change with it, the "
-            f"fingerprint of the weights does not): put it back, or load the model again with {again}"
+            f"{function}: {module} of model {classifier.name!r} {what} since it was loaded (the outputs change "
+            f"with it, the fingerprint of the weights does not): put it back, or load the model again with {again}"
         )
     raise BadInput(
         f"{function}: {changed} of model {classifier.name!r} changed since it was loaded (the outputs change with "

@@ -10,9 +10,11 @@ model, vocabulary, classes and gold label; only then does the deletion test run.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -82,7 +84,8 @@ class EvaluateOptions(CommandOptions):
     target: str = option("pred", "Class whose probability drops: pred, gold or record.", check.one_of(TARGETS))
     min_tokens: int = option(10, "Skip inputs with fewer tokens (special included).", check.count, kind=int)
     limit: int | None = option(
-        None, "Evaluate only the first N records (a quick look at a large file).", check.optional(check.count),
+        None, "Evaluate only the first N records (a quick look at a large file).",
+        check.optional(functools.partial(check.count, maximum=sys.maxsize)),
         kind=int, metavar="N",
     )
     kendall: bool = option(

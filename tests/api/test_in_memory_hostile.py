@@ -631,7 +631,7 @@ def test_a_module_swapped_for_one_without_weights_is_refused(family, names):
     classifier = contrastcat.load_model(model, tokenizer)
     before = [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")]
     parent, key, old = _swap_first(model, names, torch.nn.Hardtanh(-0.05, 0.05))
-    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "is a torch.nn.modules.activation.Hardtanh now")
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "is a torch.nn.modules.activation.Hardtanh now, not a")
     parent._modules[key] = old
     assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == before
 
@@ -645,3 +645,17 @@ def test_a_config_value_added_since_loading_is_compared_too(family):
     contrastcat.explain(classifier, TEXTS, method="attcat")
     model.config.is_causal = False
     assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"), "config.is_causal of model")
+
+
+def test_a_module_attached_to_the_model_object_is_left_out_and_one_removed_inside_is_named():
+    """A probe attached to the model object itself (never called by its forward) is the user's,
+    as any attribute added there; a module removed from inside is named as removed."""
+    model, tokenizer = tiny.build("bert", init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")]
+    model.my_probe = torch.nn.Identity()
+    model.my_hooks = torch.nn.ModuleDict()
+    assert [r.scores for r in contrastcat.explain(classifier, TEXTS, method="attcat")] == before
+    del model.bert.pooler._modules["activation"]
+    assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
+                     "module bert.pooler.activation of model", "was removed since it was loaded")

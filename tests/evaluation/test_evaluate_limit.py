@@ -32,6 +32,7 @@ def test_the_first_n_records_are_evaluated_as_a_file_of_them_would_be(toy_dir, t
     assert _report(invoke("evaluate", "-", "--limit", "5", *options, stdin=records.read_text())) == expected
     assert _report(invoke("evaluate", records, "--limit", str(len(lines) + 9), *options))["records"] == len(lines)
     assert_one_line_error(invoke("evaluate", records, "--limit", "0"), "--limit must be a whole number of at least 1")
+    assert_one_line_error(invoke("evaluate", records, "--limit", str(2**63)), "--limit must be a whole number of at least 1 and at most")
     run = contrastcat.evaluate_file(str(records), limit=5, bootstrap=0, min_tokens=3)
     run.document.pop("input")
     assert run.document == expected

@@ -85,8 +85,9 @@ def test_explain_batch_size_and_method_numbers_are_bounded(toy_dir, tmp_path, mo
     assert_one_line_error(invoke(*base, "--method", "random", "--seed", "99999999999999999999"), "--seed")
     from contrastcat_cli import launch
 
-    for command in ("explain", "build-refs", "evaluate"):  # Typer's range check: what the console script says
-        monkeypatch.setattr("sys.argv", ["contrastcat", command, "--model", "m", "--batch-size", "99999999999999999999"])
+    # Typer's range check, or the options' own (evaluate): what the console script says.
+    for command in (["explain"], ["build-refs"], ["evaluate", "attr.jsonl"]):
+        monkeypatch.setattr("sys.argv", ["contrastcat", *command, "--model", "m", "--batch-size", "99999999999999999999"])
         assert launch._run() == 2
         said = capsys.readouterr().err
         assert said.count("\n") == 1 and said.startswith("error: ") and "--batch-size" in said and "65536" in said

@@ -308,6 +308,28 @@ def test_brackets_and_quotes_inside_a_text_are_text(monkeypatch):
     assert time.perf_counter() - started < 10
 
 
+def test_the_counting_reader_is_as_strict_as_the_fast_one(monkeypatch):
+    """The same values and the same refusals on either path, a BOM at the start included (the
+    counting path is forced here for texts the fast one would read)."""
+    texts = ['\ufeff{"a": 1}', '{"a": NaN}', '{"a": 1, "a": 2}', '{"a": 1e400}', '[1, 2] x', '{"a": "\\ud800"}',
+             '{"a": [1, {"b": "c"}], "d": -0.0, "e": "\\u2028 [{\\""}', "  [1]  ", '{"a": 1' + "0" * 5000 + "}"]
+
+    def outcomes():
+        found = []
+        for text in texts:
+            try:
+                found.append(("value", repr(jsonl.parse(text))))
+            except jsonl.NotStrictJSON as error:
+                found.append(("refused", str(error)))
+        return found
+
+    fast = outcomes()
+    monkeypatch.setattr(jsonl, "_surely_within", lambda raw, allowed: False)
+    assert outcomes() == fast
+    assert fast[0] == ("refused", "malformed JSON (Unexpected UTF-8 BOM (decode using utf-8-sig), column 1)")
+    assert [kind for kind, _ in fast] == ["refused"] * 6 + ["value", "value", "refused"]
+
+
 def test_a_baseline_of_empty_objects_is_refused_as_not_a_report(tmp_path, monkeypatch):
     from contrastcat.evaluation.report_schema import read_baseline
 
