@@ -33,6 +33,8 @@ Names = Callable[[str], str]
 def backticked(name: str) -> str:
     """The :data:`Names` of code called without options: ```min_tokens```."""
     return f"`{name}`"
+
+
 SAME = object()  # the command line's default is the call's
 REQUIRED = object()  # no default: the call's positional argument, the command line's argument
 
