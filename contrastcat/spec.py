@@ -191,9 +191,6 @@ class CommandOptions:
         """Option ``name`` as the caller spells it, later in a message."""
         return self.caller.bare(self.spec(name))
 
-    def values(self, where: str = "call") -> dict[str, Any]:
-        return {spec.name: getattr(self, spec.name) for spec in self.specs(where)}
-
 
 def signature(
     options: type[CommandOptions], positional: tuple[str, ...] = (), only: tuple[str, ...] = ()

@@ -92,3 +92,15 @@ def test_every_option_has_help_and_a_check():
             assert spec.help or spec.where == "call", spec.name
         names = [f.name for f in dataclasses.fields(options) if "check" in f.metadata]
         assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("call, command", [(contrastcat.evaluate_file, "evaluate"), (contrastcat.sanity_file, "sanity")])
+def test_a_report_and_a_picture_are_never_one_file(call, command, tmp_path):
+    """One check for both commands, read with the options: named as the caller spells them."""
+    pytest.importorskip("matplotlib")
+    records, picture = tmp_path / "attr.jsonl", tmp_path / "both.png"
+    records.write_text("")
+    with pytest.raises(BadInput, match=rf"^{command}_file: plot and output both name .*both.png: the picture would"):
+        call(records, output=picture, plot=picture)
+    assert_one_line_error(invoke(command, records, "--plot", picture, "-o", picture), "--plot and --output both name")
+    assert not picture.exists()

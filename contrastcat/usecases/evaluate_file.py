@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -145,10 +144,7 @@ class EvaluateOptions(CommandOptions):
                 f"{self.named('as_json')} and {self.bare('markdown')} both print on stdout: pick one "
                 f"({self.bare('output')} writes the JSON report to a file)"
             )
-        if self.plot is not None and self.output is not None and os.path.realpath(self.output) == os.path.realpath(self.plot):
-            raise BadInput(
-                f"{self.named('plot')} and {self.bare('output')} both name {self.plot}: the picture would replace the report"
-            )
+        options.check_picture_apart(self)
 
     @property
     def settings(self) -> EvalSettings:

@@ -39,6 +39,14 @@ def _bootstrap(named: str, value: Any) -> int:
     return resamples
 
 
+def check_picture_apart(chosen: Any) -> None:
+    """A command writing a report (``output``) and a picture (``plot``): not to one file."""
+    if chosen.plot is not None and chosen.output is not None and os.path.realpath(chosen.output) == os.path.realpath(chosen.plot):
+        raise BadInput(
+            f"{chosen.named('plot')} and {chosen.bare('output')} both name {chosen.plot}: the picture would replace the report"
+        )
+
+
 def _plot(named: str, value: Any) -> str | None:
     """A picture's file name, whose suffix names a format matplotlib (installed) can write."""
     if value is None:
@@ -138,7 +146,3 @@ def progress() -> Any:
 def notify() -> Any:
     """The call's ``notify(line)`` for what the command says on stderr."""
     return option(None, "", check.callback, where="call")
-
-
-def is_path(value: Any) -> bool:
-    return isinstance(value, (str, os.PathLike))

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
@@ -44,10 +43,7 @@ class SanityOptions(CommandOptions):
     notify: Callable[[str], None] | None = options.notify()
 
     def check_together(self) -> None:
-        if self.plot is not None and self.output is not None and os.path.realpath(self.output) == os.path.realpath(self.plot):
-            raise BadInput(
-                f"{self.named('plot')} and {self.bare('output')} both name {self.plot}: the picture would replace the report"
-            )
+        options.check_picture_apart(self)
 
     @property
     def intervals(self) -> BootstrapSettings:
