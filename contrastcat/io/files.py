@@ -218,8 +218,11 @@ def write_failed(target: OutputTarget, error: OSError) -> Exception:
     if error.errno == errno.EPIPE:
         return error  # a closed pipe downstream: the CLI exits quietly
     reason = error.strerror or type(error).__name__
-    where = "standard output" if target.is_stdout else target.given
-    return RunFailed(f"{where}: cannot write ({reason}); nothing was written there")
+    if target.is_stdout:
+        # What was printed before the failure is out of our hands: the same words as any
+        # other command whose standard output fails, without claiming nothing got there.
+        return RunFailed(f"cannot write to standard output ({reason})")
+    return RunFailed(f"{target.given}: cannot write ({reason}); nothing was written there")
 
 
 class PendingFile:
