@@ -59,7 +59,7 @@ class Option:
     shown_default: Any = SAME  # the default as the command line spells it (a list as "a,b")
     argument: bool = False  # the command line's positional argument (never a flag)
     show_default: bool = True
-    annotation: Any = inspect.Parameter.empty  # the field's type, for the call's signature
+    annotation: Any = inspect.Parameter.empty  # the call's type (default: the field's), for its signature
 
     @property
     def flag(self) -> str:
@@ -153,7 +153,8 @@ class CommandOptions:
                 continue
             meta = dict(f.metadata)
             flags = meta.pop("flags") or ("--" + f.name.replace("_", "-"),)
-            spec = Option(name=f.name, default=f.default, flags=tuple(flags), annotation=f.type, **meta)
+            meta.setdefault("annotation", f.type)  # what the call passes, where the field keeps it parsed
+            spec = Option(name=f.name, default=f.default, flags=tuple(flags), **meta)
             if where is None or spec.where in (where, "both"):
                 found.append(spec)
         return tuple(found)

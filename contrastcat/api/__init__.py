@@ -24,9 +24,10 @@ from ..io.files import is_standard_output
 from . import choices
 from ..spec import REQUIRED, CommandOptions, OnCommandLine, Option
 from ..usecases.evaluate_file import EvaluateOptions
+from ..usecases.explain_file import ExplainOptions
 from ..usecases.sanity_file import SanityOptions
 from .evaluate import evaluate, evaluate_file, run_evaluate
-from .explain import explain, explain_file, list_methods, merge, torchrun_follower
+from .explain import explain, explain_file, list_methods, merge, run_explain, torchrun_follower
 from .library import build_library, build_refs, cached_library, labelled_data
 from .models import embedded_models, load_model, open_library, prepare_model
 from .records import read_records
@@ -37,8 +38,8 @@ from .sanity import run_sanity, sanity, sanity_blocks, sanity_file
 ON_COMMAND_LINE = OnCommandLine()
 
 __all__ = [
-    "ON_COMMAND_LINE", "REQUIRED", "CommandOptions", "EvaluateOptions", "OnCommandLine", "Option", "SanityOptions", "run_evaluate",
-    "run_sanity",
+    "ON_COMMAND_LINE", "REQUIRED", "CommandOptions", "EvaluateOptions", "ExplainOptions", "OnCommandLine", "Option",
+    "SanityOptions", "run_evaluate", "run_explain", "run_sanity",
     "build_library", "build_refs", "cached_library", "choices", "embedded_models", "evaluate", "evaluate_file",
     "explain", "explain_file", "is_standard_output", "labelled_data", "list_methods", "load_model", "merge", "open_library",
     "prepare_model", "read_records", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",

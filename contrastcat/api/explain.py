@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .. import arguments as check
 from ..attribution.pipeline import ExplainSettings, check_library, parse_target
@@ -14,12 +15,29 @@ from ..library import RefLibrary
 from ..methods import AttributionMethod, build_methods, parse_method_list
 from ..models import Classifier
 from ..output.distributed import torchrun_follower as _torchrun_follower
-from ..output.explain_run import ExplainJob, ExplainRun
-from ..output.explain_run import explain_file as _explain_file
 from ..output.shards import merge_parts
 from ..records.inputs import rows_from_objects
 from ..records.record import Records
-from ..usecases.checks import classifier_arg, library_arg, model_arg
+from ..spec import InCall
+from ..usecases.checks import classifier_arg, library_arg
+from ..usecases.explain_file import ExplainOptions, ExplainRun
+from ..usecases.explain_file import explain_file as _explain_file
+from .signatures import with_signature
+
+
+# What explaining inputs in memory takes of the command's options (no files, no run modes).
+IN_MEMORY = (
+    "method", "target", "batch_size", "max_length", "mask_special", "forward_dtype", "text_field", "id_field",
+    "label_field", "pair_field",
+)
+
+
+def _read(values: dict[str, Any], function: str, only: tuple[str, ...] = ()) -> ExplainOptions:
+    """The command's options among ``values``, read and checked; the rest are the methods' own
+    options (``refs_used=10``), which the methods check."""
+    taken = {spec.name for spec in ExplainOptions.specs("call") if not only or spec.name in only}
+    chosen = ExplainOptions.read({k: v for k, v in values.items() if k in taken}, InCall(function), only=only)
+    return chosen.with_methods_options({k: v for k, v in values.items() if k not in taken})
 
 
 def explain(
@@ -27,24 +45,15 @@ def explain(
     inputs: Iterable,
     library: RefLibrary | None = None,
     method: str | Sequence[str] = "contrastcat",
-    *,
-    target: str | int = "pred",
-    batch_size: int = 16,
-    max_length: int | None = None,
-    mask_special: bool = False,
-    forward_dtype: str = "same",
-    text_field: str = "text",
-    id_field: str = "id",
-    label_field: str = "label",
-    pair_field: str | None = None,
-    **options,
+    **options: Any,
 ) -> Records:
     """Token attributions: one record per input and method, in input order.
 
     ``inputs``: texts, dicts with ``text_field`` (and optional id, label), or a
     ``datasets.Dataset``. Sentence pairs (NLI, paraphrase, rerankers): ``(text, pair)`` tuples,
-    or dicts with the second text in ``pair_field``; their library must be built from pairs. ``method``: a name, ``all``, or a list. ``options`` are the
-    methods' options (``refs_used=10``, ``ig_steps=20``; see ``--list-methods``):
+    or dicts with the second text in ``pair_field``; their library must be built from pairs. ``method``: a name, ``all``, or a list. ``options`` are
+    ``contrastcat explain``'s (``target``, ``batch_size``, ``max_length``, ...) and the methods'
+    options (``refs_used=10``, ``ig_steps=20``; see ``--list-methods``):
     each method takes the ones it defines, and a name none of them defines is an error.
     ``forward_dtype="bfloat16"`` runs the deletion test's forward passes under autocast
     (faster on CPUs with AMX and on GPUs; elsewhere slower, with a
@@ -52,22 +61,21 @@ def explain(
     is native. docs/performance.md has what it changes.
     """
     classifier = classifier_arg("explain", classifier)
-    names = parse_method_list(check.names("explain: method", method))
-    methods: list[AttributionMethod] = build_methods(names, **options)
+    chosen = _read({"method": method, **options}, "explain", only=IN_MEMORY)
+    methods: list[AttributionMethod] = build_methods(parse_method_list(list(chosen.method)), **chosen.method_options)
     library = library_arg("explain", library)
     check_library(methods, library)
-    for name, value in (("text_field", text_field), ("id_field", id_field), ("label_field", label_field)):
-        check.text(f"explain: {name}", value)
-    pair_field = check.optional_text("explain: pair_field", pair_field)
     settings = ExplainSettings(
-        batch_size=batch_size, mask_special=mask_special, max_length=max_length,
-        forward_dtype=check.text("explain: forward_dtype", forward_dtype),
+        batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
+        forward_dtype=chosen.forward_dtype,
     )
-    chosen = parse_target(target, classifier.num_classes)
+    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"))
     items = check.collection("explain: inputs", inputs, "texts or rows")
-    rows = rows_from_objects(items, text_field, id_field, label_field, source="inputs", pair_field=pair_field)
+    rows = rows_from_objects(
+        items, chosen.text_field, chosen.id_field, chosen.label_field, source="inputs", pair_field=chosen.pair_field
+    )
     used = library if any(m.uses_library for m in methods) else None
-    return Records(_explain(classifier, rows, methods, used, target=chosen, options=settings, source="inputs"))
+    return Records(_explain(classifier, rows, methods, used, target=target, options=settings, source="inputs"))
 
 
 def explain_file(
@@ -76,24 +84,7 @@ def explain_file(
     library: str | os.PathLike | None = None,
     model: str | os.PathLike | Classifier | None = None,
     method: str | Sequence[str] = "contrastcat",
-    *,
-    resume: bool = False,
-    shard: str | None = None,
-    on_error: str = "stop",
-    target: str | int = "pred",
-    batch_size: int = 16,
-    max_length: int | None = None,
-    mask_special: bool = False,
-    device: str = "auto",
-    dtype: str = "auto",
-    forward_dtype: str = "same",
-    text_field: str = "text",
-    id_field: str = "id",
-    label_field: str = "label",
-    pair_field: str | None = None,
-    progress: Callable[[str, int, int | None], None] | None = None,
-    notify: Callable[[str], None] | None = None,
-    **options,
+    **options: Any,
 ) -> ExplainRun:
     """``contrastcat explain`` from Python: an inputs file (JSONL/CSV, ``-``: stdin) to a records
     file (``-``: stdout), written atomically, as the command writes it.
@@ -105,35 +96,16 @@ def explain_file(
     the default model and its cached library. ``model`` may be a classifier loaded already
     (``contrastcat.load_model(model, tokenizer)``: resume and shards for a model in memory). Returns what the run did (records written and
     kept, texts cut, lines skipped with ``on_error="skip"``). ``pair_field``: each input is a
-    sentence pair, its second text in that field.
+    sentence pair, its second text in that field. The methods' own options (``refs_used=10``)
+    are keyword arguments too.
     """
-    job = ExplainJob(
-        inputs=check.path("explain_file: inputs", inputs),
-        output=check.path("explain_file: output", output),
-        library=None if library is None else check.path("explain_file: library", library),
-        model=None if model is None else model_arg("explain_file", model),
-        methods=check.names("explain_file: method", method),
-        method_options=options,
-        target=target,
-        text_field=check.text("explain_file: text_field", text_field),
-        id_field=check.text("explain_file: id_field", id_field),
-        label_field=check.text("explain_file: label_field", label_field),
-        pair_field=check.optional_text("explain_file: pair_field", pair_field),
-        mask_special=check.flag("explain_file: mask_special", mask_special),
-        max_length=check.optional_count("explain_file: max_length", max_length),
-        on_error=check.text("explain_file: on_error", on_error),
-        resume=check.flag("explain_file: resume", resume),
-        shard=None if shard is None else check.text("explain_file: shard", shard),
-        batch_size=check.batch_size("explain_file: batch_size", batch_size),
-        device=check.text("explain_file: device", device),
-        dtype=check.text("explain_file: dtype", dtype),
-        forward_dtype=check.text("explain_file: forward_dtype", forward_dtype),
-    )
-    return _explain_file(
-        job,
-        progress=check.callback("explain_file: progress", progress),
-        notify=check.callback("explain_file: notify", notify),
-    )
+    values = {"inputs": inputs, "output": output, "library": library, "model": model, "method": method, **options}
+    return _explain_file(_read(values, "explain_file"))
+
+
+def run_explain(options: ExplainOptions) -> ExplainRun:
+    """``contrastcat explain`` on options read already (the command line reads its flags so)."""
+    return _explain_file(options)
 
 
 def torchrun_follower() -> bool:
@@ -167,3 +139,7 @@ def list_methods() -> list[dict]:
         }
         for method in registered()
     ]
+
+
+with_signature(explain, ExplainOptions, ("classifier", "inputs", "library", "method"), only=IN_MEMORY)
+with_signature(explain_file, ExplainOptions, ("inputs", "output", "library", "model", "method"))

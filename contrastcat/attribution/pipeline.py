@@ -32,21 +32,21 @@ PRED = "pred"
 GOLD = "gold"
 
 
-def parse_target(spec: str | int, num_classes: int) -> str | int:
-    """``pred``, ``gold`` or a class index."""
+def parse_target(spec: str | int, num_classes: int, named: str = "`target`") -> str | int:
+    """``pred``, ``gold`` or a class index (``named``: the option as the caller spells it)."""
     if not (arguments.whole(spec) or isinstance(spec, str)):  # True is not class 1
-        raise BadInput(f"`target` must be pred, gold or a class index, got {arguments.shown(spec)}")
+        raise BadInput(f"{named} must be pred, gold or a class index, got {arguments.shown(spec)}")
     if arguments.whole(spec) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
         index = int(spec) if not isinstance(spec, str) or len(spec) < 10 else num_classes  # no 5000-digit int()
         if not 0 <= index < num_classes:
             raise BadInput(
-                f"`target` {arguments.shown(spec, 24).strip(chr(39))}: the model has {num_classes} classes "
+                f"{named} {arguments.shown(spec, 24).strip(chr(39))}: the model has {num_classes} classes "
                 f"(0..{num_classes - 1})"
             )
         return index
     if spec in (PRED, GOLD):
         return spec
-    raise BadInput(f"`target` must be pred, gold or a class index, got {spec!r}")
+    raise BadInput(f"{named} must be pred, gold or a class index, got {spec!r}")
 
 
 def resolve_targets(

@@ -398,12 +398,13 @@ def recast(classifier: Classifier, dtype: str | torch.dtype) -> Classifier:
     )
 
 
-def check_max_length(classifier: Classifier, max_length: int | None) -> int:
-    """The token limit to explain with: the model's own, or one the user chose up to its positions."""
+def check_max_length(classifier: Classifier, max_length: int | None, named: str = "`max_length`") -> int:
+    """The token limit to explain with: the model's own, or one the user chose up to its positions
+    (``named``: the option as the caller spells it)."""
     if max_length is None:
         return classifier.max_length
     if not 2 <= max_length <= classifier.position_limit:
         raise BadInput(
-            f"`max_length` {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
+            f"{named} {max_length}: the model {classifier.name!r} takes 2 to {classifier.position_limit} tokens"
         )
     return max_length

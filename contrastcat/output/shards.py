@@ -43,16 +43,16 @@ class Shard:
     count: int
 
     @classmethod
-    def parse(cls, spec: str) -> Shard:
-        """``I/N``: shard I (from 0) of N."""
+    def parse(cls, spec: str, named: str = "`shard`") -> Shard:
+        """``I/N``: shard I (from 0) of N; ``named``: the option as the caller spells it."""
         index, slash, count = spec.partition("/")
         if not slash or not all(part.isascii() and part.isdigit() for part in (index, count)):
-            raise BadInput(f"`shard` must be I/N (shard I of N, I from 0, ASCII digits), got {_short(spec)}")
+            raise BadInput(f"{named} must be I/N (shard I of N, I from 0, ASCII digits), got {_short(spec)}")
         if any(len(part) > MAX_SHARD_DIGITS for part in (index, count)):  # before int(), which has a digit limit
-            raise BadInput(f"`shard` {_short(spec)}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
+            raise BadInput(f"{named} {_short(spec)}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
         shard = cls(int(index), int(count))
         if not 1 <= shard.count <= MAX_SHARDS or shard.index >= shard.count:
-            raise BadInput(f"`shard` {spec}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
+            raise BadInput(f"{named} {spec}: N must be 1 to {MAX_SHARDS} and I 0 to N-1")
         return shard
 
     def owns(self, position: int, window: int) -> bool:

@@ -61,10 +61,10 @@ def records() -> Any:
     return option(REQUIRED, "Records from explain (JSONL); - for stdin.", check.path, argument=True, metavar="ATTR")
 
 
-def model(loaded: bool = True) -> Any:
+def model(loaded: bool = True, help: str = "Default: the model named in the records.") -> Any:
     """``--model``; ``loaded``: a classifier loaded already is taken too (from Python)."""
     return option(
-        None, "Default: the model named in the records.", check.optional(model_check if loaded else check.path),
+        None, help, check.optional(model_check if loaded else check.path),
         flags=("--model", "-m"),
     )
 

@@ -110,8 +110,8 @@ def test_bad_lines_are_skipped_and_listed_when_asked(tmp_path, toy_library, toy_
     ("arguments", "fragment"),
     [
         ({"shard": "2/2"}, "shard"),
-        ({"resume": True, "shard": "0/2"}, "`resume` cannot be combined"),
-        ({"on_error": "ignore"}, "stop or skip"),
+        ({"resume": True, "shard": "0/2"}, "^explain_file: resume cannot be combined with shard "),
+        ({"on_error": "ignore"}, "^explain_file: on_error must be one of stop, skip, got 'ignore'$"),
         ({"batch_size": 0}, "batch_size"),
         ({"resume": "yes"}, "resume"),
         ({"method": []}, "method"),

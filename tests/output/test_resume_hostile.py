@@ -23,7 +23,7 @@ import torch
 import contrastcat.output.checkpoint as checkpoint_module
 from contrastcat.errors import BadInput
 from contrastcat.io import jsonl
-from contrastcat.output import explain_run
+from contrastcat.usecases import explain_file as explain_run
 from contrastcat.output.shards import Shard
 
 from ..helpers import assert_one_line_error, invoke

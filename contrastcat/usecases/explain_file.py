@@ -1,0 +1,430 @@
+"""The explain use case on files: inputs file -> records file, in one of four ways to write a run.
+
+One plain run, a ``resume`` run (a checkpoint beside the output, continued after an
+interrupt), one ``shard`` ``I/N`` (a part file that ``merge`` joins), or one process of a
+torchrun launch (each takes its shard; rank 0 merges). Every check that can fail is made
+before the model loads; what the run did comes back as an :class:`ExplainRun` for the
+caller to report (the CLI prints it, a notebook reads it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .. import arguments as check
+from ..attribution.pairs import checked_pairs
+from ..attribution.pipeline import (
+    GOLD,
+    PRED,
+    ExplainSettings,
+    check_library,
+    parse_target,
+    record_settings,
+    resolve_targets,
+    usable_rows,
+)
+from ..attribution.pipeline import explain as explain_rows
+from ..errors import BadInput, ContrastCatWarning, Interrupted
+from ..io.files import check_output_path, is_standard_output
+from ..library import BuildSettings, RefLibrary
+from ..library.defaults import DEFAULT_LIBRARY, cached_library, unnamed_sources
+from ..methods import build_methods, parse_method_list
+from ..models import Classifier
+from ..models.loading import check_max_length
+from ..models.precision import on_classifier
+from ..models.resolve import classifier_for, library_model, model_location
+from ..output.checkpoint import check_checkpoint, check_not_resumed_elsewhere
+from ..output.distributed import World, rank_device, sharded_output, torchrun_world
+from ..output.identity import run_identity
+from ..output.resume import Run, early_header, write_resumable
+from ..output.shards import Shard, Tally, merge_parts, shard_rows
+from ..output.shards import write_part as write_part_file
+from ..records.inputs import InputFile, SkippedLines
+from ..records.record import write_records
+from ..spec import REQUIRED, CommandOptions, option
+from . import options
+
+Progress = Callable[[str, int, "int | None"], None]
+ON_ERROR = ("stop", "skip")
+
+
+def _target(named: str, value: Any) -> str | int:
+    """pred, gold or a class index (whether the model has that class is known once it loads)."""
+    if check.whole(value) or (isinstance(value, str) and (value in (PRED, GOLD) or (value.isascii() and value.isdigit()))):
+        return value
+    raise BadInput(f"{named} must be pred, gold or a class index, got {check.shown(value)}")
+
+
+def _shard(named: str, value: Any) -> Shard | None:
+    return None if value is None else Shard.parse(check.text(named, value), named)
+
+
+def _max_length(named: str, value: Any) -> int | None:
+    if value is not None and check.whole(value) and value < 2:
+        raise BadInput(f"{named} {value}: an input needs at least 2 tokens")
+    return check.optional_count(named, value, minimum=2)
+
+
+@dataclass(frozen=True)
+class ExplainOptions(CommandOptions):
+    """``contrastcat explain``'s options, each written once: its flag, keyword and check. With
+    neither ``library`` nor ``model``: ``./refs.h5`` and its model if it exists, else the default
+    model and its cached library. ``method_options`` are the methods' own (``refs_used=10``),
+    checked by the methods that define them."""
+
+    command: ClassVar[str] = "explain"
+
+    inputs: str = option(
+        REQUIRED, "JSONL or CSV with a text field; - for stdin.", check.path, argument=True, metavar="INPUT",
+        shown_default=None, show_default=False,
+    )
+    output: str = option("-", "Records (JSONL); - for stdout.", check.path, flags=("--output", "-o"))
+    library: str | None = options.refs(
+        "Reference library from build-refs (needed by contrastcat). With neither --refs nor --model: ./refs.h5 if it "
+        "exists, else the embedded minilm-rt's own (built and cached on first use)."
+    )
+    model: str | Classifier | None = options.model(help="Default: the library's model (with no library: minilm-rt).")
+    method: tuple[str, ...] = option(
+        ("contrastcat",),
+        "Attribution method, a comma list, or all: one record per input and method (see --list-methods).",
+        lambda named, value: tuple(check.names(named, value)), flags=("--method",), shown_default="contrastcat",
+    )
+    target: str | int = option("pred", "Class to explain: pred, gold (the input's label) or an index.", _target)
+    text_field: str = option("text", "Name of the text field/column.", check.text)
+    id_field: str = option("id", "Name of the id field/column (default: line number).", check.text)
+    label_field: str = option("label", "Name of the label field/column.", check.text)
+    pair_field: str | None = option(
+        None, "Sentence pairs (NLI, paraphrase, rerankers): the field/column of each input's second "
+        "text. Both texts are scored; the library must be built with --pair-field too.", check.optional_text,
+    )
+    mask_special: bool = option(
+        False, "Reference-code quirk: zero special tokens in the attribution pass's mask.", check.flag, kind=bool
+    )
+    max_length: int | None = option(
+        None, "Tokens per input, special ones included, up to the model's position limit. "
+        "Default: the model's tokenizer limit. Longer texts are cut (records say so).", _max_length, kind=int,
+    )
+    on_error: str = option(
+        "stop", "A bad input line: stop (exit 2 before anything is written) or skip "
+        "(leave it out, list it at the end, exit 0).", check.one_of(ON_ERROR),
+    )
+    resume: bool = option(
+        False, "Keep a checkpoint beside -o FILE, and continue one an interrupted run left "
+        "(the result is the same as an uninterrupted run's, byte for byte).", check.flag, kind=bool,
+    )
+    shard: Shard | None = option(
+        None, "I/N: explain only shard I (from 0) of N and write it as a part file; "
+        "contrastcat merge joins the N parts into the whole run's output, byte for byte "
+        "(for batch schedulers; under torchrun each process takes its shard by itself).", _shard,
+        annotation="str | None",
+    )
+    batch_size: int = options.batch_size(16)
+    device: str = options.device()
+    dtype: str = options.dtype()
+    forward_dtype: str = options.forward_dtype()
+    quiet: bool = options.quiet()
+    list_methods: bool = option(
+        False, "List methods and exit.", check.flag, kind=bool, negatable=False, where="command",
+        flags=("--list-methods",),
+    )
+    as_json: bool = options.as_json("With --list-methods: the list as JSON.")
+    progress: Callable[[str, int, int | None], None] | None = options.progress()
+    notify: Callable[[str], None] | None = options.notify()
+    method_options: Mapping[str, object] = field(default_factory=dict, kw_only=True)
+
+    def check_together(self) -> None:
+        if self.pair_field is not None and self.pair_field in (self.text_field, self.id_field, self.label_field):
+            raise BadInput(f"{self.named('pair_field')} {self.pair_field!r} is also the text, id or label field")
+        if self.resume and self.shard is not None:
+            raise BadInput(
+                f"{self.named('resume')} cannot be combined with {self.bare('shard')} or torchrun: rerun the failed "
+                "shard instead"
+            )
+        if self.resume and is_standard_output(self.output):
+            raise BadInput(f"{self.named('resume')} needs {self.bare('output')}: standard output cannot be continued")
+
+    def with_methods_options(self, chosen: Mapping[str, object]) -> ExplainOptions:
+        return dataclasses.replace(self, method_options=dict(chosen))
+
+
+@dataclass
+class ExplainRun:
+    """What a run did: records written now and kept from an earlier run, texts cut, lines skipped."""
+
+    output: str
+    per_input: int  # records per input: one per method
+    limit: int  # tokens per input, special ones included
+    position_limit: int  # the model's
+    records: int = 0
+    kept: int = 0
+    truncated: int = 0
+    # on_error="skip": the bad lines, located (the first few messages, and the count); else None
+    skipped: SkippedLines | None = None
+    origin: str = ""  # where kept records came from: "checkpoint", or "output" (it was complete)
+    shard: Shard | None = None
+    speaks: bool = True  # False in a torchrun process other than rank 0: rank 0 reports for all
+
+    @property
+    def inputs(self) -> int:
+        return (self.records + self.kept) // self.per_input
+
+    def count(self, record) -> None:
+        if self.records % self.per_input == 0 and record.truncated:
+            self.truncated += 1
+        self.records += 1
+
+    def resumed(self, kept, origin: str) -> None:
+        self.kept = kept.inputs * self.per_input
+        self.truncated += kept.truncated
+        self.origin = origin
+
+
+def explain_file(chosen: ExplainOptions) -> ExplainRun:
+    """Run the options read already. ``progress(phase, done, total)`` hears of model training,
+    library building and explaining (``total`` None when not known up front); ``notify`` gets
+    one-line notices."""
+    world = _check_world(chosen)
+    unnamed = chosen.library is None and chosen.model is None  # the card's `explain input.jsonl -o attr.jsonl`
+    refs, model = unnamed_sources() if unnamed else (chosen.library, chosen.model)
+    inputs = [chosen.inputs, refs]
+    check_output_path(chosen.output, inputs)
+    kept = check_checkpoint(chosen.output, inputs, early_header(chosen.batch_size)) if chosen.resume else None
+    if not chosen.resume:
+        check_not_resumed_elsewhere(chosen.output, inputs)
+    follower = world is not None and not world.leader
+    plan = _Plan(
+        chosen, world, unnamed, refs, model, inputs,
+        progress=chosen.progress or (lambda phase, done, total: None),
+        # Under torchrun rank 0 speaks for all.
+        notify=_say_nothing if follower or chosen.notify is None else chosen.notify,
+    )
+    with _saying_kept(kept):
+        return _run(plan)
+
+
+def _check_world(chosen: ExplainOptions) -> World | None:
+    """torchrun's processes, or None; what cannot run under it is refused."""
+    world = torchrun_world()
+    if world is None:
+        return None
+    if isinstance(chosen.model, Classifier):
+        raise BadInput(
+            f"under torchrun every process loads the model: name it ({chosen.bare('model')} DIR), not a loaded classifier"
+        )
+    if chosen.shard is not None:
+        raise BadInput(
+            f"{chosen.named('shard')} under torchrun: each process takes its shard from torchrun "
+            f"(drop {chosen.bare('shard')})"
+        )
+    if chosen.inputs == "-":
+        raise BadInput("under torchrun every process reads the inputs: give a file, not - (standard input)")
+    if chosen.resume:
+        raise BadInput(
+            f"{chosen.named('resume')} cannot be combined with {chosen.bare('shard')} or torchrun: rerun the failed "
+            "shard instead"
+        )
+    return world
+
+
+@dataclass
+class _Plan:
+    """One run as it is being prepared: what was chosen, and what it resolved to so far."""
+
+    chosen: ExplainOptions
+    world: World | None
+    unnamed: bool  # neither a library nor a model named: ./refs.h5, else the default model's
+    refs: str | None
+    model: str | Classifier | None
+    inputs: list[str]  # the files the output must not replace
+    progress: Progress
+    notify: Callable[[str], None]
+
+    @property
+    def follower(self) -> bool:
+        return self.world is not None and not self.world.leader
+
+    @property
+    def shards(self) -> Shard | None:
+        return self.chosen.shard or (Shard(self.world.rank, self.world.size) if self.world else None)
+
+
+def _run(plan: _Plan) -> ExplainRun:
+    chosen = plan.chosen
+    names = parse_method_list(list(chosen.method))  # unknown names fail before any loading
+    # Bounded: millions of bad lines are counted, their first messages kept (all that is shown).
+    skipped = SkippedLines() if chosen.on_error == "skip" else None
+    input_file = InputFile(
+        chosen.inputs, text_field=chosen.text_field, id_field=chosen.id_field, label_field=chosen.label_field,
+        pair_field=chosen.pair_field,
+    )
+    # A bad line fails before anything is written. Under torchrun rank 0 checks for all.
+    total = input_file.check() if skipped is None and not plan.follower else None
+    methods = build_methods(names, shared=True, **dict(chosen.method_options))
+    classifier, library = _model_and_library(plan, methods)
+    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"))
+    settings = on_classifier(ExplainSettings(  # as records say it: forward_dtype "auto" resolved here
+        batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
+        forward_dtype=chosen.forward_dtype,
+    ), classifier)
+    run = ExplainRun(
+        output=chosen.output, per_input=len(methods), limit=check_max_length(classifier, chosen.max_length, chosen.named("max_length")),
+        position_limit=classifier.position_limit, skipped=skipped, shard=chosen.shard, speaks=not plan.follower,
+    )
+    rows = _checked_rows(plan, input_file, classifier, target, run)
+    used_library = library if any(m.uses_library for m in methods) else None
+    expected = total if plan.shards is None or total is None else None  # a shard's share is not known up front
+
+    def records(remaining, done: int) -> Iterator:
+        def advance(count: int) -> None:
+            nonlocal done
+            done += count
+            plan.progress("explaining", done, expected)
+
+        for record in explain_rows(
+            classifier, remaining, methods, used_library, target=target, options=settings, source=input_file.name,
+            progress=advance,
+        ):
+            run.count(record)
+            yield record
+
+    def write_part(path: str) -> dict:
+        tally = Tally()
+        mine = shard_rows(rows, plan.shards, settings.window_inputs, tally)
+        identity = run_identity(
+            methods, [record_settings(m, settings) for m in methods], classifier, used_library, target, settings
+        )
+        write_part_file(path, plan.shards, identity, len(methods), settings.window_inputs, records(mine, 0), tally,
+                        plan.inputs)
+        return {"records": run.records, "truncated": run.truncated}
+
+    output = chosen.output
+    if plan.world is not None:
+        outcomes = sharded_output(plan.world, output, write_part, lambda paths: merge_parts(paths, output))
+        run.records = sum(o["records"] for o in outcomes)
+        run.truncated = sum(o["truncated"] for o in outcomes)
+    elif chosen.shard is not None:
+        write_part(output)
+    elif chosen.resume:
+        rows = list(rows)  # a checkpoint is matched against the inputs it holds
+        resumed = Run(rows, methods, classifier, used_library, target, settings, input_file.name)
+        write_resumable(output, resumed, plan.inputs, lambda start: records(rows[start:], start), run.resumed,
+                        note=plan.notify)
+    else:
+        write_records(output, records(rows, 0), plan.inputs)
+    input_file.close()
+    return run
+
+
+def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, RefLibrary | None]:
+    """The classifier, loaded, and the library the methods read: each checked before the model
+    loads where it can be (a wrong call fails fast)."""
+    chosen = plan.chosen
+    library = _open_library(plan.refs, plan.unnamed, chosen) if plan.refs is not None else None
+    default_library = plan.unnamed and library is None and any(m.uses_library for m in methods)
+    if default_library:
+        _check_default_pools(methods, chosen)  # before the model loads and the library is built
+    else:
+        check_library(methods, library)
+    model = plan.model
+    if model is None:
+        if library is None:
+            raise BadInput(f"{chosen.named('model')} is required when no {chosen.bare('library')} library is given")
+        model = library_model(library)
+    check_output_path(chosen.output, [model_location(model)])
+    device = rank_device(chosen.device, plan.world) if plan.world else chosen.device
+    classifier = classifier_for(model, device, progress=plan.progress, notify=plan.notify, dtype=chosen.dtype)
+    if classifier.adapter.warning:
+        warnings.warn(classifier.adapter.warning, ContrastCatWarning, stacklevel=2)
+    built = False
+    if default_library:
+        # Shards and torchrun processes would each build a library of their own (fingerprints differ).
+        alone = plan.world is None and chosen.shard is None
+        library, built = cached_library(classifier, plan.progress, build=alone, notify=plan.notify)
+        check_library(methods, library)
+        plan.inputs.append(library.path)
+        check_output_path(chosen.output, [library.path])
+    if plan.unnamed:
+        plan.notify(_said_unnamed(model, library, built, chosen))
+    return classifier, library
+
+
+def _checked_rows(plan: _Plan, input_file: InputFile, classifier: Classifier, target, run: ExplainRun):
+    """The inputs to explain: with ``on_error="stop"`` every gold label and pair is checked before
+    any work; with ``skip`` a bad one is left out (and counted) as the rows are read."""
+    source, skipped = input_file.name, run.skipped
+    if skipped is None and target == GOLD and not plan.follower:
+        resolve_targets(input_file.rows(), GOLD, classifier.label_names, source)  # every label, before any work
+    # Only where the model reads segment ids can a pair's line be bad (models.segments): elsewhere
+    # checking would read the whole input once more for nothing.
+    walked = plan.chosen.pair_field is not None and classifier.paired().pair_types is not None
+    if skipped is None and walked and not plan.follower:
+        for _ in checked_pairs(classifier, input_file.rows(), run.limit, source):  # every pair, before any work
+            pass
+    rows = input_file.rows(skipped)
+    if skipped is not None:
+        rows = usable_rows(rows, target, classifier.label_names, source, skipped)
+        if walked:
+            rows = checked_pairs(classifier, rows, run.limit, source, skipped)
+    return rows
+
+
+def _say_nothing(line: str) -> None:
+    pass
+
+
+@contextlib.contextmanager
+def _saying_kept(checkpoint):
+    """An interrupt before the checkpoint ``(path, records)`` is opened (while the model loads,
+    say) leaves it as it was: the message says so, not that nothing was written."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        if checkpoint is None or checkpoint[1] is None:
+            raise
+        path, records = checkpoint
+        raise Interrupted(
+            f"interrupted; the checkpoint {path} is kept as it was ({records} record(s)): "
+            "run the same command with `resume` to continue"
+        ) from None
+
+
+def _open_library(path: str, unnamed: bool, chosen: ExplainOptions) -> RefLibrary:
+    """The library at ``path``; one the user did not name (./refs.h5) says why it was read."""
+    try:
+        return RefLibrary(path)
+    except BadInput as error:
+        if not unnamed:
+            raise
+        neither = f"neither {chosen.bare('library')} nor {chosen.bare('model')}"
+        raise BadInput(f"{error} (explain reads ./refs.h5 when {neither} is given)") from None
+
+
+def _check_default_pools(methods, chosen: ExplainOptions) -> None:
+    """The default library stores the contrasting references and the random pool (build-refs'
+    defaults); a method that reads another pool needs a library built for it."""
+    stored = {"contrast", *BuildSettings().pools}
+    for method in methods:
+        missing = [pool for pool in method.pools_needed if pool not in stored] if method.uses_library else []
+        if missing:
+            raise BadInput(
+                f"method {method.name} reads the {missing[0]!r} reference pool, which the default library does not "
+                f"store: build one with build-refs --pools {missing[0]},random and pass it with {chosen.bare('library')}"
+            )
+
+
+def _said_unnamed(model: str, library, built: bool, chosen: ExplainOptions) -> str:
+    """The one line saying what explain used when the user named neither a model nor a library."""
+    named, given = f"{chosen.bare('library')}, {chosen.bare('model')}", f"{chosen.bare('library')} or {chosen.bare('model')}"
+    if library is not None and library.path == DEFAULT_LIBRARY:
+        return f"no {given} given: using ./{DEFAULT_LIBRARY} and its model {model}"
+    if library is None:
+        return f"no {named} or ./{DEFAULT_LIBRARY}: using the default model {model}"
+    how = "built now and cached" if built else "cached"
+    return f"no {named} or ./{DEFAULT_LIBRARY}: using the default model {model} and its library {library.path} ({how})"
