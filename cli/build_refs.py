@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
-
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from contrastcat.api import build_refs as build
+from contrastcat.api import ON_COMMAND_LINE, BuildRefsOptions, run_build_refs
 
-from .common import (
-    printing_after,
-    BatchOption,
-    DeviceOption,
-    DtypeOption,
-    ForwardDtypeOption,
-    QuietOption,
-    notifier,
-    phased_progress,
-    reports_errors,
-    stderr_console,
-    warn,
-)
+from .common import notifier, phased_progress, printing_after, reports_errors, stderr_console, warn
+from .spec import command
 
 EPILOG = """\
 Examples:
@@ -39,94 +26,24 @@ Examples:
 """
 
 
-# The API's names for the options whose flag says it differently (errors speak in flags here).
-FLAGS = {"k": "--min-refs", "output": "--output"}
-
-
-Model = Annotated[str, typer.Option("--model", "-m", help="Alias, hub id or local model directory.")]
-Output = Annotated[
-    str | None,
-    typer.Option(
-        "--output", "-o",
-        help="Library file to write (HDF5). Default: refs.h5 here, replaced only if it is a library of "
-        "the same model (explain uses ./refs.h5 when given no --refs or --model).",
-    ),
-]
-Data = Annotated[
-    str | None,
-    typer.Option(help="Labelled data: a .jsonl/.csv file or a hub data set NAME[:CONFIG]. Default: the alias's."),
-]
-Split = Annotated[str | None, typer.Option(help="Split of a hub data set. Default: the alias's (train).")]
-TextField = Annotated[str | None, typer.Option(help="Text column. Default: the alias's, else 'text'.")]
-LabelField = Annotated[str | None, typer.Option(help="Label column. Default: the alias's, else 'label'.")]
-PairField = Annotated[
-    str | None,
-    typer.Option(help="Sentence pairs: the column of each row's second text (a pair classifier's library)."),
-]
-Keep = Annotated[int, typer.Option(min=1, help="References stored per class when enough pass gamma.")]
-Gamma = Annotated[float, typer.Option(min=0.0, help="A reference for class c needs f_c(r) < gamma.")]
-MinRefs = Annotated[
-    int, typer.Option(min=1, help="K: fill each class up to this many (next-lowest f_c) when too few pass gamma.")
-]
-StrictGamma = Annotated[bool, typer.Option(help="Refuse (exit 1) instead of filling up below gamma.")]
-MinTokens = Annotated[int, typer.Option(min=1, help="Skip shorter references (special tokens count).")]
-MaxScan = Annotated[int | None, typer.Option(min=1, help="Scan at most the first N rows.")]
-MaxLength = Annotated[
-    int | None,
-    typer.Option(min=2, help="Tokens per row, up to the model's position limit. Default: the tokenizer's limit."),
-]
-StoreDtype = Annotated[str, typer.Option(help="Activations on disk: float32 or float16 (half the size).")]
-Pools = Annotated[
-    str,
-    typer.Option(
-        help="Pools stored beside the contrasting references: random (the default; contrastcat-plus and "
-        "--reference-select random read it), same, same,random, or none (the paper's Table 3; same adds "
-        "up to --keep references per class, random one pool of --keep rows in all)."
-    ),
-]
-Seed = Annotated[int, typer.Option(help="Seed that draws the random pool.")]
-Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")]
-
-
-@reports_errors
-def build_refs(
-    model: Model,
-    output: Output = None,
-    data: Data = None,
-    split: Split = None,
-    text_field: TextField = None,
-    label_field: LabelField = None,
-    pair_field: PairField = None,
-    keep: Keep = 50,
-    gamma: Gamma = 1e-3,
-    min_refs: MinRefs = 30,
-    strict_gamma: StrictGamma = False,
-    min_tokens: MinTokens = 10,
-    max_scan: MaxScan = None,
-    max_length: MaxLength = None,
-    store_dtype: StoreDtype = "float32",
-    dtype: DtypeOption = "auto",
-    forward_dtype: ForwardDtypeOption = "same",
-    pools: Pools = "random",
-    seed: Seed = 0,
-    batch_size: BatchOption = 32,
-    as_json: Json = False,
-    device: DeviceOption = "auto",
-    quiet: QuietOption = False,
-) -> None:
-    """Build the reference library: for each class, training rows the model is sure are NOT that class."""
-    if dtype == "float16" and store_dtype == "float32":  # what --dtype float16 meant before 0.3
+def _build_refs(values: dict) -> None:
+    quiet = values["quiet"]
+    if values["dtype"] == "float16" and values["store_dtype"] == "float32":  # what --dtype float16 meant before 0.3
         warn("--dtype float16 loads the model's weights in float16 (since 0.3); the activations on disk "
              "stay float32: --store-dtype float16 halves the file")
     with phased_progress(quiet) as progress:
-        report = build(
-            model, output, data, split=split, text_field=text_field, label_field=label_field, pair_field=pair_field, k=min_refs, keep=keep,
-            gamma=gamma, min_tokens=min_tokens, max_scan=max_scan, max_length=max_length, pools=pools, seed=seed,
-            store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size, device=device, dtype=dtype,
-            forward_dtype=forward_dtype, progress=progress, notify=notifier(quiet, FLAGS),
+        options = BuildRefsOptions.read(
+            {**values, "progress": progress, "notify": notifier(quiet, build_refs.flags)}, ON_COMMAND_LINE, where=None
         )
+        report = run_build_refs(options)
     with printing_after(("the library", report.path)):
-        _summary(report, gamma, as_json, quiet)
+        _summary(report, options.gamma, options.as_json, quiet)
+
+
+build_refs = reports_errors(command(
+    BuildRefsOptions, _build_refs,
+    "Build the reference library: for each class, training rows the model is sure are NOT that class.",
+))
 
 
 def _summary(report, gamma: float, as_json: bool, quiet: bool) -> None:

@@ -60,12 +60,14 @@ def _explain(values: dict) -> None:
         return
     if values["as_json"]:
         raise BadInput("--json goes with --list-methods (the records are JSON Lines already)")
-    if values["inputs"] is None:
-        raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")
     with phased_progress(quiet) as progress:
+        # Every option is checked, then whether INPUT was given (optional only for --list-methods).
+        given = {name: value for name, value in values.items() if value is not None or name != "inputs"}
         options = ExplainOptions.read(
-            {**values, "progress": progress, "notify": notifier(quiet, explain.flags)}, ON_COMMAND_LINE, where=None
+            {**given, "progress": progress, "notify": notifier(quiet, explain.flags)}, ON_COMMAND_LINE, where=None
         )
+        if values["inputs"] is None:
+            raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")
         run = run_explain(options.with_methods_options(method_options))
     if run.speaks:  # under torchrun, rank 0 speaks for all
         # The records are all written by now (to the file, or to stdout as they finished): Ctrl-C

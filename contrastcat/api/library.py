@@ -4,40 +4,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .. import arguments as check
 from ..io.files import check_output_path
-from ..library import BuildSettings, RefLibrary, SelectionSettings
+from ..library import RefLibrary
 from ..library import build_library as _build_library
-from ..library.build import BuildReport, Progress, parse_pools
-from ..library.build_refs import build_refs as _build_refs
+from ..library.build import BuildReport, Progress
 from ..library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
 from ..library.defaults import cached_library as _cached_library
 from ..library.defaults import labelled as _labelled
 from ..models import Classifier
+from ..spec import InCall
+from ..usecases.build_refs import BuildRefsOptions
+from ..usecases.build_refs import build_refs as _build_refs
 from ..usecases.checks import classifier_arg, model_directory
+from .signatures import with_signature
 
 
-def _build_options(
-    function: str, *, k, keep, gamma, min_tokens, max_length, pools, seed, store_dtype, strict_gamma, batch_size,
-    forward_dtype,
-) -> BuildSettings:
-    """The one BuildSettings of a call, each value checked under the name ``function`` takes it by."""
-    return BuildSettings(
-        selection=SelectionSettings(
-            gamma=check.number(f"{function}: gamma", gamma, minimum=0.0),
-            k=check.count(f"{function}: k", k),
-            keep=check.count(f"{function}: keep", keep),
-            min_tokens=check.count(f"{function}: min_tokens", min_tokens),
-        ),
-        batch_size=check.batch_size(f"{function}: batch_size", batch_size),
-        dtype=check.text(f"{function}: store_dtype", store_dtype),
-        strict_gamma=check.flag(f"{function}: strict_gamma", strict_gamma),
-        pools=parse_pools(pools) if isinstance(pools, str) else tuple(check.names(f"{function}: pools", pools)),
-        seed=check.seed(f"{function}: seed", seed),
-        forward_dtype=check.text(f"{function}: forward_dtype", forward_dtype),
-        max_length=check.optional_count(f"{function}: max_length", max_length, minimum=2),
-    )
+# What building a library for a classifier in memory takes of the command's options.
+IN_MEMORY = (
+    "split", "text_field", "label_field", "pair_field", "k", "keep", "gamma", "min_tokens", "max_scan", "pools",
+    "seed", "store_dtype", "strict_gamma", "batch_size", "forward_dtype", "max_length", "progress",
+)
 
 
 def build_library(
@@ -45,24 +34,7 @@ def build_library(
     path: str | os.PathLike | None = None,
     data=None,
     labels: Sequence[int | str] | None = None,
-    *,
-    split: str | None = None,
-    text_field: str | None = None,
-    label_field: str | None = None,
-    pair_field: str | None = None,
-    k: int = 30,
-    keep: int = 50,
-    gamma: float = 1e-3,
-    min_tokens: int = 10,
-    max_scan: int | None = None,
-    pools: Sequence[str] = ("random",),
-    seed: int = 0,
-    store_dtype: str = "float32",
-    strict_gamma: bool = False,
-    batch_size: int = 32,
-    forward_dtype: str = "same",
-    max_length: int | None = None,
-    progress: Progress | None = None,
+    **options: Any,
 ) -> RefLibrary:
     """Pick references per class (docs/spec.md §2) and store their activations at ``path``.
 
@@ -73,20 +45,14 @@ def build_library(
     ``corpus:NAME``), a list of texts with ``labels``, or rows (dicts or a
     ``datasets.Dataset``) with ``text_field`` and ``label_field`` (None: ``text`` and
     ``label``, or the fields of the alias's data set). ``data`` None: the alias's own
-    data set (``minilm-rt``: its Rotten Tomatoes training split).
+    data set (``minilm-rt``: its Rotten Tomatoes training split). The other keyword arguments
+    are ``build-refs``' options (``k`` is ``--min-refs``).
 
     Sentence pairs (a pair classifier's library): texts as ``(text, pair)`` tuples, or rows and
     files with the second text in ``pair_field``.
     """
     classifier = classifier_arg("build_library", classifier)
-    options = _build_options(
-        "build_library", k=k, keep=keep, gamma=gamma, min_tokens=min_tokens, max_length=max_length, pools=pools,
-        seed=seed, store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size,
-        forward_dtype=forward_dtype,
-    )
-    max_scan = check.optional_count("build_library: max_scan", max_scan)
-    pair_field = check.optional_text("build_library: pair_field", pair_field)
-    progress = check.callback("build_library: progress", progress)
+    chosen = BuildRefsOptions.read(options, InCall("build_library"), only=IN_MEMORY)
     if isinstance(data, (str, os.PathLike)):
         data = check.path("build_library: data", data)
     elif data is not None:
@@ -100,13 +66,12 @@ def build_library(
         path = check.path("build_library: path", path)
         check_output_path(path, [data if isinstance(data, str) else None, model_directory(classifier)])
     found, split_used = _labelled(
-        classifier, data, labels, check.optional_text("build_library: split", split),
-        check.optional_text("build_library: text_field", text_field),
-        check.optional_text("build_library: label_field", label_field), max_scan, pair_field,
+        classifier, data, labels, chosen.split, chosen.text_field, chosen.label_field, chosen.max_scan,
+        chosen.pair_field,
     )
     _build_library(
-        classifier, found.texts, found.labels, path, options, data=found.description, split=split_used,
-        progress=progress, where=found.where,
+        classifier, found.texts, found.labels, path, chosen.settings, data=found.description, split=split_used,
+        progress=chosen.progress, where=found.where,
     )
     return RefLibrary(path)
 
@@ -115,52 +80,20 @@ def build_refs(
     model: str | os.PathLike,
     output: str | os.PathLike | None = None,
     data: str | os.PathLike | None = None,
-    *,
-    split: str | None = None,
-    text_field: str | None = None,
-    label_field: str | None = None,
-    pair_field: str | None = None,
-    k: int = 30,
-    keep: int = 50,
-    gamma: float = 1e-3,
-    min_tokens: int = 10,
-    max_scan: int | None = None,
-    max_length: int | None = None,
-    pools: str | Sequence[str] = ("random",),
-    seed: int = 0,
-    store_dtype: str = "float32",
-    strict_gamma: bool = False,
-    batch_size: int = 32,
-    device: str = "auto",
-    dtype: str = "auto",
-    forward_dtype: str = "same",
-    progress: Progress | None = None,
-    notify: Callable[[str], None] | None = None,
+    **options: Any,
 ) -> BuildReport:
     """``contrastcat build-refs`` from Python: load the model named ``model``, scan ``data`` (a file,
     ``hub_name[:config]``, ``corpus:NAME``; None: the alias's own) and write the library to ``output``
     (None: ``./refs.h5``, replaced only when it holds a library of the same model). Returns what
-    was selected (``report.selection``: per class, the rows stored and how many passed gamma)."""
-    options = _build_options(
-        "build_refs", k=k, keep=keep, gamma=gamma, min_tokens=min_tokens, max_length=max_length, pools=pools,
-        seed=seed, store_dtype=store_dtype, strict_gamma=strict_gamma, batch_size=batch_size,
-        forward_dtype=forward_dtype,
-    )
-    return _build_refs(
-        check.path("build_refs: model", model),
-        None if output is None else check.path("build_refs: output", output),
-        options,
-        data=None if data is None else check.path("build_refs: data", data),
-        split=check.optional_text("build_refs: split", split),
-        text_field=check.optional_text("build_refs: text_field", text_field),
-        label_field=check.optional_text("build_refs: label_field", label_field),
-        pair_field=check.optional_text("build_refs: pair_field", pair_field),
-        max_scan=check.optional_count("build_refs: max_scan", max_scan),
-        device=check.text("build_refs: device", device),
-        dtype=check.text("build_refs: dtype", dtype),
-        progress=check.callback("build_refs: progress", progress),
-        notify=check.callback("build_refs: notify", notify),
-    )
+    was selected (``report.selection``: per class, the rows stored and how many passed gamma).
+    The other keyword arguments are the command's options (``k`` is ``--min-refs``)."""
+    values = {"model": model, "output": output, "data": data, **options}
+    return _build_refs(BuildRefsOptions.read(values, InCall("build_refs")))
+
+
+def run_build_refs(options: BuildRefsOptions) -> BuildReport:
+    """``contrastcat build-refs`` on options read already (the command line reads its flags so)."""
+    return _build_refs(options)
 
 
 def cached_library(
@@ -207,3 +140,7 @@ def labelled_data(
         pair_field=check.optional_text("labelled_data: pair_field", pair_field),
     )
     return found.texts, found.labels, found.description, split_used
+
+
+with_signature(build_library, BuildRefsOptions, ("classifier", "path", "data", "labels"), only=IN_MEMORY)
+with_signature(build_refs, BuildRefsOptions, ("model", "output", "data"))

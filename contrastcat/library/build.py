@@ -10,13 +10,12 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .. import arguments
 from ..capture.core import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
 from ..models import Classifier
 from ..models.forward import predictor
 from ..models.loading import check_max_length
-from ..models.precision import check_forward_dtype, dtype_name, on_classifier, resolve_forward_dtype
+from ..models.precision import dtype_name, on_classifier, resolve_forward_dtype
 from ..models.segments import check_types
 from ..models.tokens import length_batches, tokenize
 from ..version import __version__
@@ -34,23 +33,27 @@ from .writer import LibraryWriter
 ABLATION_POOLS = ("same", "random")
 
 
-def parse_pools(text: str) -> tuple[str, ...]:
-    """``--pools``: a comma list of same and random, or ``none`` alone."""
+def parse_pools(text: str, named: str = "`pools`") -> tuple[str, ...]:
+    """``--pools``: a comma list of same and random, or ``none`` alone (``named``: the option as
+    the caller spells it)."""
     parts = [part.strip() for part in text.split(",")]
     if parts == ["none"]:
         return ()
     if "" in parts:
-        raise BadInput(f"`pools` {text!r}: name same, random or both (same,random), or none for neither")
+        raise BadInput(f"{named} {text!r}: name same, random or both (same,random), or none for neither")
     if "none" in parts:
-        raise BadInput(f"`pools` {text!r}: none stands alone (it stores no pool)")
+        raise BadInput(f"{named} {text!r}: none stands alone (it stores no pool)")
     unknown = [part for part in parts if part not in ABLATION_POOLS]
     if unknown:
-        raise BadInput(f"`pools`: unknown pool {unknown[0]!r} (choose from same, random, or none)")
+        raise BadInput(f"{named}: unknown pool {unknown[0]!r} (choose from same, random, or none)")
     return tuple(dict.fromkeys(parts))  # same,same is same: one pool, said twice
 
 
 @dataclass(frozen=True)
 class BuildSettings:
+    """How a library is built. Values come checked (``usecases.build_refs.BuildRefsOptions``, where
+    the public calls read them, naming each as the caller does)."""
+
     selection: SelectionSettings = SelectionSettings()
     batch_size: int = 32
     dtype: str = "float32"
@@ -61,20 +64,6 @@ class BuildSettings:
     seed: int = 0  # draws the random pool
     forward_dtype: str = "same"  # autocast of the f_c scan (--forward-dtype); same: the weights'
     max_length: int | None = None  # tokens per row, special ones included; None: the tokenizer's limit
-
-    def __post_init__(self) -> None:
-        check_forward_dtype(self.forward_dtype)
-        arguments.batch_size("`batch_size`", self.batch_size)
-        arguments.seed("`seed`", self.seed)
-        arguments.flag("`strict_gamma`", self.strict_gamma)
-        arguments.optional_count("`max_length`", self.max_length, minimum=2)
-        if self.dtype not in ("float32", "float16"):
-            raise BadInput(f"`store_dtype` must be float32 or float16, got {self.dtype!r}")
-        unknown = [pool for pool in self.pools if pool not in ABLATION_POOLS]
-        if unknown:
-            raise BadInput(f"`pools`: unknown pool {unknown[0]!r} (choose from {', '.join(ABLATION_POOLS)})")
-        if self.selection.keep < self.selection.k:
-            raise BadInput(f"`keep` ({self.selection.keep}) must be at least `k` ({self.selection.k})")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import arguments
 
 
 @dataclass(frozen=True)
@@ -15,12 +14,6 @@ class SelectionSettings:
     k: int = 30  # references Contrast-CAT uses; the library is filled up to this many
     keep: int = 50  # references stored per class when enough pass gamma
     min_tokens: int = 10  # special tokens included, as in the reference code
-
-    def __post_init__(self) -> None:
-        arguments.number("`gamma`", self.gamma, minimum=0.0, maximum=1.0)  # a probability: above 1 every row passes
-        arguments.count("`k`", self.k, maximum=MAX_REFERENCES)
-        arguments.count("`keep`", self.keep, maximum=MAX_REFERENCES)
-        arguments.count("`min_tokens`", self.min_tokens, maximum=MAX_REFERENCES)
 
 
 # More references per class than any library holds in memory; also HDF5's attributes' limit.

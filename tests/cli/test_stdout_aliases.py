@@ -17,4 +17,4 @@ def test_resume_cannot_continue_standard_output(tmp_path, toy_dir, toy_library, 
 @pytest.mark.parametrize("output", ["-", "/dev/stdout"])
 def test_a_library_does_not_go_to_standard_output(tmp_path, toy_dir, output):
     result = invoke("build-refs", "--model", toy_dir / "model", "--data", toy_dir / "train.jsonl", "-o", output)
-    assert_one_line_error(result, f"-o {output}: a library is an HDF5 file and cannot go to standard output")
+    assert_one_line_error(result, f"--output {output}: a library is an HDF5 file and cannot go to standard output")
