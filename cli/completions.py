@@ -19,7 +19,6 @@ from contrastcat.api import choices as values
 from contrastcat.errors import BadInput
 
 from .common import reports_errors
-from .render import COLOR_CHOICES
 
 EPILOG = """\
 Examples (where each shell looks for completions; open a new shell after):
@@ -42,11 +41,11 @@ STATIC_CHOICES: dict[str, tuple[str, ...]] = {
     "--order": ("morf,lerf", "morf", "lerf"),
     "--layers": ("all", "1", "2", "3"),
     "--pools": ("random", "same,random", "same", "none"),
-    "--store-dtype": ("float32", "float16"),
+    "--store-dtype": values.STORE_DTYPES,
     "--dtype": values.DTYPE_CHOICES,
     "--forward-dtype": values.FORWARD_DTYPE_CHOICES,
-    "--on-error": ("stop", "skip"),
-    "--color": COLOR_CHOICES,
+    "--on-error": values.ON_ERROR,
+    "--color": values.COLOR_CHOICES,
 }
 
 

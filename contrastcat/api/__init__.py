@@ -26,13 +26,14 @@ from ..spec import REQUIRED, CommandOptions, OnCommandLine, Option
 from ..usecases.build_refs import BuildRefsOptions
 from ..usecases.evaluate_file import EvaluateOptions
 from ..usecases.explain_file import ExplainOptions
+from ..usecases.render_file import RenderOptions
 from ..usecases.sanity_file import SanityOptions
 from .evaluate import evaluate, evaluate_file, run_evaluate
 from .explain import explain, explain_file, list_methods, merge, run_explain, torchrun_follower
 from .library import build_library, build_refs, cached_library, labelled_data, run_build_refs
 from .models import embedded_models, load_model, open_library, prepare_model
 from .records import read_records
-from .render import render, render_file, report_blocks
+from .render import render, render_file, report_blocks, run_render
 from .sanity import run_sanity, sanity, sanity_blocks, sanity_file
 
 # How the command line names an option in a message: by its flag (``--min-tokens``).
@@ -40,7 +41,7 @@ ON_COMMAND_LINE = OnCommandLine()
 
 __all__ = [
     "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "EvaluateOptions", "ExplainOptions", "OnCommandLine", "Option",
-    "SanityOptions", "run_build_refs", "run_evaluate", "run_explain", "run_sanity",
+    "RenderOptions", "SanityOptions", "run_build_refs", "run_evaluate", "run_render", "run_explain", "run_sanity",
     "build_library", "build_refs", "cached_library", "choices", "embedded_models", "evaluate", "evaluate_file",
     "explain", "explain_file", "is_standard_output", "labelled_data", "list_methods", "load_model", "merge", "open_library",
     "prepare_model", "read_records", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",

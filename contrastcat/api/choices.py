@@ -8,9 +8,12 @@ from ..deletion.plan import STEP_GRIDS
 from ..methods import METHODS, OptionSpec, option_specs
 from ..models import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ..models.zoo.registry import EMBEDDED
+from ..usecases.build_refs import STORE_DTYPES
+from ..usecases.explain_file import ON_ERROR
+from ..usecases.render_file import COLOR_CHOICES
 
 __all__ = [
-    "DTYPE_CHOICES", "FORWARD_DTYPE_CHOICES", "MAX_BATCH_SIZE", "PERTURBATIONS", "STEP_GRIDS", "OptionSpec",
+    "COLOR_CHOICES", "ON_ERROR", "STORE_DTYPES", "DTYPE_CHOICES", "FORWARD_DTYPE_CHOICES", "MAX_BATCH_SIZE", "PERTURBATIONS", "STEP_GRIDS", "OptionSpec",
     "embedded_names", "method_names", "option_specs",
 ]
 
