@@ -60,9 +60,9 @@ def _strict_json(text: str, path: str):
         raise BadInput(f"{path}: not a JSON report (nested too deeply to read)") from None
     except ValueError as error:  # an integer with more digits than Python converts
         raise BadInput(f"{path}: not a JSON report (a number too long to read: {str(error).split(';')[0]})") from None
-    bad = jsonl.first_invalid_string(document)
-    if bad is not None:
-        raise BadInput(f"{path}: not a JSON report (not valid Unicode: {bad} holds an unpaired surrogate)")
+    problem = jsonl.tree_problem(document)
+    if problem is not None:
+        raise BadInput(f"{path}: not a JSON report ({problem})")
     return document
 
 

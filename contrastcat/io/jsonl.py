@@ -52,48 +52,104 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return value
 
 
-# Objects, arrays and strings are what a JSON tree costs most for in Python: 56 to 80 bytes each,
-# so a line of ``{},{},...`` or ``["ab","ab",...]`` took 12 to 24 times its size once read (128 MiB:
-# up to 3.5 GB). No record or report of the package holds more of them than this, or one per 64
-# characters past it (a record has a few per token, a report a few per input and method). A text
-# that may hold more (counted by its brackets and quotes, which text inside strings also has) is
-# read by a scanner that counts each one as it is made and stops past the bound: memory stays
-# within the bound's worth, and the time within a scan of the text, whatever its shape.
+# Objects, arrays and strings (keys included) are what a JSON tree costs most for in Python: 56 to
+# 80 bytes each, so a line of ``{},{},...`` or ``["ab","ab",...]`` took 12 to 24 times its size once
+# read (128 MiB: up to 3.5 GB). No record or report of the package holds more of them than this, or
+# one per 64 characters past it (a record has a few per token, a report a few per input and method).
+# A number costs 24 to 36 bytes: ``[1e1,1e1,...]`` took 8 to 14 times its size; records and reports
+# hold no more values of any kind than one per 8 characters past the bound (a token with its score,
+# id and offsets is about 45 characters and 6 values). A text that
+# may hold more (counted by what opens its containers, its quotes and its commas, which text inside
+# strings also has: an upper bound) is read by a scanner that counts each value as it is made and
+# stops past the bound: memory stays within the bound's worth, the time within a scan of the text.
 MAX_VALUES = 2_000_000
+# Deeper than any record or report nests (they nest 4 deep): one limit for both ways of reading, below
+# where Python's own recursion would stop either.
+MAX_DEPTH = 100
 
 
-def _allowed(raw: str) -> int:
-    return MAX_VALUES + len(raw) // 64
+def _allowed(raw: str) -> tuple[int, int]:
+    """How many (objects, arrays and strings; values of any kind) a text of this length may hold."""
+    return MAX_VALUES + len(raw) // 64, MAX_VALUES + len(raw) // 8
 
 
-def _surely_within(raw: str, allowed: int) -> bool:
-    """At most ``allowed`` objects, arrays and strings, by counting what opens them (brackets and
-    quotes inside strings counted too: an upper bound)."""
-    return raw.count("{") + raw.count("[") + raw.count('"') // 2 <= allowed
+def _surely_within(raw: str, allowed: tuple[int, int]) -> bool:
+    """Within ``allowed``, by counting what opens objects, arrays and strings and, for all values,
+    the commas between them (each value but the first of its container follows one)."""
+    opened = raw.count("{") + raw.count("[")
+    return opened + raw.count('"') // 2 <= allowed[0] and opened + raw.count(",") + 1 <= allowed[1]
+
+
+class _TooMuch(NotStrictJSON):
+    pass
 
 
 class _Counted(json.JSONDecoder):
-    """The strict reader, scanning in Python with a count of the objects, arrays and strings made."""
+    """The strict reader, scanning in Python with a count of the values made (objects, arrays,
+    strings and keys; and every value) and of the depth, stopping past either bound. It reads the
+    language the C reader reads: ASCII digits only in numbers (Python's own scanner takes any
+    Unicode digit)."""
 
-    def __init__(self, allowed: int) -> None:
-        super().__init__(parse_constant=_refuse_constant, parse_float=_finite_float, object_pairs_hook=_unique_keys)
-        self.left, self.allowed = allowed, allowed
-        self.parse_object = self._spending(self.parse_object)
-        self.parse_array = self._spending(self.parse_array)
-        self.parse_string = self._spending(self.parse_string)
+    def __init__(self, allowed: tuple[int, int]) -> None:
+        super().__init__(
+            parse_constant=_refuse_constant, parse_float=self._float, parse_int=self._int,
+            object_pairs_hook=_unique_keys,
+        )
+        (self.heavy, self.values), self.allowed, self.depth = allowed, allowed, 0
+        self.memo = _CountedKeys(self)
+        object_parse = self.parse_object
+        self.parse_object = self._nested(lambda s_and_end, strict, scan_once, hook, pairs_hook, memo: object_parse(
+            s_and_end, strict, scan_once, hook, pairs_hook, self.memo))
+        self.parse_array = self._nested(self.parse_array)
+        string_parse = self.parse_string
+        self.parse_string = lambda *args: (self.spend(heavy=True), string_parse(*args))[1]
         self.scan_once = json.scanner.py_make_scanner(self)
 
-    def _spending(self, parse):
-        def counted(*args, **kwargs):
-            self.left -= 1
-            if self.left < 0:
-                raise NotStrictJSON(
-                    f"more than {self.allowed:,} objects, arrays and strings: more than any record or report holds "
-                    "(not read further; read whole, each would take about 70 bytes)"
-                )
-            return parse(*args, **kwargs)
+    def spend(self, heavy: bool) -> None:
+        self.values -= 1
+        self.heavy -= heavy
+        if self.heavy < 0 or self.values < 0:
+            raise _TooMuch(
+                f"more than {self.allowed[0]:,} objects, arrays and strings or {self.allowed[1]:,} values: more than "
+                "any record or report holds (not read further; read whole, each would take 30 to 80 bytes)"
+            )
+
+    def _nested(self, parse):
+        def counted(*args):
+            self.spend(heavy=True)
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise RecursionError
+            try:
+                return parse(*args)
+            finally:
+                self.depth -= 1
 
         return counted
+
+    def _int(self, text: str) -> int:
+        self.spend(heavy=False)
+        if not text.isascii():
+            raise NotStrictJSON(f"malformed JSON (a number with a digit that is not ASCII: {text[:20]!r})")
+        return int(text)
+
+    def _float(self, text: str) -> float:
+        self.spend(heavy=False)
+        if not text.isascii():
+            raise NotStrictJSON(f"malformed JSON (a number with a digit that is not ASCII: {text[:20]!r})")
+        return _finite_float(text)
+
+
+class _CountedKeys(dict):
+    """The scanner's memo of keys, which it consults once per key read: each one is counted."""
+
+    def __init__(self, decoder: _Counted) -> None:
+        super().__init__()
+        self.decoder = decoder
+
+    def setdefault(self, key, default=None):
+        self.decoder.spend(heavy=True)
+        return super().setdefault(key, default)
 
 
 def loads(raw: str) -> Any:
@@ -117,13 +173,41 @@ def parse(raw: str) -> Any:
     except json.JSONDecodeError as error:
         raise NotStrictJSON(f"malformed JSON ({error.msg}, column {error.colno})") from None
     except RecursionError:
-        raise NotStrictJSON("malformed JSON (nested too deeply to read)") from None
+        raise NotStrictJSON(_TOO_DEEP) from None
     except ValueError as error:  # an integer with more digits than Python converts
         raise NotStrictJSON(f"malformed JSON (a number too long to read: {str(error).split(';')[0]})") from None
-    bad = first_invalid_string(value)
-    if bad is not None:
-        raise NotStrictJSON(f"not valid Unicode: {bad} holds an unpaired surrogate")
+    problem = tree_problem(value)
+    if problem is not None:
+        raise NotStrictJSON(problem)
     return value
+
+
+_TOO_DEEP = f"malformed JSON (nested too deeply to read: more than {MAX_DEPTH} levels)"
+
+
+def tree_problem(value: Any) -> str | None:
+    """What a value read makes it no strict JSON of ours: nested deeper than :data:`MAX_DEPTH`
+    (however it was read), or a string UTF-8 cannot hold; None if nothing."""
+    if _depth(value) > MAX_DEPTH:
+        return _TOO_DEEP
+    bad = first_invalid_string(value)
+    return None if bad is None else f"not valid Unicode: {bad} holds an unpaired surrogate"
+
+
+def _depth(value: Any) -> int:
+    """How deep objects and arrays nest in ``value`` (without recursion: it may be deep)."""
+    deepest, pending = 0, [(value, 0)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, level + 1)
+        if deepest > MAX_DEPTH:
+            return deepest
+        pending.extend((child, level + 1) for child in item if isinstance(child, (dict, list)))
+    return deepest
 
 
 def first_invalid_string(value: Any, where: str = "a string") -> str | None:

@@ -274,7 +274,7 @@ def _peak(action) -> int:
 
 
 def _refused(raw: str) -> None:
-    with pytest.raises(jsonl.NotStrictJSON, match="objects, arrays and strings: more than any record"):
+    with pytest.raises(jsonl.NotStrictJSON, match="objects, arrays and strings or [0-9,]+ values: more than any record"):
         jsonl.parse(raw)
 
 
@@ -287,6 +287,34 @@ def test_a_line_of_many_small_values_is_refused_in_bounded_memory(shape, monkeyp
     crafted = '{"id": 1, "x": [' + ",".join([shape] * 400_000) + "]}"
     allowed = 10_000 + len(crafted) // 64
     assert _peak(lambda: _refused(crafted)) < allowed * 200  # read whole: 400,000 values, 25 to 35 MB
+
+
+@pytest.mark.parametrize("shape", ["keys", "floats", "repeated key"])
+def test_keys_and_numbers_are_counted_too(shape, monkeypatch):
+    """An object of many keys (read by the counting scanner, which once missed them: a key is
+    read apart from the other strings) and an array of many numbers (which no bracket or quote
+    counts: they took the fast path, and 8 times their size) are refused having made no more
+    values than the bound. A key given 400,000 times is refused too, not first read whole."""
+    monkeypatch.setattr(jsonl, "MAX_VALUES", 10_000)
+    if shape == "keys":
+        crafted = "{" + ",".join(f'"k{i}":0' for i in range(400_000)) + "}"
+    elif shape == "floats":
+        crafted = "[" + ",".join(["1e1"] * 400_000) + "]"
+    else:
+        crafted = "{" + ",".join(['"k":0'] * 400_000) + "}"
+    allowed = 10_000 + len(crafted) // 8
+    assert _peak(lambda: _refused(crafted)) < allowed * 100
+
+
+def test_numbers_within_the_bound_are_read_on_either_path(monkeypatch):
+    """A record's scores and ids (a number per 5 to 21 characters) stay on the fast path, and the
+    counting path reads the same numbers."""
+    monkeypatch.setattr(jsonl, "MAX_VALUES", 10_000)
+    raw = json.dumps({"scores": [0.12345678901234568] * 50_000, "ids": [101] * 50_000})
+    assert jsonl._surely_within(raw, jsonl._allowed(raw))
+    fast = jsonl.parse(raw)
+    monkeypatch.setattr(jsonl, "_surely_within", lambda raw, allowed: False)
+    assert jsonl.parse(raw) == fast
 
 
 def test_brackets_and_quotes_inside_a_text_are_text(monkeypatch):
@@ -328,6 +356,23 @@ def test_the_counting_reader_is_as_strict_as_the_fast_one(monkeypatch):
     assert outcomes() == fast
     assert fast[0] == ("refused", "malformed JSON (Unexpected UTF-8 BOM (decode using utf-8-sig), column 1)")
     assert [kind for kind, _ in fast] == ["refused"] * 6 + ["value", "value", "refused"]
+
+
+@pytest.mark.parametrize("counting", [False, True])
+def test_both_readers_read_one_language(counting, monkeypatch):
+    """Numbers of ASCII digits only (Python's own scanner, which the counting path builds on,
+    took ``0.٥`` as 0.5 and ``1٣٠`` as 130 where the fast path refused them), and one depth limit
+    (the counting path's recursion stopped at about 330 levels, the fast path's at about 1,000)."""
+    if counting:
+        monkeypatch.setattr(jsonl, "_surely_within", lambda raw, allowed: False)
+    for text in ('{"score": 0.\u0665}', '{"n": 1\u0663\u0660}', '[1e\u0665]'):
+        with pytest.raises(jsonl.NotStrictJSON, match="malformed JSON"):
+            jsonl.parse(text.encode().decode("unicode_escape"))
+    deep = jsonl.MAX_DEPTH
+    assert jsonl.parse("[" * deep + "]" * deep) is not None
+    for depth in (deep + 1, 400, 900):
+        with pytest.raises(jsonl.NotStrictJSON, match=f"nested too deeply to read: more than {deep} levels"):
+            jsonl.parse("[" * depth + "]" * depth)
 
 
 def test_a_baseline_of_empty_objects_is_refused_as_not_a_report(tmp_path, monkeypatch):
