@@ -119,13 +119,16 @@ def _side(metric: Metric) -> str:
     return "below" if metric.higher_is_better else "above"
 
 
-def check_bounds_usable(bounds, methods: set[str], orders, kendall: bool, scalars=(), named: Names = backticked) -> None:
-    """Before any work: every bound names a method in the records and a metric this run computes
-    (``named``: the options as the caller spells them)."""
+def check_bounds_usable(
+    bounds, methods: set[str], settings, kendall: bool, named: Names = backticked, where: str = "the records"
+) -> None:
+    """Before any work: every bound names a method in the records (``where`` they were read) and a
+    metric this run computes with ``settings`` (``named``: the options as the caller spells them)."""
+    orders, scalars = settings.orders, settings.scalar_keys
     for bound in bounds:
         if bound.method is not None and bound.method not in methods:
-            raise BadInput(f"{named('fail_under')} names method {bound.method!r}, which has no records (there are: "
-                           f"{', '.join(sorted(methods))})")
+            raise BadInput(f"{named('fail_under')} names method {bound.method!r}, which has no records in {where} "
+                           f"(there are: {', '.join(sorted(methods))})")
         evaluated = (
             bound.key == "kendall_tau_index" and kendall or bound.key in scalars or bound.key.split("_")[0] in orders
         )

@@ -47,6 +47,7 @@ class EvaluationReport:
     num_classes: int
     bootstrap: BootstrapSettings = BootstrapSettings()
     made_elsewhere: int = 0  # records of other tools, aligned to the model's tokens (evaluation.elsewhere)
+    limit: int | None = None  # only the first records of the file were evaluated (evaluate --limit)
 
     def comparison(self, decimals: int = TABLE_DECIMALS) -> Comparison:
         return compare_methods(
@@ -98,6 +99,8 @@ class EvaluationReport:
             "model": self.model,
             "model_fingerprint": self.model_fingerprint,
             "records": self.records,
+            # Only when set: a report of every record reads as it did before the option existed.
+            **({"limit": self.limit} if self.limit is not None else {}),
             "steps": self.settings.steps,
             "step_labels": step_labels(self.settings.steps),
             "perturb": self.settings.perturb,

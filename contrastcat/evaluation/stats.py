@@ -58,7 +58,9 @@ def bootstrap_means(values: np.ndarray, settings: BootstrapSettings) -> np.ndarr
     if values.ndim == 1:
         values = values[:, None]
     count = len(values)
-    if settings.resamples == 0 or count == 0:
+    # One input drawn with replacement is itself every time: an "interval" of width zero, which
+    # would say the mean is certain (and a paired difference "excludes 0") on no evidence at all.
+    if settings.resamples == 0 or count < 2:
         return None
     rng = np.random.default_rng(settings.seed)
     chunk = max(1, _DRAW_BUDGET // (count * values.shape[1]))

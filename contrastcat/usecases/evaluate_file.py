@@ -194,6 +194,15 @@ class EvaluateRun:
                 "that they explain these weights is taken on trust",
             ))
         found += [("warning", line) for line in self.unchecked]
+        counts = {name: report.evaluated for name, report in self.evaluation.methods.items()}
+        if self.evaluation.limit is not None and len(set(counts.values())) > 1:
+            # The first N records of a file of several methods need not hold the same inputs for each.
+            listed = ", ".join(f"{name} {count}" for name, count in counts.items())
+            found.append((
+                "warning",
+                f"the first {self.evaluation.limit} record(s) hold different numbers of inputs per method ({listed}): "
+                "their means are over different inputs, so their ranking is not like for like",
+            ))
         if truncated:
             found.append((
                 "info",
@@ -214,6 +223,7 @@ def evaluate_file(options: EvaluateOptions) -> EvaluateRun:
         progress=lambda done: _progress(options)("evaluating", done, before.scan.total),
     )
     before.record_file.close()
+    evaluation = dataclasses.replace(evaluation, limit=options.limit)
     document = evaluation.to_dict(options.per_input or options.baseline is not None, options.compare)
     text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     if options.output is not None:
@@ -262,14 +272,21 @@ def _before_the_model(options: EvaluateOptions) -> _Checked:
             "min_tokens": settings.min_tokens, "orders": list(settings.orders), "eraser_bins": list(ERASER_BINS),
         })
         check_baseline_computable(baseline, options.baseline, settings, options.kendall, named)
+        if baseline.get("limit") != options.limit:
+            raise BadInput(
+                f"{options.baseline}: the baseline evaluated {_records_taken(baseline.get('limit'), named)}, this run "
+                f"{_records_taken(options.limit, named)}: compare like with like"
+            )
     inputs = [options.records, options.library, options.baseline]
     for path in (options.output, options.plot):
         if path is not None:  # the baseline is an input: a report over it would pass the next run
             check_output_path(path, inputs)
     record_file = RecordFile(options.records, options.limit)
     scan = _scan(record_file, settings, options.compare, named)
+    if options.limit is not None:
+        scan.where = f"the first {options.limit} record(s) of {scan.source} ({named('limit')} {options.limit})"
     _check_compare(options, scan)
-    check_bounds_usable(options.fail_under or (), scan.methods, settings.orders, options.kendall, settings.scalar_keys, named)
+    check_bounds_usable(options.fail_under or (), scan.methods, settings, options.kendall, named, where=scan.where)
     if options.kendall and scan.elsewhere:
         raise BadInput(
             f"{scan.source}:{scan.first_elsewhere}: {named('kendall')} explains each record again by its own method, "
@@ -283,13 +300,17 @@ def _before_the_model(options: EvaluateOptions) -> _Checked:
     return _Checked(record_file, scan, baseline, library, model, inputs)
 
 
+def _records_taken(limit: int | None, named: Names) -> str:
+    return "every record" if limit is None else f"the first {limit} record(s) ({named('limit')} {limit})"
+
+
 def _check_compare(options: EvaluateOptions, scan: _Scan) -> None:
     """Both methods of ``compare`` are in the records, with an input in common that will be evaluated."""
     pair = options.compare
     missing = [name for name in pair or () if name not in scan.methods]
     if missing:
         raise BadInput(
-            f"{options.bare('compare')}: no method {missing[0]!r} in {scan.source} "
+            f"{options.bare('compare')}: no method {missing[0]!r} in {scan.where} "
             f"(it has: {', '.join(sorted(scan.methods))})"
         )
     if pair and None not in scan.inputs.values() and not set.intersection(*scan.inputs.values()):
@@ -334,6 +355,7 @@ class _Scan:
 
     def __init__(self, source: str, settings: EvalSettings, pair: tuple[str, str] | None, named: Names) -> None:
         self.source, self.settings, self.named = source, settings, named
+        self.where = source  # what was read, in a message: the file, or its first records (--limit)
         # The inputs each method of --compare will be evaluated on (id and token ids, hashed): a pair
         # with none in common is refused before the model loads, not after the whole run.
         self.inputs: dict[str, set[bytes] | None] = {name: set() for name in pair or ()}

@@ -28,11 +28,49 @@ def test_the_first_n_records_are_evaluated_as_a_file_of_them_would_be(toy_dir, t
     options = ("--bootstrap", "0", "--min-tokens", "3", "--json", "-q")
     expected = _report(invoke("evaluate", first, *options))
     assert expected["records"] == 5
-    assert _report(invoke("evaluate", records, "--limit", "5", *options)) == expected
-    assert _report(invoke("evaluate", "-", "--limit", "5", *options, stdin=records.read_text())) == expected
+    # The report says the limit (a report of every record reads as before).
+    assert "limit" not in expected
+    assert _report(invoke("evaluate", records, "--limit", "5", *options)) == {**expected, "limit": 5}
+    assert _report(invoke("evaluate", "-", "--limit", "5", *options, stdin=records.read_text())) == {**expected, "limit": 5}
     assert _report(invoke("evaluate", records, "--limit", str(len(lines) + 9), *options))["records"] == len(lines)
     assert_one_line_error(invoke("evaluate", records, "--limit", "0"), "--limit must be a whole number of at least 1")
     assert_one_line_error(invoke("evaluate", records, "--limit", str(2**63)), "--limit must be a whole number of at least 1 and at most")
     run = contrastcat.evaluate_file(str(records), limit=5, bootstrap=0, min_tokens=3)
     run.document.pop("input")
-    assert run.document == expected
+    assert run.document == {**expected, "limit": 5}
+
+
+def test_a_limit_is_never_compared_with_another_or_mistaken_for_the_file(toy_dir, toy_library, tmp_path):
+    """A report of the first N records gates only a run of the first N (a 2-input mean once passed
+    against a 40-input one, both ways); a method the first N records lack is said to be missing
+    there, not from the file; methods left with different numbers of inputs are warned of."""
+    records = tmp_path / "attr.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attcat,random",
+                    "-o", records, "-q")
+    assert result.exit_code == 0, result.output
+    options = ("--bootstrap", "0", "--min-tokens", "3", "-q")
+    whole, part = tmp_path / "whole.json", tmp_path / "part.json"
+    assert invoke("evaluate", records, *options, "--per-input", "-o", whole).exit_code == 0
+    assert invoke("evaluate", records, *options, "--per-input", "--limit", "4", "-o", part).exit_code == 0
+    assert_one_line_error(
+        invoke("evaluate", records, *options, "--limit", "4", "--baseline", whole),
+        f"{whole}: the baseline evaluated every record, this run the first 4 record(s) (--limit 4): compare like",
+    )
+    assert_one_line_error(
+        invoke("evaluate", records, *options, "--baseline", part),
+        f"{part}: the baseline evaluated the first 4 record(s) (--limit 4), this run every record: compare like",
+    )
+    assert invoke("evaluate", records, *options, "--limit", "4", "--baseline", part).exit_code == 0
+    assert_one_line_error(
+        invoke("evaluate", records, *options, "--limit", "1", "--compare", "attcat,random"),
+        f"--compare: no method 'random' in the first 1 record(s) of {records} (--limit 1) (it has: attcat)",
+    )
+    assert_one_line_error(
+        invoke("evaluate", records, *options, "--limit", "1", "--fail-under", "random:morf.aopc=0"),
+        f"--fail-under names method 'random', which has no records in the first 1 record(s) of {records} (--limit 1)",
+    )
+    uneven = invoke("evaluate", records, "--bootstrap", "0", "--min-tokens", "3", "--limit", "3")
+    assert uneven.exit_code == 0, uneven.output
+    assert "warning: the first 3 record(s) hold different numbers of inputs per method (attcat 2, random 1)" in uneven.stderr
+    even = invoke("evaluate", records, "--bootstrap", "0", "--min-tokens", "3", "--limit", "4")
+    assert "different numbers of inputs" not in even.stderr

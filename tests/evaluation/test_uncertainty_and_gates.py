@@ -75,6 +75,17 @@ def test_a_paired_difference_uses_only_the_shared_inputs():
     assert found.inputs == 2 and found.mean == pytest.approx((0.5 + 2.0) / 2)
 
 
+def test_one_input_has_no_interval_and_excludes_nothing():
+    """A single input resampled is itself every time: no interval (it once gave [m, m], and a
+    paired difference over one shared input said "excludes 0")."""
+    settings = BootstrapSettings(100, 0.95, 0)
+    assert mean_interval([0.7], settings) is None
+    assert mean_interval([0.7, float("nan")], settings) is None  # one finite value
+    found = paired_difference({"x": 0.2, "y": 0.4}, {"x": 0.9, "z": 0.1}, settings)
+    assert (found.inputs, found.interval, found.excludes_zero) == (1, None, None)
+    assert found.mean == pytest.approx(-0.7)
+
+
 # ------------------------------------------------------------------ evaluate's report and table
 
 
