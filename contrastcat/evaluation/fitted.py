@@ -5,10 +5,11 @@ the target's probability most: that score *is* the MoRF AOPC under deletion, so 
 partly measures the selection, not the explanation. A cell is
 
 - **fitted** (``ᶠ``) when the method's own selection used the metric's perturbation and order over
-  a sweep of the input (either step grid: both sweep deletion across the whole sequence), scored
-  by the probability's drop;
+  the paper's sweep of the input (its deletion grid of 10, every step: either step grid of evaluate
+  sweeps deletion across the whole sequence alike), scored by the probability's drop;
 - **partly fitted** (``ᵖ``) when the selection used the metric's perturbation and order at other
-  fractions or by another measure: a test at some steps only (``test_steps``) or of the log-odds
+  fractions or by another measure: another deletion grid (``deletion_grid`` 2 deletes everything at
+  once, 3 half and then everything), a test at some steps only (``test_steps``) or of the log-odds
   (``test_measure``) for the curves' cells, ERASER comprehensiveness under deletion (the top 1–50 % removed) for a MoRF-scored
   selection, sufficiency under deletion (the bottom 50–99 % removed) for a LeRF-scored one.
 
@@ -18,6 +19,7 @@ Everything else (masking, pad/unk replacement, leave-one-out, Kendall τ) no met
 from __future__ import annotations
 
 from ..deletion.perturb import DELETE, LERF, MORF
+from ..deletion.refine import RefineSettings
 from ..methods import recorded_refinement
 from .scalars import ERASER_COMP, ERASER_SUFF
 
@@ -39,9 +41,11 @@ def fitted_cells(method_name: str, settings, perturb: str, orders) -> dict[str, 
     if refinement is None or perturb != DELETE:
         return {}
     selected = (MORF,) if refinement.score == "morf" else (MORF, LERF)
-    # The very test only when it swept every step of the grid by the probability: a test at some
-    # of the fractions, or of the log-odds, chose by the same perturbation and order, not the same test.
-    same = refinement.steps is None and refinement.measure == "probability"
+    # The very test only when it swept every step of the paper's grid by the probability: another
+    # grid, a test at some of the fractions, or of the log-odds, chose by the same perturbation and
+    # order, not the same test (however the fractions were spelt: --deletion-grid 2 is --test-steps 9).
+    paper = RefineSettings()
+    same = refinement.steps is None and refinement.measure == paper.measure and refinement.grid == paper.grid
     cells = {f"{order}_{key}": FITTED if same else PARTLY
              for order in selected if order in orders for key in ("aopc", "lodds")}
     cells[ERASER_COMP] = PARTLY  # the top k removed: MoRF deletion

@@ -31,7 +31,15 @@ MORF_PARTLY = {"morf_aopc": PARTLY, "morf_lodds": PARTLY, "eraser_comp": PARTLY}
     ("contrastcat", {"test_steps": "5"}, "delete", ORDERS, MORF_PARTLY),  # one fraction of the sweep
     ("contrastcat", {"test_steps": "2,5,8"}, "delete", ORDERS, MORF_PARTLY),
     ("contrastcat", {"test_measure": "log-odds"}, "delete", ORDERS, MORF_PARTLY),
-    ("contrastcat", {"deletion_grid": 5}, "delete", ORDERS, MORF_FIT),  # another sweep of the same curve
+    # Another grid is other fractions: 2 deletes every token at once (the one fraction --test-steps 9
+    # keeps of the paper's grid), 3 half and then every token, 20 a finer sweep.
+    ("contrastcat", {"deletion_grid": 2}, "delete", ORDERS, MORF_PARTLY),
+    ("contrastcat", {"test_steps": "9"}, "delete", ORDERS, MORF_PARTLY),
+    ("contrastcat", {"deletion_grid": 3}, "delete", ORDERS, MORF_PARTLY),
+    ("contrastcat", {"deletion_grid": 5}, "delete", ORDERS, MORF_PARTLY),
+    ("contrastcat", {"deletion_grid": 20}, "delete", ORDERS, MORF_PARTLY),
+    ("contrastcat-plus", {"refine_score": "morf-lerf", "deletion_grid": 4}, "delete", ORDERS,
+     {**MORF_PARTLY, "lerf_aopc": PARTLY, "lerf_lodds": PARTLY, "eraser_suff": PARTLY}),
     ("contrastcat", {"refine": False}, "delete", ORDERS, {}),
     ("contrastcat", {"refine": True}, "mask", ORDERS, {}),
     ("contrastcat", {"refine": True}, "pad", ORDERS, {}),
