@@ -98,7 +98,9 @@ class RenderOptions(CommandOptions):
 
 def render_file(chosen: RenderOptions) -> RenderRun:
     """The records file as one page (``html``), as text written to ``output``, or as blocks."""
-    source = RecordFile(chosen.attributions)
+    # Without compare, the first records are all that is read (an endless standard input
+    # stops there); with it, the file is read whole for the two methods' records.
+    source = RecordFile(chosen.attributions, chosen.limit if chosen.compare is None else None)
     methods: set[str] = set()
     labels = MethodLabels()  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]
     # A bad line fails before anything is shown; then the records stream.

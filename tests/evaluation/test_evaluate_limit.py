@@ -74,3 +74,21 @@ def test_a_limit_is_never_compared_with_another_or_mistaken_for_the_file(toy_dir
     assert "warning: the first 3 record(s) hold different numbers of inputs per method (attcat 2, random 1)" in uneven.stderr
     even = invoke("evaluate", records, "--bootstrap", "0", "--min-tokens", "3", "--limit", "4")
     assert "different numbers of inputs" not in even.stderr
+
+
+def test_render_limit_reads_no_further_than_its_records(toy_dir, toy_library, tmp_path):
+    """render --limit N stops reading after N records, as evaluate does (it read the whole input
+    first: an endless standard input was copied to a temporary file until interrupted); a damaged
+    line past the first N is never reached. With --compare the file is read whole (both methods'
+    records may lie anywhere), so the damaged line is found."""
+    records = tmp_path / "attr.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attcat,random",
+                    "-o", records, "-q")
+    assert result.exit_code == 0, result.output
+    lines = records.read_text().splitlines(keepends=True)
+    damaged = "".join(lines[:3]) + "not json\n"
+    shown = invoke("render", "-", "--limit", "3", "--color", "never", stdin=damaged)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == invoke("render", records, "--limit", "3", "--color", "never").stdout
+    assert_one_line_error(invoke("render", "-", "--limit", "1", "--compare", "attcat,random", stdin=damaged),
+                          "<stdin>:4: ")
