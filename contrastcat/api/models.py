@@ -71,6 +71,21 @@ def _is_pipeline(value) -> bool:
     return isinstance(value, Pipeline)
 
 
+def _check_scores(pipeline) -> None:
+    """A pipeline set to turn the logits into sigmoid scores (a multi-label use) or to leave them
+    raw is refused: every method and test here reads softmax probabilities, which that pipeline's
+    user never sees."""
+    chosen = getattr(pipeline, "_postprocess_params", {}).get("function_to_apply")
+    if chosen is None:  # the pipeline's default: the config's, else softmax for several labels
+        chosen = getattr(pipeline.model.config, "function_to_apply", None)
+    spelled = str(getattr(chosen, "value", chosen)).lower()
+    if chosen is not None and spelled != "softmax" and pipeline.model.config.num_labels > 1:
+        raise BadInput(
+            f"load_model: the pipeline turns the model's outputs into {spelled} scores (function_to_apply), "
+            "not softmax probabilities: contrastcat explains single-label classifiers (softmax over the classes) only"
+        )
+
+
 def _borrow(model, tokenizer, device, dtype, name) -> Classifier:
     """A model object (or a pipeline's), wrapped without copying (``models.in_memory.borrow_classifier``)."""
     import torch
@@ -85,6 +100,7 @@ def _borrow(model, tokenizer, device, dtype, name) -> Classifier:
             raise BadInput(f"load_model: a {task or type(model).__name__!r} pipeline is not a text classifier")
         if tokenizer is not None and tokenizer is not model.tokenizer:
             raise BadInput("load_model: a pipeline brings its own tokenizer; pass the pipeline alone")
+        _check_scores(model)
         model, tokenizer = model.model, model.tokenizer
     if not hasattr(model, "config"):
         from ..models.in_memory import held_classifier

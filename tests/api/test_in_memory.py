@@ -12,6 +12,7 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
 import contrastcat
+from contrastcat.errors import BadInput
 from contrastcat.testing import tiny
 
 from ..helpers import assert_bad_input
@@ -58,6 +59,18 @@ def test_a_pipeline_gives_the_directorys_records(toy_dir, toy_library, directory
     records = contrastcat.explain(classifier, TEXTS, toy_library, METHODS, ig_steps=8)
     assert [r.to_dict() for r in records] == [r.to_dict() for r in expected]
     assert model.config._attn_implementation == "sdpa" and not model.training
+
+
+@pytest.mark.parametrize("function", ["sigmoid", "none"])
+def test_a_pipeline_set_to_other_scores_than_softmax_is_refused(toy_dir, function):
+    """A pipeline that shows sigmoid scores (multi-label use) or raw logits was explained with
+    softmax probabilities it never shows; one set to softmax is taken."""
+    model, tokenizer = _from_directory(toy_dir / "model", attention="eager", training=False)
+    shown = pipeline("text-classification", model=model, tokenizer=tokenizer, function_to_apply=function, top_k=None)
+    with pytest.raises(BadInput, match=f"^load_model: the pipeline turns the model's outputs into {function} scores"):
+        contrastcat.load_model(shown)
+    softmax = pipeline("text-classification", model=model, tokenizer=tokenizer, function_to_apply="softmax")
+    assert contrastcat.load_model(softmax).model is model
 
 
 def test_a_pair_model_in_memory(pair_models):
