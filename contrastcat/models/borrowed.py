@@ -161,3 +161,34 @@ def _checksum(data: torch.Tensor) -> tuple[int, int]:
         # sum((start + i) * x_i) = start * sum(x) + sum(i * x_i), i from 1
         weighted += start * part_sum + int((part * positions[: part.numel()]).sum())
     return total, weighted
+
+
+# What a tokenizer encodes with besides its backend's pipeline: how it cuts, pads and marks.
+_TOKENIZER_SETTINGS = (
+    "truncation_side", "padding_side", "model_max_length", "do_lower_case", "add_prefix_space", "split_special_tokens",
+)
+
+
+def tokenizer_signature(tokenizer) -> str:
+    """A digest of what turns a text into ids: a fast tokenizer's whole pipeline (normalizer,
+    pre-tokenizer, model and vocabulary, post-processor; not the truncation and padding each call
+    sets on it), or a slow one's vocabulary, and the settings that cut, pad and mark. Changed after
+    loading (a normalizer removed, vocabulary entries swapped), the ids of a text change while the
+    weights, and so the fingerprint, stay the same."""
+    import hashlib
+    import json
+
+    parts = []
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None and hasattr(backend, "to_str"):
+        pipeline = json.loads(backend.to_str())
+        pipeline.pop("truncation", None)
+        pipeline.pop("padding", None)
+        parts.append(json.dumps(pipeline, sort_keys=True))
+    elif hasattr(tokenizer, "get_vocab"):
+        parts.append(repr(sorted(tokenizer.get_vocab().items())))
+    for name in _TOKENIZER_SETTINGS:
+        parts.append(f"{name}={_setting(getattr(tokenizer, name, None))}")
+    special = getattr(tokenizer, "special_tokens_map", None)
+    parts.append(repr(sorted((str(k), str(v)) for k, v in (special or {}).items())))
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

@@ -19,7 +19,7 @@ import torch
 
 from ..errors import BadInput
 from .adapters import adapter_for
-from .borrowed import eager_eval, rescales_itself, settings_signature, weight_signature
+from .borrowed import eager_eval, rescales_itself, settings_signature, tokenizer_signature, weight_signature
 from .loading import Classifier, _check_classes, _classifier, check_vocabulary, load_problem, weights_fingerprint
 from .precision import dtype_name
 
@@ -83,6 +83,7 @@ def check_unchanged(classifier: Classifier, function: str) -> None:
     check_no_hooks(classifier.model, classifier.name, function)
     _check_vocabulary_fits(classifier.model, classifier.tokenizer, classifier.name, function)
     _check_settings(classifier, function)
+    _check_tokenizer(classifier, function)
     now = weight_signature(classifier.model)
     if now == classifier.versions:
         return
@@ -95,6 +96,18 @@ def check_unchanged(classifier: Classifier, function: str) -> None:
         f"{function}: the weights of model {classifier.name!r} changed since it was loaded "
         f"(its records would name the old ones): load it again with {again}"
     )
+
+
+def _check_tokenizer(classifier: Classifier, function: str) -> None:
+    """The tokenizer as loaded: its normalizer removed, its post-processor replaced, vocabulary
+    entries swapped or its truncation side turned, a text's ids change under the same fingerprint."""
+    if classifier.tokenizer_state and tokenizer_signature(classifier.tokenizer) != classifier.tokenizer_state:
+        again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
+        raise BadInput(
+            f"{function}: the tokenizer of model {classifier.name!r} changed since it was loaded (its pipeline, "
+            f"vocabulary or settings: a text's ids change with it, the fingerprint of the weights does not): put it "
+            f"back, or load the model again with {again}"
+        )
 
 
 def _check_settings(classifier: Classifier, function: str) -> None:

@@ -23,7 +23,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTok
 
 from ..errors import BadInput, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
-from .borrowed import settings_signature, weight_signature
+from .borrowed import settings_signature, tokenizer_signature, weight_signature
 from .devices import resolve_device
 from .precision import dtype_name, resolve_dtype
 from .segments import PairTypes, pair_types
@@ -59,6 +59,8 @@ class Classifier:
     # Its config and modules' plain attributes as loaded (borrowed.settings_signature): edited
     # afterwards, they change the outputs under the same fingerprint, and are refused.
     settings: tuple = ()
+    # Its tokenizer's pipeline and settings as loaded (borrowed.tokenizer_signature): likewise.
+    tokenizer_state: str = ""
 
     @property
     def num_classes(self) -> int:
@@ -382,6 +384,7 @@ def _classifier(model, tokenizer, name, source, device, label_names, adapter, fi
         dtype=next(model.parameters()).dtype,
         versions=weight_signature(model),
         settings=settings_signature(model),
+        tokenizer_state=tokenizer_signature(tokenizer),
     )
 
 

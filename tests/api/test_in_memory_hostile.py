@@ -659,3 +659,38 @@ def test_a_module_attached_to_the_model_object_is_left_out_and_one_removed_insid
     del model.bert.pooler._modules["activation"]
     assert_bad_input(lambda: contrastcat.explain(classifier, TEXTS, method="attcat"),
                      "module bert.pooler.activation of model", "was removed since it was loaded")
+
+
+@pytest.mark.parametrize("edit", ["normalizer", "post_processor", "vocabulary", "truncation_side"])
+def test_a_tokenizer_edited_after_loading_is_refused_and_taken_back(edit):
+    """The tokenizer's pipeline and settings as loaded: its normalizer removed (the words became
+    [UNK]), its post-processor removed (no [CLS]/[SEP]), two vocabulary entries swapped, or its
+    truncation side turned changed a text's ids under the same fingerprint, and were explained.
+    Put back, the classifier is taken again; tokenizing many texts in between (which sets the
+    backend's truncation and padding each call) is no change."""
+    import json
+
+    from tokenizers import Tokenizer, normalizers, processors
+
+    model, tokenizer = tiny.build("bert", init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = contrastcat.explain(classifier, ["The Film was GOOD", "a dull plot"], method="attcat", max_length=8)
+    saved = tokenizer.backend_tokenizer.to_str(), tokenizer.truncation_side
+    if edit == "normalizer":
+        tokenizer.backend_tokenizer.normalizer = normalizers.Sequence([])
+    elif edit == "post_processor":
+        tokenizer.backend_tokenizer.post_processor = processors.Sequence([])
+    elif edit == "vocabulary":
+        document = json.loads(saved[0])
+        vocabulary = document["model"]["vocab"]
+        vocabulary["good"], vocabulary["film"] = vocabulary["film"], vocabulary["good"]
+        tokenizer._tokenizer = Tokenizer.from_str(json.dumps(document))
+    else:
+        tokenizer.truncation_side = "left"
+    assert_bad_input(
+        lambda: contrastcat.explain(classifier, ["The Film was GOOD"], method="attcat"),
+        "explain: the tokenizer of model", "changed since it was loaded",
+    )
+    tokenizer._tokenizer, tokenizer.truncation_side = Tokenizer.from_str(saved[0]), saved[1]
+    again = contrastcat.explain(classifier, ["The Film was GOOD", "a dull plot"], method="attcat", max_length=8)
+    assert [r.to_dict() for r in again] == [r.to_dict() for r in before]
