@@ -186,24 +186,3 @@ def test_kendall_refuses_a_different_library(pipeline, toy_dir, tmp_path):
     assert built.returncode == 0, built.stderr
     result = run("evaluate", attr, "--kendall", "--refs", other)
     assert result.returncode == 2 and "explained with another library" in result.stderr
-
-
-def test_models_list_and_quick_prepare(tmp_path):
-    env = {"CONTRASTCAT_CACHE": str(tmp_path / "cache")}
-    listed = run("models", "list", "--json", env=env)
-    assert listed.returncode == 0, listed.stderr
-    assert [(m["name"], m["ready"], m["status"]) for m in json.loads(listed.stdout)] == [
-        ("minilm-rt", False, "not prepared yet"),
-        ("minilm-bbc", False, "not prepared yet"),
-    ]
-    prepared = run("models", "prepare", "minilm-bbc", "--quick", env=env)
-    assert prepared.returncode == 0, prepared.stderr
-    assert "minilm-bbc ready: held-out accuracy" in prepared.stderr
-    again = run("models", "prepare", "minilm-bbc", "--quick", env=env)  # cached: no training, same line
-    assert again.returncode == 0 and "minilm-bbc ready: held-out accuracy" in again.stderr
-    metadata = json.loads((tmp_path / "cache" / "models" / "minilm-bbc" / "contrastcat-model.json").read_text())
-    assert metadata["label_names"] == ["business", "entertainment", "politics", "sports", "tech"]
-    listed = json.loads(run("models", "list", "--json", env=env).stdout)
-    assert listed[1]["status"] == "a quick test build"  # never mistaken for the real model
-    unknown = run("models", "prepare", "nope", env=env)
-    assert unknown.returncode == 2 and "unknown embedded model 'nope'" in unknown.stderr

@@ -83,6 +83,31 @@ def test_quick_prepare_writes_a_complete_entry(quick_rt, monkeypatch):
     assert not [p for p in directory.parent.iterdir() if p.name.endswith(".partial")]
 
 
+def test_models_list_and_prepare_from_the_command_line(quick_rt, tmp_path, monkeypatch):
+    """``models list`` before and after a quick build (never taken for the real model), and
+    ``models prepare`` of one cached: no training, the same line. The build is the module's one
+    quick build: a second training (of minilm-bbc, from the shell) cost the suite about 20 s."""
+    from ..helpers import invoke
+
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "empty"))
+    listed = invoke("models", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert [(m["name"], m["ready"], m["status"]) for m in json.loads(listed.stdout)] == [
+        ("minilm-rt", False, "not prepared yet"),
+        ("minilm-bbc", False, "not prepared yet"),
+    ]
+    root = tmp_path / "cache"
+    shutil.copytree(quick_rt, root)
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    monkeypatch.setattr(registry, "_train", lambda *a, **k: pytest.fail("trained again"))
+    prepared = invoke("models", "prepare", "minilm-rt", "--quick")
+    assert prepared.exit_code == 0 and "minilm-rt ready: held-out accuracy" in prepared.stderr, prepared.output
+    listed = json.loads(invoke("models", "list", "--json").stdout)
+    assert [(m["name"], m["status"]) for m in listed] == [("minilm-rt", "a quick test build"), ("minilm-bbc", "not prepared yet")]
+    unknown = invoke("models", "prepare", "nope")
+    assert unknown.exit_code == 2 and "unknown embedded model 'nope'" in unknown.stderr
+
+
 def test_reload_uses_the_cache(quick_rt, monkeypatch):
     monkeypatch.setenv(cache.CACHE_ENV, str(quick_rt))
     monkeypatch.setattr(registry, "_train", lambda *a, **k: pytest.fail("trained again"))
