@@ -116,31 +116,22 @@ def cached_library(
     )
 
 
-def labelled_data(
-    classifier: Classifier,
-    data=None,
-    labels: Sequence[int | str] | None = None,
-    split: str | None = None,
-    text_field: str | None = None,
-    label_field: str | None = None,
-    max_scan: int | None = None,
-    pair_field: str | None = None,
-) -> tuple[list, list[int], str, str]:
+# What reading a library's labelled data takes of build-refs' options.
+DATA = ("split", "text_field", "label_field", "max_scan", "pair_field")
+
+
+def labelled_data(classifier: Classifier, data=None, labels: Sequence[int | str] | None = None, **options: Any):
     """(texts, class ids, description, split) for a library: ``data`` as ``build_library`` takes it;
     None: the alias's own data set, whose split and fields are the defaults. Sentence pairs
     (``pair_field``, or ``(text, pair)`` tuples given) come back as ``(text, pair)`` tuples."""
+    chosen = BuildRefsOptions.read(options, InCall("labelled_data"), only=DATA)
     found, split_used = _labelled(
-        classifier_arg("labelled_data", classifier),
-        data,
-        labels,
-        split=check.optional_text("labelled_data: split", split),
-        text_field=check.optional_text("labelled_data: text_field", text_field),
-        label_field=check.optional_text("labelled_data: label_field", label_field),
-        max_scan=check.optional_count("labelled_data: max_scan", max_scan),
-        pair_field=check.optional_text("labelled_data: pair_field", pair_field),
+        classifier_arg("labelled_data", classifier), data, labels, chosen.split, chosen.text_field, chosen.label_field,
+        chosen.max_scan, chosen.pair_field,
     )
     return found.texts, found.labels, found.description, split_used
 
 
 with_signature(build_library, BuildRefsOptions, ("classifier", "path", "data", "labels"), only=IN_MEMORY)
 with_signature(build_refs, BuildRefsOptions, ("model", "output", "data"))
+with_signature(labelled_data, BuildRefsOptions, ("classifier", "data", "labels"), only=DATA)
