@@ -195,19 +195,24 @@ def tree_problem(value: Any) -> str | None:
 
 
 def _depth(value: Any) -> int:
-    """How deep objects and arrays nest in ``value`` (without recursion: it may be deep)."""
-    deepest, pending = 0, [(value, 0)]
-    while pending:
-        item, level = pending.pop()
-        if isinstance(item, dict):
-            item = item.values()
-        elif not isinstance(item, list):
-            continue
-        deepest = max(deepest, level + 1)
-        if deepest > MAX_DEPTH:
-            return deepest
-        pending.extend((child, level + 1) for child in item if isinstance(child, (dict, list)))
+    """How deep objects and arrays nest in ``value``, without recursion (it may be deep) and with
+    memory for one path down, not for every container at once."""
+    if not isinstance(value, (dict, list)):
+        return 0
+    deepest, path = 1, [iter(value.values() if isinstance(value, dict) else value)]
+    while path:
+        child = next(path[-1], _END)
+        if child is _END:
+            path.pop()
+        elif isinstance(child, (dict, list)):
+            path.append(iter(child.values() if isinstance(child, dict) else child))
+            deepest = max(deepest, len(path))
+            if deepest > MAX_DEPTH:
+                return deepest
     return deepest
+
+
+_END = object()
 
 
 def first_invalid_string(value: Any, where: str = "a string") -> str | None:

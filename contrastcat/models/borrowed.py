@@ -163,10 +163,14 @@ def _checksum(data: torch.Tensor) -> tuple[int, int]:
     return total, weighted
 
 
-# What a tokenizer encodes with besides its backend's pipeline: how it cuts, pads and marks.
+# What a tokenizer encodes with besides its backend's pipeline: how it cuts, pads and marks, and
+# which inputs it hands the model (``model_input_names``: whether segment ids are sent).
 _TOKENIZER_SETTINGS = (
-    "truncation_side", "padding_side", "model_max_length", "do_lower_case", "add_prefix_space", "split_special_tokens",
+    "truncation_side", "padding_side", "model_max_length", "split_special_tokens", "model_input_names",
 )
+# A slow tokenizer's own text handling (a fast one's is in its backend pipeline, where setting
+# these attributes changes nothing).
+_SLOW_SETTINGS = ("do_lower_case", "add_prefix_space")
 
 
 def tokenizer_signature(tokenizer) -> str:
@@ -185,10 +189,15 @@ def tokenizer_signature(tokenizer) -> str:
         pipeline.pop("truncation", None)
         pipeline.pop("padding", None)
         parts.append(json.dumps(pipeline, sort_keys=True))
-    elif hasattr(tokenizer, "get_vocab"):
-        parts.append(repr(sorted(tokenizer.get_vocab().items())))
+    else:
+        if hasattr(tokenizer, "get_vocab"):
+            parts.append(repr(sorted(tokenizer.get_vocab().items())))
+        parts.extend(f"{name}={_setting(getattr(tokenizer, name, None))}" for name in _SLOW_SETTINGS)
     for name in _TOKENIZER_SETTINGS:
         parts.append(f"{name}={_setting(getattr(tokenizer, name, None))}")
-    special = getattr(tokenizer, "special_tokens_map", None)
-    parts.append(repr(sorted((str(k), str(v)) for k, v in (special or {}).items())))
+    # The pad token is left out: padded positions are filled with the id chosen at loading
+    # (``Classifier.pad_id``), so ``tokenizer.pad_token = tokenizer.eos_token`` after loading, which
+    # batched pipelines of decoder models need, changes nothing here.
+    special = {k: v for k, v in (getattr(tokenizer, "special_tokens_map", None) or {}).items() if k != "pad_token"}
+    parts.append(repr(sorted((str(k), str(v)) for k, v in special.items())))
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogatepass")).hexdigest()

@@ -223,7 +223,7 @@ def evaluate_file(options: EvaluateOptions) -> EvaluateRun:
         progress=lambda done: _progress(options)("evaluating", done, before.scan.total),
     )
     before.record_file.close()
-    evaluation = dataclasses.replace(evaluation, limit=options.limit)
+    evaluation = dataclasses.replace(evaluation, limit=before.limit)
     document = evaluation.to_dict(options.per_input or options.baseline is not None, options.compare)
     text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     if options.output is not None:
@@ -259,6 +259,7 @@ class _Checked:
     library: RefLibrary | None
     model: str | Classifier
     inputs: list
+    limit: int | None  # the records were cut short by --limit (not when it reached past their end)
 
 
 def _before_the_model(options: EvaluateOptions) -> _Checked:
@@ -272,19 +273,21 @@ def _before_the_model(options: EvaluateOptions) -> _Checked:
             "min_tokens": settings.min_tokens, "orders": list(settings.orders), "eraser_bins": list(ERASER_BINS),
         })
         check_baseline_computable(baseline, options.baseline, settings, options.kendall, named)
-        if baseline.get("limit") != options.limit:
-            raise BadInput(
-                f"{options.baseline}: the baseline evaluated {_records_taken(baseline.get('limit'), named)}, this run "
-                f"{_records_taken(options.limit, named)}: compare like with like"
-            )
     inputs = [options.records, options.library, options.baseline]
     for path in (options.output, options.plot):
         if path is not None:  # the baseline is an input: a report over it would pass the next run
             check_output_path(path, inputs)
     record_file = RecordFile(options.records, options.limit)
     scan = _scan(record_file, settings, options.compare, named)
-    if options.limit is not None:
-        scan.where = f"the first {options.limit} record(s) of {scan.source} ({named('limit')} {options.limit})"
+    # A limit past the file's end read every record: the report is the whole file's.
+    limit = options.limit if options.limit is not None and scan.total >= options.limit else None
+    if limit is not None:
+        scan.where = f"the first {limit} record(s) of {scan.source} ({named('limit')} {limit})"
+    if baseline is not None and baseline.get("limit") != limit:
+        raise BadInput(
+            f"{options.baseline}: the baseline evaluated {_records_taken(baseline.get('limit'), named)}, this run "
+            f"{_records_taken(limit, named)}: compare like with like"
+        )
     _check_compare(options, scan)
     check_bounds_usable(options.fail_under or (), scan.methods, settings, options.kendall, named, where=scan.where)
     if options.kendall and scan.elsewhere:
@@ -297,7 +300,7 @@ def _before_the_model(options: EvaluateOptions) -> _Checked:
     if not model:
         raise BadInput(f"{scan.source}:{first.line}: the record names no model (made elsewhere?): pass {named('model')}")
     library = RefLibrary(options.library) if options.library is not None else None
-    return _Checked(record_file, scan, baseline, library, model, inputs)
+    return _Checked(record_file, scan, baseline, library, model, inputs, limit)
 
 
 def _records_taken(limit: int | None, named: Names) -> str:

@@ -694,3 +694,23 @@ def test_a_tokenizer_edited_after_loading_is_refused_and_taken_back(edit):
     tokenizer._tokenizer, tokenizer.truncation_side = Tokenizer.from_str(saved[0]), saved[1]
     again = contrastcat.explain(classifier, ["The Film was GOOD", "a dull plot"], method="attcat", max_length=8)
     assert [r.to_dict() for r in again] == [r.to_dict() for r in before]
+
+
+def test_tokenizer_edits_that_change_no_id_are_taken_and_input_names_are_not():
+    """The pad token set after loading (what batched pipelines of decoder models need) changes
+    nothing here (padding uses the id chosen at loading): taken, the same records. Dropping
+    token_type_ids from ``model_input_names`` stops segment ids reaching a pair model: refused."""
+    model, tokenizer = tiny.build("gpt2", init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    before = contrastcat.explain(classifier, ["a good film", "dull"], method="attcat")
+    tokenizer.pad_token = tokenizer.eos_token
+    after = contrastcat.explain(classifier, ["a good film", "dull"], method="attcat")
+    assert [r.to_dict() for r in after] == [r.to_dict() for r in before]
+    model, tokenizer = tiny.build("bert", init_range=0.5)
+    classifier = contrastcat.load_model(model, tokenizer)
+    contrastcat.explain(classifier, [("a man plays", "a person plays")], method="attcat")
+    tokenizer.model_input_names = ["input_ids", "attention_mask"]
+    assert_bad_input(
+        lambda: contrastcat.explain(classifier, [("a man plays", "a person plays")], method="attcat"),
+        "the tokenizer of model", "changed since it was loaded",
+    )

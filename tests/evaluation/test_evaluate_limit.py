@@ -32,7 +32,9 @@ def test_the_first_n_records_are_evaluated_as_a_file_of_them_would_be(toy_dir, t
     assert "limit" not in expected
     assert _report(invoke("evaluate", records, "--limit", "5", *options)) == {**expected, "limit": 5}
     assert _report(invoke("evaluate", "-", "--limit", "5", *options, stdin=records.read_text())) == {**expected, "limit": 5}
-    assert _report(invoke("evaluate", records, "--limit", str(len(lines) + 9), *options))["records"] == len(lines)
+    # A limit past the file's end read every record: the whole file's report (a full baseline gates it).
+    past = _report(invoke("evaluate", records, "--limit", str(len(lines) + 9), *options))
+    assert past["records"] == len(lines) and "limit" not in past
     assert_one_line_error(invoke("evaluate", records, "--limit", "0"), "--limit must be a whole number of at least 1")
     assert_one_line_error(invoke("evaluate", records, "--limit", str(2**63)), "--limit must be a whole number of at least 1 and at most")
     run = contrastcat.evaluate_file(str(records), limit=5, bootstrap=0, min_tokens=3)
@@ -61,6 +63,7 @@ def test_a_limit_is_never_compared_with_another_or_mistaken_for_the_file(toy_dir
         f"{part}: the baseline evaluated the first 4 record(s) (--limit 4), this run every record: compare like",
     )
     assert invoke("evaluate", records, *options, "--limit", "4", "--baseline", part).exit_code == 0
+    assert invoke("evaluate", records, *options, "--limit", "1000", "--baseline", whole).exit_code == 0
     assert_one_line_error(
         invoke("evaluate", records, *options, "--limit", "1", "--compare", "attcat,random"),
         f"--compare: no method 'random' in the first 1 record(s) of {records} (--limit 1) (it has: attcat)",
