@@ -80,10 +80,6 @@ def _surely_within(raw: str, allowed: tuple[int, int]) -> bool:
     return opened + raw.count('"') // 2 <= allowed[0] and opened + raw.count(",") + 1 <= allowed[1]
 
 
-class _TooMuch(NotStrictJSON):
-    pass
-
-
 class _Counted(json.JSONDecoder):
     """The strict reader, scanning in Python with a count of the values made (objects, arrays,
     strings and keys; and every value) and of the depth, stopping past either bound. It reads the
@@ -109,7 +105,7 @@ class _Counted(json.JSONDecoder):
         self.values -= 1
         self.heavy -= heavy
         if self.heavy < 0 or self.values < 0:
-            raise _TooMuch(
+            raise NotStrictJSON(
                 f"more than {self.allowed[0]:,} objects, arrays and strings or {self.allowed[1]:,} values: more than "
                 "any record or report holds (not read further; read whole, each would take 30 to 80 bytes)"
             )
@@ -127,17 +123,17 @@ class _Counted(json.JSONDecoder):
 
         return counted
 
-    def _int(self, text: str) -> int:
+    def _number(self, text: str) -> str:
         self.spend(heavy=False)
         if not text.isascii():
             raise NotStrictJSON(f"malformed JSON (a number with a digit that is not ASCII: {text[:20]!r})")
-        return int(text)
+        return text
+
+    def _int(self, text: str) -> int:
+        return int(self._number(text))
 
     def _float(self, text: str) -> float:
-        self.spend(heavy=False)
-        if not text.isascii():
-            raise NotStrictJSON(f"malformed JSON (a number with a digit that is not ASCII: {text[:20]!r})")
-        return _finite_float(text)
+        return _finite_float(self._number(text))
 
 
 class _CountedKeys(dict):
