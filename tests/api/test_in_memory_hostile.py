@@ -714,3 +714,26 @@ def test_tokenizer_edits_that_change_no_id_are_taken_and_input_names_are_not():
         lambda: contrastcat.explain(classifier, [("a man plays", "a person plays")], method="attcat"),
         "the tokenizer of model", "changed since it was loaded",
     )
+
+
+def test_the_tokenizer_digest_leaves_out_truncation_and_padding_in_either_order():
+    """What each call sets on a fast tokenizer's backend (truncation, padding) is left out whether
+    the serialization puts them first (read past cheaply) or elsewhere (read whole); the rest counts."""
+    import json
+
+    from contrastcat.models.borrowed import _pipeline_text
+
+    _, tokenizer = tiny.build("bert")
+    backend = tokenizer.backend_tokenizer
+    plain = backend.to_str()
+    backend.enable_truncation(5)
+    backend.enable_padding(length=7)
+    cutting = backend.to_str()
+    assert cutting != plain and _pipeline_text(cutting) == _pipeline_text(plain)
+    document = json.loads(cutting)
+    reordered = {key: document[key] for key in [k for k in document if k not in ("truncation", "padding")]}
+    reordered.update(truncation=document["truncation"], padding=document["padding"])
+    moved = json.dumps(reordered)
+    document["normalizer"] = None
+    assert _pipeline_text(moved) == _pipeline_text(json.dumps({**reordered, "truncation": None, "padding": None}))
+    assert _pipeline_text(moved) != _pipeline_text(json.dumps(document))
