@@ -141,12 +141,16 @@ class ExplainOptions(CommandOptions):
         if self.pair_field is not None and self.pair_field in (self.text_field, self.id_field, self.label_field):
             raise BadInput(f"{self.named('pair_field')} {self.pair_field!r} is also the text, id or label field")
         if self.resume and self.shard is not None:
-            raise BadInput(
-                f"{self.named('resume')} cannot be combined with {self.bare('shard')} or torchrun: rerun the failed "
-                "shard instead"
-            )
+            raise self.resume_with_shards()
         if self.resume and is_standard_output(self.output):
             raise BadInput(f"{self.named('resume')} needs {self.bare('output')}: standard output cannot be continued")
+
+    def resume_with_shards(self) -> BadInput:
+        """A checkpoint is one process's: a shard (given, or torchrun's) is rerun whole instead."""
+        return BadInput(
+            f"{self.named('resume')} cannot be combined with {self.bare('shard')} or torchrun: rerun the failed "
+            "shard instead"
+        )
 
     def with_methods_options(self, chosen: Mapping[str, object]) -> ExplainOptions:
         return dataclasses.replace(self, method_options=dict(chosen))
@@ -224,10 +228,7 @@ def _check_world(chosen: ExplainOptions) -> World | None:
     if chosen.inputs == "-":
         raise BadInput("under torchrun every process reads the inputs: give a file, not - (standard input)")
     if chosen.resume:
-        raise BadInput(
-            f"{chosen.named('resume')} cannot be combined with {chosen.bare('shard')} or torchrun: rerun the failed "
-            "shard instead"
-        )
+        raise chosen.resume_with_shards()
     return world
 
 
