@@ -52,15 +52,31 @@ class Interval:
         return {"low": self.low, "high": self.high}
 
 
+def fewest_inputs(level: float) -> int:
+    """The fewest inputs an interval at ``level`` is drawn from.
+
+    A percentile bootstrap over n inputs cannot reach past their smallest and largest value: with
+    2 inputs its 95% interval is about their min and max, and a paired difference "excludes 0"
+    whenever the two share a sign, though a fair coin gives that half the time. The bound taken
+    is the distribution-free one: n inputs that all agree in sign are evidence at ``level`` only
+    when 2 · 0.5ⁿ ≤ 1 − level (the two-sided sign test), so 6 inputs at 95%, 8 at 99%, 2 at 50%.
+    Fewer give no interval rather than one the data cannot support.
+    """
+    count = 2
+    while 2 * 0.5**count > 1.0 - level + 1e-12:
+        count += 1
+    return count
+
+
 def bootstrap_means(values: np.ndarray, settings: BootstrapSettings) -> np.ndarray | None:
-    """[resamples, k] means of ``values`` [n, k] (or [n]) over inputs drawn with replacement."""
+    """[resamples, k] means of ``values`` [n, k] (or [n]) over inputs drawn with replacement;
+    None without resamples or with fewer inputs than ``fewest_inputs`` (one input resampled is
+    itself every time, an interval of width zero)."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
     count = len(values)
-    # One input drawn with replacement is itself every time: an "interval" of width zero, which
-    # would say the mean is certain (and a paired difference "excludes 0") on no evidence at all.
-    if settings.resamples == 0 or count < 2:
+    if settings.resamples == 0 or count < fewest_inputs(settings.level):
         return None
     rng = np.random.default_rng(settings.seed)
     chunk = max(1, _DRAW_BUDGET // (count * values.shape[1]))

@@ -83,8 +83,8 @@ def plot_curves(report, path: str, inputs=()) -> None:
         handles, names = axes[0][0].get_legend_handles_labels()
         columns = min(len(names), 6)
         figure.legend(handles, names, loc="lower center", ncol=columns, frameon=False)
-        resamples = report.bootstrap.resamples
-        caption = f"bands: {report.bootstrap.level:.0%} bootstrap intervals over inputs" if resamples else "no intervals"
+        drawn = any(found.curve_intervals for found in report.methods.values())
+        caption = f"bands: {report.bootstrap.level:.0%} bootstrap intervals over inputs" if drawn else "no intervals"
         figure.suptitle(f"{report.model}, {report.source}: perturbation curves ({caption})", fontsize=10)
         rows_of_legend = (len(names) + columns - 1) // max(columns, 1)
         figure.tight_layout(rect=(0, (0.28 * rows_of_legend + 0.1) / figure.get_figheight(), 1, 0.97))

@@ -50,7 +50,7 @@ def report_blocks(
                 "below 0.05 passes."
             ))
     blocks += [Text(line) for line in comparison.legend()]
-    if evaluation.bootstrap.resamples:
+    if any(report.intervals for report in reports.values()):  # too few inputs draw none
         b = evaluation.bootstrap
         blocks.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
     return blocks + compare_lines(document, TABLE_DECIMALS)
@@ -157,7 +157,7 @@ def sanity_blocks(report) -> list[str | Text | Table]:
             cells.append(number(None if value != value else value, 3, report.intervals.get(label, {}).get(step)))
         table.add_row(step, *cells)
     lines: list[str | Text | Table] = [table, *(Text(line) for line in report.verdicts())]
-    if report.bootstrap.resamples:
+    if any(i is not None for steps in report.intervals.values() for i in steps.values()):
         b = report.bootstrap
         lines.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
     return lines

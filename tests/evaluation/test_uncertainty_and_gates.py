@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from contrastcat import __version__
-from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
+from contrastcat.evaluation.stats import BootstrapSettings, fewest_inputs, mean_interval, paired_difference
 from contrastcat_cli.app import app
 
 from ..helpers import write_records
@@ -44,11 +44,22 @@ def baseline(records, tmp_path_factory):
 
 
 def test_two_values_bootstrap_to_the_interval_worked_out_by_hand():
-    """Means of two draws from {0, 1}: 0 (1/4), 0.5 (1/2), 1 (1/4); the 95 % percentile interval is [0, 1]."""
-    interval = mean_interval([0.0, 1.0], BootstrapSettings(resamples=4000, level=0.95, seed=3))
-    assert (interval.low, interval.high) == (0.0, 1.0)
+    """Means of two draws from {0, 1}: 0 (1/4), 0.5 (1/2), 1 (1/4); the middle 40 % is all 0.5."""
     narrow = mean_interval([0.0, 1.0], BootstrapSettings(resamples=4000, level=0.4, seed=3))
-    assert (narrow.low, narrow.high) == (0.5, 0.5)  # the middle 40 % of the means is all 0.5
+    assert (narrow.low, narrow.high) == (0.5, 0.5)
+
+
+@pytest.mark.parametrize(("level", "fewest"), [(0.4, 2), (0.5, 2), (0.8, 4), (0.9, 5), (0.95, 6), (0.99, 8)])
+def test_an_interval_needs_as_many_inputs_as_a_sign_test_at_its_level(level, fewest):
+    """n inputs of one sign are evidence at a level only when 2 · 0.5ⁿ ≤ 1 − level; with fewer,
+    a percentile interval is about their min and max and would "exclude 0" on a coin's say-so."""
+    settings = BootstrapSettings(resamples=400, level=level, seed=0)
+    assert fewest_inputs(level) == fewest
+    assert mean_interval(np.linspace(0.1, 0.2, fewest - 1), settings) is None
+    assert mean_interval(np.linspace(0.1, 0.2, fewest), settings) is not None
+    short = {f"k{i}": 1.0 + i for i in range(fewest - 1)}
+    found = paired_difference(short, dict.fromkeys(short, 0.0), settings)
+    assert (found.interval, found.excludes_zero) == (None, None)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -290,3 +301,19 @@ def test_what_a_baseline_or_a_gate_cannot_use_is_refused_before_any_work(records
     _one_line(run(records, "--fail-under", "nosuch:morf.aopc=0"), 2, "names method 'nosuch'")
     _one_line(run(records, "--fail-under", "kendall.tau=0.5"), 2, "Kendall τ is not evaluated")
     _one_line(run(records, "--order", "morf", "--fail-under", "lerf.aopc=0.5"), 2, "LeRF AOPC is not evaluated")
+
+
+def test_too_few_inputs_print_no_interval_and_no_footnote_for_one(records, tmp_path):
+    """Two inputs whose differences share a sign: no interval, "no interval" in the comparison,
+    and no "± half the interval" line under a table that shows none."""
+    lines = records.read_text().splitlines()
+    two = tmp_path / "two.jsonl"
+    ids = []
+    for line in lines:
+        if json.loads(line)["id"] not in ids:
+            ids.append(json.loads(line)["id"])
+    two.write_text("".join(line + "\n" for line in lines if json.loads(line)["id"] in ids[:2]))
+    result = run(two, "--compare", "keyword,random")
+    assert result.exit_code == 0, result.output
+    assert "no interval" in result.stdout and "excludes 0" not in result.stdout
+    assert "bootstrap interval" not in result.stdout and " ± " not in result.stdout
