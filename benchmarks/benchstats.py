@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings
+from contrastcat.usecases.evaluate_records import perturbation_curves
 
 
 def per_input_aopc(records, predict, label_names, order: str) -> np.ndarray:

@@ -45,7 +45,7 @@ from contrastcat.api import explain, load_model
 from contrastcat.errors import BadInput
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.fitted import SIGNS, fitted_cells
-from contrastcat.evaluation.reports import evaluate_records
+from contrastcat.usecases.evaluate_records import evaluate_records
 from contrastcat.evaluation.scalars import LeaveOneOut
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
 from contrastcat.io.files import atomic_text_output

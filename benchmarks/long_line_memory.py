@@ -1,6 +1,6 @@
 """Peak memory of explain, evaluate and render against the length of one input line.
 
-    python benchmarks/long_line_memory.py [--lengths 1e3,1e4,1e5,1e6,1e7,1.6e7,1e8]
+    python benchmarks/long_line_memory.py [--lengths 1e3,1e4,1e5,1e6,1e7,1.6e7,1e8] [--emoji]
 
 One JSONL line whose text has the given number of characters (toy words), explained by a
 tiny planted-keyword BERT (64 positions) with attcat, then evaluated and rendered, each
@@ -27,15 +27,17 @@ from contrastcat.io.lines import LINE_LIMIT_ENV, line_limit
 from contrastcat.testing import toy
 
 
-def write_line(path: Path, length: int, seed: int = 0) -> None:
+def write_line(path: Path, length: int, seed: int = 0, emoji: bool = False) -> None:
     """One JSONL line whose text has ``length`` characters of toy words, written in pieces:
     this process never holds the text, so a child forked from it starts small (a child's
-    ru_maxrss counts the parent's memory at the fork)."""
+    ru_maxrss counts the parent's memory at the fork). ``emoji``: the text starts with one
+    character outside the Basic Multilingual Plane, which makes Python store every character
+    of the text in 4 bytes instead of 1."""
     rng = random.Random(seed)
     words = list(toy.FILLER + toy.POSITIVE + toy.NEGATIVE)
-    with path.open("w") as stream:
-        stream.write('{"id": 0, "text": "')
-        left = length
+    with path.open("w", encoding="utf-8") as stream:
+        stream.write('{"id": 0, "text": "' + ("\U0001F600 " if emoji else ""))
+        left = length - 2 * emoji
         while left > 0:
             piece = " ".join(rng.choice(words) for _ in range(20_000))[:left]
             if len(piece) < left:
@@ -55,6 +57,7 @@ def cpu_line() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lengths", default="1e3,1e4,1e5,1e6,1e7,1.6e7,1e8")
+    parser.add_argument("--emoji", action="store_true", help="start each text with one emoji (4 bytes per character)")
     args = parser.parse_args()
     lengths = [int(float(x)) for x in args.lengths.split(",")]
     limit = line_limit()
@@ -73,7 +76,7 @@ def main() -> None:
 
         for length in lengths:
             source = folder / f"in{length}.jsonl"
-            write_line(source, length)
+            write_line(source, length, emoji=args.emoji)
             records = folder / f"attr{length}.jsonl"
             if source.stat().st_size - 1 > limit:  # refused: nothing for evaluate or render to read
                 rows[length] = {"explain": peak_rss(explain(source, records), exit_code=2)}

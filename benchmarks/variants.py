@@ -29,7 +29,7 @@ import torch
 
 from contrastcat.api import explain, load_model
 from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.evaluation.reports import evaluate_records
+from contrastcat.usecases.evaluate_records import evaluate_records
 from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
 from contrastcat.library import RefLibrary
 from contrastcat.methods import METHODS, build_method

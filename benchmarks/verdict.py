@@ -27,7 +27,7 @@ from variants import NAMES, held_out, library_for, records_of  # benchmarks/vari
 from contrastcat.api import load_model
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.fitted import LEGEND, SIGNS
-from contrastcat.evaluation.reports import evaluate_records
+from contrastcat.usecases.evaluate_records import evaluate_records
 from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.methods import METHODS
 from contrastcat.models.precision import describe_hardware

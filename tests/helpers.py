@@ -455,8 +455,8 @@ def planted_keyword_results(classifier, library, held_out, names, curves, kendal
     60 records). ``curves`` and ``kendall``: the methods measured on those (``printed``: all of
     them, and the table printed)."""
     from contrastcat.attribution.pipeline import explain, reattribute_records
-    from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
-    from contrastcat.evaluation.kendall import kendall_for_records
+    from contrastcat.evaluation.curves import EvalSettings
+    from contrastcat.usecases.evaluate_records import kendall_for_records, perturbation_curves
     from contrastcat.methods import build_method
     from contrastcat.models import predictor
     from contrastcat.records.inputs import InputRow

@@ -28,7 +28,7 @@ RANKS = {
     "contrastcat.library": 8,  # reference selection, building, the HDF5 file
     "contrastcat.attribution": 9,  # the explain use case
     "contrastcat.output": 10,  # writing a run: checkpoint/resume, shards, torchrun
-    "contrastcat.evaluation": 11,  # curves, statistics, reports, gates
+    "contrastcat.evaluation": 11,  # measures on arrays, statistics, reports, gates (see APART)
     "contrastcat.views": 12,  # spans, terminal, HTML, plots
     "contrastcat.testing": 13,  # toy and tiny models for tests and demos
     "contrastcat.usecases": 14,  # each command's options and its use case on files
@@ -169,6 +169,39 @@ def test_the_check_sees_an_upward_import_a_hidden_one_and_a_cycle(tmp_path):
         ["contrastcat.models.a", "contrastcat.models.b"],
         ["contrastcat.models.forward", "contrastcat.records.record"],
     ]
+
+
+# Parts a package may not import although they rank below it. The measures of evaluation/ take
+# arrays and a function from token ids to probabilities (as Captum's metrics take tensors and a
+# forward function); turning attribution records into those, and explaining again, is the use
+# cases' work.
+APART = {"contrastcat.evaluation": ("contrastcat.records", "contrastcat.attribution", "contrastcat.library")}
+
+
+def imports_kept_apart(graph: dict[str, set[str]], apart: dict[str, tuple[str, ...]]) -> list[str]:
+    wrong = []
+    for source, targets in graph.items():
+        for target in targets:
+            if part(target) in apart.get(part(source), ()):
+                wrong.append(f"{source} imports {target}")
+    return sorted(wrong)
+
+
+def test_the_measures_take_arrays_not_records():
+    assert imports_kept_apart(import_graph(SOURCES), APART) == []
+
+
+def test_the_kept_apart_check_can_fail(tmp_path):
+    package = tmp_path / "contrastcat"
+    for folder in ("records", "evaluation"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "records" / "record.py").write_text("x = 1\n")
+    (package / "evaluation" / "curves.py").write_text("def f():\n    from ..records.record import x\n")
+    graph = import_graph({"contrastcat": package})
+    assert upward_imports(graph) == []
+    assert imports_kept_apart(graph, APART) == ["contrastcat.evaluation.curves imports contrastcat.records.record"]
 
 
 # What the CLI may import of the package: the public calls, the exceptions, the package itself.

@@ -9,7 +9,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ..evaluation.reports import EvaluationReport, evaluate_records
+from ..evaluation.reports import EvaluationReport
+from ..usecases.evaluate_records import evaluate_records
 from ..library import RefLibrary
 from ..models import Classifier
 from ..records.record import AttributionRecord

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import BadInput
-from ..evaluation.sanity import SanityReport, sanity_check
+from ..evaluation.sanity import SanityReport
+from ..usecases.sanity_records import sanity_check
 from ..models import Classifier
 from ..records.record import AttributionRecord
 from ..spec import InCall

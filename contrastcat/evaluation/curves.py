@@ -1,21 +1,20 @@
 """Faithfulness of attributions (docs/spec.md §5): the perturbation curves (AOPC and log-odds per
-step, MoRF and LeRF), summed chunk by chunk over a stream of records, and the records they can be
-computed on. Kendall-τ is in :mod:`.kendall`, methods side by side in :mod:`.comparison`."""
+step, MoRF and LeRF), summed chunk by chunk over a stream of inputs given as columns (token ids,
+scores, special flags: :class:`Inputs`), with a function from token ids to probabilities, as
+Captum's metrics take tensors and a forward function. Attribution records become columns in
+``usecases.evaluate_records``; Kendall-τ is in :mod:`.kendall`, methods side by side in
+:mod:`.comparison`."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..deletion.perturb import DELETE, LERF, MORF, ranked_positions
 from ..deletion.plan import PAPER, DeletionPlan, step_counts
-from ..errors import BadInput
 from ..models.tokens import ProbabilityFn
-from ..records.record import AttributionRecord, resolve_label
 from .kendall import Kendall, finite_or_none
 from .scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, EraserRows, LeaveOneOut, loo_tau
 from .stats import BootstrapSettings, Interval, column_intervals, mean_interval
@@ -63,35 +62,29 @@ class Curve:
 
 
 @dataclass(frozen=True)
-class Evaluable:
-    """The records of one method that can be evaluated, and why the others cannot."""
+class Inputs:
+    """A chunk of one method's inputs as columns: what the curves need of its attribution records
+    (made from records by ``usecases.evaluate_records.columns``), nothing more."""
 
-    records: list[AttributionRecord]
-    too_short: int  # fewer than min_tokens tokens
-    only_special: int  # nothing to perturb
-    duplicates: int  # the same input, target, method and settings seen before (first one kept)
+    keys: list[str]  # what pairs one input across methods and reports: its id, token ids and target
+    ids: list  # for people
+    token_ids: list[list[int]]
+    scores: list[list[float]]
+    special: list[list[bool]]  # never perturbed
+    truncated: list[bool]  # its text was cut to the model's length limit
+    positions: list[int] = field(default_factory=list)  # where each input sat in the chunk it came from
 
+    def __post_init__(self) -> None:
+        if not self.positions:
+            object.__setattr__(self, "positions", list(range(len(self.keys))))
 
-def _input_digest(record: AttributionRecord) -> bytes:
-    return hashlib.blake2b(
-        json.dumps([record.id, record.token_ids, record.target], sort_keys=True).encode(), digest_size=16
-    ).digest()
+    def __len__(self) -> int:
+        return len(self.keys)
 
-
-def evaluable(records: Sequence[AttributionRecord], min_tokens: int, seen: set[bytes] | None = None) -> Evaluable:
-    """Drop duplicates (keeping the first; ``seen`` carries the keys of earlier chunks), inputs
-    too short, and inputs of special tokens only."""
-    seen = set() if seen is None else seen
-    unique = []
-    for record in records:
-        # A digest, not the ids themselves: the set lives as long as the stream of records.
-        key = _input_digest(record)
-        if key not in seen:
-            seen.add(key)
-            unique.append(record)
-    long = long_enough(unique, min_tokens)
-    usable = [r for r in long if not all(r.special)]
-    return Evaluable(usable, len(unique) - len(long), len(long) - len(usable), len(records) - len(unique))
+    def take(self, chosen: Sequence[int]) -> Inputs:
+        """The inputs at ``chosen`` (indices into this chunk), keeping their positions."""
+        return Inputs(*([column[i] for i in chosen] for column in (
+            self.keys, self.ids, self.token_ids, self.scores, self.special, self.truncated, self.positions)))
 
 
 @dataclass
@@ -205,95 +198,89 @@ class MethodReport:
         return out
 
 
-def _target(record: AttributionRecord, probs: np.ndarray, target: str, label_names: Sequence[str], where: str) -> int:
-    if target == "pred":
-        return int(np.argmax(probs))
-    if target == "record":
-        return int(record.target)
-    if record.label is None:
-        raise BadInput(f"{where}: `target` gold needs a label in every record")
-    return resolve_label(record.label, label_names, where)
-
-
 class CurveTally:
     """One method's perturbation curves, summed chunk by chunk, so records can stream
     through ``evaluate`` without being held (docs/spec.md §5)."""
 
     def __init__(
-        self,
-        method: str,
-        settings: EvalSettings,
-        label_names: Sequence[str],
-        mask_id: int | None = None,
-        source: str = "<records>",
-        loo: LeaveOneOut | None = None,
+        self, method: str, settings: EvalSettings, mask_id: int | None = None, loo: LeaveOneOut | None = None
     ) -> None:
-        self.settings, self.label_names, self.mask_id, self.source = settings, label_names, mask_id, source
+        self.settings, self.mask_id = settings, mask_id
         # Shared by every method's tally of one evaluation: the drops depend on the input, not the map.
         self.loo = loo if loo is not None or not settings.loo else LeaveOneOut(settings.perturb, mask_id)
         self.report = MethodReport(method=method, evaluated=0, skipped_short=0)
-        self._seen: set[bytes] = set()
+        self._seen: set[str] = set()
         self._sums: dict[str, np.ndarray] = {}  # order -> [2, steps]: AOPC and LOdds summed over inputs
         self._keys: list[str] = []
         self._ids: list = []
         self._values: dict[str, list[np.ndarray]] = {}  # order -> chunks of [2, n, steps]
         self._scalars: dict[str, list[np.ndarray]] = {}  # column key -> chunks of [n]
 
-    def add(self, records: Sequence[AttributionRecord], predict: ProbabilityFn) -> list[AttributionRecord]:
-        """Perturb and score a chunk of records; returns the ones that were evaluated."""
+    def evaluable(self, inputs: Inputs) -> Inputs:
+        """The inputs that can be evaluated, counted in the report with why the others cannot:
+        duplicates (the first one kept, across chunks), inputs shorter than ``min_tokens`` (special
+        tokens included) and inputs of special tokens only."""
+        report, unique = self.report, []
+        for index, key in enumerate(inputs.keys):
+            if key not in self._seen:
+                self._seen.add(key)
+                unique.append(index)
+        long = [i for i in unique if len(inputs.token_ids[i]) >= self.settings.min_tokens]
+        usable = [i for i in long if not all(inputs.special[i])]
+        report.skipped_short += len(unique) - len(long)
+        report.skipped_special += len(long) - len(usable)
+        report.skipped_duplicates += len(inputs) - len(unique)
+        return inputs.take(usable)
+
+    def add(self, inputs: Inputs, predict: ProbabilityFn, targets: Sequence[int] | None = None) -> None:
+        """Perturb and score evaluable ``inputs`` (:meth:`evaluable`), each for its class in
+        ``targets`` (None: the class the model predicts)."""
         settings, report = self.settings, self.report
-        chosen = evaluable(records, settings.min_tokens, self._seen)
-        usable = chosen.records
-        report.evaluated += len(usable)
-        report.skipped_short += chosen.too_short
-        report.skipped_special += chosen.only_special
-        report.skipped_duplicates += chosen.duplicates
-        report.truncated += sum(r.truncated for r in usable)
-        if not usable:
-            return usable
-        base_probs = predict([tuple(r.token_ids) for r in usable])
-        targets = [
-            _target(r, p, settings.target, self.label_names, _where(self.source, r)) for r, p in zip(usable, base_probs)
-        ]
+        report.evaluated += len(inputs)
+        report.truncated += sum(inputs.truncated)
+        if not len(inputs):
+            return
+        base_probs = predict([tuple(ids) for ids in inputs.token_ids])
+        targets = [int(np.argmax(p)) for p in base_probs] if targets is None else [int(t) for t in targets]
         plan = DeletionPlan()
-        rows: dict[str, list[list[int]]] = {}  # order -> per record, the rows of its 9 steps
+        rows: dict[str, list[list[int]]] = {}  # order -> per input, the rows of its 9 steps
         for order in settings.orders:
             rows[order] = []
-            for record in usable:
-                ranking = ranked_positions(record.scores, record.special, order)
-                counts = step_counts(len(record.token_ids), len(ranking), settings.steps)
-                rows[order].append(plan.steps(record.token_ids, ranking, counts, settings.perturb, self.mask_id))
-        keys = [input_key(r) for r in usable]
+            for ids, scores, special in zip(inputs.token_ids, inputs.scores, inputs.special):
+                ranking = ranked_positions(scores, special, order)
+                counts = step_counts(len(ids), len(ranking), settings.steps)
+                rows[order].append(plan.steps(ids, ranking, counts, settings.perturb, self.mask_id))
+        keys = inputs.keys
         eraser = EraserRows(plan, settings.perturb, self.mask_id) if settings.eraser else None
         loo_rows = []
-        for record, key, target in zip(usable, keys, targets):
+        for ids, scores, special, key, target in zip(inputs.token_ids, inputs.scores, inputs.special, keys, targets):
             if eraser is not None:
-                eraser.add(record.token_ids, record.scores, record.special)
+                eraser.add(ids, scores, special)
             if self.loo is not None:
-                loo_rows.append(self.loo.add(plan, key, target, record.token_ids, record.special))
+                loo_rows.append(self.loo.add(plan, key, target, ids, special))
         probs = plan.predict(predict)
-        raw = base_probs[np.arange(len(usable)), targets]
+        raw = base_probs[np.arange(len(inputs)), targets]
         if eraser is not None:
             comp, suff = eraser.values(probs, raw, targets)
             self._scalars.setdefault(ERASER_COMP, []).append(comp)
             self._scalars.setdefault(ERASER_SUFF, []).append(suff)
         if self.loo is not None:
             taus = [
-                loo_tau(r.scores, r.special, self.loo.drops(key, t, rows, probs, base))
-                for r, key, t, rows, base in zip(usable, keys, targets, loo_rows, raw)
+                loo_tau(scores, special, self.loo.drops(key, t, drop_rows, probs, base))
+                for scores, special, key, t, drop_rows, base
+                in zip(inputs.scores, inputs.special, keys, targets, loo_rows, raw)
             ]
             self._scalars.setdefault(LOO_TAU, []).append(np.array(taus, dtype=np.float64))
         p = np.clip(raw, CLIP, 1.0)
-        for order, per_record in rows.items():
-            index = np.array(per_record)  # [N, 9]
+        for order, per_input in rows.items():
+            index = np.array(per_input)  # [N, 9]
             p_k = np.clip(probs[index, np.asarray(targets)[:, None]], CLIP, 1.0)
             values = np.stack([p[:, None] - p_k, np.log(p_k / p[:, None])])  # [2, N, 9]
             sums = values.sum(axis=1)
             self._sums[order] = self._sums[order] + sums if order in self._sums else sums
             self._values.setdefault(order, []).append(values)
         self._keys += keys
-        self._ids += [r.id for r in usable]
-        return usable
+        self._ids += inputs.ids
 
     def finish(self) -> MethodReport:
         """The report: mean curves over every evaluated input (none: no curves)."""
@@ -307,66 +294,3 @@ class CurveTally:
         for key, chunks in self._scalars.items():
             self.report.scalars[key] = Scalar(list(self._keys), list(self._ids), np.concatenate(chunks))
         return self.report
-
-
-def input_key(record: AttributionRecord) -> str:
-    """What pairs one input across methods and reports: its id, token ids and target."""
-    return _input_digest(record).hex()
-
-
-def perturbation_curves(
-    records: Sequence[AttributionRecord],
-    predict: ProbabilityFn,
-    settings: EvalSettings,
-    label_names: Sequence[str],
-    mask_id: int | None = None,
-    source: str = "<records>",
-) -> MethodReport:
-    """AOPC(k) = mean (p - p_k) and LOdds(k) = mean log(p_k / p) per step and order.
-
-    Duplicates, inputs shorter than ``min_tokens`` and inputs of special tokens
-    only are left out and counted (:func:`evaluable`).
-    """
-    tally = CurveTally(records[0].method if records else "", settings, label_names, mask_id, source)
-    tally.add(records, predict)
-    return tally.finish()
-
-
-def _where(source: str, record: AttributionRecord) -> str:
-    return f"{source}:{record.line}" if record.line is not None else f"{source}: record id {record.id!r}"
-
-
-def check_records(records: Sequence[AttributionRecord], vocab_size: int, num_classes: int, source: str) -> None:
-    """Every record can be evaluated on this model: token ids in its vocabulary, targets among its classes."""
-    for record in records:
-        where = _where(source, record)
-        if not record.token_ids:
-            raise BadInput(f"{where}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
-        outside = next((i for i in record.token_ids if i >= vocab_size), None)
-        if outside is not None:
-            raise BadInput(
-                f"{where}: token id {outside} is not in the model's vocabulary (ids 0..{vocab_size - 1}); "
-                "were these records made with another model?"
-            )
-        for name in ("target", "predicted"):
-            value = getattr(record, name)
-            if value >= num_classes:
-                raise BadInput(f"{where}: {name} {value} is not a class of the model (it has {num_classes}: 0..{num_classes - 1})")
-
-
-def long_enough(records: Sequence[AttributionRecord], min_tokens: int) -> list[AttributionRecord]:
-    """Records with at least ``min_tokens`` tokens (special tokens included); the rest are skipped."""
-    return [r for r in records if len(r.token_ids) >= min_tokens]
-
-
-def mark_special_tokens(records: Iterable[AttributionRecord], special_ids: Iterable[int]) -> None:
-    """Flag, in place, every token whose id is one of ``special_ids`` as special.
-
-    Records written by other tools may not flag every special token; evaluation
-    must never perturb them. Flags already set stay set.
-    """
-    special = set(special_ids)
-    for record in records:
-        record.special = [flag or token in special for flag, token in zip(record.special, record.token_ids)]
-
-

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..records.record import AttributionRecord
-
-Explainer = Callable[[Sequence[AttributionRecord], Sequence[int]], list[list[float]]]
 
 
 def finite_or_none(value: float) -> float | None:
@@ -86,9 +83,3 @@ def kendall_confidence(scores_c: Sequence[Sequence[float]], scores_alt: Sequence
 
 def alternative_class(target: int, num_classes: int) -> int:
     return (target + 1) % num_classes
-
-
-def kendall_for_records(records: Sequence[AttributionRecord], num_classes: int, explain_for: Explainer) -> Kendall:
-    """Attribute every record again for ĉ = (c + 1) mod C and compare with its scores."""
-    alternatives = [alternative_class(int(r.target), num_classes) for r in records]
-    return kendall_confidence([r.scores for r in records], explain_for(records, alternatives))

@@ -23,8 +23,7 @@ from .. import arguments as check
 from ..deletion.perturb import DELETE, PERTURBATIONS
 from ..deletion.plan import PAPER, STEP_GRIDS
 from ..errors import BadInput
-from ..evaluation.curves import ORDERS, TARGETS, EvalSettings, check_records
-from ..evaluation.elsewhere import aligned_settings, made_elsewhere
+from ..evaluation.curves import ORDERS, TARGETS, EvalSettings
 from ..evaluation.gates import (
     Bound,
     check_baseline,
@@ -37,7 +36,7 @@ from ..evaluation.gates import (
     parse_tolerance,
 )
 from ..evaluation.report_schema import read_baseline
-from ..evaluation.reports import EvaluationReport, check_against_model, check_explained, check_fingerprinted, evaluate_records
+from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_BINS
 from ..evaluation.stats import BootstrapSettings
 from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
@@ -49,6 +48,8 @@ from ..records.record import RecordFile, resolve_label
 from ..records.variants import MethodLabels
 from ..spec import CommandOptions, Names, option
 from . import options
+from .elsewhere import aligned_settings, made_elsewhere
+from .evaluate_records import check_against_model, check_explained, check_fingerprinted, check_records, evaluate_records
 
 Progress = Callable[[str, int, "int | None"], None]
 

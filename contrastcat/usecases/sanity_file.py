@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import BadInput
-from ..evaluation.sanity import SanityReport, sanity_check
+from ..evaluation.sanity import SanityReport
 from ..evaluation.stats import BootstrapSettings
 from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..models.resolve import load_classifier, model_location
@@ -17,6 +17,7 @@ from ..records.record import read_records
 from ..spec import CommandOptions
 from . import options
 from .checks import library_arg
+from .sanity_records import sanity_check
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from contrastcat.attribution.pipeline import ExplainSettings, attribute, explain
 from contrastcat.deletion.plan import step_counts
 from contrastcat.errors import BadInput, LibraryMismatch
 from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.evaluation.reports import evaluate_records
+from contrastcat.usecases.evaluate_records import evaluate_records
 from contrastcat.library import RefLibrary
 from contrastcat.methods import build_method
 from contrastcat.models.forward import predictor

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from contrastcat.attribution.pipeline import ExplainSettings, explain
-from contrastcat.evaluation import reports
+from contrastcat.usecases import evaluate_records as reports
 from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.evaluation.reports import evaluate_records
+from contrastcat.usecases.evaluate_records import evaluate_records
 from contrastcat.methods import build_method
 from contrastcat.records.inputs import InputRow
 from contrastcat.records.record import read_records

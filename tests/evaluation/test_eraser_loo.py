@@ -28,7 +28,8 @@ import pytest
 import torch
 
 import contrastcat
-from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings
+from contrastcat.usecases.evaluate_records import perturbation_curves
 from contrastcat.evaluation.scalars import eraser_counts
 from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.records.record import read_records
@@ -260,7 +261,7 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
     # benchmarks evaluate variants of one method a call at a time; the drops are the inputs', not
     # the methods', so a LeaveOneOut kept between calls must give what one call gives.
     from contrastcat.errors import BadInput
-    from contrastcat.evaluation.reports import evaluate_records, shared_loo
+    from contrastcat.usecases.evaluate_records import evaluate_records, shared_loo
     from contrastcat.evaluation.scalars import LeaveOneOut
 
     records = list(read_records(write_records(toy_dir, tmp_path / "r.jsonl", ("keyword", "random"))))

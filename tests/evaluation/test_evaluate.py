@@ -12,8 +12,10 @@ import math
 import pytest
 
 from contrastcat.deletion.plan import step_counts
-from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
-from contrastcat.evaluation.kendall import kendall_confidence, kendall_for_records, kendall_tau_b
+from contrastcat.evaluation.curves import EvalSettings
+from contrastcat.usecases.evaluate_records import perturbation_curves
+from contrastcat.evaluation.kendall import kendall_confidence, kendall_tau_b
+from contrastcat.usecases.evaluate_records import kendall_for_records
 
 from ..helpers import CLS, MASK, SEP, record, stub_predict
 

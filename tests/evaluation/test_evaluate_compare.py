@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from contrastcat.evaluation.comparison import BEST, SECOND, compare_methods, rank_marks
-from contrastcat.evaluation.curves import Curve, MethodReport, mark_special_tokens
+from contrastcat.evaluation.curves import Curve, MethodReport
+from contrastcat.usecases.evaluate_records import mark_special_tokens
 from contrastcat.evaluation.kendall import Kendall
 from contrastcat.records.record import AttributionRecord
 from contrastcat_cli.app import app

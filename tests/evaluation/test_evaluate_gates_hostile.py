@@ -13,7 +13,7 @@ import pytest
 
 import contrastcat
 from contrastcat.errors import BadInput
-from contrastcat.evaluation import reports
+from contrastcat.usecases import evaluate_records as reports
 
 from ..helpers import assert_one_line_error, invoke
 

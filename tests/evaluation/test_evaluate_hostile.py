@@ -14,7 +14,7 @@ import pytest
 
 import contrastcat
 from contrastcat.errors import BadInput
-from contrastcat.evaluation import reports
+from contrastcat.usecases import evaluate_records as reports
 from contrastcat.records.record import read_records
 
 PER_TOKEN = ("tokens", "token_ids", "scores", "offsets", "special")

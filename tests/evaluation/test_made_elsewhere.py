@@ -18,7 +18,7 @@ import pytest
 
 import contrastcat
 from contrastcat.errors import BadInput
-from contrastcat.evaluation.elsewhere import spans_of_tokens
+from contrastcat.usecases.elsewhere import spans_of_tokens
 from contrastcat.records.record import read_records
 
 from ..helpers import assert_one_line_error, invoke, write_records

@@ -15,7 +15,8 @@ import torch
 
 from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
-from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings
+from contrastcat.usecases.evaluate_records import perturbation_curves
 from contrastcat.methods import build_method, build_methods
 from contrastcat.models import classify, predictor, wrap_classifier
 from contrastcat.models.tokens import pad, tokenize

@@ -14,7 +14,8 @@ import torch
 
 from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
-from contrastcat.evaluation.curves import EvalSettings, perturbation_curves
+from contrastcat.evaluation.curves import EvalSettings
+from contrastcat.usecases.evaluate_records import perturbation_curves
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier

@@ -18,7 +18,7 @@ from contrastcat.capture.core import capture
 from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
 from contrastcat.deletion.refine import deletion_counts
 from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.evaluation.reports import evaluate_records
+from contrastcat.usecases.evaluate_records import evaluate_records
 from contrastcat.library import RefLibrary
 from contrastcat.methods import build_method
 from contrastcat.models import predictor

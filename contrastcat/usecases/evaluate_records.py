@@ -1,0 +1,346 @@
+"""The evaluate use case on attribution records: records + a model -> one report, for files,
+for notebooks and for the benchmarks.
+
+:func:`evaluate_records` checks the records against the model (weights, precision, vocabulary,
+classes, tokens), aligns records made elsewhere to its tokens, groups them by method and
+settings, turns each group into the columns the metrics take (:func:`columns`) and runs the
+perturbation curves (and Kendall-τ, which explains each record again) on them, returning an
+:class:`~contrastcat.evaluation.reports.EvaluationReport`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Callable, Iterable, Sequence
+
+from ..deletion.perturb import replacement_id
+from ..errors import BadInput
+from ..evaluation.curves import CurveTally, EvalSettings, Inputs, MethodReport
+from ..evaluation.kendall import Kendall, alternative_class, kendall_confidence
+from ..evaluation.reports import EvaluationReport
+from ..evaluation.scalars import LeaveOneOut
+from ..evaluation.stats import BootstrapSettings
+from ..models.tokens import ProbabilityFn
+from ..records.record import AttributionRecord, resolve_label
+from ..records.variants import MethodLabels
+from .elsewhere import align, made_elsewhere
+
+Explainer = Callable[[Sequence[AttributionRecord], Sequence[int]], list[list[float]]]
+
+
+def input_key(record: AttributionRecord) -> str:
+    """What pairs one input across methods and reports: its id, token ids and target."""
+    return hashlib.blake2b(
+        json.dumps([record.id, record.token_ids, record.target], sort_keys=True).encode(), digest_size=16
+    ).hexdigest()
+
+
+def columns(records: Sequence[AttributionRecord]) -> Inputs:
+    """``records`` as the columns the metrics take."""
+    return Inputs(
+        [input_key(r) for r in records], [r.id for r in records], [r.token_ids for r in records],
+        [r.scores for r in records], [r.special for r in records], [bool(r.truncated) for r in records],
+    )
+
+
+def where(source: str, record: AttributionRecord) -> str:
+    return f"{source}:{record.line}" if record.line is not None else f"{source}: record id {record.id!r}"
+
+
+def targets_of(records: Sequence[AttributionRecord], target: str, label_names: Sequence[str], source: str) -> list[int] | None:
+    """The class each record is scored by: None for ``pred`` (the class the model predicts for
+    it), the record's own ``target``, or its gold ``label``."""
+    if target == "pred":
+        return None
+    if target == "record":
+        return [int(r.target) for r in records]
+    found = []
+    for record in records:
+        if record.label is None:
+            raise BadInput(f"{where(source, record)}: `target` gold needs a label in every record")
+        found.append(resolve_label(record.label, label_names, where(source, record)))
+    return found
+
+
+def add_records(
+    tally: CurveTally, records: Sequence[AttributionRecord], predict: ProbabilityFn, label_names: Sequence[str], source: str
+) -> list[AttributionRecord]:
+    """Score the records of one method that can be evaluated; returns those."""
+    chosen = tally.evaluable(columns(records))
+    used = [records[i] for i in chosen.positions]
+    tally.add(chosen, predict, targets_of(used, tally.settings.target, label_names, source))
+    return used
+
+
+def perturbation_curves(
+    records: Sequence[AttributionRecord],
+    predict: ProbabilityFn,
+    settings: EvalSettings,
+    label_names: Sequence[str],
+    mask_id: int | None = None,
+    source: str = "<records>",
+) -> MethodReport:
+    """AOPC(k) = mean (p - p_k) and LOdds(k) = mean log(p_k / p) per step and order, of one
+    method's records. Duplicates, inputs shorter than ``min_tokens`` and inputs of special tokens
+    only are left out and counted (:meth:`CurveTally.evaluable`)."""
+    tally = CurveTally(records[0].method if records else "", settings, mask_id)
+    add_records(tally, records, predict, label_names, source)
+    return tally.finish()
+
+
+def kendall_for_records(records: Sequence[AttributionRecord], num_classes: int, explain_for: Explainer) -> Kendall:
+    """Attribute every record again for ĉ = (c + 1) mod C and compare with its scores."""
+    alternatives = [alternative_class(int(r.target), num_classes) for r in records]
+    return kendall_confidence([r.scores for r in records], explain_for(records, alternatives))
+
+
+def check_records(records: Sequence[AttributionRecord], vocab_size: int, num_classes: int, source: str) -> None:
+    """Every record can be evaluated on this model: token ids in its vocabulary, targets among its classes."""
+    for record in records:
+        at = where(source, record)
+        if not record.token_ids:
+            raise BadInput(f"{at}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
+        outside = next((i for i in record.token_ids if i >= vocab_size), None)
+        if outside is not None:
+            raise BadInput(
+                f"{at}: token id {outside} is not in the model's vocabulary (ids 0..{vocab_size - 1}); "
+                "were these records made with another model?"
+            )
+        for name in ("target", "predicted"):
+            value = getattr(record, name)
+            if value >= num_classes:
+                raise BadInput(f"{at}: {name} {value} is not a class of the model (it has {num_classes}: 0..{num_classes - 1})")
+
+
+
+
+def mark_special_tokens(records: Iterable[AttributionRecord], special_ids: Iterable[int]) -> None:
+    """Flag, in place, every token whose id is one of ``special_ids`` as special.
+
+    Records written by other tools may not flag every special token; evaluation
+    must never perturb them. Flags already set stay set.
+    """
+    special = set(special_ids)
+    for record in records:
+        record.special = [flag or token in special for flag, token in zip(record.special, record.token_ids)]
+
+
+def check_explained(records: Sequence[AttributionRecord], source: str) -> None:
+    """Evaluation re-runs the model on each record's token ids: records without them are refused."""
+    if not records:
+        raise BadInput(f"{source}: no attribution records")
+    for record in records:
+        if not record.token_ids:
+            raise BadInput(f"{source}:{record.line}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
+
+
+def check_against_model(records: Sequence[AttributionRecord], classifier, source: str) -> None:
+    """Records made with other weights or another precision, or whose token ids or classes do
+    not fit the model, are refused with the line of the first one."""
+    loaded = str(classifier.dtype).removeprefix("torch.")
+    check_fingerprinted(records, source)
+    mismatched = next((r for r in records if r.model_fingerprint != classifier.fingerprint), None)
+    if mismatched is not None and mismatched.model_dtype not in (None, loaded):
+        raise BadInput(
+            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
+            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass `dtype` {mismatched.model_dtype}"
+        )
+    if mismatched is not None:
+        raise BadInput(
+            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "
+            f"{mismatched.model!r} whose weights are {mismatched.model_fingerprint}, but {classifier.name!r} "
+            f"loads weights {classifier.fingerprint} here; pass the model the records were made with (`model`), "
+            "or explain them again"
+        )
+    check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+    check_tokens_are_the_models(records, classifier, source)
+
+
+def check_tokens_are_the_models(records: Iterable[AttributionRecord], classifier, source: str) -> None:
+    """The fingerprint names the weights, not the tokenizer: records made by the same weights with
+    another vocabulary (a tokenizer passed in memory that is not the model's own) have ids that mean
+    other tokens here. Each record's tokens must be what this tokenizer calls its ids."""
+    tokenizer = classifier.tokenizer
+    for record in records:
+        if not record.token_ids:
+            continue
+        here = tokenizer.convert_ids_to_tokens([int(i) for i in record.token_ids])
+        if here == list(record.tokens):
+            continue
+        index = next(i for i, (a, b) in enumerate(zip(here, record.tokens)) if a != b)
+        raise BadInput(
+            f"{source}:{record.line}: record id {record.id!r}: its token {index} is {record.tokens[index]!r}, but id "
+            f"{record.token_ids[index]} is {here[index]!r} to the tokenizer of {classifier.name!r}: the records were "
+            "made with another vocabulary; explain them again with this model's own tokenizer"
+        )
+
+
+def check_fingerprinted(records: Iterable[AttributionRecord], source: str) -> None:
+    """Every record names the weights it explains: without that, records of another model would be
+    evaluated on this one as if they were its own."""
+    for record in records:
+        if not record.model_fingerprint:
+            raise BadInput(
+                f"{source}:{record.line}: record id {record.id!r} has no model_fingerprint, so nothing says which "
+                "weights it explains: explain the inputs again (a record written by hand takes the model's "
+                "contrastcat.load_model(NAME).fingerprint)"
+            )
+
+
+def first_of_each_model(records: Iterable[AttributionRecord]) -> list[AttributionRecord]:
+    """The first record of each (fingerprint, precision): what :func:`check_against_model` needs to see
+    to judge a whole file before any work, whatever its length."""
+    seen: dict[tuple, AttributionRecord] = {}
+    for record in records:
+        seen.setdefault((record.model_fingerprint, record.model_dtype), record)
+    return list(seen.values())
+
+
+CHUNK = 1024  # records evaluated together: memory stays that of one chunk, however many records stream in
+
+
+def shared_loo(loo: LeaveOneOut, perturb: str, mask_id: int | None, fingerprint: str, dtype: str = "float32") -> None:
+    """Refuse drops of another perturbation, model or forward precision; adopt this call's on first use."""
+    if loo.mode != perturb:
+        raise BadInput(f"the leave-one-out drops given were made with {loo.mode!r}, this evaluation uses {perturb!r}")
+    if loo.empty:
+        loo.replacement, loo.model_fingerprint, loo.dtype = mask_id, fingerprint, dtype
+    elif (loo.replacement, loo.model_fingerprint, loo.dtype) != (mask_id, fingerprint, dtype):
+        raise BadInput("the leave-one-out drops given were made on another model, with another replacement token "
+                       "or in another precision")
+
+
+def check_one_kind(records: Sequence[AttributionRecord], pairs: bool, source: str) -> None:
+    """Sentence-pair records and single-text records are not evaluated together: the model is
+    run on pairs with their segment ids, on single texts without."""
+    other = next((r for r in records if (r.pair is not None) != pairs), None)
+    if other is not None:
+        where = f"{source}:{other.line}" if other.line is not None else f"{source}: record id {other.id!r}"
+        kinds = ("a single text", "sentence pairs") if pairs else ("a sentence pair", "single texts")
+        raise BadInput(f"{where}: the record of {kinds[0]} among records of {kinds[1]}: evaluate them apart")
+
+
+def evaluate_records(
+    classifier,
+    records: Iterable[AttributionRecord],
+    settings: EvalSettings = EvalSettings(),
+    library=None,
+    kendall: bool = False,
+    batch_size: int = 64,
+    source: str = "<records>",
+    progress: Callable[[int], None] | None = None,
+    bootstrap: BootstrapSettings = BootstrapSettings(),
+    loo: LeaveOneOut | None = None,
+) -> EvaluationReport:
+    """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings,
+    each mean with its bootstrap interval over inputs (``bootstrap``; 0 resamples: none).
+
+    ``records`` may be a stream: it is read and evaluated :data:`CHUNK` records at a time.
+    ``loo``: leave-one-out drops kept from an earlier call (same classifier and perturbation), so
+    evaluating methods one call at a time predicts each input's single-token perturbations once;
+    it is filled in place (made with ``LeaveOneOut(settings.perturb, None)``, it takes the
+    replacement token and the model from the first call).
+    """
+    from ..attribution.pipeline import reattribute_records
+    from ..models import predictor, resolve_forward_dtype
+    from ..models.precision import on_classifier
+
+    settings = on_classifier(settings, classifier)
+
+    def aligned(chunk: list[AttributionRecord]) -> list[AttributionRecord]:
+        """Other tools' maps (no token ids) on this model's tokens (usecases.elsewhere)."""
+        return [align(r, classifier, f"{source}:{r.line}") if made_elsewhere(r) else r for r in chunk]
+
+    if isinstance(records, Sequence):  # all at hand: judged whole before any work (a file's caller does it)
+        foreign = next((r for r in records if made_elsewhere(r)), None)
+        if kendall and foreign is not None:
+            raise BadInput(f"{source}: record id {foreign.id!r} was made elsewhere (no token ids): `kendall` explains "
+                           "each record again by its own method, which it does not name")
+        records = aligned(list(records))
+        check_explained(records, source)
+        check_against_model(first_of_each_model(records), classifier, source)
+        check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+    pending = iter(records)
+    first = next(pending, None)
+    pending = itertools.chain([first] if first is not None else [], pending)
+    pairs = first is not None and first.pair is not None
+    if pairs:
+        classifier = classifier.paired()  # perturbed pairs keep their segment ids (models.segments)
+    forward_dtype = resolve_forward_dtype(settings.forward_dtype)
+    predict = predictor(classifier, batch_size, forward_dtype)
+    mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
+    labels = MethodLabels()
+    precision = str(forward_dtype or classifier.dtype)
+    if not settings.loo:
+        loo = None
+    elif loo is None:
+        loo = LeaveOneOut(settings.perturb, mask_id, classifier.fingerprint, precision)  # drops shared by the methods
+    else:
+        shared_loo(loo, settings.perturb, mask_id, classifier.fingerprint, precision)
+    tallies: dict[str, CurveTally] = {}
+    taus: dict[str, tuple[list[float], list[float]]] = {}
+    count = truncated = 0
+    elsewhere = 0
+    while chunk := list(itertools.islice(pending, CHUNK)):
+        check_one_kind(chunk, pairs, source)
+        chunk = aligned(chunk)
+        elsewhere += sum(r.settings.get("made_elsewhere") is True for r in chunk)
+        check_explained(chunk, source)
+        check_against_model(chunk, classifier, source)
+        mark_special_tokens(chunk, classifier.tokenizer.all_special_ids)
+        count += len(chunk)
+        truncated += sum(r.truncated for r in chunk)
+        for name, group in labels.group(chunk).items():
+            if name not in tallies:
+                tallies[name] = CurveTally(name, settings, mask_id, loo)
+                first = group[0]
+                tallies[name].report.provenance = {
+                    "method_name": first.method, "settings": first.settings, "library": first.library,
+                    "model_fingerprint": first.model_fingerprint,
+                }
+            tally = tallies[name]
+            used = add_records(tally, group, predict, classifier.label_names, source)
+            if kendall and used:
+                found = kendall_for_records(
+                    used,
+                    classifier.num_classes,
+                    lambda recs, targets: reattribute_records(
+                        classifier, recs, targets, library, max(1, batch_size // 4), source
+                    ),
+                )
+                index_taus, score_taus = taus.setdefault(name, ([], []))
+                index_taus.extend(found.index_taus)
+                score_taus.extend(found.score_taus)
+        if progress is not None:
+            progress(count)
+    if not count:
+        raise BadInput(f"{source}: no attribution records")
+    if not any(tally.report.evaluated for tally in tallies.values()):
+        short = sum(t.report.skipped_short for t in tallies.values())
+        special = sum(t.report.skipped_special for t in tallies.values())
+        raise BadInput(
+            f"{source}: none of its {count} record(s) could be evaluated ({short} shorter than `min_tokens` "
+            f"{settings.min_tokens}, {special} only special tokens): nothing to report"
+        )
+    reports: dict[str, MethodReport] = {}
+    for name, tally in tallies.items():
+        report = tally.finish()  # variants of one method are told apart by their label
+        if kendall:
+            report.kendall = Kendall.of(*taus.get(name, ([], [])))
+        report.add_intervals(bootstrap)
+        reports[name] = report
+    return EvaluationReport(
+        source=source,
+        model=classifier.name,
+        model_fingerprint=classifier.fingerprint,
+        records=count,
+        settings=settings,
+        truncated=truncated,
+        made_elsewhere=elsewhere,
+        methods=reports,
+        kendall=kendall,
+        num_classes=classifier.num_classes,
+        bootstrap=bootstrap,
+    )
