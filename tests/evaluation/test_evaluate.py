@@ -11,11 +11,12 @@ import math
 
 import pytest
 
+import numpy as np
+
 from contrastcat.deletion.plan import step_counts
-from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.usecases.evaluate_records import perturbation_curves
+from contrastcat.evaluation.curves import CurveTally, EvalSettings, Inputs
 from contrastcat.evaluation.kendall import kendall_confidence, kendall_tau_b
-from contrastcat.usecases.evaluate_records import kendall_for_records
+from contrastcat.usecases.evaluate_records import kendall_for_records, perturbation_curves
 
 from ..helpers import CLS, MASK, SEP, record, stub_predict
 
@@ -115,3 +116,31 @@ def test_kendall_uses_alternative_class():
 def test_paper_steps_keep_exact_halves():
     # 0.7 * 45 in floating point is 31.4999...; the exact 31.5 rounds to even, 32.
     assert step_counts(47, 45, "paper") == [4, 9, 14, 18, 22, 27, 32, 36, 40]
+
+
+def test_the_curves_take_columns_and_a_function_worked_by_hand():
+    """No record, no model: ten token ids, a map that puts id 5 first, and a forward function
+    whose class 1 has probability 0.9 while id 5 is in the input and 0.3 once it is gone.
+    MoRF deletes id 5 at every step: AOPC 0.6 and log-odds log(1/3) at each of the 9 steps.
+    LeRF keeps it to the end (9 of 10 tokens deleted at 90%): 0 everywhere. The same input twice
+    and a too-short one are counted, not scored; the target is the predicted class, 1."""
+
+    def predict(batch):
+        return np.array([[0.1, 0.9] if 5 in ids else [0.7, 0.3] for ids in batch])
+
+    ids = [1, 5, 2, 3, 4, 6, 7, 8, 9, 10]
+    scores = [0.1, 1.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+    inputs = Inputs(["a", "a", "b"], [0, 0, 1], [ids, ids, ids[:4]], [scores, scores, scores[:4]],
+                    [[False] * 10, [False] * 10, [False] * 4], [False, False, False])
+    tally = CurveTally("m", EvalSettings())
+    chosen = tally.evaluable(inputs)
+    assert chosen.positions == [0] and chosen.keys == ["a"]
+    tally.add(chosen, predict)
+    report = tally.finish()
+    assert (report.evaluated, report.skipped_duplicates, report.skipped_short) == (1, 1, 1)
+    assert report.curves["morf"].aopc == pytest.approx([0.6] * 9)
+    assert report.curves["morf"].lodds == pytest.approx([math.log(0.3 / 0.9)] * 9)
+    assert report.curves["lerf"].aopc == pytest.approx([0.0] * 9)
+    tally = CurveTally("m", EvalSettings())
+    tally.add(chosen, predict, targets=[0])  # scored by class 0: 0.1 -> 0.7 once id 5 is gone
+    assert tally.finish().curves["morf"].aopc == pytest.approx([0.1 - 0.7] * 9)
