@@ -152,7 +152,7 @@ def capture(
         raise BadInput(
             f"the LRP methods need eager attention (attn_implementation='eager'); this model uses {implementation!r}"
         )
-    with lrp_rules(classifier.model):
+    with lrp_rules(classifier.model, classifier.adapter.family):
         # Relevance at the word embeddings in every family: under the LayerNorm rule the
         # norm is linear, so the scale invariance that moves input x gradient to A^1 is gone.
         relevant = _capture_pass(

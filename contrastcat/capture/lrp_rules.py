@@ -28,7 +28,8 @@ uses). What changes, and where:
 - **LayerNorm / RMSNorm**: the normaliser (standard deviation, root mean
   square) is held constant, so the norm is linear in its input (AttnLRP's
   identity rule on the division; the mean subtraction is linear); the
-  LayerNorm bias keeps its share.
+  LayerNorm bias keeps its share. Which modules are norms, and of which
+  kind, is the family's row (``models.families``: ``Family.norms``).
 - **Softmax**: the plain gradient. AttnLRP's softmax rule,
   ``R_in = x ⊙ (R_out − s Σ R_out)``, is exactly input × gradient: the rule
   is not conservative (the softmax absorbs relevance, AttnLRP §3.3).
@@ -55,6 +56,7 @@ from torch.nn.modules.module import register_module_forward_hook
 from torch.overrides import TorchFunctionMode
 
 from ..errors import BadInput
+from ..models.families import LAYER_NORM, RMS_NORM, TORCH_LAYER_NORM, Family
 
 # Functions whose operands, when two or more depend on the input, share the product's relevance.
 PRODUCTS = frozenset({
@@ -121,14 +123,6 @@ def uniform_rule(value: torch.Tensor, operands: int) -> torch.Tensor:
     return _ScaledGradient.apply(value, 1.0 / operands)
 
 
-def _is_rms_norm(module: nn.Module) -> bool:
-    return type(module).__name__.endswith(("RMSNorm", "T5LayerNorm"))
-
-
-def _is_norm(module: nn.Module) -> bool:
-    return isinstance(module, nn.LayerNorm) or type(module).__name__.endswith(("RMSNorm", "LayerNorm"))
-
-
 def _is_activation(module: nn.Module) -> bool:
     kind = type(module)
     if any(kind.__name__.startswith(name) for name in _NOT_ELEMENTWISE):
@@ -141,25 +135,38 @@ def _is_activation(module: nn.Module) -> bool:
     return bare and any(name in kind.__name__.lower() for name in _ACTIVATION_NAMES)
 
 
-def _norm_hook(module: nn.Module, args, output):
+def _input_dependent(args, output) -> torch.Tensor | None:
     source = args[0] if args else None
     if not isinstance(source, torch.Tensor) or not source.requires_grad or not isinstance(output, torch.Tensor):
         return None
-    if not _is_rms_norm(module):
-        # y = w (x − mean) / std + b with std held constant: the gradient of w (x − mean) / std.
-        # The value stays the module's own output (+ an exact zero); only the graph is new.
-        eps = getattr(module, "eps", getattr(module, "variance_epsilon", 1e-12))
-        x = source.float()
-        centred = x - x.mean(dim=-1, keepdim=True)
-        std = (centred.pow(2).mean(dim=-1, keepdim=True) + eps).sqrt().detach()
-        linear = centred / std
-        weight = getattr(module, "weight", None)
-        if isinstance(weight, torch.Tensor):
-            linear = linear * weight.detach().float()
-        return output.detach() + (linear - linear.detach()).to(output.dtype)
-    # RMS norms (Llama, Mistral, Qwen2, Gemma's 1 + w): y = w ⊙ x / rms with rms held constant
-    # is diagonal in x, with local gradient y / x.
-    return identity_rule(source, output)
+    return source
+
+
+def _layer_norm_hook(module: nn.Module, args, output):
+    """y = w (x − mean) / std + b with std held constant: the gradient of w (x − mean) / std.
+    The value stays the module's own output (+ an exact zero); only the graph is new."""
+    source = _input_dependent(args, output)
+    if source is None:
+        return None
+    eps = getattr(module, "eps", getattr(module, "variance_epsilon", 1e-12))
+    x = source.float()
+    centred = x - x.mean(dim=-1, keepdim=True)
+    std = (centred.pow(2).mean(dim=-1, keepdim=True) + eps).sqrt().detach()
+    linear = centred / std
+    weight = getattr(module, "weight", None)
+    if isinstance(weight, torch.Tensor):
+        linear = linear * weight.detach().float()
+    return output.detach() + (linear - linear.detach()).to(output.dtype)
+
+
+def _rms_norm_hook(module: nn.Module, args, output):
+    """y = w ⊙ x / rms with rms held constant (Llama, Mistral, Qwen2, Gemma's 1 + w) is diagonal
+    in x, with local gradient y / x."""
+    source = _input_dependent(args, output)
+    return None if source is None else identity_rule(source, output)
+
+
+NORM_HOOKS = {LAYER_NORM: _layer_norm_hook, RMS_NORM: _rms_norm_hook}
 
 
 def _keeps_zero(module: nn.Module) -> bool:
@@ -233,8 +240,10 @@ def _fused_product(func, result: torch.Tensor, args, kwargs) -> torch.Tensor:
 
 
 @contextlib.contextmanager
-def lrp_rules(model: nn.Module) -> Iterator[None]:
+def lrp_rules(model: nn.Module, family: Family | None = None) -> Iterator[None]:
     """While inside, ``model``'s backward pass propagates AttnLRP relevance (see the module docstring).
+    ``family``: its row (``models.families``), which names the classes of its norms and their kind
+    (None: torch's ``LayerNorm`` only, for a bare module).
 
     Not for a model that another thread runs at the same time: its parameters are frozen and
     its norms hooked for the duration (the function mode and the activation hook are this
@@ -244,9 +253,11 @@ def lrp_rules(model: nn.Module) -> Iterator[None]:
     try:
         for p in frozen:
             p.requires_grad_(False)
+        kinds = dict(family.norms if family is not None else TORCH_LAYER_NORM)
         for module in model.modules():
-            if _is_norm(module):
-                handles.append(module.register_forward_hook(_norm_hook))
+            kind = kinds.get(type(module).__name__)
+            if kind is not None:
+                handles.append(module.register_forward_hook(NORM_HOOKS[kind]))
         handles.append(register_module_forward_hook(_activation_hook(threading.get_ident(), {})))
         with _FunctionRules():
             yield

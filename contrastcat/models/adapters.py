@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from ..errors import BadInput
-from .families import DECODER, FAMILIES, LAST, LAYER, WORD, Family
+from .families import DECODER, FAMILIES, LAST, LAYER, LAYER_NORM, RMS_NORM, WORD, Family
 
 
 def position_limit(config, model: nn.Module | None = None) -> int:
@@ -105,9 +105,23 @@ def _fallback(model: nn.Module, base: nn.Module, model_type: str, expected: int 
     point = LAYER if _scale_invariant(model) else WORD
     if isinstance(getattr(model, "score", None), nn.Module):  # HF names its decoder classification heads score
         return Family(
-            model_type, found[0], kind=DECODER, pooling=LAST, head="score", mask_special=False, embedding_point=point
+            model_type, found[0], kind=DECODER, pooling=LAST, head="score", mask_special=False, embedding_point=point,
+            norms=_guessed_norms(model),
         )
-    return Family(model_type, found[0], embedding_point=point)
+    return Family(model_type, found[0], embedding_point=point, norms=_guessed_norms(model))
+
+
+def _guessed_norms(model: nn.Module) -> tuple[tuple[str, str], ...]:
+    """A family without a row: its norms guessed from their class names, as HuggingFace names them
+    (``…RMSNorm``, and T5's RMS norm ``T5LayerNorm``; any other ``…LayerNorm`` is centred)."""
+    found = {}
+    for module in model.modules():
+        name = type(module).__name__
+        if name.endswith(("RMSNorm", "T5LayerNorm")):
+            found[name] = RMS_NORM
+        elif isinstance(module, nn.LayerNorm) or name.endswith("LayerNorm"):
+            found[name] = LAYER_NORM
+    return tuple(sorted(found.items()))
 
 
 def _scale_invariant(model: nn.Module) -> bool:

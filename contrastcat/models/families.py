@@ -22,6 +22,11 @@ WORD = "word"  # the word embeddings, before positions are added
 # up to rounding (and integrated gradients from a zero baseline too).
 LAYER = "layer"
 
+# How a family normalises (what AttnLRP's rule for a norm holds constant, capture.lrp_rules):
+LAYER_NORM = "layer-norm"  # y = w (x − mean) / std + b: centred, then scaled by the standard deviation
+RMS_NORM = "rms-norm"  # y = w x / rms(x): scaled by the root mean square, never centred
+TORCH_LAYER_NORM = (("LayerNorm", LAYER_NORM),)  # torch.nn.LayerNorm, the norm of most encoders
+
 FIRST = "first"  # the model's own head reads position 0 ([CLS], <s>)
 LAST = "last"  # the head reads the last real token; pooled here (see models.forward)
 
@@ -45,6 +50,9 @@ class Family:
     # mask from it and a decoder's BOS sees only itself: some query rows then see no key,
     # their softmax spreads over the padding, and a batch changes the scores. Refused there.
     mask_special: bool = True
+    # Its normalisation modules: (class name, LAYER_NORM or RMS_NORM) for every class of norm the
+    # family's models hold (tests/models/test_families.py checks that none is missing).
+    norms: tuple[tuple[str, str], ...] = TORCH_LAYER_NORM
 
     def attribution_point(self, config) -> str:
         if self.word_point_if and getattr(config, self.word_point_if, False):
@@ -52,8 +60,11 @@ class Family:
         return self.embedding_point
 
 
-def _decoder(model_type: str, layers: str) -> Family:
-    return Family(model_type, layers, kind=DECODER, pooling=LAST, head="score", mask_special=False)
+def _decoder(model_type: str, layers: str, norm: str = "") -> Family:
+    """A decoder classified by HuggingFace's ``score`` head on the last real token; ``norm``: the
+    class of its RMS norms (none: torch's LayerNorm)."""
+    norms = ((norm, RMS_NORM),) if norm else TORCH_LAYER_NORM
+    return Family(model_type, layers, kind=DECODER, pooling=LAST, head="score", mask_special=False, norms=norms)
 
 
 FAMILIES: dict[str, Family] = {
@@ -72,9 +83,9 @@ FAMILIES: dict[str, Family] = {
         ),
         Family("modernbert", "layers", embedding_point=LAYER),
         _decoder("gpt2", "h"),
-        _decoder("llama", "layers"),
-        _decoder("mistral", "layers"),
-        _decoder("qwen2", "layers"),
+        _decoder("llama", "layers", "LlamaRMSNorm"),
+        _decoder("mistral", "layers", "MistralRMSNorm"),
+        _decoder("qwen2", "layers", "Qwen2RMSNorm"),
     )
 }
 

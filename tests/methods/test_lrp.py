@@ -251,11 +251,13 @@ def test_conservation_breaks_without_the_rules(bert):
 def test_the_rules_leave_no_trace(bert):
     model = bert.model
     grads_before = [p.requires_grad for p in model.parameters()]
-    hooks_before = {name: (tuple(m._forward_hooks), tuple(m._forward_pre_hooks)) for name, m in model.named_modules()}
     texts = tokenize(bert.tokenizer, TEXTS, bert.max_length)
     targets = [None] * len(texts)
     others = [build_method(name) for name in ("input-x-gradient", "att-x-att-grads", "generic-attention")]
     alone = attribute_all(bert, texts, targets, others)[0]
+    # After the plain methods ran: transformers adds its own hooks to record attentions the first
+    # time they are asked for, and keeps them (this test alone, in a fresh process, saw them).
+    hooks_before = {name: (tuple(m._forward_hooks), tuple(m._forward_pre_hooks)) for name, m in model.named_modules()}
     together = attribute_all(bert, texts, targets, [build_method("attnlrp"), *others, build_method("transatt")])[0]
     for mine, theirs in zip(together[1:-1], alone):
         for a, b in zip(mine, theirs):

@@ -19,6 +19,7 @@ from contrastcat.usecases.evaluate_records import perturbation_curves
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier
+from contrastcat.models.families import LAYER_NORM
 from contrastcat.models.tokens import tokenize
 from contrastcat.records.inputs import InputRow
 from contrastcat.testing import tiny, toy
@@ -35,6 +36,24 @@ TEXTS = ALL_TEXTS[:5]
 
 def test_every_family_has_a_tiny_builder():
     assert sorted(tiny.TINY) == FAMILY_NAMES
+
+
+@pytest.mark.parametrize("model_type", FAMILY_NAMES)
+def test_each_row_names_every_norm_of_its_models_and_its_kind(model_type):
+    """The LRP rules hold a norm's normaliser constant by the row's word (capture.lrp_rules): a norm
+    class missing from the row would be differentiated, and a wrong kind centred or not. The kind
+    is checked on the module's own arithmetic: a layer norm ignores a shift of its input, an RMS
+    norm does not."""
+    model, _ = tiny.build(model_type, seed=1, layers=2)
+    row = dict(FAMILIES[model_type].norms)
+    found = {type(m).__name__: m for m in model.modules()
+             if isinstance(m, torch.nn.LayerNorm) or type(m).__name__.endswith("Norm")}
+    assert sorted(found) == sorted(row)
+    for name, module in found.items():
+        x = torch.randn(3, module.weight.shape[-1])
+        with torch.no_grad():
+            shifted = torch.allclose(module(x), module(x + 2.0), atol=1e-5)
+        assert shifted == (row[name] == LAYER_NORM), (name, row[name])
 
 
 _CLASSIFIERS: dict[str, object] = {}
@@ -148,6 +167,7 @@ def test_a_family_with_no_row_works_through_the_checked_fallback(kind):
     assert classifier.adapter.decoder == (kind in ("gpt_neox", "bloom"))
     # BLOOM's word embeddings enter a LayerNorm: the fallback finds it and attributes A^1.
     assert classifier.adapter.embedding_point == ("layer" if kind == "bloom" else "word")
+    assert classifier.adapter.family.norms == (("LayerNorm", LAYER_NORM),)  # guessed from the class names
     (text,) = tokenize(tokenizer, [TEXTS[1]], 64, classifier.empty_input)
     captured = capture(classifier, [text.ids], [text.special], [0])
     ids = torch.tensor([list(text.ids)])
