@@ -45,7 +45,7 @@ from contrastcat.api import explain, load_model
 from contrastcat.errors import BadInput
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.fitted import SIGNS, fitted_cells
-from contrastcat.usecases.evaluate_records import evaluate_records
+from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 from contrastcat.evaluation.scalars import LeaveOneOut
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
 from contrastcat.io.files import atomic_text_output
@@ -96,7 +96,7 @@ def evaluation(classifier, library, model: str, split: str, name: str, perturb: 
             cache.write_text(json.dumps(entry))
             return entry
     settings = EvalSettings(perturb=perturb, eraser=True, loo=True)
-    report = evaluate_records(classifier, records, settings, library, bootstrap=BOOTSTRAP, loo=loo)
+    report = evaluate_records(classifier, records, settings, Evaluating(library, bootstrap=BOOTSTRAP, loo=loo))
     (entry,) = report.to_dict(per_input=True, compare=None)["methods"].values()
     cache.write_text(json.dumps(entry))
     return entry

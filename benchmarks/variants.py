@@ -29,7 +29,7 @@ import torch
 
 from contrastcat.api import explain, load_model
 from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.usecases.evaluate_records import evaluate_records
+from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
 from contrastcat.library import RefLibrary
 from contrastcat.methods import METHODS, build_method
@@ -204,7 +204,7 @@ def main() -> None:
         found, cost = records_of(classifier, library, rows, args.model, args.split, name)
         cached = ROOT / "build" / "variants" / args.model / args.split / f"{name}.seconds"
         seconds[name] = cost if cost is not None else float(cached.read_text()) if cached.exists() else float("nan")
-        report = evaluate_records(classifier, found, EvalSettings(perturb=args.perturb), library, bootstrap=bootstrap)
+        report = evaluate_records(classifier, found, EvalSettings(perturb=args.perturb), Evaluating(library, bootstrap=bootstrap))
         (method_report,) = report.methods.values()
         values[name] = method_report
     print(f"{describe_hardware(torch.device('cpu'))}; {args.model}, {args.split} half: {len(rows)} held-out inputs "

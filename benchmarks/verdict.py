@@ -27,7 +27,7 @@ from variants import NAMES, held_out, library_for, records_of  # benchmarks/vari
 from contrastcat.api import load_model
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.fitted import LEGEND, SIGNS
-from contrastcat.usecases.evaluate_records import evaluate_records
+from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.methods import METHODS
 from contrastcat.models.precision import describe_hardware
@@ -81,7 +81,7 @@ def main() -> None:
     reports = {}
     for perturb in ("delete", "mask"):
         settings = EvalSettings(perturb=perturb, eraser=True, loo=True)
-        reports[perturb] = evaluate_records(classifier, records, settings, library, bootstrap=bootstrap)
+        reports[perturb] = evaluate_records(classifier, records, settings, Evaluating(library, bootstrap=bootstrap))
         print(f"evaluated with {perturb}", file=sys.stderr)
     out = ROOT / "build" / "verdict"
     out.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..evaluation.reports import EvaluationReport
-from ..usecases.evaluate_records import evaluate_records
+from ..usecases.evaluate_records import Evaluating, evaluate_records
 from ..library import RefLibrary
 from ..models import Classifier
 from ..records.record import AttributionRecord
@@ -43,10 +43,9 @@ def evaluate(
     records = records_arg("evaluate", records)
     library = library_arg("evaluate", library)
     chosen = EvaluateOptions.read(options, InCall("evaluate"), only=PROTOCOL)
-    return evaluate_records(
-        classifier, records, chosen.settings, library, chosen.kendall, chosen.batch_size, source="records",
-        bootstrap=chosen.intervals,
-    )
+    return evaluate_records(classifier, records, chosen.settings, Evaluating(
+        library, chosen.kendall, chosen.batch_size, chosen.intervals, source="records",
+    ))
 
 
 def evaluate_file(

@@ -49,7 +49,7 @@ from ..records.variants import MethodLabels
 from ..spec import CommandOptions, Names, option
 from . import options
 from .elsewhere import aligned_settings, made_elsewhere
-from .evaluate_records import check_against_model, check_explained, check_fingerprinted, check_records, evaluate_records
+from .evaluate_records import check_against_model, check_explained, check_fingerprinted, check_records, Evaluating, evaluate_records
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -218,11 +218,10 @@ def evaluate_file(options: EvaluateOptions) -> EvaluateRun:
     notify = options.notify or (lambda line: None)
     before = _before_the_model(options)
     classifier = _classifier(options, before, notify)
-    evaluation = evaluate_records(
-        classifier, before.record_file.records(), options.settings, before.library, options.kendall,
-        options.batch_size, before.scan.source, bootstrap=options.intervals,
+    evaluation = evaluate_records(classifier, before.record_file.records(), options.settings, Evaluating(
+        before.library, options.kendall, options.batch_size, options.intervals, before.scan.source,
         progress=lambda done: _progress(options)("evaluating", done, before.scan.total),
-    )
+    ))
     before.record_file.close()
     evaluation = dataclasses.replace(evaluation, limit=before.limit)
     document = evaluation.to_dict(options.per_input or options.baseline is not None, options.compare)

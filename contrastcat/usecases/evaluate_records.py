@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from ..deletion.perturb import replacement_id
 from ..errors import BadInput
@@ -222,125 +223,154 @@ def check_one_kind(records: Sequence[AttributionRecord], pairs: bool, source: st
         raise BadInput(f"{where}: the record of {kinds[0]} among records of {kinds[1]}: evaluate them apart")
 
 
-def evaluate_records(
-    classifier,
-    records: Iterable[AttributionRecord],
-    settings: EvalSettings = EvalSettings(),
-    library=None,
-    kendall: bool = False,
-    batch_size: int = 64,
-    source: str = "<records>",
-    progress: Callable[[int], None] | None = None,
-    bootstrap: BootstrapSettings = BootstrapSettings(),
-    loo: LeaveOneOut | None = None,
-) -> EvaluationReport:
-    """Perturbation curves (and Kendall-τ with ``kendall``) of ``records``, per method and settings,
-    each mean with its bootstrap interval over inputs (``bootstrap``; 0 resamples: none).
+@dataclass(frozen=True)
+class Evaluating:
+    """What an evaluation of records takes besides the model, the records and the protocol."""
 
-    ``records`` may be a stream: it is read and evaluated :data:`CHUNK` records at a time.
-    ``loo``: leave-one-out drops kept from an earlier call (same classifier and perturbation), so
-    evaluating methods one call at a time predicts each input's single-token perturbations once;
-    it is filled in place (made with ``LeaveOneOut(settings.perturb, None)``, it takes the
-    replacement token and the model from the first call).
+    library: object | None = None  # the RefLibrary that Kendall-τ's explaining again reads
+    kendall: bool = False  # also Kendall-τ: each record explained again for another class
+    batch_size: int = 64
+    bootstrap: BootstrapSettings = BootstrapSettings()  # intervals of the means (0 resamples: none)
+    source: str = "<records>"  # the records' file, as messages name it
+    progress: Callable[[int], None] | None = None  # records read so far, after each chunk
+    # Leave-one-out drops kept from an earlier call (same classifier and perturbation), so
+    # evaluating methods one call at a time predicts each input's single-token perturbations once;
+    # filled in place (made with ``LeaveOneOut(settings.perturb, None)``, it takes the replacement
+    # token and the model from the first call).
+    loo: LeaveOneOut | None = None
+
+
+def evaluate_records(
+    classifier, records: Iterable[AttributionRecord], settings: EvalSettings = EvalSettings(),
+    how: Evaluating = Evaluating(),
+) -> EvaluationReport:
+    """Perturbation curves (and Kendall-τ with ``how.kendall``) of ``records``, per method and
+    settings, each mean with its bootstrap interval over inputs.
+
+    ``records`` may be a stream: it is read and evaluated :data:`CHUNK` records at a time. A
+    sequence is judged whole before any work.
     """
-    from ..attribution.pipeline import reattribute_records
-    from ..models import predictor, resolve_forward_dtype
     from ..models.precision import on_classifier
 
     settings = on_classifier(settings, classifier)
-
-    def aligned(chunk: list[AttributionRecord]) -> list[AttributionRecord]:
-        """Other tools' maps (no token ids) on this model's tokens (usecases.elsewhere)."""
-        return [align(r, classifier, f"{source}:{r.line}") if made_elsewhere(r) else r for r in chunk]
-
     if isinstance(records, Sequence):  # all at hand: judged whole before any work (a file's caller does it)
-        foreign = next((r for r in records if made_elsewhere(r)), None)
-        if kendall and foreign is not None:
-            raise BadInput(f"{source}: record id {foreign.id!r} was made elsewhere (no token ids): `kendall` explains "
-                           "each record again by its own method, which it does not name")
-        records = aligned(list(records))
-        check_explained(records, source)
-        check_against_model(first_of_each_model(records), classifier, source)
-        check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
+        records = _judged_whole(classifier, records, how)
     pending = iter(records)
     first = next(pending, None)
     pending = itertools.chain([first] if first is not None else [], pending)
-    pairs = first is not None and first.pair is not None
-    if pairs:
-        classifier = classifier.paired()  # perturbed pairs keep their segment ids (models.segments)
-    forward_dtype = resolve_forward_dtype(settings.forward_dtype)
-    predict = predictor(classifier, batch_size, forward_dtype)
-    mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
-    labels = MethodLabels()
-    precision = str(forward_dtype or classifier.dtype)
-    if not settings.loo:
-        loo = None
-    elif loo is None:
-        loo = LeaveOneOut(settings.perturb, mask_id, classifier.fingerprint, precision)  # drops shared by the methods
-    else:
-        shared_loo(loo, settings.perturb, mask_id, classifier.fingerprint, precision)
-    tallies: dict[str, CurveTally] = {}
-    taus: dict[str, tuple[list[float], list[float]]] = {}
-    count = truncated = 0
-    elsewhere = 0
+    run = _Evaluation(classifier, settings, how, pairs=first is not None and first.pair is not None)
     while chunk := list(itertools.islice(pending, CHUNK)):
-        check_one_kind(chunk, pairs, source)
-        chunk = aligned(chunk)
-        elsewhere += sum(r.settings.get("made_elsewhere") is True for r in chunk)
+        run.add(chunk)
+    return run.report()
+
+
+def _judged_whole(classifier, records: Sequence[AttributionRecord], how: Evaluating) -> list[AttributionRecord]:
+    foreign = next((r for r in records if made_elsewhere(r)), None)
+    if how.kendall and foreign is not None:
+        raise BadInput(f"{how.source}: record id {foreign.id!r} was made elsewhere (no token ids): `kendall` explains "
+                       "each record again by its own method, which it does not name")
+    records = _aligned(classifier, list(records), how.source)
+    check_explained(records, how.source)
+    check_against_model(first_of_each_model(records), classifier, how.source)
+    check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, how.source)
+    return records
+
+
+def _aligned(classifier, chunk: list[AttributionRecord], source: str) -> list[AttributionRecord]:
+    """Other tools' maps (no token ids) on this model's tokens (usecases.elsewhere)."""
+    return [align(r, classifier, f"{source}:{r.line}") if made_elsewhere(r) else r for r in chunk]
+
+
+class _Evaluation:
+    """One evaluation under way: a tally of curves per method label, fed chunk by chunk."""
+
+    def __init__(self, classifier, settings: EvalSettings, how: Evaluating, pairs: bool) -> None:
+        from ..models import predictor, resolve_forward_dtype
+
+        if pairs:
+            classifier = classifier.paired()  # perturbed pairs keep their segment ids (models.segments)
+        self.classifier, self.settings, self.how, self.pairs = classifier, settings, how, pairs
+        forward_dtype = resolve_forward_dtype(settings.forward_dtype)
+        self.predict = predictor(classifier, how.batch_size, forward_dtype)
+        self.mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
+        self.loo = self._drops(str(forward_dtype or classifier.dtype))
+        self.labels = MethodLabels()
+        self.tallies: dict[str, CurveTally] = {}
+        self.taus: dict[str, tuple[list[float], list[float]]] = {}
+        self.count = self.truncated = self.elsewhere = 0
+
+    def _drops(self, precision: str) -> LeaveOneOut | None:
+        """The leave-one-out drops the methods share (None: no leave-one-out)."""
+        settings, classifier, loo = self.settings, self.classifier, self.how.loo
+        if not settings.loo:
+            return None
+        if loo is None:
+            return LeaveOneOut(settings.perturb, self.mask_id, classifier.fingerprint, precision)
+        shared_loo(loo, settings.perturb, self.mask_id, classifier.fingerprint, precision)
+        return loo
+
+    def add(self, chunk: list[AttributionRecord]) -> None:
+        classifier, source = self.classifier, self.how.source
+        check_one_kind(chunk, self.pairs, source)
+        chunk = _aligned(classifier, chunk, source)
+        self.elsewhere += sum(r.settings.get("made_elsewhere") is True for r in chunk)
         check_explained(chunk, source)
         check_against_model(chunk, classifier, source)
         mark_special_tokens(chunk, classifier.tokenizer.all_special_ids)
-        count += len(chunk)
-        truncated += sum(r.truncated for r in chunk)
-        for name, group in labels.group(chunk).items():
-            if name not in tallies:
-                tallies[name] = CurveTally(name, settings, mask_id, loo)
-                first = group[0]
-                tallies[name].report.provenance = {
-                    "method_name": first.method, "settings": first.settings, "library": first.library,
-                    "model_fingerprint": first.model_fingerprint,
-                }
-            tally = tallies[name]
-            used = add_records(tally, group, predict, classifier.label_names, source)
-            if kendall and used:
-                found = kendall_for_records(
-                    used,
-                    classifier.num_classes,
-                    lambda recs, targets: reattribute_records(
-                        classifier, recs, targets, library, max(1, batch_size // 4), source
-                    ),
-                )
-                index_taus, score_taus = taus.setdefault(name, ([], []))
-                index_taus.extend(found.index_taus)
-                score_taus.extend(found.score_taus)
-        if progress is not None:
-            progress(count)
-    if not count:
-        raise BadInput(f"{source}: no attribution records")
-    if not any(tally.report.evaluated for tally in tallies.values()):
-        short = sum(t.report.skipped_short for t in tallies.values())
-        special = sum(t.report.skipped_special for t in tallies.values())
-        raise BadInput(
-            f"{source}: none of its {count} record(s) could be evaluated ({short} shorter than `min_tokens` "
-            f"{settings.min_tokens}, {special} only special tokens): nothing to report"
+        self.count += len(chunk)
+        self.truncated += sum(r.truncated for r in chunk)
+        for name, group in self.labels.group(chunk).items():
+            used = add_records(self._tally(name, group[0]), group, self.predict, classifier.label_names, source)
+            if self.how.kendall and used:
+                self._add_kendall(name, used)
+        if self.how.progress is not None:
+            self.how.progress(self.count)
+
+    def _tally(self, name: str, first: AttributionRecord) -> CurveTally:
+        if name not in self.tallies:
+            self.tallies[name] = CurveTally(name, self.settings, self.mask_id, self.loo)
+            self.tallies[name].report.provenance = {
+                "method_name": first.method, "settings": first.settings, "library": first.library,
+                "model_fingerprint": first.model_fingerprint,
+            }
+        return self.tallies[name]
+
+    def _add_kendall(self, name: str, used: list[AttributionRecord]) -> None:
+        from ..attribution.pipeline import reattribute_records
+
+        how, classifier = self.how, self.classifier
+        found = kendall_for_records(
+            used,
+            classifier.num_classes,
+            lambda recs, targets: reattribute_records(
+                classifier, recs, targets, how.library, max(1, how.batch_size // 4), how.source
+            ),
         )
-    reports: dict[str, MethodReport] = {}
-    for name, tally in tallies.items():
-        report = tally.finish()  # variants of one method are told apart by their label
-        if kendall:
-            report.kendall = Kendall.of(*taus.get(name, ([], [])))
-        report.add_intervals(bootstrap)
-        reports[name] = report
-    return EvaluationReport(
-        source=source,
-        model=classifier.name,
-        model_fingerprint=classifier.fingerprint,
-        records=count,
-        settings=settings,
-        truncated=truncated,
-        made_elsewhere=elsewhere,
-        methods=reports,
-        kendall=kendall,
-        num_classes=classifier.num_classes,
-        bootstrap=bootstrap,
-    )
+        index_taus, score_taus = self.taus.setdefault(name, ([], []))
+        index_taus.extend(found.index_taus)
+        score_taus.extend(found.score_taus)
+
+    def report(self) -> EvaluationReport:
+        source, tallies = self.how.source, self.tallies
+        if not self.count:
+            raise BadInput(f"{source}: no attribution records")
+        if not any(tally.report.evaluated for tally in tallies.values()):
+            short = sum(t.report.skipped_short for t in tallies.values())
+            special = sum(t.report.skipped_special for t in tallies.values())
+            raise BadInput(
+                f"{source}: none of its {self.count} record(s) could be evaluated ({short} shorter than `min_tokens` "
+                f"{self.settings.min_tokens}, {special} only special tokens): nothing to report"
+            )
+        reports: dict[str, MethodReport] = {}
+        for name, tally in tallies.items():
+            report = tally.finish()  # variants of one method are told apart by their label
+            if self.how.kendall:
+                report.kendall = Kendall.of(*self.taus.get(name, ([], [])))
+            report.add_intervals(self.how.bootstrap)
+            reports[name] = report
+        classifier = self.classifier
+        return EvaluationReport(
+            source=source, model=classifier.name, model_fingerprint=classifier.fingerprint, records=self.count,
+            settings=self.settings, truncated=self.truncated, made_elsewhere=self.elsewhere, methods=reports,
+            kendall=self.how.kendall, num_classes=classifier.num_classes, bootstrap=self.how.bootstrap,
+        )

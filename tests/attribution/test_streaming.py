@@ -19,7 +19,7 @@ import pytest
 from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.usecases import evaluate_records as reports
 from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.usecases.evaluate_records import evaluate_records
+from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 from contrastcat.methods import build_method
 from contrastcat.records.inputs import InputRow
 from contrastcat.records.record import read_records
@@ -127,10 +127,10 @@ def test_evaluate_in_chunks_equals_one_pass(monkeypatch, toy_classifier, toy_lib
     # time in both runs, so each τ is the same bits however the records are chunked. (In batches
     # that the chunks cut differently, two nearly tied scores could round apart and swap, and a τ
     # move by a pair's weight.)
-    whole = evaluate_records(toy_classifier, records, settings, toy_library, kendall=True, batch_size=4).to_dict()
+    whole = evaluate_records(toy_classifier, records, settings, Evaluating(toy_library, kendall=True, batch_size=4)).to_dict()
     monkeypatch.setattr(reports, "CHUNK", 7)
-    chunked = evaluate_records(toy_classifier, iter(records), settings, toy_library, kendall=True,
-                               batch_size=4).to_dict()
+    chunked = evaluate_records(toy_classifier, iter(records), settings,
+                               Evaluating(toy_library, kendall=True, batch_size=4)).to_dict()
     for name, method in whole["methods"].items():
         other = chunked["methods"][name]
         assert other["skipped_duplicates"] == method["skipped_duplicates"] == 1

@@ -261,16 +261,16 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
     # benchmarks evaluate variants of one method a call at a time; the drops are the inputs', not
     # the methods', so a LeaveOneOut kept between calls must give what one call gives.
     from contrastcat.errors import BadInput
-    from contrastcat.usecases.evaluate_records import evaluate_records, shared_loo
+    from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records, shared_loo
     from contrastcat.evaluation.scalars import LeaveOneOut
 
     records = list(read_records(write_records(toy_dir, tmp_path / "r.jsonl", ("keyword", "random"))))
     settings = EvalSettings(perturb="mask", eraser=False, loo=True)
-    together = evaluate_records(toy_classifier, records, settings, bootstrap=BootstrapSettings(0))
+    together = evaluate_records(toy_classifier, records, settings, Evaluating(bootstrap=BootstrapSettings(0)))
     kept = LeaveOneOut("mask", None)
     apart = {
         name: evaluate_records(toy_classifier, [r for r in records if r.method == name], settings,
-                               bootstrap=BootstrapSettings(0), loo=kept).methods[name]
+                               Evaluating(bootstrap=BootstrapSettings(0), loo=kept)).methods[name]
         for name in ("keyword", "random")
     }
     for name in ("keyword", "random"):
@@ -279,12 +279,12 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
     # The second call read the kept drops: reversed, every τ changes sign.
     kept._drops = {key: -drops for key, drops in kept._drops.items()}
     reversed_ = evaluate_records(toy_classifier, [r for r in records if r.method == "keyword"], settings,
-                                 bootstrap=BootstrapSettings(0), loo=kept).methods["keyword"]
+                                 Evaluating(bootstrap=BootstrapSettings(0), loo=kept)).methods["keyword"]
     assert reversed_.scalars["loo_tau"].values == pytest.approx(
         [-v for v in together.methods["keyword"].scalars["loo_tau"].values], abs=1e-12
     )
     with pytest.raises(BadInput, match="made with 'mask'"):
-        evaluate_records(toy_classifier, records, EvalSettings(perturb="delete", loo=True), loo=kept)
+        evaluate_records(toy_classifier, records, EvalSettings(perturb="delete", loo=True), Evaluating(loo=kept))
     mask = toy_classifier.tokenizer.mask_token_id
     with pytest.raises(BadInput, match="another model"):  # (records of another model are refused before)
         shared_loo(kept, "mask", mask, "sha256:another", "torch.float32")
@@ -296,11 +296,11 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
 
     restored = LeaveOneOut.from_state(json.loads(json.dumps(kept.state())))
     again = evaluate_records(toy_classifier, [r for r in records if r.method == "keyword"], settings,
-                             bootstrap=BootstrapSettings(0), loo=restored).methods["keyword"]
+                             Evaluating(bootstrap=BootstrapSettings(0), loo=restored)).methods["keyword"]
     assert list(again.scalars["loo_tau"].values) == list(reversed_.scalars["loo_tau"].values)
     foreign = LeaveOneOut.from_state({**kept.state(), "model_fingerprint": "sha256:another"})
     with pytest.raises(BadInput, match="another model"):
-        evaluate_records(toy_classifier, records, settings, loo=foreign)
+        evaluate_records(toy_classifier, records, settings, Evaluating(loo=foreign))
     # A malformed or foreign state is refused in one line (from_state, or the evaluation for drops
     # that cannot be the input's: one per perturbable token).
     good = kept.state()
@@ -315,4 +315,4 @@ def test_leave_one_out_drops_kept_across_calls(toy_dir, toy_classifier, tmp_path
     for wrong in ([0.0] + first[2], first[2][1:]):
         shifted = LeaveOneOut.from_state({**good, "drops": [[first[0], first[1], wrong]]})
         with pytest.raises(BadInput, match="belong to another input"):
-            evaluate_records(toy_classifier, records, settings, loo=shifted)
+            evaluate_records(toy_classifier, records, settings, Evaluating(loo=shifted))

@@ -18,7 +18,7 @@ from contrastcat.capture.core import capture
 from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
 from contrastcat.deletion.refine import deletion_counts
 from contrastcat.evaluation.curves import EvalSettings
-from contrastcat.usecases.evaluate_records import evaluate_records
+from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 from contrastcat.library import RefLibrary
 from contrastcat.methods import build_method
 from contrastcat.models import predictor
@@ -114,7 +114,7 @@ def test_library_records_its_scan_precision(tmp_path, toy_classifier, toy_exampl
 def test_records_made_with_bfloat16_passes_are_explained_again_the_same_way(toy_classifier, toy_library):
     records = list(explain(toy_classifier, ROWS[:12], build_method("contrastcat"), toy_library,
                            options=ExplainSettings(batch_size=4, forward_dtype="bfloat16")))
-    report = evaluate_records(toy_classifier, records, EvalSettings(min_tokens=5), toy_library, kendall=True)
+    report = evaluate_records(toy_classifier, records, EvalSettings(min_tokens=5), Evaluating(toy_library, kendall=True))
     assert report.methods["contrastcat"].kendall.inputs > 0
 
 
