@@ -8,12 +8,11 @@ from typing import Any
 
 from ..errors import BadInput
 from ..evaluation.sanity import SanityReport
-from ..usecases.sanity_records import sanity_check
 from ..models import Classifier
 from ..records.record import AttributionRecord
 from ..spec import InCall
 from ..usecases.checks import classifier_arg, library_arg, records_arg
-from ..usecases.sanity_file import SanityOptions
+from ..usecases.sanity_file import SanityOptions, sanity_check
 from ..usecases.sanity_file import sanity_file as _sanity_file
 from .signatures import with_signature
 
@@ -35,9 +34,7 @@ def sanity(classifier: Classifier, records: Sequence[AttributionRecord], library
     chosen = SanityOptions.read(options, InCall("sanity"), only=IN_MEMORY)
     if not records:
         raise BadInput("sanity: records is empty: nothing to check")
-    return sanity_check(
-        classifier, records, library, chosen.seed, chosen.intervals, chosen.batch_size, source="records",
-    )
+    return sanity_check(classifier, records, library, chosen, source="records")
 
 
 def sanity_file(

@@ -1,5 +1,5 @@
 """The model-randomisation sanity check (Adebayo et al., 2018): do a method's maps depend on the
-model they explain? Here are its measure and report; the run is ``usecases.sanity_records``.
+model they explain? Here are its measure and report; the run is ``usecases.sanity_file.sanity_check``.
 Each record is explained again, by its own method and settings and for its
 own target, on copies of the classifier re-initialised cumulatively from the top
 (:mod:`contrastcat.models.randomize`); per step, the Spearman correlation between each input's

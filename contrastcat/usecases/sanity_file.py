@@ -1,23 +1,26 @@
-"""The sanity use case on files: a records file -> the model-randomisation report, written whole
-(or not at all) to ``output``, its cascade drawn to ``plot``; and the command's options."""
+"""The sanity use case: records (from a file or in memory) -> the model-randomisation report,
+written whole (or not at all) to ``output``, its cascade drawn to ``plot``; and the command's
+options. The measure and the report are :mod:`contrastcat.evaluation.sanity`."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import BadInput
-from ..evaluation.sanity import SanityReport
+from ..evaluation.sanity import MethodSanity, SanityReport, spearman
 from ..evaluation.stats import BootstrapSettings
 from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..models.resolve import load_classifier, model_location
-from ..records.record import read_records
+from ..records.record import AttributionRecord, read_records
+from ..records.variants import MethodLabels
 from ..spec import CommandOptions
 from . import options
 from .checks import library_arg
-from .sanity_records import sanity_check
+from .elsewhere import made_elsewhere
+from .evaluate_records import check_against_model, check_explained, check_one_kind
 
 
 @dataclass(frozen=True)
@@ -66,10 +69,7 @@ def sanity_file(chosen: SanityOptions) -> tuple[SanityReport, dict]:
         if target is not None:
             check_output_path(target, [model_location(name)])
     classifier = load_classifier(name, chosen.device, progress=chosen.progress, notify=notify, dtype=chosen.dtype)
-    report = sanity_check(
-        classifier, found, library_arg("sanity_file", library), chosen.seed, chosen.intervals, chosen.batch_size,
-        source=path, progress=chosen.progress,
-    )
+    report = sanity_check(classifier, found, library_arg("sanity_file", library), chosen, source=path)
     document = report.to_dict(chosen.per_input)
     written = _write(chosen, document, notify)
     if chosen.plot is not None:
@@ -97,3 +97,59 @@ def _draw(chosen: SanityOptions, report: SanityReport, written: str | None, noti
     both = f"{written} and the picture ({chosen.plot})" if written else f"the picture ({chosen.plot})"
     with interrupted_after(both, plural=written is not None):
         notify(f"wrote the picture to {chosen.plot}")
+
+
+def sanity_check(
+    classifier, records: Sequence[AttributionRecord], library, chosen: SanityOptions, source: str = "<records>"
+) -> SanityReport:
+    """Spearman ρ between each record's map and its method's map on each randomised copy of
+    ``classifier`` (``chosen``: its seed, bootstrap, batch size and progress)."""
+    from ..attribution.pipeline import reattribute_records
+    from ..library.recapture import RecapturedLibrary
+    from ..models.randomize import cascade_steps, randomised
+
+    records = list(records)
+    pairs = bool(records) and records[0].pair is not None
+    check_one_kind(records, pairs, source)
+    elsewhere = next((r for r in records if made_elsewhere(r)), None)
+    if elsewhere is not None:
+        raise BadInput(f"{source}:{elsewhere.line}: the sanity check runs each record's method again, and a record "
+                       "made elsewhere (no token ids) names no method of contrastcat")
+    check_explained(records, source)
+    check_against_model(records, classifier, source)
+    needing = next((r for r in records if r.library), None)
+    if library is None and needing is not None:
+        where = f"{source}:{needing.line}" if needing.line is not None else source
+        raise BadInput(f"{where}: records of {needing.method} were made with a reference library: pass `library`")
+    # A map needs two tokens to be ranked: inputs of fewer non-special tokens say nothing here.
+    records = [r for r in records if sum(not flag for flag in r.special) >= 2]
+    if not records:
+        raise BadInput(f"{source}: no record has two or more non-special tokens: no map to correlate")
+    labels = MethodLabels()
+    grouped = labels.group(records)
+    methods = {label: MethodSanity(label, group[0].method) for label, group in grouped.items()}
+    steps: list[str] = []
+    total = len(cascade_steps(classifier))
+    # One copy randomised further at each step: each step is used before the next one is made.
+    for done, (step, copy) in enumerate(randomised(classifier, chosen.seed)):
+        steps.append(step.name)
+        copy = copy.paired() if pairs else copy
+        references = RecapturedLibrary(library, copy) if library is not None else None
+        for label, group in grouped.items():
+            scores = reattribute_records(copy, group, [r.target for r in group], references, chosen.batch_size, source)
+            methods[label].rho[step.name] = [
+                spearman(*_non_special(record, new)) for record, new in zip(group, scores)
+            ]
+        if chosen.progress is not None:
+            chosen.progress("randomising", done + 1, total)
+    report = SanityReport(
+        model=classifier.name, model_fingerprint=classifier.fingerprint, seed=chosen.seed, steps=steps, methods=methods,
+        inputs=len({(r.id, tuple(r.token_ids)) for r in records}), bootstrap=chosen.intervals,
+    )
+    report.add_intervals()
+    return report
+
+
+def _non_special(record: AttributionRecord, new: Sequence[float]) -> tuple[list[float], list[float]]:
+    keep = [i for i, flag in enumerate(record.special) if not flag]
+    return [record.scores[i] for i in keep], [new[i] for i in keep]
