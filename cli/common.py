@@ -205,9 +205,8 @@ API_PARAMETERS = frozenset(name for call in API_CALLS for name in inspect.signat
 
 
 def _flags(command: Callable) -> dict[str, str]:
-    """The API's names the command spells otherwise: from its options where it is made from them
-    (``spec.command``), else its module's ``FLAGS``."""
-    return getattr(command, "flags", None) or getattr(command, "__globals__", {}).get("FLAGS", {})
+    """The API's names as the command spells them: from its options (``spec.command``)."""
+    return getattr(command, "flags", {})
 
 
 def notifier(quiet: bool, flags: dict[str, str]) -> Callable[[str], None]:
@@ -219,7 +218,7 @@ def notifier(quiet: bool, flags: dict[str, str]) -> Callable[[str], None]:
 def in_flag_terms(message: str, flags: dict[str, str]) -> str:
     """A message of the library in the command's terms: ``build_refs: min_tokens must ...`` and
     ```min_tokens` must ...`` become ``--min-tokens must ...``. A parameter is its flag with dashes,
-    unless ``flags`` (the command module's ``FLAGS``, the one mapping between the two spellings)
+    unless ``flags`` (from the command's options, the one mapping between the two spellings)
     names it otherwise."""
 
     def flag(name: str) -> str:

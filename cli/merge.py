@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from contrastcat.api import ON_COMMAND_LINE, MergeOptions, run_merge
 
-import typer
-
-from contrastcat.api import merge as merge_parts
-
-from .common import QuietOption, info, printing_after, reports_errors
+from .common import info, printing_after, reports_errors
+from .spec import command
 
 EPILOG = """\
 Examples:
@@ -21,19 +18,17 @@ Examples:
 """
 
 
-FLAGS = {"parts": "PART", "output": "--output"}  # the API's names, as this command spells them
-
-
-@reports_errors
-def merge(
-    parts: Annotated[list[str], typer.Argument(metavar="PART...", help="The part files of every shard, any order.")],
-    output: Annotated[str, typer.Option("--output", "-o", help="Records (JSONL); - for stdout.")] = "-",
-    quiet: QuietOption = False,
-) -> None:
-    """Join the parts written by explain --shard I/N into the run's records, in input order:
-    the same bytes one process writes. Nothing is written unless every shard is there, complete."""
-    written = merge_parts(parts, output)
+def _merge(values: dict) -> None:
+    options = MergeOptions.read(values, ON_COMMAND_LINE, where=None)
+    written = run_merge(options)
     # The merged records are written whole by now: Ctrl-C in the "wrote" line says so.
-    with printing_after(("every record", output)):
-        if output != "-":
-            info(f"wrote {written} record(s) to {output}", quiet)
+    with printing_after(("every record", options.output)):
+        if options.output != "-":
+            info(f"wrote {written} record(s) to {options.output}", options.quiet)
+
+
+merge = reports_errors(command(
+    MergeOptions, _merge,
+    "Join the parts written by explain --shard I/N into the run's records, in input order:\n"
+    "the same bytes one process writes. Nothing is written unless every shard is there, complete.",
+))

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from contrastcat.api import embedded_models
-from contrastcat.api import prepare_model as prepare
+from contrastcat.api import ON_COMMAND_LINE, ListModelsOptions, PrepareOptions, embedded_models, run_prepare
 
-from .common import DeviceOption, QuietOption, notifier, phased_progress, reports_errors
-
-FLAGS: dict[str, str] = {}  # every parameter of the calls here is spelled as its flag
+from .common import notifier, phased_progress, reports_errors
+from .spec import command
 
 EPILOG = """\
 Examples:
@@ -33,14 +30,10 @@ app = typer.Typer(
 )
 
 
-@app.command("list", epilog=EPILOG)
-@reports_errors
-def list_models(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-) -> None:
-    """List the embedded models, whether each is prepared, and its held-out accuracy."""
+def _list(values: dict) -> None:
+    options = ListModelsOptions.read(values, ON_COMMAND_LINE, where=None)
     rows = embedded_models()
-    if as_json:
+    if options.as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(box=None)
@@ -52,15 +45,19 @@ def list_models(
     Console(highlight=False).print(table)
 
 
-@app.command("prepare", epilog=EPILOG)
-@reports_errors
-def prepare_model(
-    name: Annotated[str, typer.Argument(help="An embedded model (see models list).")],
-    force: Annotated[bool, typer.Option(help="Train again even if a usable cache entry exists.")] = False,
-    quick: Annotated[bool, typer.Option(hidden=True, help="A few steps on a few hundred rows (tests only).")] = False,
-    device: DeviceOption = "auto",
-    quiet: QuietOption = False,
-) -> None:
-    """Fine-tune an embedded model now and cache it (otherwise it happens on first use)."""
+def _prepare(values: dict) -> None:
+    quiet = values["quiet"]
     with phased_progress(quiet) as report:
-        prepare(name, force=force, quick=quick, device=device, progress=report, notify=notifier(quiet, FLAGS))
+        options = {**values, "progress": report, "notify": notifier(quiet, prepare_model.flags)}
+        run_prepare(PrepareOptions.read(options, ON_COMMAND_LINE, where=None))
+
+
+list_models = reports_errors(command(
+    ListModelsOptions, _list,
+    "List the embedded models, whether each is prepared, and its held-out accuracy.",
+))
+prepare_model = reports_errors(command(
+    PrepareOptions, _prepare, "Fine-tune an embedded model now and cache it (otherwise it happens on first use).",
+))
+app.command("list", epilog=EPILOG)(list_models)
+app.command("prepare", epilog=EPILOG)(prepare_model)

@@ -22,7 +22,9 @@ def _parameter(spec: Option) -> inspect.Parameter:
         flags = spec.flags
         if spec.kind is bool and spec.negatable:
             flags = (f"{spec.flag}/--no-{spec.flag[2:]}", *spec.flags[1:])
-        info = typer.Option(*flags, help=spec.help, metavar=spec.metavar, show_default=spec.show_default)
+        info = typer.Option(
+            *flags, help=spec.help, metavar=spec.metavar, show_default=spec.show_default, hidden=spec.hidden
+        )
     default = inspect.Parameter.empty if spec.command_default is REQUIRED else spec.command_default
     return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info])
 

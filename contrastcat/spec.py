@@ -59,6 +59,7 @@ class Option:
     shown_default: Any = SAME  # the default as the command line spells it (a list as "a,b")
     argument: bool = False  # the command line's positional argument (never a flag)
     show_default: bool = True
+    hidden: bool = False  # left out of the command's --help (an option for tests)
     annotation: Any = inspect.Parameter.empty  # the call's type (default: the field's), for its signature
 
     @property
@@ -80,7 +81,7 @@ def option(
     **more: Any,
 ) -> Any:
     """A dataclass field that is an option. ``flags`` default to ``--name-with-dashes``; ``more``:
-    ``metavar``, ``negatable``, ``where``, ``shown_default``, ``argument``, ``show_default``."""
+    ``metavar``, ``negatable``, ``where``, ``shown_default``, ``argument``, ``show_default``, ``hidden``."""
     unknown = set(more) - {f.name for f in dataclasses.fields(Option)}
     if unknown:
         raise TypeError(f"option() got an unexpected keyword argument {sorted(unknown)[0]!r}")

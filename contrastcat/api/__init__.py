@@ -26,6 +26,8 @@ from ..spec import REQUIRED, CommandOptions, OnCommandLine, Option
 from ..usecases.build_refs import BuildRefsOptions
 from ..usecases.evaluate_file import EvaluateOptions
 from ..usecases.explain_file import ExplainOptions
+from ..usecases.merge import MergeOptions, run_merge
+from ..usecases.prepare_model import ListModelsOptions, PrepareOptions, run_prepare
 from ..usecases.render_file import RenderOptions
 from ..usecases.sanity_file import SanityOptions
 from .evaluate import evaluate, evaluate_file, run_evaluate
@@ -40,8 +42,8 @@ from .sanity import run_sanity, sanity, sanity_blocks, sanity_file
 ON_COMMAND_LINE = OnCommandLine()
 
 __all__ = [
-    "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "EvaluateOptions", "ExplainOptions", "OnCommandLine", "Option",
-    "RenderOptions", "SanityOptions", "run_build_refs", "run_evaluate", "run_render", "run_explain", "run_sanity",
+    "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "EvaluateOptions", "ExplainOptions", "ListModelsOptions", "MergeOptions", "OnCommandLine", "Option", "PrepareOptions",
+    "RenderOptions", "SanityOptions", "run_build_refs", "run_evaluate", "run_render", "run_explain", "run_merge", "run_prepare", "run_sanity",
     "build_library", "build_refs", "cached_library", "choices", "embedded_models", "evaluate", "evaluate_file",
     "explain", "explain_file", "is_standard_output", "labelled_data", "list_methods", "load_model", "merge", "open_library",
     "prepare_model", "read_records", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",

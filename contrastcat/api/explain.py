@@ -9,19 +9,17 @@ from typing import Any
 from .. import arguments as check
 from ..attribution.pipeline import ExplainSettings, check_library, parse_target
 from ..attribution.pipeline import explain as _explain
-from ..errors import BadInput
-from ..io.files import check_output_path
 from ..library import RefLibrary
 from ..methods import AttributionMethod, build_methods, parse_method_list
 from ..models import Classifier
 from ..output.distributed import torchrun_follower as _torchrun_follower
-from ..output.shards import merge_parts
 from ..records.inputs import rows_from_objects
 from ..records.record import Records
 from ..spec import InCall
 from ..usecases.checks import classifier_arg, library_arg
 from ..usecases.explain_file import ExplainOptions, ExplainRun
 from ..usecases.explain_file import explain_file as _explain_file
+from ..usecases.merge import MergeOptions, run_merge
 from .signatures import with_signature
 
 
@@ -118,12 +116,7 @@ def merge(parts: Sequence[str | os.PathLike], output: str | os.PathLike = "-") -
     """Join the part files of ``explain_file(..., shard="I/N")`` into the run's records, in input
     order: the bytes one process writes. Nothing is written unless every shard is there, complete.
     Returns the number of records written."""
-    paths = [check.path("merge: parts", part) for part in check.collection("merge: parts", parts, "part files")]
-    if not paths:
-        raise BadInput("merge: parts: no part file given")
-    output = check.path("merge: output", output)
-    check_output_path(output, paths)
-    return merge_parts(paths, output)
+    return run_merge(MergeOptions.read({"parts": parts, "output": output}, InCall("merge")))
 
 
 def list_methods() -> list[dict]:

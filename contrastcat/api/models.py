@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from typing import Any
 
 from .. import arguments as check
 from ..errors import BadInput
 from ..library import RefLibrary
 from ..models import Classifier
+from ..spec import InCall
+from ..usecases.prepare_model import PrepareOptions, run_prepare
+from .signatures import with_signature
 
 
 def load_model(
@@ -171,31 +174,11 @@ def embedded_models() -> list[dict]:
     return rows
 
 
-def prepare_model(
-    name: str,
-    *,
-    force: bool = False,
-    quick: bool = False,
-    device: str = "auto",
-    progress: Callable[[str, int, int | None], None] | None = None,
-    notify: Callable[[str], None] | None = None,
-) -> str:
+def prepare_model(name: str, **options: Any) -> str:
     """Fine-tune the embedded model ``name`` now and cache it (``load_model`` would on first use);
     one already prepared is kept (``notify`` hears what it scored) unless ``force``. Returns its
     cache folder. ``quick``: a few steps on a few hundred rows, for tests."""
-    from ..models.devices import resolve_device
-    from ..models.zoo import EMBEDDED, entry_status, prepare
-    from ..models.zoo.cache import entry_dir, read_metadata
-    from ..models.zoo.registry import describe_entry
+    return run_prepare(PrepareOptions.read({"name": name, **options}, InCall("prepare_model")))
 
-    name = check.text("prepare_model: name", name)
-    if name not in EMBEDDED:
-        raise BadInput(f"unknown embedded model {name!r} (available: {', '.join(EMBEDDED)})")
-    force, quick = check.flag("prepare_model: force", force), check.flag("prepare_model: quick", quick)
-    progress, notify = check.callback("prepare_model: progress", progress), check.callback("prepare_model: notify", notify)
-    device = resolve_device(check.text("prepare_model: device", device))
-    if entry_status(name, quick)[0] and not force:
-        if notify:
-            notify(describe_entry(name, read_metadata(entry_dir(name))))
-        return str(entry_dir(name))
-    return str(prepare(name, progress, notify, force=force, quick=quick, device=device))
+
+with_signature(prepare_model, PrepareOptions, ("name",))
