@@ -277,48 +277,73 @@ def _run(plan: _Plan) -> ExplainRun:
         position_limit=classifier.position_limit, skipped=skipped, shard=chosen.shard, speaks=not plan.follower,
     )
     rows = _checked_rows(plan, input_file, classifier, target, run)
-    used_library = library if any(m.uses_library for m in methods) else None
-    expected = total if plan.shards is None or total is None else None  # a shard's share is not known up front
+    job = _Job(
+        plan, classifier, methods, library if any(m.uses_library for m in methods) else None, target, settings,
+        input_file.name, run, total if plan.shards is None or total is None else None,  # a shard's share is not known
+    )
+    job.write(rows)
+    input_file.close()
+    return run
 
-    def records(remaining, done: int) -> Iterator:
+
+@dataclass
+class _Job:
+    """What explaining the rows needs once the model, the library and the settings are known."""
+
+    plan: _Plan
+    classifier: Classifier
+    methods: list
+    library: RefLibrary | None  # None where no method reads one
+    target: Any
+    settings: ExplainSettings
+    source: str  # the input file, as records and messages name it
+    run: ExplainRun
+    expected: int | None  # rows to explain, for the progress bar (None: not known up front)
+
+    def records(self, remaining, done: int) -> Iterator:
         def advance(count: int) -> None:
             nonlocal done
             done += count
-            plan.progress("explaining", done, expected)
+            self.plan.progress("explaining", done, self.expected)
 
         for record in explain_rows(
-            classifier, remaining, methods, used_library, target=target, options=settings, source=input_file.name,
-            progress=advance,
+            self.classifier, remaining, self.methods, self.library, target=self.target, options=self.settings,
+            source=self.source, progress=advance,
         ):
-            run.count(record)
+            self.run.count(record)
             yield record
 
-    def write_part(path: str) -> dict:
+    def write_part(self, path: str, rows) -> dict:
+        plan, settings, methods = self.plan, self.settings, self.methods
         tally = Tally()
         mine = shard_rows(rows, plan.shards, settings.window_inputs, tally)
         identity = run_identity(
-            methods, [record_settings(m, settings) for m in methods], classifier, used_library, target, settings
+            methods, [record_settings(m, settings) for m in methods], self.classifier, self.library, self.target,
+            settings,
         )
-        write_part_file(path, plan.shards, identity, len(methods), settings.window_inputs, records(mine, 0), tally,
+        write_part_file(path, plan.shards, identity, len(methods), settings.window_inputs, self.records(mine, 0), tally,
                         plan.inputs)
-        return {"records": run.records, "truncated": run.truncated}
+        return {"records": self.run.records, "truncated": self.run.truncated}
 
-    output = chosen.output
-    if plan.world is not None:
-        outcomes = sharded_output(plan.world, output, write_part, lambda paths: merge_parts(paths, output))
-        run.records = sum(o["records"] for o in outcomes)
-        run.truncated = sum(o["truncated"] for o in outcomes)
-    elif chosen.shard is not None:
-        write_part(output)
-    elif chosen.resume:
-        rows = list(rows)  # a checkpoint is matched against the inputs it holds
-        resumed = Run(rows, methods, classifier, used_library, target, settings, input_file.name)
-        write_resumable(output, resumed, plan.inputs, lambda start: records(rows[start:], start), run.resumed,
-                        note=plan.notify)
-    else:
-        write_records(output, records(rows, 0), plan.inputs)
-    input_file.close()
-    return run
+    def write(self, rows) -> None:
+        """The records to the output: as a shard's part, merged under torchrun, resumable, or whole."""
+        plan, run = self.plan, self.run
+        output = plan.chosen.output
+        if plan.world is not None:
+            outcomes = sharded_output(
+                plan.world, output, lambda path: self.write_part(path, rows), lambda paths: merge_parts(paths, output)
+            )
+            run.records = sum(o["records"] for o in outcomes)
+            run.truncated = sum(o["truncated"] for o in outcomes)
+        elif plan.chosen.shard is not None:
+            self.write_part(output, rows)
+        elif plan.chosen.resume:
+            rows = list(rows)  # a checkpoint is matched against the inputs it holds
+            resumed = Run(rows, self.methods, self.classifier, self.library, self.target, self.settings, self.source)
+            write_resumable(output, resumed, plan.inputs, lambda start: self.records(rows[start:], start), run.resumed,
+                            note=plan.notify)
+        else:
+            write_records(output, self.records(rows, 0), plan.inputs)
 
 
 def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, RefLibrary | None]:
