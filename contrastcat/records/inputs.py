@@ -299,20 +299,7 @@ def _csv_objects(
     # strict: a stray quote is an error, not a field that silently swallows the lines after it.
     reader = csv.reader(text(), strict=True)
     limit = line_limit()
-    try:
-        header = _next_row(reader, limit)
-    except StopIteration:
-        raise BadInput(located(name, None, "empty CSV file (no header)")) from None
-    except csv.Error as error:
-        raise BadInput(located(name, 1, f"unreadable CSV header ({error})")) from None
-    if any(_not_utf8(column) for column in header):  # never skippable: every row depends on it
-        raise BadInput(located(name, 1, "the CSV header is not UTF-8 text"))
-    for column in (text_field, pair_field):
-        if column is not None and column not in header:
-            raise BadInput(located(name, 1, f"no column {column!r} (columns: {', '.join(header)})"))
-    repeated = sorted({column for column in header if header.count(column) > 1})
-    if repeated:
-        raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
+    header = _csv_header(name, reader, limit, (text_field, pair_field))
     while True:
         before = reader.line_num
         for old in [key for key in taken if key < before]:  # memory stays that of one row
@@ -344,6 +331,26 @@ def _csv_objects(
         if obj.get(label_field) == "":
             obj[label_field] = None
         yield start, obj
+
+
+def _csv_header(name: str, reader, limit: int, needed: tuple[str | None, ...]) -> list[str]:
+    """The header row: there, UTF-8, holding every column ``needed``, each column once. Never
+    skippable: every row depends on it."""
+    try:
+        header = _next_row(reader, limit)
+    except StopIteration:
+        raise BadInput(located(name, None, "empty CSV file (no header)")) from None
+    except csv.Error as error:
+        raise BadInput(located(name, 1, f"unreadable CSV header ({error})")) from None
+    if any(_not_utf8(column) for column in header):
+        raise BadInput(located(name, 1, "the CSV header is not UTF-8 text"))
+    for column in needed:
+        if column is not None and column not in header:
+            raise BadInput(located(name, 1, f"no column {column!r} (columns: {', '.join(header)})"))
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    if repeated:
+        raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
+    return header
 
 
 def _end_length(line: str) -> int:

@@ -216,20 +216,7 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
     if obj.get("token_ids") == []:
         # What a record made elsewhere holds in memory, and so what Records.save writes for it: no ids.
         obj = {**obj, "token_ids": None}
-    missing = [key for key in REQUIRED if key not in obj]
-    if "tokens" not in obj and obj.get("offsets") is None:
-        missing.append("tokens or offsets")
-    if "id" not in obj and (line is None or obj.get("token_ids")):
-        missing.append("id")
-    if missing:
-        raise BadInput(f"{where}: not an attribution record (missing {', '.join(sorted(missing))})")
-    for key, (valid, expected) in RECORD_FIELDS.items():
-        if key in obj and not (valid(obj[key]) or (key in PER_TOKEN and obj[key] is None)):
-            raise BadInput(f"{where}: {key!r} must be {expected}")
-    if (obj.get("pair") is None) != (obj.get("segments") is None):
-        raise BadInput(f"{where}: a sentence pair's record has both 'pair' and 'segments' (one per token)")
-    if obj.get("pair") is not None and not obj.get("token_ids"):
-        raise BadInput(f"{where}: a sentence pair's record needs the 'token_ids' explain writes")
+    _check_fields(obj, where, line)
     given_tokens = "tokens" in obj  # else they are made from the offsets below, and agree
     if "tokens" not in obj:
         if any(not start <= end <= len(obj["text"]) for start, end in obj["offsets"]):
@@ -246,16 +233,48 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
     if not obj.get("token_ids") and obj.get("offsets") is None:
         # Made elsewhere, scores per token string: where each one is (render shades them, evaluate aligns them).
         obj = {**obj, "offsets": spans_of_tokens(obj["text"], obj["tokens"], where)}
+    _check_offsets(obj, where, given_tokens)
+    return _record(obj, length)
+
+
+def _check_fields(obj: dict, where: str, line: int | None) -> None:
+    """Every field a record needs is there, and each one given has its type."""
+    missing = [key for key in REQUIRED if key not in obj]
+    if "tokens" not in obj and obj.get("offsets") is None:
+        missing.append("tokens or offsets")
+    if "id" not in obj and (line is None or obj.get("token_ids")):
+        missing.append("id")
+    if missing:
+        raise BadInput(f"{where}: not an attribution record (missing {', '.join(sorted(missing))})")
+    for key, (valid, expected) in RECORD_FIELDS.items():
+        if key in obj and not (valid(obj[key]) or (key in PER_TOKEN and obj[key] is None)):
+            raise BadInput(f"{where}: {key!r} must be {expected}")
+    if (obj.get("pair") is None) != (obj.get("segments") is None):
+        raise BadInput(f"{where}: a sentence pair's record has both 'pair' and 'segments' (one per token)")
+    if obj.get("pair") is not None and not obj.get("token_ids"):
+        raise BadInput(f"{where}: a sentence pair's record needs the 'token_ids' explain writes")
+
+
+def _check_offsets(obj: dict, where: str, given_tokens: bool) -> None:
+    """Each span inside its text (the pair's, for its second segment), and the tokens given the
+    text at their spans."""
     offsets = obj.get("offsets")
-    segments = obj.get("segments") or [0] * len(offsets or ())
-    if offsets is not None and any(
+    if offsets is None:
+        return
+    segments = obj.get("segments") or [0] * len(offsets)
+    if any(
         not start <= end <= len(obj["pair"] if segment == 1 else obj["text"])
         for (start, end), segment in zip(offsets, segments)
     ):
         inside = "'text' (or 'pair', for its tokens)" if obj.get("pair") is not None else "'text'"
         raise BadInput(f"{where}: 'offsets' must be spans [start, end) inside {inside}")
-    if offsets is not None and given_tokens:
+    if given_tokens:
         check_tokens_at_offsets((obj["text"], obj.get("pair")), obj["tokens"], offsets, obj.get("segments"), where)
+
+
+def _record(obj: dict, length: int) -> AttributionRecord:
+    """The record of a checked object, what it leaves out filled in."""
+    offsets = obj.get("offsets")
     known = {f.name for f in fields(AttributionRecord)} - {"line"}
     values = {key: value for key, value in obj.items() if key in known}
     for key in PER_TOKEN:
