@@ -4,6 +4,7 @@ words) or as one HTML page. Every line is checked before anything is shown or wr
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import os
 import sys
@@ -98,13 +99,20 @@ class RenderOptions(CommandOptions):
 
 def render_file(chosen: RenderOptions) -> RenderRun:
     """The records file as one page (``html``), as text written to ``output``, or as blocks."""
-    # Without compare, the first records are all that is read (an endless standard input
-    # stops there); with it, the file is read whole for the two methods' records.
+    # The first records are all that is read (an endless standard input stops there): without
+    # compare the first `limit`; with it, until `limit` records of the two methods are paired.
     source = RecordFile(chosen.attributions, chosen.limit if chosen.compare is None else None)
     methods: set[str] = set()
     labels = MethodLabels()  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]
+    pairing = _Pairing(chosen.compare, labels.label) if chosen.compare and chosen.limit else None
+
+    def each(record) -> None:
+        methods.add(labels.label(record))
+        if pairing is not None:
+            pairing.add(record)
+
     # A bad line fails before anything is shown; then the records stream.
-    source.check(lambda record: methods.add(labels.label(record)))
+    source.check(each, None if pairing is None else lambda: pairing.paired >= chosen.limit)
     pair = chosen.compare
     missing = [name for name in pair or () if name not in methods]
     if missing:
@@ -126,6 +134,27 @@ def render_file(chosen: RenderOptions) -> RenderRun:
             write_blocks(blocks(records, labels, shown), stream, shown.color)
         return RenderRun(None if is_standard_output(chosen.output) else chosen.output, iter(()))
     return RenderRun(None, blocks(records, labels, shown))
+
+
+class _Pairing:
+    """How many records ``input_major`` has paired so far (its key, its two methods): what ends
+    the first pass of ``compare`` with ``limit`` once that many are there to show."""
+
+    def __init__(self, pair: tuple[str, str], label) -> None:
+        self.pair, self.label = pair, label
+        self.waiting: dict[bytes, set[str]] = {}  # digests of inputs one method has reached
+        self.paired = 0
+
+    def add(self, record) -> None:
+        name = self.label(record)
+        if name not in self.pair:
+            return
+        key = hashlib.blake2b(repr((repr(record.id), record.text, record.pair)).encode(), digest_size=16).digest()
+        found = self.waiting.setdefault(key, set())
+        found.add(name)
+        if len(found) == 2:
+            del self.waiting[key]
+            self.paired += 2
 
 
 @dataclass(frozen=True)
