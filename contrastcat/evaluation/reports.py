@@ -8,9 +8,11 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..deletion.plan import step_labels
 from ..errors import BadInput
-from .comparison import BEST, SECOND, Comparison, compare_methods
+from .comparison import BEST, KENDALL_METRIC, SCALAR_METRICS, SECOND, Comparison, compare_methods
 from .curves import EvalSettings, MethodReport
 from .fitted import SIGNS
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
@@ -119,8 +121,28 @@ class EvaluationReport:
         return document
 
     def table(self, decimals: int = MARKDOWN_DECIMALS) -> str:
-        """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>."""
-        return markdown_table(self.comparison(decimals))
+        """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>;
+        under it, what its numbers need said (:meth:`footnotes`)."""
+        notes = self.footnotes()
+        return markdown_table(self.comparison(decimals)) + "".join("\n" + line for line in (["", *notes] if notes else []))
+
+    def footnotes(self) -> list[str]:
+        """What a table of this report needs said under it: each measure a method averages over
+        fewer inputs than it evaluated (a leave-one-out τ is undefined for a map of equal scores),
+        and what ``±`` is, where an interval is shown."""
+        lines = []
+        for name, report in self.methods.items():
+            counts = {SCALAR_METRICS[key].name: scalar.inputs for key, scalar in report.scalars.items()}
+            if report.kendall is not None:
+                counts[KENDALL_METRIC.name] = int(np.isfinite(report.kendall.index_taus).sum())
+            for metric, inputs in counts.items():
+                if inputs < report.evaluated:
+                    lines.append(f"{name}: {metric} is the mean over {inputs} of its {report.evaluated} inputs "
+                                 "(undefined for the others)")
+        if any(report.intervals for report in self.methods.values()):  # too few inputs draw none
+            b = self.bootstrap
+            lines.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
+        return lines
 
     def _repr_html_(self) -> str:
         comparison = self.comparison(MARKDOWN_DECIMALS)
@@ -136,8 +158,9 @@ class EvaluationReport:
                              if mark == SECOND else f"<td>{text}</td>")
             rows.append(f"<tr><td>{html.escape(row.method)}</td>{''.join(cells)}<td>{row.evaluated}</td></tr>")
         caption = f"Mean over the {len(step_labels(self.settings.steps))} steps (bold best, underlined second)"
+        notes = "".join(f"<p>{html.escape(line)}</p>" for line in self.footnotes())
         return (f"<table><caption>{caption}</caption><tr><th>method</th>{head}<th>inputs</th></tr>"
-                f"{''.join(rows)}</table>")
+                f"{''.join(rows)}</table>{notes}")
 
 
 def number(value: float | None, decimals: int, interval: Interval | None = None) -> str:

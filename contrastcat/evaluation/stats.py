@@ -1,14 +1,20 @@
 """Uncertainty over inputs: bootstrap intervals of means, and paired differences.
 
-An interval is the percentile bootstrap of the mean over inputs: ``resamples``
-draws of n inputs with replacement, seeded, so the same values and settings
-always give the same interval. A paired difference resamples the inputs two
-methods share, so what both methods see alike (an input that is hard for
-everyone) cancels out of it.
+An interval is the expanded percentile bootstrap of the mean over inputs (Hesterberg, "What
+teachers should know about the bootstrap", The American Statistician 69(4), 2015): ``resamples``
+draws of n inputs with replacement, seeded, so the same values and settings always give the same
+interval. The plain percentile interval is too narrow for few inputs (the spread of n values
+resampled is that of a variance divided by n, not n − 1, and a normal quantile stands where
+Student's t belongs): with no true difference, a 95% interval of 6 inputs excluded 0 in 14% of
+trials instead of 5%. The expanded one takes the percentiles at the level whose normal quantile is
+√(n / (n − 1)) · t(n − 1), which corrects both. A paired difference resamples the inputs two
+methods share, so what both methods see alike (an input that is hard for everyone) cancels out
+of it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,6 +93,57 @@ def bootstrap_means(values: np.ndarray, settings: BootstrapSettings) -> np.ndarr
     return np.concatenate(means)
 
 
+def _t_central(t: float, dof: int) -> float:
+    """P(|T| ≤ t) for Student's t with ``dof`` degrees of freedom (Abramowitz and Stegun 26.7.3
+    and 26.7.4: a finite sum for a whole number of degrees of freedom)."""
+    theta = math.atan(t / math.sqrt(dof))
+    cos2, term, total = math.cos(theta) ** 2, 1.0, 1.0
+    if dof % 2:  # odd
+        if dof == 1:
+            return 2 * theta / math.pi
+        for k in range(1, (dof - 3) // 2 + 1):
+            term *= cos2 * (2 * k) / (2 * k + 1)
+            total += term
+        return 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    for k in range(1, (dof - 2) // 2 + 1):
+        term *= cos2 * (2 * k - 1) / (2 * k)
+        total += term
+    return math.sin(theta) * total
+
+
+def _solve(probability, level: float) -> float:
+    """x ≥ 0 with probability(x) = level, for an increasing probability of x (bisection)."""
+    low, high = 0.0, 1.0
+    while probability(high) < level:
+        high *= 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if probability(middle) < level:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12 * high:
+            break
+    return high
+
+
+def student_t(level: float, dof: int) -> float:
+    """The two-sided quantile: t with P(|T| ≤ t) = ``level``. Past 200 degrees of freedom, the
+    Cornish–Fisher expansion in 1/dof about the normal quantile (error far below 1e-6 there)."""
+    if dof <= 200:
+        return _solve(lambda t: _t_central(t, dof), level)
+    z = _solve(lambda x: math.erf(x / math.sqrt(2)), level)
+    return (z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * dof**3))
+
+
+def expanded_level(level: float, count: int) -> float:
+    """The percentile level that expands a ``level`` interval of the mean of ``count`` values:
+    the central probability of the normal quantile √(n / (n − 1)) · t(level, n − 1)."""
+    quantile = math.sqrt(count / (count - 1)) * student_t(level, count - 1)
+    return math.erf(quantile / math.sqrt(2))
+
+
 def percentile_interval(means: np.ndarray, level: float) -> list[Interval]:
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail], axis=0)
@@ -98,13 +155,13 @@ def mean_interval(values, settings: BootstrapSettings) -> Interval | None:
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values)]
     means = bootstrap_means(values, settings)
-    return None if means is None else percentile_interval(means, settings.level)[0]
+    return None if means is None else percentile_interval(means, expanded_level(settings.level, len(values)))[0]
 
 
 def column_intervals(values: np.ndarray, settings: BootstrapSettings) -> list[Interval] | None:
     """Interval of each column's mean ([n, k] values, one draw of inputs shared by the columns)."""
     means = bootstrap_means(values, settings)
-    return None if means is None else percentile_interval(means, settings.level)
+    return None if means is None else percentile_interval(means, expanded_level(settings.level, len(values)))
 
 
 @dataclass(frozen=True)

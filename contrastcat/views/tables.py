@@ -50,9 +50,7 @@ def report_blocks(
                 "below 0.05 passes."
             ))
     blocks += [Text(line) for line in comparison.legend()]
-    if any(report.intervals for report in reports.values()):  # too few inputs draw none
-        b = evaluation.bootstrap
-        blocks.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
+    blocks += evaluation.footnotes()
     return blocks + compare_lines(document, TABLE_DECIMALS)
 
 

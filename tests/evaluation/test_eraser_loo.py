@@ -197,6 +197,25 @@ def test_batched_evaluation_equals_a_plain_loop_on_the_toy_model(toy_dir, toy_cl
     assert keyword["eraser_suff"].mean < random_["eraser_suff"].mean - 0.1
 
 
+def test_a_mean_over_fewer_inputs_than_evaluated_is_said_under_the_table(toy_dir, tmp_path):
+    """Two keyword maps made flat have no leave-one-out τ: the table's `inputs` column (12) is not
+    the count behind keyword's LOO τ (10), and a line under the table (terminal and Markdown) says
+    so; random's τ is over all of its inputs and gets no line."""
+    path = write_records(toy_dir, tmp_path / "r.jsonl", ("keyword", "random"))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    flat = [r["id"] for r in lines if r["method"] == "keyword"][:2]
+    for r in lines:
+        if r["method"] == "keyword" and r["id"] in flat:
+            r["scores"] = [0.5] * len(r["scores"])
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    evaluated = sum(r["method"] == "keyword" for r in lines)
+    said = f"keyword: LOO τ is the mean over {evaluated - 2} of its {evaluated} inputs (undefined for the others)"
+    for flag in ((), ("--markdown",)):
+        result = invoke("evaluate", path, "--loo", "--min-tokens", "3", "-q", *flag)
+        assert result.exit_code == 0, result.output
+        assert said in result.stdout and "random: LOO" not in result.stdout
+
+
 # ------------------------------------------------------------ gates, baselines, comparisons
 
 

@@ -188,6 +188,8 @@ def parse_markdown(text):
     assert lines[1].startswith("|---|")
     rows = []
     for line in lines[2:]:
+        if not line.strip():  # the table ends; notes follow
+            break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         marked = []
         for cell in cells[1:-1]:
@@ -204,6 +206,7 @@ def parse_markdown(text):
 def test_markdown_marks_the_right_cells(three):
     _, document, markdown = three
     _, rows = parse_markdown(markdown)
+    assert markdown.rstrip().endswith("\n\n± half the 95% bootstrap interval over inputs (1000 resamples, seed 0).")
     assert [name for name, _, _ in rows] == list(METHODS)
     keys = ["morf_aopc", "morf_lodds", "lerf_aopc", "lerf_lodds"]
     fields = [("morf", "aopc_mean"), ("morf", "lodds_mean"), ("lerf", "aopc_mean"), ("lerf", "lodds_mean")]

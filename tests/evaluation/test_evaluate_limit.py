@@ -82,8 +82,8 @@ def test_a_limit_is_never_compared_with_another_or_mistaken_for_the_file(toy_dir
 def test_render_limit_reads_no_further_than_its_records(toy_dir, toy_library, tmp_path):
     """render --limit N stops reading after N records, as evaluate does (it read the whole input
     first: an endless standard input was copied to a temporary file until interrupted); a damaged
-    line past the first N is never reached. With --compare the file is read whole (both methods'
-    records may lie anywhere), so the damaged line is found."""
+    line past the first N is never reached. With --compare, reading stops once N records of the
+    two methods are paired; without --limit the damaged line is reached and refused."""
     records = tmp_path / "attr.jsonl"
     result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attcat,random",
                     "-o", records, "-q")
@@ -93,5 +93,7 @@ def test_render_limit_reads_no_further_than_its_records(toy_dir, toy_library, tm
     shown = invoke("render", "-", "--limit", "3", "--color", "never", stdin=damaged)
     assert shown.exit_code == 0, shown.output
     assert shown.stdout == invoke("render", records, "--limit", "3", "--color", "never").stdout
-    assert_one_line_error(invoke("render", "-", "--limit", "1", "--compare", "attcat,random", stdin=damaged),
-                          "<stdin>:4: ")
+    paired = invoke("render", "-", "--limit", "2", "--compare", "attcat,random", "--color", "never", stdin=damaged)
+    assert paired.exit_code == 0, paired.output
+    assert [line.split()[1] for line in paired.stdout.splitlines() if "→" in line] == ["attcat", "random"]
+    assert_one_line_error(invoke("render", "-", "--compare", "attcat,random", stdin=damaged), "<stdin>:4: ")

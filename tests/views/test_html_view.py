@@ -178,19 +178,6 @@ def test_compare_keeps_variants_apart_and_limits_after_pairing(records, tmp_path
     assert refused.exit_code == 2 and "--html shades every token" in refused.stderr and "--top and --threshold are for the terminal" in refused.stderr
 
 
-def test_compare_with_a_limit_reads_standard_input_only_until_the_pairs_are_there(records):
-    """An endless standard input is not read (and kept) whole: the first pass stops once `limit`
-    records of the two methods are paired. A line that is not JSON after them is never reached;
-    without the limit, it is, and refused."""
-    text = records.read_text() + "not a record\n"
-    shown = invoke("render", "-", "--compare", "random,attcat", "--limit", "2", "--color", "never", stdin=text)
-    assert shown.exit_code == 0, shown.output
-    assert [line.split()[1] for line in shown.stdout.splitlines() if "→" in line] == ["random", "attcat"]
-    whole = invoke("render", "-", "--compare", "random,attcat", "--color", "never", stdin=text)
-    lines = len(records.read_text().splitlines())
-    assert whole.exit_code == 2 and f"<stdin>:{lines + 1}: " in whole.stderr
-
-
 def test_top_scores_are_the_shown_ones(records):
     plain = invoke("render", records, "--top", "1", "--limit", "1").stdout
     assert plain.rstrip().endswith(" 1.00")  # rescaled over the tokens shown, like the shaded text
