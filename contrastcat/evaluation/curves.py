@@ -134,6 +134,7 @@ class MethodReport:
     skipped_special: int = 0  # only special tokens: nothing to perturb
     skipped_duplicates: int = 0
     truncated: int = 0  # evaluated records whose text was cut to the model's length limit
+    repeated: int = 0  # evaluated inputs another one (another id) had the tokens and target of: not in the JSON
     per_input: dict[str, PerInput] = field(default_factory=dict, repr=False)
     intervals: dict[str, Interval] = field(default_factory=dict)  # column key -> interval of its mean
     curve_intervals: dict[str, dict[str, list[Interval]]] = field(default_factory=dict)  # order -> key -> per step

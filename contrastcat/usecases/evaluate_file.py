@@ -187,6 +187,13 @@ class EvaluateRun:
                 "warning",
                 f"{duplicates} duplicate record(s) (same id, input, target, method and settings): not counted again",
             ))
+        for name, report in self.evaluation.methods.items():
+            if report.repeated:
+                found.append((
+                    "warning",
+                    f"{name}: {report.repeated} of its {report.evaluated} inputs repeat the tokens of another under "
+                    "another id; each counts as an input of its own in the means and intervals",
+                ))
         elsewhere = self.document.get("made_elsewhere", 0)
         if elsewhere:
             found.append((

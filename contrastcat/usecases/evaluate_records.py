@@ -297,6 +297,7 @@ class _Evaluation:
         self.labels = MethodLabels()
         self.tallies: dict[str, CurveTally] = {}
         self.taus: dict[str, tuple[list[float], list[float]]] = {}
+        self.inputs_seen: dict[str, set[bytes]] = {}  # per method, digests of its inputs' tokens and target
         self.count = self.truncated = self.elsewhere = 0
 
     def _drops(self, precision: str) -> LeaveOneOut | None:
@@ -320,11 +321,22 @@ class _Evaluation:
         self.count += len(chunk)
         self.truncated += sum(r.truncated for r in chunk)
         for name, group in self.labels.group(chunk).items():
-            used = add_records(self._tally(name, group[0]), group, self.predict, classifier.label_names, source)
+            tally = self._tally(name, group[0])
+            used = add_records(tally, group, self.predict, classifier.label_names, source)
+            self._count_repeats(name, tally, used)
             if self.how.kendall and used:
                 self._add_kendall(name, used)
         if self.how.progress is not None:
             self.how.progress(self.count)
+
+    def _count_repeats(self, name: str, tally: CurveTally, used: list[AttributionRecord]) -> None:
+        """Inputs of one method with the tokens and target of another under another id: each is
+        evaluated, but the inputs are fewer than the count says (the intervals too narrow)."""
+        seen = self.inputs_seen.setdefault(name, set())
+        for record in used:
+            digest = hashlib.blake2b(repr((record.token_ids, record.target)).encode(), digest_size=16).digest()
+            tally.report.repeated += digest in seen
+            seen.add(digest)
 
     def _tally(self, name: str, first: AttributionRecord) -> CurveTally:
         if name not in self.tallies:

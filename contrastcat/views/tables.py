@@ -69,7 +69,8 @@ def compare_lines(document: dict, decimals: int) -> list[str]:
         verdict = "excludes 0" if found["excludes_zero"] else "includes 0"
         lines.append(
             f"  {names.get(key, key)}: {found['mean']:+.{decimals}f} "
-            f"[{interval['low']:+.{decimals}f}, {interval['high']:+.{decimals}f}], {verdict} ({found['inputs']} inputs)"
+            f"[{_bound(interval['low'], decimals)}, {_bound(interval['high'], decimals)}], {verdict} "
+            f"({found['inputs']} inputs)"
         )
     for key in compare.get("undefined", ()):
         lines.append(f"  {names.get(key, key)}: no difference (no input where both have a value)")
@@ -135,6 +136,13 @@ def comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
                 cells.append(Text.assemble((text, STYLES[mark])))  # the number only, not its padding
         table.add_row(Text(row.method), *cells, str(row.evaluated))
     return table
+
+
+def _bound(value: float, decimals: int) -> str:
+    """An interval's end: ``+0.0123``; one that would print as ``+0.0000`` though it is not 0
+    keeps its sign and size (``+4.2e-05``), or "[+0.0000, …], excludes 0" would read as a slip."""
+    text = f"{value:+.{decimals}f}"
+    return f"{value:+.1e}" if value != 0 and float(text) == 0 else text
 
 
 def sanity_blocks(report) -> list[str | Text | Table]:

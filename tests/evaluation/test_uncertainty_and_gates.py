@@ -24,6 +24,7 @@ from contrastcat.evaluation.stats import (
     percentile_interval,
     student_t,
 )
+from contrastcat.views.tables import compare_lines
 from contrastcat_cli.app import app
 
 from ..helpers import write_records
@@ -354,3 +355,29 @@ def test_too_few_inputs_print_no_interval_and_no_footnote_for_one(records, tmp_p
     assert result.exit_code == 0, result.output
     assert "no interval" in result.stdout and "excludes 0" not in result.stdout
     assert "bootstrap interval" not in result.stdout and " ± " not in result.stdout
+
+
+def test_the_same_input_under_new_ids_is_warned_of(records, tmp_path):
+    """Three inputs each written twice under new ids are 6 inputs to the means and intervals:
+    evaluated, and a warning per method says so (the ids differ, so they are no duplicates)."""
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    first = list(dict.fromkeys(r["id"] for r in lines))[:3]
+    copies = [dict(r, id=f"{r['id']}-copy{c}") for r in lines if r["id"] in first for c in range(2)]
+    path = tmp_path / "copies.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in copies))
+    result = RUNNER.invoke(app, ["evaluate", str(path), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    for name in METHODS:
+        assert f"{name}: 3 of its 6 inputs repeat the tokens of another under another id" in result.stderr
+    plain = RUNNER.invoke(app, ["evaluate", str(records), "--device", "cpu"])
+    assert plain.exit_code == 0 and "repeat the tokens" not in plain.stderr
+
+
+def test_an_interval_end_that_rounds_to_zero_keeps_its_sign():
+    document = {
+        "comparison": {"columns": [{"key": "morf_aopc", "name": "MoRF AOPC"}]},
+        "compare": {"first": "a", "second": "b", "differences": {"morf_aopc": {
+            "mean": 0.5, "interval": {"low": 4e-05, "high": 0.9889}, "inputs": 6, "excludes_zero": True}}},
+    }
+    (line,) = compare_lines(document, 4)[1:]
+    assert line == "  MoRF AOPC: +0.5000 [+4.0e-05, +0.9889], excludes 0 (6 inputs)"
