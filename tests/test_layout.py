@@ -149,18 +149,26 @@ def test_every_part_of_the_tree_has_a_rank():
     assert {f"contrastcat.{name}" for name in folders} <= RANKS.keys()
 
 
+def small_tree(root: Path, files: dict[str, str]) -> dict[str, set[str]]:
+    """The import graph of a package ``contrastcat`` made of ``files`` (path -> source)."""
+    package = root / "contrastcat"
+    for name, source in files.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for folder in (path.parent, package):
+            (folder / "__init__.py").touch()
+        path.write_text(source)
+    return import_graph({"contrastcat": package})
+
+
 def test_the_check_sees_an_upward_import_a_hidden_one_and_a_cycle(tmp_path):
     """The rules above can fail: a small tree with each kind of mistake."""
-    package = tmp_path / "contrastcat"
-    for folder in ("records", "models"):
-        (package / folder).mkdir(parents=True)
-        (package / folder / "__init__.py").write_text("")
-    (package / "__init__.py").write_text("")
-    (package / "records" / "record.py").write_text("def shown():\n    from ..models import forward\n")
-    (package / "models" / "forward.py").write_text("from ..records import record\n")
-    (package / "models" / "a.py").write_text("from . import b\n")
-    (package / "models" / "b.py").write_text("from .a import x\n")
-    graph = import_graph({"contrastcat": package})
+    graph = small_tree(tmp_path, {
+        "records/record.py": "def shown():\n    from ..models import forward\n",
+        "models/forward.py": "from ..records import record\n",
+        "models/a.py": "from . import b\n",
+        "models/b.py": "from .a import x\n",
+    })
     assert upward_imports(graph) == [
         "contrastcat.records.record imports contrastcat.models.forward "
         "(contrastcat.models is not below contrastcat.records)"
@@ -192,14 +200,10 @@ def test_the_measures_take_arrays_not_records():
 
 
 def test_the_kept_apart_check_can_fail(tmp_path):
-    package = tmp_path / "contrastcat"
-    for folder in ("records", "evaluation"):
-        (package / folder).mkdir(parents=True)
-        (package / folder / "__init__.py").write_text("")
-    (package / "__init__.py").write_text("")
-    (package / "records" / "record.py").write_text("x = 1\n")
-    (package / "evaluation" / "curves.py").write_text("def f():\n    from ..records.record import x\n")
-    graph = import_graph({"contrastcat": package})
+    graph = small_tree(tmp_path, {
+        "records/record.py": "x = 1\n",
+        "evaluation/curves.py": "def f():\n    from ..records.record import x\n",
+    })
     assert upward_imports(graph) == []
     assert imports_kept_apart(graph, APART) == ["contrastcat.evaluation.curves imports contrastcat.records.record"]
 
