@@ -307,20 +307,14 @@ class RecordFile:
     def name(self) -> str:
         return self.source.name
 
-    def check(
-        self, each: Callable[[AttributionRecord], None] | None = None, enough: Callable[[], bool] | None = None
-    ) -> int:
+    def check(self, each: Callable[[AttributionRecord], None] | None = None) -> int:
         """Validate every line once (standard input is kept for the next pass), calling ``each``
-        on every record for checks of the command's own; returns the count. ``enough``: asked
-        after each record, True stops the pass there, as a limit does (the next pass reads no
-        further either, on standard input)."""
+        on every record for checks of the command's own; returns the count."""
         count = 0
         for record in self._records(keep=True):
             if each is not None:
                 each(record)
             count += 1
-            if enough is not None and enough():
-                break
         self.checked = count
         return count
 

@@ -4,7 +4,6 @@ words) or as one HTML page. Every line is checked before anything is shown or wr
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import os
 import sys
@@ -99,31 +98,31 @@ class RenderOptions(CommandOptions):
 
 def render_file(chosen: RenderOptions) -> RenderRun:
     """The records file as one page (``html``), as text written to ``output``, or as blocks."""
-    # The first records are all that is read (an endless standard input stops there): without
-    # compare the first `limit`; with it, until `limit` records of the two methods are paired.
-    source = RecordFile(chosen.attributions, chosen.limit if chosen.compare is None else None)
-    methods: set[str] = set()
     labels = MethodLabels()  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]
-    pairing = _Pairing(chosen.compare, labels.label) if chosen.compare and chosen.limit else None
-
-    def each(record) -> None:
-        methods.add(labels.label(record))
-        if pairing is not None:
-            pairing.add(record)
-
-    # A bad line fails before anything is shown; then the records stream.
-    source.check(each, None if pairing is None else lambda: pairing.paired >= chosen.limit)
+    methods: set[str] = set()
     pair = chosen.compare
+    source = RecordFile(chosen.attributions, chosen.limit if pair is None else None)
+    if pair is not None and chosen.limit is not None:
+        # Read once, holding at most `limit` records of each of the two methods: an endless
+        # standard input stops once they are paired, and one that never pairs them is read
+        # in constant memory and nothing is kept on disk.
+        records = _first_pairs(source.records(), pair, labels.label, chosen.limit, methods)
+    else:
+        # A bad line fails before anything is shown; then the records stream (without compare,
+        # the first `limit` only are read: an endless standard input stops there).
+        source.check(lambda record: methods.add(labels.label(record)))
+        records = None
     missing = [name for name in pair or () if name not in methods]
     if missing:
         raise BadInput(
             f"{chosen.named('compare')}: no records of method {missing[0]!r} in {source.name} "
             f"(it has: {', '.join(sorted(methods))})"
         )
-    records = source.records()
-    if pair is not None:
-        records = input_major((r for r in records if labels.label(r) in pair), pair, labels.label)
-    records = itertools.islice(records, chosen.limit)
+    if records is None:
+        records = source.records()
+        if pair is not None:
+            records = input_major((r for r in records if labels.label(r) in pair), pair, labels.label)
+        records = itertools.islice(records, chosen.limit)
     if chosen.html is not None:
         with atomic_text_output(chosen.html, [chosen.attributions]) as stream:
             stream.write(html_page(records, f"contrastcat: {source.name}", chosen.words, chosen.rescale, labels.label))
@@ -136,25 +135,25 @@ def render_file(chosen: RenderOptions) -> RenderRun:
     return RenderRun(None, blocks(records, labels, shown))
 
 
-class _Pairing:
-    """How many records ``input_major`` has paired so far (its key, its two methods): what ends
-    the first pass of ``compare`` with ``limit`` once that many are there to show."""
-
-    def __init__(self, pair: tuple[str, str], label) -> None:
-        self.pair, self.label = pair, label
-        self.waiting: dict[bytes, set[str]] = {}  # digests of inputs one method has reached
-        self.paired = 0
-
-    def add(self, record) -> None:
-        name = self.label(record)
-        if name not in self.pair:
-            return
-        key = hashlib.blake2b(repr((repr(record.id), record.text, record.pair)).encode(), digest_size=16).digest()
-        found = self.waiting.setdefault(key, set())
+def _first_pairs(records, pair: tuple[str, str], label, limit: int, methods: set[str]) -> list:
+    """The first ``limit`` records ``input_major`` shows of the two methods, reading until they
+    are paired (or the end), each method's first ``limit`` records held and no more; every
+    method seen goes into ``methods``."""
+    kept, counts, waiting, paired = [], dict.fromkeys(pair, 0), {}, 0
+    for record in records:
+        name = label(record)
+        methods.add(name)
+        if name not in counts or counts[name] >= limit:
+            continue
+        counts[name] += 1
+        kept.append(record)
+        found = waiting.setdefault((repr(record.id), record.text, record.pair), set())
         found.add(name)
         if len(found) == 2:
-            del self.waiting[key]
-            self.paired += 2
+            paired += 2
+        if paired >= limit or min(counts.values()) >= limit:
+            break
+    return list(itertools.islice(input_major(kept, pair, label), limit))
 
 
 @dataclass(frozen=True)

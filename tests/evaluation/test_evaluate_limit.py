@@ -97,3 +97,33 @@ def test_render_limit_reads_no_further_than_its_records(toy_dir, toy_library, tm
     assert paired.exit_code == 0, paired.output
     assert [line.split()[1] for line in paired.stdout.splitlines() if "→" in line] == ["attcat", "random"]
     assert_one_line_error(invoke("render", "-", "--compare", "attcat,random", stdin=damaged), "<stdin>:4: ")
+
+
+def test_render_compare_limit_holds_at_most_limit_records_of_each_method():
+    """A stream that never pairs the two methods (B misspelt, or absent) is read holding no more
+    than `limit` records of each method: an endless one costs constant memory and no disk
+    (it was kept whole in a temporary file)."""
+    from contrastcat.records.record import AttributionRecord
+    from contrastcat.usecases.render_file import _first_pairs
+
+    def record(i, method):
+        return AttributionRecord(
+            id=i, text=f"text {i}", tokens=["text"], token_ids=[5], offsets=[[0, 4]], special=[False], scores=[1.0],
+            target=0, target_name="0", probs=[], predicted=0, label=None, method=method, model="", model_fingerprint="",
+            library=None,
+        )
+
+    held = []
+
+    def stream():
+        for i in range(100_000):
+            yield record(i, "a")
+            if i == 50_000:
+                held.append("read on")  # the pass goes past what it keeps, and keeps nothing more
+
+    methods: set[str] = set()
+    shown = _first_pairs(stream(), ("a", "b"), lambda r: r.method, 3, methods)
+    assert methods == {"a"} and [r.id for r in shown] == [0, 1, 2] and held == ["read on"]
+    paired = _first_pairs(iter([record(0, "a"), record(0, "b"), record(1, "a"), record(1, "b"), record(2, "b")]),
+                          ("a", "b"), lambda r: r.method, 2, set())
+    assert [(r.id, r.method) for r in paired] == [(0, "a"), (0, "b")]
