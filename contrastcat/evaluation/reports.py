@@ -167,6 +167,9 @@ def number(value: float | None, decimals: int, interval: Interval | None = None)
     """``0.556``, or ``0.556 ± 0.031`` with an interval (± its half-width; the report has both ends)."""
     if value is None:
         return "n/a"
+    if interval is not None and value != 0 and round(value, decimals) == 0 and not interval.contains(0.0):
+        # "0.000 ± 0.000" beside an interval that excludes 0 would say the opposite: both in full.
+        return f"{value:.1e} ± {interval.half_width:.1e}"
     text = f"{round(value, decimals) + 0.0:.{decimals}f}"  # + 0.0: no "-0.000"
     if interval is not None:
         text += f" ± {round(interval.half_width, decimals) + 0.0:.{decimals}f}"

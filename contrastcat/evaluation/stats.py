@@ -150,18 +150,29 @@ def percentile_interval(means: np.ndarray, level: float) -> list[Interval]:
     return [Interval(float(a), float(b)) for a, b in zip(np.atleast_1d(low), np.atleast_1d(high))]
 
 
+def resolvable_level(settings: BootstrapSettings, count: int) -> float | None:
+    """The expanded level of an interval of ``count`` inputs, or None where ``settings.resamples``
+    draws cannot resolve it: fewer than one resampled mean would lie beyond each end, which
+    is then only the smallest or largest mean drawn (a 99.9% interval of 11 inputs at 1,000
+    resamples excluded the true mean in 1.6% of trials, not 0.1%)."""
+    level = expanded_level(settings.level, count)
+    return level if (1.0 - level) / 2 * settings.resamples >= 1.0 else None
+
+
 def mean_interval(values, settings: BootstrapSettings) -> Interval | None:
     """Interval of the mean of finite ``values`` (NaN, e.g. an undefined τ, left out)."""
     values = np.asarray(values, dtype=np.float64)
     values = values[np.isfinite(values)]
     means = bootstrap_means(values, settings)
-    return None if means is None else percentile_interval(means, expanded_level(settings.level, len(values)))[0]
+    level = None if means is None else resolvable_level(settings, len(values))
+    return None if level is None else percentile_interval(means, level)[0]
 
 
 def column_intervals(values: np.ndarray, settings: BootstrapSettings) -> list[Interval] | None:
     """Interval of each column's mean ([n, k] values, one draw of inputs shared by the columns)."""
     means = bootstrap_means(values, settings)
-    return None if means is None else percentile_interval(means, expanded_level(settings.level, len(values)))
+    level = None if means is None else resolvable_level(settings, len(values))
+    return None if level is None else percentile_interval(means, level)
 
 
 @dataclass(frozen=True)

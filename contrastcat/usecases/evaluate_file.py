@@ -146,6 +146,7 @@ class EvaluateOptions(CommandOptions):
                 f"({self.bare('output')} writes the JSON report to a file)"
             )
         options.check_picture_apart(self)
+        options.check_resamples_resolve(self)
 
     @property
     def settings(self) -> EvalSettings:

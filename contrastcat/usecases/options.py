@@ -4,6 +4,7 @@ the checks of values only a use case knows how to read (a model name or one load
 from __future__ import annotations
 
 import functools
+import math
 import os
 from typing import Any
 
@@ -44,6 +45,17 @@ def check_picture_apart(chosen: Any) -> None:
     if chosen.plot is not None and chosen.output is not None and os.path.realpath(chosen.output) == os.path.realpath(chosen.plot):
         raise BadInput(
             f"{chosen.named('plot')} and {chosen.bare('output')} both name {chosen.plot}: the picture would replace the report"
+        )
+
+
+def check_resamples_resolve(chosen: Any) -> None:
+    """Resamples enough for an interval at the level asked, however many inputs: an end needs
+    at least one resampled mean beyond it (``evaluation.stats.resolvable_level``)."""
+    needed = math.ceil(2 / (1 - chosen.ci) - 1e-9)
+    if 0 < chosen.bootstrap < needed:
+        raise BadInput(
+            f"{chosen.named('bootstrap')} {chosen.bootstrap} resamples cannot resolve a {chosen.ci:.1%} interval: "
+            f"it needs at least {needed} (or 0 for none)"
         )
 
 

@@ -48,6 +48,7 @@ class SanityOptions(CommandOptions):
 
     def check_together(self) -> None:
         options.check_picture_apart(self)
+        options.check_resamples_resolve(self)
 
     @property
     def intervals(self) -> BootstrapSettings:

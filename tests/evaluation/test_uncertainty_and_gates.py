@@ -91,7 +91,7 @@ def test_the_expanded_interval_excludes_0_about_as_often_as_its_level_allows():
 def test_an_interval_needs_as_many_inputs_as_a_sign_test_at_its_level(level, fewest):
     """n inputs of one sign are evidence at a level only when 2 · 0.5ⁿ ≤ 1 − level; with fewer,
     a percentile interval is about their min and max and would "exclude 0" on a coin's say-so."""
-    settings = BootstrapSettings(resamples=400, level=level, seed=0)
+    settings = BootstrapSettings(resamples=20_000, level=level, seed=0)  # enough to resolve every end here
     assert fewest_inputs(level) == fewest
     assert mean_interval(np.linspace(0.1, 0.2, fewest - 1), settings) is None
     assert mean_interval(np.linspace(0.1, 0.2, fewest), settings) is not None
@@ -381,3 +381,24 @@ def test_an_interval_end_that_rounds_to_zero_keeps_its_sign():
     }
     (line,) = compare_lines(document, 4)[1:]
     assert line == "  MoRF AOPC: +0.5000 [+4.0e-05, +0.9889], excludes 0 (6 inputs)"
+
+
+def test_an_end_no_resampled_mean_lies_beyond_is_no_interval(records):
+    """A 99.9% interval of 31 inputs expands to about 99.98%: at 1,000 resamples its ends would
+    be the smallest and largest mean drawn. None is given; 100,000 resamples resolve it. A level
+    that no number of inputs lets the resamples resolve is refused before any work."""
+    values = np.random.default_rng(0).normal(size=31)
+    assert mean_interval(values, BootstrapSettings(1000, 0.999, 0)) is None
+    assert mean_interval(values, BootstrapSettings(100_000, 0.999, 0)) is not None
+    refused = run(records, "--ci", "0.99", "--bootstrap", "100")
+    assert refused.exit_code == 2
+    assert "--bootstrap 100 resamples cannot resolve a 99.0% interval: it needs at least 200" in refused.stderr
+
+
+def test_a_cell_that_rounds_to_zero_but_excludes_zero_is_printed_in_full():
+    from contrastcat.evaluation.reports import number
+    from contrastcat.evaluation.stats import Interval
+
+    assert number(-0.000406, 3, Interval(-0.000703, -0.000242)) == "-4.1e-04 ± 2.3e-04"
+    assert number(-0.000406, 3, Interval(-0.0007, 0.0002)) == "0.000 ± 0.000"  # holds 0: rounding says it
+    assert number(0.5561, 3, Interval(0.5, 0.6)) == "0.556 ± 0.050"
