@@ -123,8 +123,8 @@ class EvaluationReport:
     def table(self, decimals: int = MARKDOWN_DECIMALS) -> str:
         """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>;
         under it, what its numbers need said (:meth:`footnotes`)."""
-        notes = self.footnotes()
-        return markdown_table(self.comparison(decimals)) + "".join("\n" + line for line in (["", *notes] if notes else []))
+        # A blank line before each note: Markdown joins lines that touch into one paragraph.
+        return markdown_table(self.comparison(decimals)) + "".join("\n\n" + line for line in self.footnotes())
 
     def footnotes(self) -> list[str]:
         """What a table of this report needs said under it: each measure a method averages over
