@@ -5,7 +5,7 @@ teachers should know about the bootstrap", The American Statistician 69(4), 2015
 draws of n inputs with replacement, seeded, so the same values and settings always give the same
 interval. The plain percentile interval is too narrow for few inputs (the spread of n values
 resampled is that of a variance divided by n, not n − 1, and a normal quantile stands where
-Student's t belongs): with no true difference, a 95% interval of 6 inputs excluded 0 in 14% of
+Student's t belongs): with no true difference, a 95% interval of 6 inputs excluded 0 in 13% of
 trials instead of 5%. The expanded one takes the percentiles at the level whose normal quantile is
 √(n / (n − 1)) · t(n − 1), which corrects both. A paired difference resamples the inputs two
 methods share, so what both methods see alike (an input that is hard for everyone) cancels out
