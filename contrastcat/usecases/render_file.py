@@ -102,11 +102,11 @@ def render_file(chosen: RenderOptions) -> RenderRun:
     methods: set[str] = set()
     pair = chosen.compare
     source = RecordFile(chosen.attributions, chosen.limit if pair is None else None)
-    if pair is not None and chosen.limit is not None:
-        # Read once, holding at most `limit` records of each of the two methods: an endless
-        # standard input stops once they are paired, and one that never pairs them is read
-        # in constant memory and nothing is kept on disk.
-        records = _first_pairs(source.records(), pair, labels.label, chosen.limit, methods)
+    streamed = chosen.attributions == "-" or not os.path.isfile(chosen.attributions)
+    if pair is not None and chosen.limit is not None and streamed:
+        # A stream is read once, and only until `limit` records are paired: an endless one
+        # stops there, and nothing is kept on disk; the records waiting for their pair are bounded.
+        records = _first_pairs(source.records(), pair, labels.label, chosen, methods)
     else:
         # A bad line fails before anything is shown; then the records stream (without compare,
         # the first `limit` only are read: an endless standard input stops there).
@@ -135,25 +135,39 @@ def render_file(chosen: RenderOptions) -> RenderRun:
     return RenderRun(None, blocks(records, labels, shown))
 
 
-def _first_pairs(records, pair: tuple[str, str], label, limit: int, methods: set[str]) -> list:
-    """The first ``limit`` records ``input_major`` shows of the two methods, reading until they
-    are paired (or the end), each method's first ``limit`` records held and no more; every
-    method seen goes into ``methods``."""
-    kept, counts, waiting, paired = [], dict.fromkeys(pair, 0), {}, 0
+# Records of one method a stream may hold waiting for the other's record of their input.
+MOST_WAITING = 10_000
+
+
+def _first_pairs(records, pair: tuple[str, str], label, chosen: RenderOptions, methods: set[str]) -> list:
+    """The first ``chosen.limit`` records ``input_major`` shows, read from a stream that is
+    stopped there; every method seen goes into ``methods``. More than :data:`MOST_WAITING`
+    records waiting for their pair is refused: such a stream (written method by method) is
+    only shown whole."""
+    shown: list = []
+    waiting: dict = {}
     for record in records:
         name = label(record)
         methods.add(name)
-        if name not in counts or counts[name] >= limit:
+        if name not in pair:
             continue
-        counts[name] += 1
-        kept.append(record)
-        found = waiting.setdefault((repr(record.id), record.text, record.pair), set())
-        found.add(name)
+        key = (repr(record.id), record.text, record.pair)
+        found = waiting.setdefault(key, {})
+        found[name] = record
         if len(found) == 2:
-            paired += 2
-        if paired >= limit or min(counts.values()) >= limit:
-            break
-    return list(itertools.islice(input_major(kept, pair, label), limit))
+            del waiting[key]
+            shown += [found[each] for each in pair]
+            if len(shown) >= chosen.limit:
+                return shown[: chosen.limit]
+        elif len(waiting) > MOST_WAITING:
+            raise BadInput(
+                f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records of one "
+                f"method came before their input's record of the other; a stream written method by method is shown "
+                f"whole: drop {chosen.bare('limit')}, or write the records to a file first"
+            )
+    for found in waiting.values():  # at the end, as input_major: inputs only one method explained
+        shown += list(found.values())
+    return shown[: chosen.limit]
 
 
 @dataclass(frozen=True)

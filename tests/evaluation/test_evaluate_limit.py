@@ -99,31 +99,36 @@ def test_render_limit_reads_no_further_than_its_records(toy_dir, toy_library, tm
     assert_one_line_error(invoke("render", "-", "--compare", "attcat,random", stdin=damaged), "<stdin>:4: ")
 
 
-def test_render_compare_limit_holds_at_most_limit_records_of_each_method():
-    """A stream that never pairs the two methods (B misspelt, or absent) is read holding no more
-    than `limit` records of each method: an endless one costs constant memory and no disk
-    (it was kept whole in a temporary file)."""
-    from contrastcat.records.record import AttributionRecord
-    from contrastcat.usecases.render_file import _first_pairs
+def test_render_compare_limit_on_a_stream_shows_what_the_whole_file_shows(toy_dir, toy_library, tmp_path, monkeypatch):
+    """From standard input, read once and stopped after the first N paired records: the same
+    records as the file read whole, whatever the order (an input's records apart, a method
+    ahead of the other, a record repeated). A stream that never pairs them is refused once
+    more than MOST_WAITING records wait, never held without bound."""
+    from contrastcat.usecases import render_file
 
-    def record(i, method):
-        return AttributionRecord(
-            id=i, text=f"text {i}", tokens=["text"], token_ids=[5], offsets=[[0, 4]], special=[False], scores=[1.0],
-            target=0, target_name="0", probs=[], predicted=0, label=None, method=method, model="", model_fingerprint="",
-            library=None,
-        )
-
-    held = []
-
-    def stream():
-        for i in range(100_000):
-            yield record(i, "a")
-            if i == 50_000:
-                held.append("read on")  # the pass goes past what it keeps, and keeps nothing more
-
-    methods: set[str] = set()
-    shown = _first_pairs(stream(), ("a", "b"), lambda r: r.method, 3, methods)
-    assert methods == {"a"} and [r.id for r in shown] == [0, 1, 2] and held == ["read on"]
-    paired = _first_pairs(iter([record(0, "a"), record(0, "b"), record(1, "a"), record(1, "b"), record(2, "b")]),
-                          ("a", "b"), lambda r: r.method, 2, set())
-    assert [(r.id, r.method) for r in paired] == [(0, "a"), (0, "b")]
+    records = tmp_path / "attr.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attcat,random",
+                    "-o", records, "-q")
+    assert result.exit_code == 0, result.output
+    lines = records.read_text().splitlines(keepends=True)
+    a, r = lines[0::2], lines[1::2]  # attcat and random of each input, in input order
+    orders = {
+        "apart": [a[0], a[1], r[3], r[4], r[0], r[1]],
+        "ahead": [a[0], a[1], a[2], r[2], r[0]],
+        "repeated": [a[0], r[0], a[0], a[1], r[1]],
+        "method by method": a + r,
+    }
+    for name, chosen in orders.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(chosen))
+        for limit in ("1", "2", "3", "4"):
+            args = ("--compare", "attcat,random", "--limit", limit, "--color", "never", "--top", "1")
+            whole = invoke("render", path, *args)
+            streamed = invoke("render", "-", *args, stdin=path.read_text())
+            assert whole.exit_code == streamed.exit_code == 0, (name, streamed.output)
+            assert streamed.stdout == whole.stdout, (name, limit)
+    monkeypatch.setattr(render_file, "MOST_WAITING", 3)
+    lonely = "".join(a) * 2
+    refused = invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin="".join(a) + "".join(r))
+    assert refused.exit_code == 2 and "more than 3 records of one method came before" in refused.stderr
+    assert invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin=lonely).exit_code == 2
