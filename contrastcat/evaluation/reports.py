@@ -140,8 +140,7 @@ class EvaluationReport:
                     lines.append(f"{name}: {metric} is the mean over {inputs} of its {report.evaluated} inputs "
                                  "(undefined for the others)")
         if any(report.intervals for report in self.methods.values()):  # too few inputs draw none
-            b = self.bootstrap
-            lines.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
+            lines.append(plus_minus_note(self.bootstrap))
         return lines
 
     def _repr_html_(self) -> str:
@@ -161,6 +160,12 @@ class EvaluationReport:
         notes = "".join(f"<p>{html.escape(line)}</p>" for line in self.footnotes())
         return (f"<table><caption>{caption}</caption><tr><th>method</th>{head}<th>inputs</th></tr>"
                 f"{''.join(rows)}</table>{notes}")
+
+
+def plus_minus_note(bootstrap: BootstrapSettings) -> str:
+    """What ``±`` is in a table."""
+    b = bootstrap
+    return f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed})."
 
 
 def number(value: float | None, decimals: int, interval: Interval | None = None) -> str:

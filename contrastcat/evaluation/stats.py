@@ -156,7 +156,12 @@ def resolvable_level(settings: BootstrapSettings, count: int) -> float | None:
     is then only the smallest or largest mean drawn (a 99.9% interval of 11 inputs at 1,000
     resamples excluded the true mean in 1.6% of trials, not 0.1%)."""
     level = expanded_level(settings.level, count)
-    return level if (1.0 - level) / 2 * settings.resamples >= 1.0 else None
+    return level if settings.resamples >= fewest_resamples(level) else None
+
+
+def fewest_resamples(level: float) -> int:
+    """Resamples that put at least one mean beyond each end of a ``level`` percentile interval."""
+    return math.ceil(2 / (1 - level) - 1e-9)
 
 
 def mean_interval(values, settings: BootstrapSettings) -> Interval | None:

@@ -4,7 +4,6 @@ the checks of values only a use case knows how to read (a model name or one load
 from __future__ import annotations
 
 import functools
-import math
 import os
 from typing import Any
 
@@ -13,7 +12,7 @@ from ..models import Classifier
 from ..models.in_memory import check_unchanged
 from ..models.precision import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ..errors import BadInput
-from ..evaluation.stats import MAX_RESAMPLES, MIN_RESAMPLES
+from ..evaluation.stats import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples
 from ..spec import REQUIRED, option
 from ..views.plots import plot_format, require_matplotlib
 
@@ -51,7 +50,7 @@ def check_picture_apart(chosen: Any) -> None:
 def check_resamples_resolve(chosen: Any) -> None:
     """Resamples enough for an interval at the level asked, however many inputs: an end needs
     at least one resampled mean beyond it (``evaluation.stats.resolvable_level``)."""
-    needed = math.ceil(2 / (1 - chosen.ci) - 1e-9)
+    needed = fewest_resamples(chosen.ci)  # the expanded level is higher still: this bounds every count
     if 0 < chosen.bootstrap < needed:
         raise BadInput(
             f"{chosen.named('bootstrap')} {chosen.bootstrap} resamples cannot resolve a {chosen.ci:.1%} interval: "

@@ -144,30 +144,22 @@ def _first_pairs(records, pair: tuple[str, str], label, chosen: RenderOptions, m
     stopped there; every method seen goes into ``methods``. More than :data:`MOST_WAITING`
     records waiting for their pair is refused: such a stream (written method by method) is
     only shown whole."""
-    shown: list = []
-    waiting: dict = {}
-    for record in records:
-        name = label(record)
-        methods.add(name)
-        if name not in pair:
-            continue
-        key = (repr(record.id), record.text, record.pair)
-        found = waiting.setdefault(key, {})
-        found[name] = record
-        if len(found) == 2:
-            del waiting[key]
-            shown += [found[each] for each in pair]
-            if len(shown) >= chosen.limit:
-                return shown[: chosen.limit]
-        elif len(waiting) > MOST_WAITING:
-            raise BadInput(
-                f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records of one "
-                f"method came before their input's record of the other; a stream written method by method is shown "
-                f"whole: drop {chosen.bare('limit')}, or write the records to a file first"
-            )
-    for found in waiting.values():  # at the end, as input_major: inputs only one method explained
-        shown += list(found.values())
-    return shown[: chosen.limit]
+
+    def of_the_pair():
+        for record in records:
+            name = label(record)
+            methods.add(name)
+            if name in pair:
+                yield record
+
+    def too_many() -> BadInput:
+        return BadInput(
+            f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records of one "
+            f"method came before their input's record of the other; a stream written method by method is shown "
+            f"whole: drop {chosen.bare('limit')}, or write the records to a file first"
+        )
+
+    return list(itertools.islice(input_major(of_the_pair(), pair, label, (MOST_WAITING, too_many)), chosen.limit))
 
 
 @dataclass(frozen=True)

@@ -78,9 +78,10 @@ def blocks(records, labels: MethodLabels, job: Shown) -> Iterator[Block]:
             yield Block(title, render_plain(record, job.threshold, job.words, job.rescale))
 
 
-def input_major(records, pair, label):
+def input_major(records, pair, label, too_many=None):
     """Each input's record of A, then of B, in the order the inputs come (records of one input are adjacent
-    when explain wrote them; otherwise an input's A waits for its B)."""
+    when explain wrote them; otherwise an input's A waits for its B). ``too_many``: (most, error) —
+    more than ``most`` records waiting for their pair raise ``error()``, a bound for a stream."""
     waiting: dict = {}
     for record in records:
         key = (repr(record.id), record.text, record.pair)
@@ -89,5 +90,7 @@ def input_major(records, pair, label):
         if len(found) == 2:
             del waiting[key]
             yield from (found[name] for name in pair)
+        elif too_many is not None and len(waiting) > too_many[0]:
+            raise too_many[1]()
     for found in waiting.values():  # inputs only one of the two explained
         yield from found.values()

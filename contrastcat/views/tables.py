@@ -10,7 +10,7 @@ from rich.text import Text
 from ..deletion.plan import step_labels
 from ..evaluation.comparison import BEST, METRICS, SCALAR_METRICS, SECOND, Comparison
 from ..evaluation.fitted import SIGNS
-from ..evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, EvaluationReport, header, number
+from ..evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, EvaluationReport, header, number, plus_minus_note
 
 # Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
 PLAIN_SIGNS = {BEST: " *", SECOND: " †"}
@@ -164,6 +164,5 @@ def sanity_blocks(report) -> list[str | Text | Table]:
         table.add_row(step, *cells)
     lines: list[str | Text | Table] = [table, *(Text(line) for line in report.verdicts())]
     if any(i is not None for steps in report.intervals.values() for i in steps.values()):
-        b = report.bootstrap
-        lines.append(f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed}).")
+        lines.append(plus_minus_note(report.bootstrap))
     return lines
