@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ..models.families import LAYER
-from ..models.forward import classify, predictor
+from ..models.forward import classify, predictor, replaced_embedding_output
 from ..models.loading import Classifier
 from ..models.tokens import pad
 from .core import ACTIVATIONS, capture
@@ -88,9 +88,8 @@ class ModelPasses:
             with torch.enable_grad():
                 if self.classifier.adapter.embedding_point == LAYER:
                     ids, _ = pad([[self.classifier.pad_id] * len(embeddings[i]) for i in batch], 0, device)
-                    logits, _ = classify(
-                        self.classifier, mask, real.sum(dim=1), input_ids=ids, first_layer_input=stacked
-                    )
+                    with replaced_embedding_output(self.classifier, stacked):  # A^1 itself
+                        logits, _ = classify(self.classifier, mask, real.sum(dim=1), input_ids=ids)
                 else:
                     type_ids = None if ids is None else pad([ids[i] for i in batch], 0, device)[0]
                     logits, _ = classify(

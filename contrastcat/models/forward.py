@@ -36,21 +36,16 @@ def classify(
     input_ids: torch.Tensor | None = None,
     inputs_embeds: torch.Tensor | None = None,
     output_attentions: bool = False,
-    first_layer_input: torch.Tensor | None = None,
     type_ids: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...] | None]:
     """(logits [B, C], attentions per layer or None) of a right-padded batch.
 
     ``lengths`` are the real lengths (the padding), which the attention mask
-    need not show: ``--mask-special`` zeroes special tokens in it too.
-    ``first_layer_input`` replaces what the embeddings give the first layer
-    (A^1; ``input_ids`` then only set the shape). Sentence pairs get their segment ids
-    from ``input_ids`` (see ``models.segments``), or, with ``inputs_embeds``, from ``type_ids``:
-    the token ids the embeddings are of.
+    need not show: ``--mask-special`` zeroes special tokens in it too. Under
+    :func:`replaced_embedding_output`, ``input_ids`` only set the shape. Sentence pairs get
+    their segment ids from ``input_ids`` (see ``models.segments``), or, with
+    ``inputs_embeds``, from ``type_ids``: the token ids the embeddings are of.
     """
-    if first_layer_input is not None:
-        with replaced_embedding_output(classifier, first_layer_input):
-            return classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions)
     with in_use(classifier):
         return _classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions, type_ids)
 

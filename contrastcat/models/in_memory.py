@@ -69,9 +69,7 @@ def borrow_classifier(model: torch.nn.Module, tokenizer: object, *, name: str) -
     with eager_eval(model):
         _check_head(model, name, parameter.device)
         adapter = adapter_for(model)
-    classifier = _classifier(
-        model, tokenizer, name, name, parameter.device, None, adapter, weights_fingerprint(model)
-    )
+    classifier = _classifier(model, tokenizer, name, name, parameter.device, adapter)
     return dataclasses.replace(classifier, borrowed=True)
 
 

@@ -330,9 +330,8 @@ def wrap_classifier(
         chosen = resolve_dtype(dtype, target_device)
         if isinstance(chosen, torch.dtype):
             model.to(chosen)
-    fingerprint = weights_fingerprint(model)
     model.to(target_device)
-    return _classifier(model, tokenizer, name, source or name, target_device, label_names, adapter, fingerprint)
+    return _classifier(model, tokenizer, name, source or name, target_device, adapter, label_names)
 
 
 def _check_classes(model: torch.nn.Module, name: str) -> None:
@@ -364,7 +363,9 @@ def check_problem_type(config, name: str) -> None:
     )
 
 
-def _classifier(model, tokenizer, name, source, device, label_names, adapter, fingerprint) -> Classifier:
+def _classifier(model, tokenizer, name: str, source: str, device, adapter, label_names=None) -> Classifier:
+    """The classifier of a model on ``device`` whose adapter is known."""
+    fingerprint = weights_fingerprint(model)  # read on the CPU, wherever the weights are
     positions = position_limit(model.config, model)
     tokenizer_limit = getattr(tokenizer, "model_max_length", positions) or positions
     pad_id = choose_pad_id(tokenizer, model.config)

@@ -40,7 +40,7 @@ def resolve_dtype(spec: str | torch.dtype, device: torch.device) -> torch.dtype 
         return AUTO if device.type == "cuda" else torch.float32
     if spec not in DTYPES:
         raise BadInput(f"`dtype` must be one of {', '.join(DTYPE_CHOICES)}, got {spec!r}")
-    warn_if_emulated(DTYPES[spec], device, "`dtype`")
+    warn_if_emulated(DTYPES[spec], device, "weights")
     return DTYPES[spec]
 
 
@@ -96,7 +96,7 @@ def effective_forward_dtype(spec: str, weights: torch.dtype, device: torch.devic
             f"`forward_dtype` {spec}: the weights are {dtype_name(weights)}, and autocast only lowers the "
             "precision of float32 weights (load them with `dtype` float32)"
         )
-    warn_if_emulated(DTYPES[spec], device, "`forward_dtype`")
+    warn_if_emulated(DTYPES[spec], device, "forward passes")
     return spec
 
 
@@ -179,8 +179,10 @@ EMULATED_COST = {
 }
 
 
-def warn_if_emulated(dtype: torch.dtype, device: torch.device, option: str) -> None:
-    """Say that ``option`` asks for a precision this device only emulates (it runs anyway)."""
+def warn_if_emulated(dtype: torch.dtype, device: torch.device, what: str) -> None:
+    """Say that ``what`` (weights, forward passes) are asked for in a precision this device only
+    emulates (it runs anyway). The message names what runs slower, not the option that asked,
+    so it reads the same from the shell and from Python."""
     if native(dtype, device):
         return
     name = dtype_name(dtype)
@@ -193,7 +195,7 @@ def warn_if_emulated(dtype: torch.dtype, device: torch.device, option: str) -> N
     else:
         where, cost = f"{describe_hardware(device)} has no {name} units", ""
     warnings.warn(
-        f"{option} {name}: {where}, so {name} is emulated and runs slower than float32, not faster{cost}",
+        f"{what} in {name}: {where}, so {name} is emulated and runs slower than float32, not faster{cost}",
         SlowPrecision,
         stacklevel=2,
     )

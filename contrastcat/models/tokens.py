@@ -7,10 +7,10 @@ real tokens' positions (and so their values) unchanged.
 
 from __future__ import annotations
 
-import functools
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 from operator import itemgetter
 
 import numpy as np
@@ -62,68 +62,64 @@ def tokenize(
         return []  # tokenizers fail on an empty batch
     second = None if pairs is None else list(pairs)
     if second is not None:
-        added = int(tokenizer.num_special_tokens_to_add(pair=True))
-        if max_length < added + 2:  # the tokenizer would not cut at all, and say so only in its log
-            raise BadInput(
-                f"`max_length` {max_length} is too short for a sentence pair: the tokenizer adds {added} special "
-                f"token(s), and each text needs one (at least {added + 2})"
-            )
-    # A text far longer than the model reads is cut to a prefix that still gives more tokens
-    # than it keeps, so the tokenizer never materialises the whole of it (about 300 bytes of
-    # Python objects per character); the tokens dropped are then counted piece by piece.
-    # A tokenizer that truncates on the left keeps a text's last tokens: a suffix stands for the
-    # text instead, and its tokens' offsets are moved back to where they are in the whole text.
-    left = getattr(tokenizer, "truncation_side", "right") == "left"
-    read = functools.partial(_suffix if left else _prefix, tokenizer, max_length=max_length)
-    heavy = [False] * len(texts) if second is None else [_heavy(a, b, max_length) for a, b in zip(texts, second)]
-    firsts = [read(text, pair=h) for text, h in zip(texts, heavy)]
-    seconds = None if second is None else [read(text, pair=h) for text, h in zip(second, heavy)]
-    counted: dict[int, int] = {}  # whole counts of long inputs, read once for the pair check and the drop
-    if seconds is not None:
-        counted = _keep_the_longer(tokenizer, texts, second, firsts, seconds, heavy, read)
+        _check_pair_length(tokenizer, max_length)
+    reading = _Reading.of(tokenizer, list(texts), second, max_length)
     encoded = tokenizer(
-        firsts,
-        seconds,
+        reading.firsts,
+        reading.seconds,
         truncation=True,
         max_length=max_length,
         return_offsets_mapping=True,
         return_special_tokens_mask=True,
         return_token_type_ids=second is not None,
     )
-    dropped = _dropped(tokenizer, texts, second, encoded["input_ids"], max_length, counted, heavy)
+    dropped = reading.dropped(encoded["input_ids"])
     special_ids = set(getattr(tokenizer, "all_special_ids", ()))
-    result = []
-    for index, (ids, offsets, special) in enumerate(
-        zip(encoded["input_ids"], encoded["offset_mapping"], encoded["special_tokens_mask"])
-    ):
-        if not ids and empty_input:
-            ids, offsets, special = list(empty_input), [(0, 0)] * len(empty_input), [True] * len(empty_input)
-        if left:  # where a suffix was read, its offsets begin at its start in the whole text
-            starts = (len(texts[index]) - len(firsts[index]),
-                      0 if second is None else len(second[index]) - len(seconds[index]))
-            paired = second is not None and len(ids) == len(encoded["input_ids"][index])  # not empty_input
-            sides = encoded.sequence_ids(index) if paired else [0] * len(ids)
-            offsets = [o if flag or side is None else (o[0] + starts[side], o[1] + starts[side])
-                       for o, flag, side in zip(offsets, special, sides)]
-        special = [bool(flag) or int(token) in special_ids for flag, token in zip(special, ids)]
-        segments = types = None
-        if second is not None and len(ids) != len(encoded["input_ids"][index]):  # empty_input
-            segments, types = (None,) * len(ids), (0,) * len(ids)
-        elif second is not None:
-            segments = tuple(encoded.sequence_ids(index))
-            types = tuple(int(t) for t in encoded["token_type_ids"][index])
-        result.append(
-            TokenizedText(
-                ids=tuple(int(i) for i in ids),
-                tokens=tuple(tokenizer.convert_ids_to_tokens(list(ids))),
-                offsets=tuple((int(a), int(b)) for a, b in offsets),
-                special=tuple(bool(s) for s in special),
-                dropped=dropped[index],
-                segments=segments,
-                types=types,
-            )
+    return [
+        _tokenized(reading, encoded, index, dropped[index], empty_input, special_ids) for index in range(len(texts))
+    ]
+
+
+def _check_pair_length(tokenizer, max_length: int) -> None:
+    added = int(tokenizer.num_special_tokens_to_add(pair=True))
+    if max_length < added + 2:  # the tokenizer would not cut at all, and say so only in its log
+        raise BadInput(
+            f"`max_length` {max_length} is too short for a sentence pair: the tokenizer adds {added} special "
+            f"token(s), and each text needs one (at least {added + 2})"
         )
-    return result
+
+
+def _tokenized(
+    reading: _Reading, encoded, index: int, dropped: int, empty_input: Sequence[int], special_ids: set[int]
+) -> TokenizedText:
+    """Input ``index`` of the tokenizer's ``encoded`` batch (``dropped`` tokens cut off), its
+    offsets into the whole texts."""
+    ids, offsets, special = (encoded[key][index] for key in ("input_ids", "offset_mapping", "special_tokens_mask"))
+    replaced = not ids and bool(empty_input)
+    if replaced:
+        ids, offsets, special = list(empty_input), [(0, 0)] * len(empty_input), [True] * len(empty_input)
+    paired = reading.second is not None and not replaced
+    if reading.left:  # where a suffix was read, its offsets begin at its start in the whole text
+        starts = reading.suffix_starts(index)
+        sides = encoded.sequence_ids(index) if paired else [0] * len(ids)
+        offsets = [o if flag or side is None else (o[0] + starts[side], o[1] + starts[side])
+                   for o, flag, side in zip(offsets, special, sides)]
+    special = [bool(flag) or int(token) in special_ids for flag, token in zip(special, ids)]
+    segments = types = None
+    if reading.second is not None and replaced:
+        segments, types = (None,) * len(ids), (0,) * len(ids)
+    elif paired:
+        segments = tuple(encoded.sequence_ids(index))
+        types = tuple(int(t) for t in encoded["token_type_ids"][index])
+    return TokenizedText(
+        ids=tuple(int(i) for i in ids),
+        tokens=tuple(reading.tokenizer.convert_ids_to_tokens(list(ids))),
+        offsets=tuple((int(a), int(b)) for a, b in offsets),
+        special=tuple(bool(s) for s in special),
+        dropped=dropped,
+        segments=segments,
+        types=types,
+    )
 
 
 # Texts up to this many characters (or 64 per token the model reads, if more) are tokenised
@@ -232,25 +228,89 @@ def _clean_start(tokenizer, text: str, around: int, tries: int = 16) -> int | No
 _LEAD = 8
 
 
-def _keep_the_longer(tokenizer, texts, second, firsts, seconds, heavy, read) -> dict[int, int]:
-    """A pair too long is cut from its longer text first, and where the two end equal the
-    longer keeps the odd token: so which text is longer must be the same for the prefixes the
-    tokenizer sees as for the whole texts. Where it is not, the prefix of the text that is
-    longer in full is read further (in place). Returns the whole token count of each pair
-    counted here (both texts, no special tokens), for ``_dropped``."""
-    counted = {}
-    for index, (first, other) in enumerate(zip(firsts, seconds)):
-        if first is texts[index] and other is second[index]:
-            continue
-        whole = (_count(tokenizer, texts[index]), _count(tokenizer, second[index]))
-        counted[index] = sum(whole)
-        seen = (whole[0] if first is texts[index] else _count(tokenizer, first),
-                whole[1] if other is second[index] else _count(tokenizer, other))
-        if whole[0] > whole[1] and seen[0] <= seen[1]:
-            firsts[index] = read(texts[index], at_least=seen[1] + 1, pair=heavy[index])
-        elif whole[0] <= whole[1] and seen[0] > seen[1]:
-            seconds[index] = read(second[index], at_least=seen[0], pair=heavy[index])
-    return counted
+@dataclass
+class _Reading:
+    """A batch's texts as the tokenizer is given them: each text, or a prefix of it (a suffix,
+    for a tokenizer that cuts on the left) that gives the tokens the model keeps (``_prefix``).
+    ``counted``: the whole token count of each pair counted already (both texts, no special
+    tokens), for :meth:`dropped`."""
+
+    tokenizer: Any
+    max_length: int
+    texts: list[str]
+    second: list[str] | None
+    heavy: list[bool]  # a pair read by prefix (``_heavy``)
+    left: bool
+    firsts: list[str]
+    seconds: list[str] | None
+    counted: dict[int, int]
+
+    @classmethod
+    def of(cls, tokenizer, texts: list[str], second: list[str] | None, max_length: int) -> _Reading:
+        # A text far longer than the model reads is cut to a prefix that still gives more tokens
+        # than it keeps, so the tokenizer never materialises the whole of it (about 300 bytes of
+        # Python objects per character); the tokens dropped are then counted piece by piece.
+        # A tokenizer that truncates on the left keeps a text's last tokens: a suffix stands for
+        # the text instead, and its tokens' offsets are moved back to where they are in the whole text.
+        left = getattr(tokenizer, "truncation_side", "right") == "left"
+        heavy = [False] * len(texts) if second is None else [_heavy(a, b, max_length) for a, b in zip(texts, second)]
+        reading = cls(tokenizer, max_length, texts, second, heavy, left, [], None, {})
+        reading.firsts = [reading.read(text, pair=h) for text, h in zip(texts, heavy)]
+        if second is not None:
+            reading.seconds = [reading.read(text, pair=h) for text, h in zip(second, heavy)]
+            reading._keep_the_longer()
+        return reading
+
+    def read(self, text: str, at_least: int = 0, pair: bool = False) -> str:
+        read = _suffix if self.left else _prefix
+        return read(self.tokenizer, text, max_length=self.max_length, at_least=at_least, pair=pair)
+
+    def suffix_starts(self, index: int) -> tuple[int, int]:
+        """Where the suffixes read of input ``index`` begin in its whole texts."""
+        return (len(self.texts[index]) - len(self.firsts[index]),
+                0 if self.second is None else len(self.second[index]) - len(self.seconds[index]))
+
+    def _keep_the_longer(self) -> None:
+        """A pair too long is cut from its longer text first, and where the two end equal the
+        longer keeps the odd token: so which text is longer must be the same for the prefixes
+        the tokenizer sees as for the whole texts. Where it is not, the prefix of the text that
+        is longer in full is read further (in place)."""
+        tokenizer, texts, second = self.tokenizer, self.texts, self.second
+        for index, (first, other) in enumerate(zip(self.firsts, self.seconds)):
+            if first is texts[index] and other is second[index]:
+                continue
+            whole = (_count(tokenizer, texts[index]), _count(tokenizer, second[index]))
+            self.counted[index] = sum(whole)
+            seen = (whole[0] if first is texts[index] else _count(tokenizer, first),
+                    whole[1] if other is second[index] else _count(tokenizer, other))
+            if whole[0] > whole[1] and seen[0] <= seen[1]:
+                self.firsts[index] = self.read(texts[index], at_least=seen[1] + 1, pair=self.heavy[index])
+            elif whole[0] <= whole[1] and seen[0] > seen[1]:
+                self.seconds[index] = self.read(second[index], at_least=seen[0], pair=self.heavy[index])
+
+    def dropped(self, kept_ids) -> list[int]:
+        """How many tokens the cut to ``max_length`` dropped from each input. Only an input
+        that fills the limit can have been cut: its whole length is counted (in pieces if it is
+        long)."""
+        tokenizer, texts, second, max_length = self.tokenizer, self.texts, self.second, self.max_length
+        dropped = [0] * len(texts)
+        full = [i for i, ids in enumerate(kept_ids) if len(ids) >= max_length]
+        short = [i for i in full if not _long(texts[i], max_length, self.heavy[i])
+                 and (second is None or not _long(second[i], max_length, self.heavy[i]))]
+        if short:
+            untruncated = tokenizer(
+                [texts[i] for i in short], None if second is None else [second[i] for i in short],
+                truncation=False, verbose=False,
+            )["input_ids"]
+            for index, ids in zip(short, untruncated):
+                dropped[index] = max(0, len(ids) - len(kept_ids[index]))
+        added = int(tokenizer.num_special_tokens_to_add(pair=second is not None))
+        for index in sorted(set(full) - set(short)):
+            whole = self.counted.get(index)
+            if whole is None:
+                whole = _count(tokenizer, texts[index]) + (0 if second is None else _count(tokenizer, second[index]))
+            dropped[index] = max(0, whole + added - len(kept_ids[index]))
+        return dropped
 
 
 class _Unsynced(Exception):
@@ -295,12 +355,12 @@ def _spans(
                 # so a text a little longer than a piece is not handed back whole.
                 cut = None
                 if clean and len(text) - start > size:
-                    cut = _cut(tokenizer, text, ids, offsets, low, start + size // 2, start + size, clean)
+                    cut = _cut(tokenizer, text, _Piece(ids, offsets, low), (start + size // 2, start + size), clean)
                 if cut is None:
                     yield start, high, len(ids) - begin
                     return
                 break
-            cut = _cut(tokenizer, text, ids, offsets, low, start + size // 2, start + size, clean)
+            cut = _cut(tokenizer, text, _Piece(ids, offsets, low), (start + size // 2, start + size), clean)
             if cut is not None:
                 break
             size *= 2  # no safe cut: a larger piece, rather than a count that may be wrong
@@ -350,12 +410,27 @@ def _within(ids, offsets, low: int, begin: int, end: int) -> tuple[tuple[int, in
     return tuple((ids[i], offsets[i][0] + low, offsets[i][1] + low) for i in range(first, stop))
 
 
-def _cut(tokenizer, text: str, ids, offsets, low: int, first: int, last: int, clean: bool,
-         tries: int = 8, scan: int = 4096) -> tuple[int, int, tuple] | None:
-    """A safe cut from ``first`` to ``last`` (see ``_spans``) in a piece's tokens (``offsets``
-    from ``low``), tried from ``last`` back: before white space first, then anywhere between
-    two tokens. Returns the cut, the index of the first token after it, and the tokens the next
-    piece must begin with; None if no cut tried is safe."""
+class _Piece(NamedTuple):
+    """A piece of a text as read: its tokens' ids and offsets, which are from ``low``."""
+
+    ids: list[int]
+    offsets: _Offsets
+    low: int
+
+
+# A cut is tried at this many places before white space, and as many others, among the tokens
+# of the last this many that begin in its window (``_cut``).
+CUT_TRIES = 8
+CUT_SCAN = 4096
+
+
+def _cut(tokenizer, text: str, piece: _Piece, window: tuple[int, int], clean: bool) -> tuple[int, int, tuple] | None:
+    """A safe cut in ``window`` (first, last: see ``_spans``) among a piece's tokens, tried from
+    its last place back: before white space first, then anywhere between two tokens. Returns
+    the cut, the index of the first token after it, and the tokens the next piece must begin
+    with; None if no cut tried is safe."""
+    ids, offsets, low = piece
+    (first, last), tries, scan = window, CUT_TRIES, CUT_SCAN
     spaced, other = [], []
     final = bisect_right(offsets, last - low, key=itemgetter(0)) - 1  # the last token to begin by `last`
     for token in range(final, max(0, final - scan), -1):
@@ -394,30 +469,6 @@ def _count(tokenizer, text: str) -> int:
         return sum(tokens for _, _, tokens in _spans(tokenizer, text))
     except _Unsynced:
         return _tokens_in(tokenizer, text)
-
-
-def _dropped(tokenizer, texts, second, kept_ids, max_length: int, counted: dict[int, int], heavy) -> list[int]:
-    """How many tokens the cut to ``max_length`` dropped from each input. Only an input that
-    fills the limit can have been cut: its whole length is counted (in pieces if it is long;
-    ``counted`` holds those already counted, without special tokens)."""
-    dropped = [0] * len(texts)
-    full = [i for i, ids in enumerate(kept_ids) if len(ids) >= max_length]
-    short = [i for i in full if not _long(texts[i], max_length, heavy[i])
-             and (second is None or not _long(second[i], max_length, heavy[i]))]
-    if short:
-        untruncated = tokenizer(
-            [texts[i] for i in short], None if second is None else [second[i] for i in short],
-            truncation=False, verbose=False,
-        )["input_ids"]
-        for index, ids in zip(short, untruncated):
-            dropped[index] = max(0, len(ids) - len(kept_ids[index]))
-    added = int(tokenizer.num_special_tokens_to_add(pair=second is not None))
-    for index in sorted(set(full) - set(short)):
-        whole = counted.get(index)
-        if whole is None:
-            whole = _count(tokenizer, texts[index]) + (0 if second is None else _count(tokenizer, second[index]))
-        dropped[index] = max(0, whole + added - len(kept_ids[index]))
-    return dropped
 
 
 def pad(

@@ -105,9 +105,9 @@ def test_forward_dtype_auto_resolves_by_the_hardware(cpu_has):
 
 def test_an_emulated_half_precision_runs_with_a_warning_and_a_native_one_without(cpu_has):
     cpu_has()
-    with pytest.warns(SlowPrecision, match=r"`forward_dtype` bfloat16: this CPU \(.*\) has no AMX or AVX-512 BF16"):
+    with pytest.warns(SlowPrecision, match=r"forward passes in bfloat16: this CPU \(.*\) has no AMX or AVX-512 BF16"):
         assert effective_forward_dtype("bfloat16", torch.float32, CPU) == "bfloat16"
-    with pytest.warns(SlowPrecision, match="`forward_dtype` float16: .* has no AMX-FP16"):
+    with pytest.warns(SlowPrecision, match="forward passes in float16: .* has no AMX-FP16"):
         effective_forward_dtype("float16", torch.float32, CPU)
     cpu_has("_is_amx_tile_supported")
     with warnings.catch_warnings():
@@ -143,7 +143,7 @@ def test_cli_warns_once_for_an_emulated_bfloat16_and_never_for_a_native_one(toy_
     result = invoke(*command)  # 12 inputs in 6 batches: still one warning
     assert result.exit_code == 0, result.output
     said = _warnings(result.stderr)
-    assert len(said) == 1 and said[0].startswith("warning: --forward-dtype bfloat16: this CPU (") and (
+    assert len(said) == 1 and said[0].startswith("warning: forward passes in bfloat16: this CPU (") and (
         "is emulated and runs slower than float32" in said[0]), result.stderr
     assert {json.loads(line)["settings"]["forward_dtype"] for line in out.read_text().splitlines()} == {"bfloat16"}
 
@@ -173,7 +173,7 @@ def test_evaluate_warns_when_it_explains_bfloat16_records_again_and_refuses_auto
     monkeypatch.setenv(NATIVE_BF16_ENV, "0")
     evaluated = invoke("evaluate", out, "--kendall", "--refs", toy_library.path, "--min-tokens", "3", "--json")
     assert evaluated.exit_code == 0, evaluated.output
-    assert len(_warnings(evaluated.stderr)) == 1 and "--forward-dtype bfloat16" in evaluated.stderr
+    assert len(_warnings(evaluated.stderr)) == 1 and "forward passes in bfloat16" in evaluated.stderr
 
     edited = tmp_path / "auto.jsonl"
     lines = out.read_text().splitlines()
