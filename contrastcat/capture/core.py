@@ -17,7 +17,8 @@ times (ALBERT shares one across all L layers) gives one A^l per application.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -229,21 +230,25 @@ def _capture_pass(
     special_mask = torch.zeros_like(real, dtype=torch.bool)
     for row, flags in enumerate(special):
         special_mask[row, : len(flags)] = torch.as_tensor(list(flags), dtype=torch.bool)
+    batch = _Batch(ids, real, special_mask)
     plan = _Plan.of(needs, classifier, word_point)
-    done = _hooked_pass(classifier, ids, real, special_mask, targets, needs, mask_special, plan)
-    return _assemble(classifier, sequences, real, special_mask, needs, plan, done)
+    done = _hooked_pass(classifier, batch, targets, needs, mask_special, plan)
+    return _assemble(classifier, sequences, batch, needs, plan, done)
 
 
-def _hooked_pass(classifier, ids, real, special_mask, targets, needs, mask_special, plan: _Plan) -> _Pass:
-    """The forward pass with hooks on the layers and embeddings, and the backward of the target logits."""
-    model, lengths, rows = classifier.model, real.sum(dim=1), range(len(targets))
-    plain_logits = None
-    if mask_special:
-        # The prediction (and so the target) comes from the plain mask; only
-        # the attribution pass sees the special tokens masked.
-        with torch.no_grad():
-            plain_logits, _ = classify(classifier, real, lengths, input_ids=ids)
-    forward_mask = real.masked_fill(special_mask, 0) if mask_special else real
+@dataclass(frozen=True)
+class _Batch:
+    """A padded batch: token ids, the attention mask of its real tokens, and its special tokens."""
+
+    ids: torch.Tensor
+    real: torch.Tensor
+    special: torch.Tensor
+
+
+@contextlib.contextmanager
+def _recording(classifier: Classifier, plan: _Plan) -> Iterator[tuple[list, list]]:
+    """Hooks that keep what the plan needs of one pass: each layer's input A^l and the
+    embeddings' output, in the lists given; removed after the pass, however it ends."""
     inputs: list[torch.Tensor] = []
     embedded: list[torch.Tensor] = []
 
@@ -258,12 +263,30 @@ def _hooked_pass(classifier, ids, real, special_mask, targets, needs, mask_speci
     handles = []
     try:
         if plan.embeddings:
-            handles.append(model.get_input_embeddings().register_forward_hook(record_embeddings))
+            handles.append(classifier.model.get_input_embeddings().register_forward_hook(record_embeddings))
         if plan.layer_inputs:
             handles += [
                 layer.register_forward_pre_hook(record_layer_input, with_kwargs=True)
                 for layer in classifier.adapter.layers
             ]
+        yield inputs, embedded
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _hooked_pass(classifier, batch: _Batch, targets, needs, mask_special, plan: _Plan) -> _Pass:
+    """The forward pass with hooks on the layers and embeddings, and the backward of the target logits."""
+    ids, real = batch.ids, batch.real
+    lengths, rows = real.sum(dim=1), range(len(targets))
+    plain_logits = None
+    if mask_special:
+        # The prediction (and so the target) comes from the plain mask; only
+        # the attribution pass sees the special tokens masked.
+        with torch.no_grad():
+            plain_logits, _ = classify(classifier, real, lengths, input_ids=ids)
+    forward_mask = real.masked_fill(batch.special, 0) if mask_special else real
+    with _recording(classifier, plan) as (inputs, embedded):
         with torch.set_grad_enabled(plan.backward):
             logits, attentions = classify(
                 classifier, forward_mask, lengths, input_ids=ids, output_attentions=plan.attention
@@ -292,14 +315,12 @@ def _hooked_pass(classifier, ids, real, special_mask, targets, needs, mask_speci
             if wrt:
                 target_logits = logits.gather(1, chosen[:, None]).sum()
                 gradients = [g.detach().float() for g in torch.autograd.grad(target_logits, wrt)]
-    finally:
-        for handle in handles:
-            handle.remove()
     return _Pass(logits, plain_logits, chosen, inputs, attentions, point, gradients)
 
 
-def _assemble(classifier, sequences, real, special_mask, needs, plan: _Plan, done: _Pass) -> Captured:
+def _assemble(classifier, sequences, batch: _Batch, needs, plan: _Plan, done: _Pass) -> Captured:
     """The tensors the methods asked for, detached, in float32."""
+    real, special_mask = batch.real, batch.special
     logits = done.plain_logits if done.plain_logits is not None else done.logits
     captured = Captured(
         token_ids=[tuple(s) for s in sequences],

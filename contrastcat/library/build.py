@@ -17,7 +17,7 @@ from ..models.forward import predictor
 from ..models.loading import check_max_length
 from ..models.precision import dtype_name, on_classifier, resolve_forward_dtype
 from ..models.segments import check_types
-from ..models.tokens import length_batches, tokenize
+from ..models.tokens import TokenizedText, length_batches, tokenize
 from ..version import __version__
 from .schema import LibraryInfo, ReferenceEntry, group_path
 from .select import (
@@ -115,7 +115,7 @@ def build_library(
     info = _library_info(classifier, options, limit, data, split, len(tokenized))
     writer = LibraryWriter(output, dataclasses.replace(info, inputs="pairs" if pairs is not None else "texts"))
     try:
-        _store(classifier, writer, groups, labels, tokenized, texts, options, progress, pairs)
+        _store(classifier, writer, groups, _Rows(texts, pairs, labels, tokenized), options, progress)
         if "random" in options.pools:
             writer.set_attribute(group_path("random", 0), "seed", options.seed)
         fingerprint = writer.commit()
@@ -233,33 +233,37 @@ def _check_candidates(labels: np.ndarray, lengths: np.ndarray, classifier: Class
             )
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """The rows scanned: texts (and second texts of pairs), labels and their tokens."""
+
+    texts: Sequence[str]
+    pairs: Sequence[str] | None
+    labels: Sequence[int]
+    tokenized: Sequence[TokenizedText]
+
+    def entry(self, row: int, f_c: float, below_gamma: bool) -> ReferenceEntry:
+        return ReferenceEntry(
+            f_c=float(f_c),
+            below_gamma=bool(below_gamma),
+            label=int(self.labels[row]),
+            source_row=int(row),
+            length=len(self.tokenized[row]),
+            text=self.texts[row],
+            token_ids=self.tokenized[row].ids,
+            pair=None if self.pairs is None else self.pairs[row],
+        )
+
+
 def _store(
-    classifier,
-    writer: LibraryWriter,
-    groups: list[tuple[str, str, ClassSelection]],
-    labels,
-    tokenized,
-    texts,
-    options: BuildSettings,
-    progress,
-    pairs=None,
+    classifier, writer: LibraryWriter, groups: list[tuple[str, str, ClassSelection]], scanned: _Rows,
+    options: BuildSettings, progress,
 ) -> None:
+    tokenized = scanned.tokenized
     total = sum(len(chosen.rows) for _, _, chosen in groups)
     done = 0
     for path, name, chosen in groups:
-        entries = [
-            ReferenceEntry(
-                f_c=float(f),
-                below_gamma=bool(b),
-                label=int(labels[row]),
-                source_row=int(row),
-                length=len(tokenized[row]),
-                text=texts[row],
-                token_ids=tokenized[row].ids,
-                pair=None if pairs is None else pairs[row],
-            )
-            for row, f, b in zip(chosen.rows, chosen.f_c, chosen.below_gamma)
-        ]
+        entries = [scanned.entry(row, f, b) for row, f, b in zip(chosen.rows, chosen.f_c, chosen.below_gamma)]
         writer.add_group(path, name, entries, chosen.candidates)
         rows = [int(r) for r in chosen.rows]
         for batch in length_batches([len(tokenized[r]) for r in rows], options.batch_size):
