@@ -33,7 +33,7 @@ def _build_refs(values: dict) -> None:
              "stay float32: --store-dtype float16 halves the file")
     with phased_progress(quiet) as progress:
         options = BuildRefsOptions.read(
-            {**values, "progress": progress, "notify": notifier(quiet, build_refs.flags)}, ON_COMMAND_LINE, where=None
+            {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
         report = run_build_refs(options)
     with printing_after(("the library", report.path)):

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import os
-import re
 import sys
 import time
 import warnings
@@ -164,7 +162,7 @@ def reports_errors(command: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             with warnings.catch_warnings():
-                warnings.showwarning = _show_warning(warnings.showwarning, _flags(command))
+                warnings.showwarning = _show_warning(warnings.showwarning)
                 return command(*args, **kwargs)
         except ContrastCatError as error:
             if torchrun_follower():  # rank 0 says it (or that this rank failed) once for all
@@ -172,7 +170,7 @@ def reports_errors(command: Callable) -> Callable:
                 # it before torchrun stops everyone because this process has ended.
                 time.sleep(FOLLOWER_GRACE)
                 raise typer.Exit(error.exit_code) from None
-            raise fail(_escape(in_flag_terms(str(error), _flags(command))), error.exit_code) from None
+            raise fail(_escape(str(error)), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             if torchrun_follower():
                 raise SystemExit(INTERRUPTED) from None
@@ -197,44 +195,17 @@ def reports_errors(command: Callable) -> Callable:
     return wrapper
 
 
-# The public calls the commands make: their errors name the call's parameters ("build_refs: k must ...").
-API_CALLS = ("build_refs", "explain_file", "merge", "evaluate_file", "render_file", "prepare_model", "sanity_file")
-# What the library names in `backticks` inside a message: a parameter of one of those calls, or a
-# method's option (anything else in backticks is left as it is: it may be the user's data).
-API_PARAMETERS = frozenset(name for call in API_CALLS for name in inspect.signature(getattr(api, call)).parameters)
-
-
-def _flags(command: Callable) -> dict[str, str]:
-    """The API's names as the command spells them: from its options (``spec.command``)."""
-    return getattr(command, "flags", {})
-
-
-def notifier(quiet: bool, flags: dict[str, str]) -> Callable[[str], None]:
-    """The ``notify`` a command passes to its public call: each line on stderr in the command's
-    terms, none with --quiet."""
-    return lambda line: info(in_flag_terms(line, flags), quiet)
-
-
-def in_flag_terms(message: str, flags: dict[str, str]) -> str:
-    """A message of the library in the command's terms: ``build_refs: min_tokens must ...`` and
-    ```min_tokens` must ...`` become ``--min-tokens must ...``. A parameter is its flag with dashes,
-    unless ``flags`` (from the command's options, the one mapping between the two spellings)
-    names it otherwise."""
-
-    def flag(name: str) -> str:
-        return flags.get(name, "--" + name.replace("_", "-"))
-
-    match = re.match(r"(\w+): (\w+)\b", message)
-    if match is not None and match[1] in API_CALLS and match[2] in API_PARAMETERS:
-        message = flag(match[2]) + message[match.end():]
-    known = API_PARAMETERS | choices.option_specs().keys()  # options of methods registered since, too
-    return re.sub(r"`(\w+)`", lambda found: flag(found[1]) if found[1] in known else found[0], message)
+def notifier(quiet: bool) -> Callable[[str], None]:
+    """The ``notify`` a command passes to its public call: each line on stderr, none with
+    --quiet. The library names options as the command line spells them (the options were
+    read with ``ON_COMMAND_LINE``): the lines are printed as they come."""
+    return lambda line: info(line, quiet)
 
 
 FOLLOWER_GRACE = 2.0  # seconds
 
 
-def _show_warning(fallback, flags: dict[str, str]):
+def _show_warning(fallback):
     """The library's warnings as one ``warning:`` line each, each text once per command
     (whatever Python's filters say); other libraries' warnings as Python shows them."""
     shown: set[str] = set()
@@ -244,7 +215,7 @@ def _show_warning(fallback, flags: dict[str, str]):
             return fallback(message, category, filename, lineno, file, line)
         if str(message) not in shown and not torchrun_follower():  # rank 0 speaks for all
             shown.add(str(message))
-            warn(in_flag_terms(str(message), flags))
+            warn(str(message))
 
     return show
 

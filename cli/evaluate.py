@@ -59,7 +59,7 @@ def _evaluate(values: dict) -> None:
     one_thing_on_stdout(output, **{"--json": values["as_json"], "--markdown": values["markdown"]})
     with phased_progress(quiet) as progress:
         options = EvaluateOptions.read(
-            {**values, "progress": progress, "notify": notifier(quiet, evaluate.flags)}, ON_COMMAND_LINE, where=None
+            {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
         run = run_evaluate(options)
     tables = None if is_standard_output(output) else "the tables"  # with -o -, they go to stderr

@@ -64,7 +64,7 @@ def _explain(values: dict) -> None:
         # Every option is checked, then whether INPUT was given (optional only for --list-methods).
         given = {name: value for name, value in values.items() if value is not None or name != "inputs"}
         options = ExplainOptions.read(
-            {**given, "progress": progress, "notify": notifier(quiet, explain.flags)}, ON_COMMAND_LINE, where=None
+            {**given, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
         if values["inputs"] is None:
             raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")

@@ -48,7 +48,7 @@ def _list(values: dict) -> None:
 def _prepare(values: dict) -> None:
     quiet = values["quiet"]
     with phased_progress(quiet) as report:
-        options = {**values, "progress": report, "notify": notifier(quiet, prepare_model.flags)}
+        options = {**values, "progress": report, "notify": notifier(quiet)}
         run_prepare(PrepareOptions.read(options, ON_COMMAND_LINE, where=None))
 
 

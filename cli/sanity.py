@@ -43,7 +43,7 @@ def _sanity(values: dict) -> None:
     one_thing_on_stdout(output, **{"--json": as_json})
     with phased_progress(quiet) as progress:
         chosen = SanityOptions.read(
-            {**values, "progress": progress, "notify": notifier(quiet, sanity.flags)}, ON_COMMAND_LINE, where=None
+            {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
         report, document = run_sanity(chosen)
     printed = "the JSON report" if as_json else None if is_standard_output(output) else "the table"

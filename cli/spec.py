@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from contrastcat.api import REQUIRED, CommandOptions, OnCommandLine, Option
+from contrastcat.api import REQUIRED, CommandOptions, Option
 
 
 def _parameter(spec: Option) -> inspect.Parameter:
@@ -40,6 +40,4 @@ def command(options: type[CommandOptions], run: Callable[[dict[str, Any]], None]
     parsed.__annotations__ = {p.name: p.annotation for p in parameters}
     parsed.__doc__ = doc
     parsed.__name__ = options.command.replace("-", "_")
-    # How a message of code below the options (which names them as the call does) reads here.
-    parsed.flags = {spec.name: OnCommandLine().named(spec) for spec in options.specs()}  # type: ignore[attr-defined]
     return parsed

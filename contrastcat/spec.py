@@ -103,6 +103,11 @@ class Caller:
     def unknown(self, name: str, known: tuple[str, ...]) -> str:
         raise NotImplementedError
 
+    def spelled(self, name: str) -> str:
+        """Any keyword name, as this caller spells an option: a method's options have no spec
+        here, and are spelled as every option is (``refs_used``, ``--refs-used``)."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class InCall(Caller):
@@ -119,6 +124,9 @@ class InCall(Caller):
     def unknown(self, name: str, known: tuple[str, ...]) -> str:
         return f"{self.function}() got an unexpected keyword argument {name!r} (its options: {', '.join(known)})"
 
+    def spelled(self, name: str) -> str:
+        return name
+
 
 @dataclass(frozen=True)
 class OnCommandLine(Caller):
@@ -132,6 +140,9 @@ class OnCommandLine(Caller):
 
     def unknown(self, name: str, known: tuple[str, ...]) -> str:
         return f"no such option: {name}"
+
+    def spelled(self, name: str) -> str:
+        return "--" + name.replace("_", "-")
 
 
 Options = TypeVar("Options", bound="CommandOptions")
@@ -192,6 +203,12 @@ class CommandOptions:
     def bare(self, name: str) -> str:
         """Option ``name`` as the caller spells it, later in a message."""
         return self.caller.bare(self.spec(name))
+
+    def names(self, name: str) -> str:
+        """The :data:`Names` a use case passes down: any option (a method's too) as the caller
+        spells it, so code below the options names them that way and no message is rewritten."""
+        known = {spec.name: spec for spec in self.specs()}
+        return self.caller.bare(known[name]) if name in known else self.caller.spelled(name)
 
 
 def signature(

@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -59,6 +60,9 @@ def assert_one_line_error(result, *fragments, code=2):
     assert result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith("error: ")
     assert "Traceback" not in result.stderr
+    # An option is named as the command line spells it (``--min-tokens``), never as code below
+    # the options writes a Python keyword (```min_tokens```): nothing rewrites messages on the way.
+    assert not re.search(r"`[a-z_]+`", result.stderr), result.stderr
     for fragment in fragments:
         assert fragment in result.stderr, (fragment, result.stderr)
 

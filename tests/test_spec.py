@@ -104,3 +104,18 @@ def test_a_report_and_a_picture_are_never_one_file(call, command, tmp_path):
         call(records, output=picture, plot=picture)
     assert_one_line_error(invoke(command, records, "--plot", picture, "-o", picture), "--plot and --output both name")
     assert not picture.exists()
+
+
+def test_code_below_the_options_names_them_as_the_caller_does(toy_dir, toy_library, tmp_path):
+    """A check that needs the model or the library (after the options are read) still names
+    the option as the caller spells it: the flag from the shell, the keyword from Python; no
+    message is rewritten on its way to the terminal."""
+    inputs, out = toy_dir / "inputs.jsonl", tmp_path / "out.jsonl"
+    common = (inputs, "--refs", toy_library.path, "--method", "contrastcat", "-o", out, "-q")
+    assert_one_line_error(invoke("explain", *common, "--layers", "99"), "--layers 99: the model has")
+    assert_one_line_error(invoke("explain", *common, "--refs-used", "5000"), "--refs-used 5000 reads 5000 references")
+    with pytest.raises(BadInput, match=r"^layers 99: the model has \d+ layers$"):
+        contrastcat.explain_file(inputs, out, library=toy_library.path, layers=99)
+    with pytest.raises(BadInput, match=r"^refs_used 5000 reads 5000 references"):
+        contrastcat.explain_file(inputs, out, library=toy_library.path, refs_used=5000)
+    assert not out.exists()

@@ -44,7 +44,7 @@ def evaluate(
     library = library_arg("evaluate", library)
     chosen = EvaluateOptions.read(options, InCall("evaluate"), only=PROTOCOL)
     return evaluate_records(classifier, records, chosen.settings, Evaluating(
-        library, chosen.kendall, chosen.batch_size, chosen.intervals, source="records",
+        library, chosen.kendall, chosen.batch_size, chosen.intervals, source="records", named=chosen.names,
     ))
 
 

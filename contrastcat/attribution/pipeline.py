@@ -19,6 +19,7 @@ from ..capture.core import capture
 from ..capture.passes import ModelPasses
 from ..deletion.refine import Refined, RefineItem, average, refine
 from ..errors import BadInput, NonFiniteOutput, RunFailed
+from ..spec import Names, backticked
 from ..methods import AttributionMethod, build_method
 from ..models import Classifier
 from ..models.loading import check_max_length
@@ -59,7 +60,7 @@ def resolve_targets(
         resolved = []
         for row in rows:
             if row.label is None:
-                raise BadInput(f"{source}:{row.line}: `target` gold needs a label on every input")
+                raise BadInput(f"{source}:{row.line}: the gold target needs a label on every input")
             resolved.append(resolve_label(row.label, label_names, f"{source}:{row.line}"))
         return resolved
     return [int(target)] * len(rows)
@@ -82,7 +83,7 @@ def usable_rows(
         usable += 1
         yield row
     if not usable:
-        raise BadInput(f"{source}: no input row has a usable label for `target` gold ({len(skipped)} skipped)")
+        raise BadInput(f"{source}: no input row has a usable label for the gold target ({len(skipped)} skipped)")
 
 
 @dataclass(frozen=True)
@@ -116,11 +117,21 @@ def record_settings(method: AttributionMethod, options: ExplainSettings) -> dict
     return {**method.settings(), "mask_special": options.mask_special, **extra}
 
 
+def check_on_model(
+    classifier: Classifier, methods: Sequence[AttributionMethod], mask_special: bool, named: Names = backticked
+) -> None:
+    """What the options ask of this model, before any pass: the layers a method reads, and
+    special tokens masked where that leaves every attention row a key."""
+    for each in methods:
+        each.check_model(classifier.num_layers, named)
+    check_mask_special(classifier, mask_special)
+
+
 def check_mask_special(classifier: Classifier, mask_special: bool) -> None:
     """--mask-special only where masking special keys leaves every query row a key to see."""
     if mask_special and not classifier.adapter.family.mask_special:
         raise BadInput(
-            f"`mask_special` cannot be used with model type {classifier.adapter.model_type!r}: some of its "
+            f"special tokens cannot be masked in model type {classifier.adapter.model_type!r}: some of its "
             "attention rows would see no token at all, and the scores would depend on the batch's padding"
         )
 
@@ -177,15 +188,16 @@ def attribute(
     return refined, probs, resolved
 
 
-def check_library(methods: Sequence[AttributionMethod], library) -> None:
-    """Every method that reads a library has one, holding the pool it reads (no model needed)."""
+def check_library(methods: Sequence[AttributionMethod], library, named: Names = backticked) -> None:
+    """Every method that reads a library has one, holding the pool it reads (no model needed);
+    ``named`` spells an option as the caller does."""
     for each in methods:
         if not each.uses_library:
             continue
         if library is None:
-            raise BadInput(f"method {each.name} needs a reference library: pass `library` (build one with build-refs)")
+            raise BadInput(f"method {each.name} needs a reference library: pass {named('library')} (build one with build-refs)")
         for pool, count in each.pools_needed.items():
-            library.require_pool(pool, at_least=count, asked=each.count_option)
+            library.require_pool(pool, at_least=count, asked=each.count_option(named))
 
 
 def explain(
@@ -218,7 +230,7 @@ def explain(
     if library is not None and any(each.uses_library for each in methods):
         library.check_model(classifier)
         library.check_inputs(first.pair is not None)
-    check_mask_special(classifier, options.mask_special)
+    check_on_model(classifier, methods, options.mask_special)
     max_length = check_max_length(classifier, options.max_length)
     options = on_classifier(options, classifier)
     run = _Run(classifier, methods, library, target, options, source, max_length)
@@ -366,7 +378,8 @@ def reattribute_records(
                 raise BadInput(
                     f"{library.path}: records were explained with another library ({used.pop()}); pass that one"
                 )
-            check_library([method], library)  # as many references as the records asked for, never fewer
+            # As many references as the records asked for, never fewer; the count is theirs, not an option's.
+            check_library([method], library, lambda name: f"the records' {name}")
         check_mask_special(classifier, options.mask_special)
         again = reattribute(
             classifier, [records[i] for i in indices], [targets[i] for i in indices], method,

@@ -61,7 +61,7 @@ def replacement_id(mode: str, tokenizer, pad_id: int) -> int | None:
     if mode == UNK:
         unk = tokenizer.unk_token_id
         if unk is None:
-            raise BadInput("`perturb` unk: this model's tokenizer has no unknown token; use mask or pad")
+            raise BadInput("perturbing with unk: this model's tokenizer has no unknown token; use mask or pad")
         return int(unk)
     raise BadInput(f"`perturb` must be one of {', '.join(PERTURBATIONS)}, got {mode!r}")
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..capture.core import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
+from ..spec import Names, backticked
 from ..models import Classifier
 from ..models.forward import predictor
 from ..models.loading import check_max_length
@@ -64,6 +65,8 @@ class BuildSettings:
     seed: int = 0  # draws the random pool
     forward_dtype: str = "same"  # autocast of the f_c scan (--forward-dtype); same: the weights'
     max_length: int | None = None  # tokens per row, special ones included; None: the tokenizer's limit
+    # How the caller spells an option, for the messages of the build (not a setting: never stored).
+    named: Names = dataclasses.field(default=backticked, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ def build_library(
     lengths = np.array([len(t.ids) for t in tokenized])
     labels_array = np.asarray(labels)
     _check_candidates(labels_array, lengths, classifier, options, data)
-    options = on_classifier(options, classifier)
+    options = on_classifier(options, classifier, options.named)
     probs = _scan(classifier, [t.ids for t in tokenized], options, progress)
     selection = select_references(probs, labels_array, lengths, options.selection, classifier.label_names)
     _check_selection(selection, classifier, options, data)
@@ -168,7 +171,7 @@ def _check_selection(selection: Selection, classifier: Classifier, options: Buil
         if options.strict_gamma and chosen.passing < options.selection.k:
             raise RunFailed(
                 f"class {name!r}: only {chosen.passing} reference(s) pass f_c < {options.selection.gamma:g} "
-                f"(need {options.selection.k}); `strict_gamma` refuses to fill up"
+                f"(need {options.selection.k}); {options.named('strict_gamma')} refuses to fill up"
             )
 
 
@@ -229,7 +232,7 @@ def _check_candidates(labels: np.ndarray, lengths: np.ndarray, classifier: Class
             longest = int(lengths[others].max())
             raise BadInput(
                 f"{where}: no row of a class other than {name!r} has {options.selection.min_tokens} tokens "
-                f"(`min_tokens`; the longest has {longest})"
+                f"({options.named('min_tokens')}; the longest has {longest})"
             )
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import arguments
 from ..errors import BadInput, ContrastCatError
+from ..spec import Names, backticked
 from ..io.files import check_output_path
 from ..models import Classifier
 from ..models.aliases import lookup_alias
@@ -90,8 +91,10 @@ def cached_library(
     progress: Progress | None = None,
     build: bool = True,
     notify: Callable[[str], None] | None = None,
+    named: Names = backticked,
 ) -> tuple[RefLibrary, bool]:
-    """:func:`contrastcat.api.cached_library` (documented there), its arguments checked."""
+    """:func:`contrastcat.api.cached_library` (documented there), its arguments checked;
+    ``named`` spells an option as the caller does."""
     if lookup_alias(classifier.name) is None:
         raise BadInput(f"model {classifier.name!r} is not an alias, so it has no default library: use build_library")
     path = cached_library_path(classifier.name, dtype_name(classifier.dtype))
@@ -106,7 +109,7 @@ def cached_library(
     if not build:
         raise BadInput(
             f"the default library of {classifier.name} is needed, but {why}: build it with one plain explain "
-            "run first (no torchrun, no `shard`), or pass `library`"
+            f"run first (no torchrun, no {named('shard')}), or pass {named('library')}"
         )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,7 +142,7 @@ def labelled(
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None
         if data is None and source is None:
-            raise BadInput(f"data (`data`) is required: model {classifier.name!r} has no default data set")
+            raise BadInput(f"data is required: model {classifier.name!r} has no default data set")
         found = load_labelled(
             str(data) if data is not None else source.spec,
             classifier.label_names,

@@ -338,7 +338,7 @@ class RefLibrary:
             wanted = ",".join(p for p in ("same", "random") if p in self.info.pools or p == pool)
             raise BadInput(
                 f"{self.path}: this library has no {pool!r} reference pool; "
-                f"rebuild it with `pools` {wanted}"
+                f"rebuild it with the reference pools {wanted}"
             )
         return self._entries.get(group_path(pool, target), [])
 
@@ -379,8 +379,8 @@ class RefLibrary:
         if loaded != self.info.model_dtype:
             raise LibraryMismatch(
                 f"{self.path}: the library's activations were computed with the weights in {self.info.model_dtype}, "
-                f"but the model is loaded in {loaded} here: pass `dtype` {self.info.model_dtype}, "
-                "or rebuild the library with this `dtype`"
+                f"but the model is loaded in {loaded} here: load it in {self.info.model_dtype}, "
+                f"or rebuild the library with the model in {loaded}"
             )
         if classifier.fingerprint != self.info.model_fingerprint:
             raise LibraryMismatch(

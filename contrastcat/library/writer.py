@@ -76,7 +76,7 @@ class LibraryWriter:
         stored = activations.astype(self._np_dtype)
         if not np.all(np.isfinite(stored)):
             # float16 overflows past 65504: say so rather than store infinities.
-            hint = " (too large for `dtype` float16)" if np.all(np.isfinite(activations)) else ""
+            hint = " (too large for float16 storage)" if np.all(np.isfinite(activations)) else ""
             raise RunFailed(f"{self.path}: activations of reference {index} in {path} are not finite{hint}")
         with self._writing():
             dataset = self.file[f"{path}/activations"].create_dataset(str(index), data=stored)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from ..deletion.refine import RefineSettings
 from ..errors import BadInput
+from ..spec import Names, backticked
 from ..scaling import minmax
 from .attention import (
     AttentionGradients,
@@ -79,27 +80,31 @@ def method_options(name: str) -> tuple[str, ...]:
     return method_class(name).Options.names()
 
 
-def build_method(name: str, **options) -> AttributionMethod:
-    """Method ``name`` with ``options``; a name it does not take is an error listing the ones it does."""
-    return method_class(name)(**options)
+def build_method(name: str, named: Names | None = None, **options) -> AttributionMethod:
+    """Method ``name`` with ``options``; a name it does not take is an error listing the ones it
+    does. ``named``: how the caller spells an option in a message (``--refs-used``)."""
+    cls = method_class(name)
+    return cls(cls.Options.build(name, named, **options))
 
 
-def build_methods(names: Sequence[str], shared: bool = False, **options) -> list[AttributionMethod]:
+def build_methods(
+    names: Sequence[str], shared: bool = False, named: Names | None = None, **options
+) -> list[AttributionMethod]:
     """Several methods from one set of options: each gets the ones it takes. An option
     that no method defines is an error listing the valid ones; so is one that none of
     ``names`` takes, unless ``shared`` (the CLI's flags apply to whichever methods take them)."""
     if len(names) == 1 and not shared:
-        return [build_method(names[0], **options)]  # its own options are the ones to list
+        return [build_method(names[0], named, **options)]  # its own options are the ones to list
     known = option_specs()
     unknown = sorted(set(options) - set(known))
     if unknown:
         raise BadInput(f"no method has an option {unknown[0]!r} (options: {', '.join(known)})")
-    check_options(**options)
+    check_options(named, **options)
     unused = sorted(set(options) - {key for name in names for key in method_options(name)})
     if unused and not shared:
         raise BadInput(f"option {unused[0]!r} is not an option of {', '.join(names)}")
     return [
-        build_method(name, **{key: value for key, value in options.items() if key in method_options(name)})
+        build_method(name, named, **{key: value for key, value in options.items() if key in method_options(name)})
         for name in names
     ]
 
@@ -119,11 +124,11 @@ def option_specs() -> dict[str, OptionSpec]:
     return found
 
 
-def check_options(**options) -> None:
+def check_options(named: Names | None = None, **options) -> None:
     """Refuse a bad option value even when no chosen method takes that option (the CLI's flags
     are shared by all methods): each method's options are built from the values it takes."""
     for cls in METHODS.values():
-        cls.Options.build(cls.name, **{key: value for key, value in options.items() if key in cls.Options.names()})
+        cls.Options.build(cls.name, named, **{key: value for key, value in options.items() if key in cls.Options.names()})
 
 
 def register(cls: type[AttributionMethod]) -> type[AttributionMethod]:
@@ -162,14 +167,14 @@ def recorded_refinement(name: str, settings) -> RefineSettings | None:
 ALL = "all"
 
 
-def parse_method_list(spec: str | Sequence[str]) -> list[str]:
+def parse_method_list(spec: str | Sequence[str], named: Names = backticked) -> list[str]:
     """``a,b,c`` (or a list of names) -> known method names, in order, without repeats; ``all`` is
     every method. The one reading of a method list, for the CLI and the API alike."""
     parts = [part.strip() for item in ([spec] if isinstance(spec, str) else spec) for part in item.split(",")]
     parts = [part for part in parts if part]
     names = list(dict.fromkeys(name for part in parts for name in (METHODS if part == ALL else [part])))
     if not names:
-        raise BadInput("`method` needs at least one method name")
+        raise BadInput(f"{named('method')} needs at least one method name")
     for name in names:
         method_class(name)
     return names

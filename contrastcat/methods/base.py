@@ -21,6 +21,7 @@ import torch
 from ..capture.core import Captured
 from ..deletion.refine import RefineSettings
 from ..errors import BadInput
+from ..spec import Names, backticked
 from .options import MethodOptions, NoOptions
 
 if TYPE_CHECKING:
@@ -71,10 +72,13 @@ class AttributionMethod(ABC):
         uses one (checked before any work)."""
         return {"contrast": 0}
 
-    @property
-    def count_option(self) -> str:
+    def check_model(self, num_layers: int, named: Names = backticked) -> None:
+        """What the options ask of a model of ``num_layers`` layers, checked before any pass
+        (``named`` spells an option as the caller does)."""
+
+    def count_option(self, named: Names = backticked) -> str:
         """The option and value that set how many references it reads, for the library's refusal."""
-        return "`refs_used`"
+        return named("refs_used")
 
     @property
     def refinement(self) -> RefineSettings | None:

@@ -20,6 +20,7 @@ from ..arguments import shown
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
 from ..deletion.refine import MEASURES, RHO_RULES, RefineSettings
 from ..errors import BadInput
+from ..spec import Names, backticked
 from ..scaling import minmax
 from .base import AttributionMethod, ReferenceSource, input_seed
 from .options import MethodOptions, option
@@ -59,21 +60,21 @@ REFERENCE_SELECTIONS = ("contrast", "same", "random", "contrast+random")
 MIXED = "contrast+random"
 
 
-def parse_layers(layers: str | int) -> int | None:
+def parse_layers(layers: str | int, named: Names = backticked) -> int | None:
     """``all`` (None) or the number of last layers to use (the paper's Figure 5A)."""
     if isinstance(layers, int) or (isinstance(layers, str) and layers.isascii() and layers.isdigit()):
         count = int(layers)
         if count < 1:
-            raise BadInput("`layers` must be all or a positive number of last layers")
+            raise BadInput(f"{named('layers')} must be all or a positive number of last layers")
         return count
     if layers == "all":
         return None
-    raise BadInput(f"`layers` must be all or a positive number of last layers, got {layers!r}")
+    raise BadInput(f"{named('layers')} must be all or a positive number of last layers, got {layers!r}")
 
 
-def last_layers(count: int | None, num_layers: int) -> slice:
+def last_layers(count: int | None, num_layers: int, named: Names = backticked) -> slice:
     if count is not None and count > num_layers:
-        raise BadInput(f"`layers` {count}: the model has {num_layers} layers")
+        raise BadInput(f"{named('layers')} {count}: the model has {num_layers} layers")
     return slice(None) if count is None else slice(num_layers - count, None)
 
 
@@ -84,8 +85,8 @@ LAYERS_HELP = "CAT family: all layers, or the last N."
 class LayeredOptions(MethodOptions):
     """Options with a ``layers`` field: checked once, recorded as "all" or a count."""
 
-    def check(self) -> None:
-        parse_layers(self.layers)
+    def check(self, named: Names) -> None:
+        parse_layers(self.layers, named)
 
     def settings(self) -> dict:
         values = super().settings()
@@ -113,6 +114,9 @@ class CAT(AttributionMethod):
     @property
     def layer_count(self) -> int | None:
         return self.options.layer_count
+
+    def check_model(self, num_layers: int, named: Names = backticked) -> None:
+        last_layers(self.layer_count, num_layers, named)
 
     def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
         used = last_layers(self.layer_count, captured.activations.shape[1])
@@ -163,9 +167,9 @@ class ContrastCATOptions(LayeredOptions):
         choices=MEASURES,
     )
 
-    def check(self) -> None:
-        super().check()
-        parse_steps(self.test_steps, self.deletion_grid)
+    def check(self, named: Names) -> None:
+        super().check(named)
+        parse_steps(self.test_steps, self.deletion_grid, named)
 
     def settings(self) -> dict:
         values = super().settings()
@@ -182,17 +186,17 @@ class ContrastCATOptions(LayeredOptions):
         return values
 
 
-def parse_steps(spec: str, grid: int) -> tuple[int, ...] | None:
+def parse_steps(spec: str, grid: int, named: Names = backticked) -> tuple[int, ...] | None:
     """``"all"`` (or every step named) -> None; ``"2,5"`` -> (2, 5): sorted, each once, each a step of the grid."""
     if spec == "all":
         return None
     parts = [part.strip() for part in str(spec).split(",")]
     if not all(part.isascii() and part.isdigit() for part in parts):
-        raise BadInput(f"`test_steps` must be all or step numbers like 2,5, got {shown(spec)}")
+        raise BadInput(f"{named('test_steps')} must be all or step numbers like 2,5, got {shown(spec)}")
     # A number of thousands of digits is out of range, and Python refuses to convert it.
     steps = tuple(sorted({int(part) if len(part) <= 9 else grid for part in parts}))
     if any(not 1 <= step < grid for step in steps):
-        raise BadInput(f"`test_steps` must name steps 1 to {grid - 1} of the deletion grid, got {shown(spec)}")
+        raise BadInput(f"{named('test_steps')} must name steps 1 to {grid - 1} of the deletion grid, got {shown(spec)}")
     return None if steps == tuple(range(1, grid)) else steps  # every step named is the paper's test
 
 
@@ -247,9 +251,11 @@ class ContrastCAT(AttributionMethod):
             return {"contrast": self.refs_used - self.refs_used // 2, "random": self.refs_used // 2}
         return {self.reference_select: self.refs_used}
 
-    @property
-    def count_option(self) -> str:
-        return f"`refs_used` {self.refs_used}"
+    def count_option(self, named: Names = backticked) -> str:
+        return f"{named('refs_used')} {self.refs_used}"
+
+    def check_model(self, num_layers: int, named: Names = backticked) -> None:
+        last_layers(self.layer_count, num_layers, named)
 
     def _references(self, library: ReferenceSource, target: int, ids, device) -> torch.Tensor:
         if self.reference_select == MIXED:

@@ -26,6 +26,7 @@ import torch
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS
 from ..deletion.refine import SCORE_RULES, RefineSettings
 from ..scaling import minmax
+from ..spec import Names, backticked
 from .base import AttributionMethod
 from .cat import LAYERS_HELP, REFERENCE_SELECTIONS, ContrastCAT, LayeredOptions, parse_layers
 from .options import option
@@ -76,9 +77,8 @@ class ContrastCATPlus(ContrastCAT):
         self.uses_library = True
         self.needs = frozenset({ACTIVATIONS, GRADIENTS} | ({ATTENTION_RECEIVED} if chosen.attention else set()))
 
-    @property
-    def count_option(self) -> str:
-        return f"`candidates` {self.refs_used}"
+    def count_option(self, named: Names = backticked) -> str:
+        return f"{named('candidates')} {self.refs_used}"
 
     @property
     def refinement(self) -> RefineSettings:

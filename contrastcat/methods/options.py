@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any
 
 from ..errors import BadInput
+from ..spec import Names, backticked
 
 MAX_INTEGER = 2**32 - 1
 
@@ -55,26 +56,32 @@ def _of_type(value: Any, kind: type) -> bool:
 
 @dataclass(frozen=True)
 class MethodOptions:
-    """Base of every method's options. Subclasses are frozen dataclasses of :func:`option` fields."""
+    """Base of every method's options. Subclasses are frozen dataclasses of :func:`option` fields.
 
-    def __post_init__(self) -> None:
+    ``named`` (not a field: only passed to the checks) spells an option in messages as the
+    caller does: ``--refs-used`` from the shell, ``refs_used`` from Python (default: in backticks)."""
+
+    named: InitVar[Names | None] = dataclasses.field(default=None, kw_only=True)
+
+    def __post_init__(self, named: Names | None = None) -> None:
+        named = named or backticked
         self._check_types(type(self).__name__)
         for spec in self.specs():
             value = getattr(self, spec.name)
             if spec.choices is not None and value not in spec.choices:
-                raise BadInput(f"`{spec.name}` must be one of {', '.join(spec.choices)}, got {value!r}")
+                raise BadInput(f"{named(spec.name)} must be one of {', '.join(spec.choices)}, got {value!r}")
             if spec.minimum is not None and value < spec.minimum:
                 why = self._why(spec.name) or f"must be at least {spec.minimum}"
-                raise BadInput(f"`{spec.name}` {why}")
+                raise BadInput(f"{named(spec.name)} {why}")
             if isinstance(value, float) and not math.isfinite(value):
-                raise BadInput(f"`{spec.name}` must be a finite number, got {value!r}")
+                raise BadInput(f"{named(spec.name)} must be a finite number, got {value!r}")
             if isinstance(value, int) and not isinstance(value, bool) and value > MAX_INTEGER:
                 # No count or seed here means anything this large: a typo, refused before it overflows.
-                raise BadInput(f"`{spec.name}` must be at most {MAX_INTEGER}, got {value}")
-        self.check()
+                raise BadInput(f"{named(spec.name)} must be at most {MAX_INTEGER}, got {value}")
+        self.check(named)
 
-    def check(self) -> None:
-        """Checks that a single field's metadata cannot say (override)."""
+    def check(self, named: Names) -> None:
+        """Checks that a single field's metadata cannot say (override); ``named`` spells an option."""
 
     @classmethod
     def _check_values(cls, owner: str, values: dict) -> None:
@@ -113,14 +120,15 @@ class MethodOptions:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
-    def build(cls, method: str, **values) -> MethodOptions:
-        """The options of ``method`` from keyword values; an unknown name is an error that lists the valid ones."""
+    def build(cls, method: str, named: Names | None = None, **values) -> MethodOptions:
+        """The options of ``method`` from keyword values; an unknown name is an error that lists
+        the valid ones. ``named``: how the caller spells an option (see the class)."""
         unknown = sorted(set(values) - set(cls.names()))
         if unknown:
             valid = ", ".join(cls.names()) or "none"
             raise BadInput(f"method {method} has no option {unknown[0]!r} (its options: {valid})")
         cls._check_values(f"method {method}", values)
-        return cls(**values)
+        return cls(**values, named=named)
 
     def settings(self) -> dict:
         """What a record's ``settings`` holds for this method (its options, as JSON values)."""

@@ -11,18 +11,19 @@ from ..errors import BadInput
 _DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?|mps)$")
 
 
-def resolve_device(spec: str = "auto") -> torch.device:
-    """``auto`` means CUDA when available, else CPU; ``cuda[:N]`` must exist."""
+def resolve_device(spec: str = "auto", named: str = "`device`") -> torch.device:
+    """``auto`` means CUDA when available, else CPU; ``cuda[:N]`` must exist (``named``: the
+    option as the caller spells it)."""
     if not _DEVICE_PATTERN.match(spec):
-        raise BadInput(f"`device`: expected auto, cpu, cuda or cuda:N, got {spec!r}")
+        raise BadInput(f"{named}: expected auto, cpu, cuda or cuda:N, got {spec!r}")
     if spec == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(spec)
     if device.type == "cuda":
         if not torch.cuda.is_available():
-            raise BadInput(f"`device` {spec}: CUDA is not available on this machine")
+            raise BadInput(f"{named} {spec}: CUDA is not available on this machine")
         if device.index is not None and device.index >= torch.cuda.device_count():
-            raise BadInput(f"`device` {spec}: only {torch.cuda.device_count()} CUDA device(s) present")
+            raise BadInput(f"{named} {spec}: only {torch.cuda.device_count()} CUDA device(s) present")
     if device.type == "mps" and not torch.backends.mps.is_available():
-        raise BadInput(f"`device` {spec}: MPS is not available on this machine")
+        raise BadInput(f"{named} {spec}: MPS is not available on this machine")
     return device

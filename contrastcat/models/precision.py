@@ -26,6 +26,7 @@ import warnings
 import torch
 
 from ..errors import BadInput, SlowPrecision
+from ..spec import Names, backticked
 
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 AUTO = "auto"
@@ -79,7 +80,7 @@ def forward_precision(device: torch.device, dtype: torch.dtype | None):
     return torch.autocast(device_type=device.type, dtype=dtype)
 
 
-def effective_forward_dtype(spec: str, weights: torch.dtype, device: torch.device) -> str:
+def effective_forward_dtype(spec: str, weights: torch.dtype, device: torch.device, named: Names = backticked) -> str:
     """The ``--forward-dtype`` a run uses and records: ``same`` when it is the weights' own
     precision; a lower one only below float32 weights (autocast cannot raise precision).
 
@@ -93,17 +94,18 @@ def effective_forward_dtype(spec: str, weights: torch.dtype, device: torch.devic
         return SAME
     if weights != torch.float32:
         raise BadInput(
-            f"`forward_dtype` {spec}: the weights are {dtype_name(weights)}, and autocast only lowers the "
-            "precision of float32 weights (load them with `dtype` float32)"
+            f"{named('forward_dtype')} {spec}: the weights are {dtype_name(weights)}, and autocast only lowers the "
+            f"precision of float32 weights (load them with {named('dtype')} float32)"
         )
     warn_if_emulated(DTYPES[spec], device, "forward passes")
     return spec
 
 
-def on_classifier(options, classifier):
+def on_classifier(options, classifier, named: Names = backticked):
     """``options`` (any settings with a ``forward_dtype``) as a run on ``classifier`` uses and
-    records them: ``auto`` resolved by the hardware, the weights' own precision as ``same``."""
-    chosen = effective_forward_dtype(options.forward_dtype, classifier.dtype, classifier.device)
+    records them: ``auto`` resolved by the hardware, the weights' own precision as ``same``
+    (``named`` spells an option as the caller does)."""
+    chosen = effective_forward_dtype(options.forward_dtype, classifier.dtype, classifier.device, named)
     return dataclasses.replace(options, forward_dtype=chosen)
 
 

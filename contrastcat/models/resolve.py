@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from ..errors import BadInput
+from ..spec import Names, backticked
 from . import Classifier, load_pretrained
 from .aliases import ModelAlias, lookup_alias
 from .devices import resolve_device
@@ -111,7 +112,7 @@ def classifier_for(
     return model
 
 
-def library_model(library) -> str:
+def library_model(library, named: Names = backticked) -> str:
     """The model a library was built with, as ``load_classifier`` takes it: its alias,
     else the directory it loaded (if it is still there), else its hub id."""
     info = library.info
@@ -123,6 +124,6 @@ def library_model(library) -> str:
     if Path(source).is_absolute():  # a local directory when the library was built (hub ids are not paths)
         raise BadInput(
             f"{library.path}: built for model {info.model!r} loaded from {source}, which is not a directory "
-            f"any more: name the model's directory now with `library` {library.path} `model` DIR"
+            f"any more: name the model's directory now with {named('library')} {library.path} {named('model')} DIR"
         )
     return info.model

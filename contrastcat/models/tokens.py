@@ -84,7 +84,7 @@ def _check_pair_length(tokenizer, max_length: int) -> None:
     added = int(tokenizer.num_special_tokens_to_add(pair=True))
     if max_length < added + 2:  # the tokenizer would not cut at all, and say so only in its log
         raise BadInput(
-            f"`max_length` {max_length} is too short for a sentence pair: the tokenizer adds {added} special "
+            f"a length limit of {max_length} tokens is too short for a sentence pair: the tokenizer adds {added} special "
             f"token(s), and each text needs one (at least {added + 2})"
         )
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput, ContrastCatError, Interrupted, RunFailed
+from ..spec import Names, backticked
 from ..io.files import OutputTarget, new_file_mode, output_target, remove_stale_temporaries, write_failed
 
 PARTIAL_SUFFIX = ".contrastcat-partial"
@@ -214,7 +215,7 @@ def _check_kind(partial: Path) -> bool:
             else "a symbolic link" if stat.S_ISLNK(found.st_mode)
             else "not a regular file"
         )
-        raise BadInput(f"{partial}: is {what}, not a checkpoint `resume` can continue; move it away to start over")
+        raise BadInput(f"{partial}: is {what}, not a checkpoint a run can be resumed from; move it away to start over")
     return True
 
 
@@ -247,7 +248,7 @@ def _existing(partial: Path) -> tuple[bool, bool]:
 def _resumable_target(path: str, inputs: Sequence[str | None]) -> OutputTarget:
     target = output_target(path, inputs)
     if target.is_stdout or target.in_place:
-        raise BadInput(f"`resume` needs `output`, a regular file to continue (got {path})")
+        raise BadInput(f"a run is resumed into a regular file of its own, not {path}")
     return target
 
 
@@ -543,12 +544,14 @@ def _count_records(partial: Path) -> int:
     return max(0, min(lines, digests))
 
 
-def kept_note(partial: Path, records: int) -> str:
-    return f"{records} record(s) kept in {partial}: run the same command with `resume` to continue"
+def kept_note(partial: Path, records: int, named: Names = backticked) -> str:
+    return f"{records} record(s) kept in {partial}: run the same command with {named('resume')} to continue"
 
 
 @contextlib.contextmanager
-def checkpointed_output(path: str, run: dict, inputs: Sequence[str | None] = ()) -> Iterator[Checkpoint]:
+def checkpointed_output(
+    path: str, run: dict, inputs: Sequence[str | None] = (), named: Names = backticked
+) -> Iterator[Checkpoint]:
     """A :class:`Checkpoint` for ``path``, made (or continued) for a run described by
     ``run``; published when the block completes, kept (and said so) when it is
     interrupted or fails after writing records."""
@@ -580,10 +583,10 @@ def checkpointed_output(path: str, run: dict, inputs: Sequence[str | None] = ())
         if records == 0 or isinstance(error, Interrupted):
             raise
         if isinstance(error, KeyboardInterrupt):
-            raise Interrupted(f"interrupted; {kept_note(partial, records)}") from None
+            raise Interrupted(f"interrupted; {kept_note(partial, records, named)}") from None
         appended = checkpoint is not None and checkpoint.appended > 0
         if isinstance(error, ContrastCatError) and (error.exit_code != BadInput.exit_code or appended):
-            error.args = (f"{error}; {kept_note(partial, records)}",)  # the same error, saying what was kept
+            error.args = (f"{error}; {kept_note(partial, records, named)}",)  # the same error, saying what was kept
         raise
     else:
         _close(handles)  # the lock goes last: the checkpoint is gone by then

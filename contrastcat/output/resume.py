@@ -22,6 +22,7 @@ from pathlib import Path
 from ..attribution.pairs import tokenize_rows
 from ..attribution.pipeline import GOLD, PRED, ExplainSettings, record_settings
 from ..errors import BadInput
+from ..spec import Names, backticked
 from ..io import jsonl
 from ..methods import AttributionMethod
 from ..models import Classifier
@@ -56,6 +57,7 @@ class Run:
     target: str | int
     options: ExplainSettings
     source: str = "<input>"
+    named: Names = backticked  # how the caller spells an option, for what a kept checkpoint says
 
     def header(self) -> dict:
         """What its records do not show but what changes their last digits: a checkpoint
@@ -198,7 +200,7 @@ def write_resumable(
         if on_resume:
             on_resume(finished, "output")
         return
-    with checkpointed_output(output, run.header(), inputs) as checkpoint:
+    with checkpointed_output(output, run.header(), inputs, run.named) as checkpoint:
         kept = completed_inputs(checkpoint.lines, run, checkpoint.path)  # the record file: records from line 1
         checkpoint.keep(kept.inputs * len(run.methods))
         if on_resume:

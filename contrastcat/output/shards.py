@@ -165,7 +165,7 @@ def _open_part(path: str) -> _Part:
             handle = _spooled(path, handle)
         header = _parse(path, 1, within_limit(read_line(handle, line_limit(RECORD_LINES)), f"{path}:1"))
         if header.get("format") != PART:
-            raise BadInput(f"{path}:1: not a contrastcat part file (explain `shard` writes them)")
+            raise BadInput(f"{path}:1: not a contrastcat part file (explain writes them when run in shards)")
         if header.get("version") != PART_VERSION:
             raise BadInput(f"{path}:1: part format version {header.get('version')!r} is not {PART_VERSION}")
         for key, least in (("shard", 0), ("shards", 1), ("window", 1), ("per_input", 1)):

@@ -55,10 +55,10 @@ def load_labelled(
 ) -> LabelledData:
     """Texts and labels (``pair_field``: texts are (text, pair) tuples, read from that field too)."""
     if pair_field is not None and pair_field in (text_field, label_field):
-        raise BadInput(f"`pair_field` {pair_field!r} is also the text or label field")
+        raise BadInput(f"the pair field {pair_field!r} is also the text or label field")
     if data.startswith(CORPUS_PREFIX):
         if pair_field is not None:
-            raise BadInput(f"`data` {data}: the shipped corpora hold single texts, not sentence pairs (`pair_field`)")
+            raise BadInput(f"{data}: the shipped corpora hold single texts, not sentence pairs (no pair field)")
         return _load_corpus(data[len(CORPUS_PREFIX) :], split, label_names, max_scan)
     if data == "-" or os.path.isfile(data) or data.lower().endswith((".jsonl", ".csv", ".ndjson")):
         rows = read_inputs(data, text_field=text_field, label_field=label_field, pair_field=pair_field)
@@ -85,9 +85,9 @@ def _load_corpus(name: str, split: str, label_names: Sequence[str], max_scan: in
     from .corpora import CORPORA
 
     if name not in CORPORA:
-        raise BadInput(f"`data` corpus:{name}: unknown corpus (available: {', '.join(CORPORA)})")
+        raise BadInput(f"corpus:{name}: unknown corpus (available: {', '.join(CORPORA)})")
     if split not in CORPUS_SPLITS:
-        raise BadInput(f"`split` {split}: corpus:{name} has the splits {', '.join(CORPUS_SPLITS)}")
+        raise BadInput(f"split {split}: corpus:{name} has the splits {', '.join(CORPUS_SPLITS)}")
     corpus = CORPORA[name]()
     if tuple(label_names) != corpus.label_names:
         raise BadInput(f"corpus:{name} has the classes {', '.join(corpus.label_names)}, the model {', '.join(label_names)}")
@@ -105,7 +105,7 @@ def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | No
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ModelUnavailable(
             f"data set {source.spec!r} (split {source.split}) could not be loaded: {message}; "
-            "run once with network access to cache it, or pass `data` FILE.jsonl|FILE.csv"
+            "run once with network access to cache it, or give the data as a local FILE.jsonl or FILE.csv"
         ) from None
     for column in (source.text_field, source.label_field, source.pair_field):
         if column is not None and column not in dataset.column_names:

@@ -26,6 +26,7 @@ from typing import Any
 
 from .. import arguments
 from ..errors import BadInput, ContrastCatWarning, located
+from ..spec import Names, backticked
 from ..io import jsonl
 from ..io.lines import LineSource, Overlong, line_limit
 
@@ -135,8 +136,10 @@ class InputFile:
         id_field: str = "id",
         label_field: str = "label",
         pair_field: str | None = None,
+        named: Names = backticked,
     ) -> None:
         self.source = LineSource(path)
+        self.named = named  # how the caller spells an option, for the warning of a forgotten pair
         self.fields = (text_field, id_field, label_field)
         self.pair_field = pair_field
         self.checked: int | None = None  # rows found by check()
@@ -169,7 +172,7 @@ class InputFile:
 
         def row(line: int, obj: dict) -> InputRow | None:
             if self.pair_field is None and not self._pair_unused:
-                self._pair_unused = _warn_if_pair_forgotten(f"{name}:{line}", obj, self.fields)
+                self._pair_unused = _warn_if_pair_forgotten(f"{name}:{line}", obj, self.fields, self.named)
             try:
                 return _row(line, obj, text_field, id_field, label_field, self.pair_field)
             except _RowProblem as problem:
@@ -420,7 +423,7 @@ def _pair_like(key: str, text_field: str = "text") -> bool:
     return _key(key) in _PAIR_KEYS or _key(key) in _PARTNER_KEYS.get(_key(text_field), ())
 
 
-def _warn_if_pair_forgotten(where: str, obj: Mapping, fields: tuple[str, str, str]) -> bool:
+def _warn_if_pair_forgotten(where: str, obj: Mapping, fields: tuple[str, str, str], named: Names = backticked) -> bool:
     """Warn (and say so) where a row holds a second text no one asked to explain: the first
     text alone would be explained, silently, for the pairs the data was meant to be."""
     name = next((key for key, value in obj.items()
@@ -428,8 +431,8 @@ def _warn_if_pair_forgotten(where: str, obj: Mapping, fields: tuple[str, str, st
     if name is None:
         return False
     warnings.warn(
-        f"{where}: the inputs have a {name!r} field, but `pair_field` is not given: only {fields[0]!r} is "
-        f"explained (pass `pair_field` {name} to explain them as sentence pairs)",
+        f"{where}: the inputs have a {name!r} field, but {named('pair_field')} is not given: only {fields[0]!r} is "
+        f"explained (pass {named('pair_field')} {name} to explain them as sentence pairs)",
         ContrastCatWarning, stacklevel=3,
     )
     return True

@@ -116,7 +116,7 @@ class BuildRefsOptions(CommandOptions):
         return BuildSettings(
             selection=SelectionSettings(gamma=self.gamma, k=self.k, keep=self.keep, min_tokens=self.min_tokens),
             batch_size=self.batch_size, dtype=self.store_dtype, strict_gamma=self.strict_gamma, pools=self.pools,
-            seed=self.seed, forward_dtype=self.forward_dtype, max_length=self.max_length,
+            seed=self.seed, forward_dtype=self.forward_dtype, max_length=self.max_length, named=self.names,
         )
 
 

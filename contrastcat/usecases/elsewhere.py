@@ -16,6 +16,7 @@ import math
 from dataclasses import replace
 
 from ..errors import BadInput
+from ..spec import Names, backticked
 from ..models.tokens import tokenize
 from ..records.record import AttributionRecord
 from ..records.token_spans import spans_of_tokens
@@ -32,7 +33,7 @@ def aligned_settings(settings: dict) -> dict:
     return {**settings, "made_elsewhere": True}
 
 
-def align(record: AttributionRecord, classifier, where: str) -> AttributionRecord:
+def align(record: AttributionRecord, classifier, where: str, named: Names = backticked) -> AttributionRecord:
     """``record`` on the classifier's tokens: token ids, tokens, offsets and special flags of the
     model's tokenisation (cut at its length limit as explain cuts), each token scored by the sum
     of the scores of the spans over it. Refused, naming ``where``: a record that names other
@@ -41,7 +42,7 @@ def align(record: AttributionRecord, classifier, where: str) -> AttributionRecor
     if record.model_fingerprint and record.model_fingerprint != classifier.fingerprint:
         raise BadInput(
             f"{where}: the record names the weights {record.model_fingerprint}, but {classifier.name!r} loads "
-            f"{classifier.fingerprint} here: pass the model it was made with (`model`)"
+            f"{classifier.fingerprint} here: pass the model it was made with ({named('model')})"
         )
     given = record.offsets
     if not any(end > start for start, end in given):  # no spans given: find the token strings

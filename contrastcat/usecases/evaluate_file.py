@@ -228,7 +228,7 @@ def evaluate_file(options: EvaluateOptions) -> EvaluateRun:
     classifier = _classifier(options, before, notify)
     evaluation = evaluate_records(classifier, before.record_file.records(), options.settings, Evaluating(
         before.library, options.kendall, options.batch_size, options.intervals, before.scan.source,
-        progress=lambda done: _progress(options)("evaluating", done, before.scan.total),
+        progress=lambda done: _progress(options)("evaluating", done, before.scan.total), named=options.names,
     ))
     before.record_file.close()
     evaluation = dataclasses.replace(evaluation, limit=before.limit)
@@ -421,7 +421,7 @@ class _Scan:
 
     def check_model(self, classifier) -> None:
         """Every record's model, vocabulary, classes and gold label, before any work."""
-        check_against_model(list(self.models.values()), classifier, self.source)
+        check_against_model(list(self.models.values()), classifier, self.source, self.named)
         vocabulary = classifier.model.get_input_embeddings().num_embeddings
         check_records(self.reach, vocabulary, classifier.num_classes, self.source)
         for label, line in sorted(self.gold.values(), key=lambda found: found[1]):

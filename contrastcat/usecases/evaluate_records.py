@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..deletion.perturb import replacement_id
 from ..errors import BadInput
+from ..spec import Names, backticked
 from ..evaluation.curves import CurveTally, EvalSettings, Inputs, MethodReport
 from ..evaluation.kendall import Kendall, alternative_class, kendall_confidence
 from ..evaluation.reports import EvaluationReport
@@ -60,7 +61,7 @@ def targets_of(records: Sequence[AttributionRecord], target: str, label_names: S
     found = []
     for record in records:
         if record.label is None:
-            raise BadInput(f"{where(source, record)}: `target` gold needs a label in every record")
+            raise BadInput(f"{where(source, record)}: the gold target needs a label in every record")
         found.append(resolve_label(record.label, label_names, where(source, record)))
     return found
 
@@ -137,22 +138,25 @@ def check_explained(records: Sequence[AttributionRecord], source: str) -> None:
             raise BadInput(f"{source}:{record.line}: record id {record.id!r} has no token_ids; evaluate needs explain's records")
 
 
-def check_against_model(records: Sequence[AttributionRecord], classifier, source: str) -> None:
+def check_against_model(
+    records: Sequence[AttributionRecord], classifier, source: str, named: Names = backticked
+) -> None:
     """Records made with other weights or another precision, or whose token ids or classes do
-    not fit the model, are refused with the line of the first one."""
+    not fit the model, are refused with the line of the first one (``named`` spells an option
+    as the caller does)."""
     loaded = str(classifier.dtype).removeprefix("torch.")
     check_fingerprinted(records, source)
     mismatched = next((r for r in records if r.model_fingerprint != classifier.fingerprint), None)
     if mismatched is not None and mismatched.model_dtype not in (None, loaded):
         raise BadInput(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
-            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass `dtype` {mismatched.model_dtype}"
+            f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass {named('dtype')} {mismatched.model_dtype}"
         )
     if mismatched is not None:
         raise BadInput(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "
             f"{mismatched.model!r} whose weights are {mismatched.model_fingerprint}, but {classifier.name!r} "
-            f"loads weights {classifier.fingerprint} here; pass the model the records were made with (`model`), "
+            f"loads weights {classifier.fingerprint} here; pass the model the records were made with ({named('model')}), "
             "or explain them again"
         )
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
@@ -232,6 +236,7 @@ class Evaluating:
     batch_size: int = 64
     bootstrap: BootstrapSettings = BootstrapSettings()  # intervals of the means (0 resamples: none)
     source: str = "<records>"  # the records' file, as messages name it
+    named: Names = backticked  # how the caller spells an option in a message
     progress: Callable[[int], None] | None = None  # records read so far, after each chunk
     # Leave-one-out drops kept from an earlier call (same classifier and perturbation), so
     # evaluating methods one call at a time predicts each input's single-token perturbations once;
@@ -267,18 +272,18 @@ def evaluate_records(
 def _judged_whole(classifier, records: Sequence[AttributionRecord], how: Evaluating) -> list[AttributionRecord]:
     foreign = next((r for r in records if made_elsewhere(r)), None)
     if how.kendall and foreign is not None:
-        raise BadInput(f"{how.source}: record id {foreign.id!r} was made elsewhere (no token ids): `kendall` explains "
-                       "each record again by its own method, which it does not name")
-    records = _aligned(classifier, list(records), how.source)
+        raise BadInput(f"{how.source}: record id {foreign.id!r} was made elsewhere (no token ids): {how.named('kendall')} "
+                       "explains each record again by its own method, which it does not name")
+    records = _aligned(classifier, list(records), how)
     check_explained(records, how.source)
-    check_against_model(first_of_each_model(records), classifier, how.source)
+    check_against_model(first_of_each_model(records), classifier, how.source, how.named)
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, how.source)
     return records
 
 
-def _aligned(classifier, chunk: list[AttributionRecord], source: str) -> list[AttributionRecord]:
+def _aligned(classifier, chunk: list[AttributionRecord], how: Evaluating) -> list[AttributionRecord]:
     """Other tools' maps (no token ids) on this model's tokens (usecases.elsewhere)."""
-    return [align(r, classifier, f"{source}:{r.line}") if made_elsewhere(r) else r for r in chunk]
+    return [align(r, classifier, f"{how.source}:{r.line}", how.named) if made_elsewhere(r) else r for r in chunk]
 
 
 class _Evaluation:
@@ -313,10 +318,10 @@ class _Evaluation:
     def add(self, chunk: list[AttributionRecord]) -> None:
         classifier, source = self.classifier, self.how.source
         check_one_kind(chunk, self.pairs, source)
-        chunk = _aligned(classifier, chunk, source)
+        chunk = _aligned(classifier, chunk, self.how)
         self.elsewhere += sum(r.settings.get("made_elsewhere") is True for r in chunk)
         check_explained(chunk, source)
-        check_against_model(chunk, classifier, source)
+        check_against_model(chunk, classifier, source, self.how.named)
         mark_special_tokens(chunk, classifier.tokenizer.all_special_ids)
         self.count += len(chunk)
         self.truncated += sum(r.truncated for r in chunk)
@@ -351,6 +356,10 @@ class _Evaluation:
         from ..attribution.pipeline import reattribute_records
 
         how, classifier = self.how, self.classifier
+        needing = next((r for r in used if r.library), None)
+        if how.library is None and needing is not None:  # said here, in the caller's terms
+            raise BadInput(f"records of method {needing.method} need their reference library to be explained "
+                           f"again: pass {how.named('library')}")
         found = kendall_for_records(
             used,
             classifier.num_classes,
@@ -370,7 +379,7 @@ class _Evaluation:
             short = sum(t.report.skipped_short for t in tallies.values())
             special = sum(t.report.skipped_special for t in tallies.values())
             raise BadInput(
-                f"{source}: none of its {self.count} record(s) could be evaluated ({short} shorter than `min_tokens` "
+                f"{source}: none of its {self.count} record(s) could be evaluated ({short} shorter than {self.how.named('min_tokens')} "
                 f"{self.settings.min_tokens}, {special} only special tokens): nothing to report"
             )
         reports: dict[str, MethodReport] = {}

@@ -23,6 +23,7 @@ from ..attribution.pipeline import (
     PRED,
     ExplainSettings,
     check_library,
+    check_on_model,
     parse_target,
     record_settings,
     resolve_targets,
@@ -46,7 +47,7 @@ from ..output.shards import Shard, Tally, merge_parts, shard_rows
 from ..output.shards import write_part as write_part_file
 from ..records.inputs import InputFile, SkippedLines
 from ..records.record import write_records
-from ..spec import REQUIRED, CommandOptions, option
+from ..spec import REQUIRED, CommandOptions, Names, option
 from . import options
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -207,7 +208,7 @@ def explain_file(chosen: ExplainOptions) -> ExplainRun:
         # Under torchrun rank 0 speaks for all.
         notify=_say_nothing if follower or chosen.notify is None else chosen.notify,
     )
-    with _saying_kept(kept):
+    with _saying_kept(kept, chosen.names):
         return _run(plan)
 
 
@@ -256,22 +257,23 @@ class _Plan:
 
 def _run(plan: _Plan) -> ExplainRun:
     chosen = plan.chosen
-    names = parse_method_list(list(chosen.method))  # unknown names fail before any loading
+    names = parse_method_list(list(chosen.method), chosen.names)  # unknown names fail before any loading
     # Bounded: millions of bad lines are counted, their first messages kept (all that is shown).
     skipped = SkippedLines() if chosen.on_error == "skip" else None
     input_file = InputFile(
         chosen.inputs, text_field=chosen.text_field, id_field=chosen.id_field, label_field=chosen.label_field,
-        pair_field=chosen.pair_field,
+        pair_field=chosen.pair_field, named=chosen.names,
     )
     # A bad line fails before anything is written. Under torchrun rank 0 checks for all.
     total = input_file.check() if skipped is None and not plan.follower else None
-    methods = build_methods(names, shared=True, **dict(chosen.method_options))
+    methods = build_methods(names, shared=True, named=chosen.names, **dict(chosen.method_options))
     classifier, library = _model_and_library(plan, methods)
+    check_on_model(classifier, methods, chosen.mask_special, chosen.names)
     target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"))
     settings = on_classifier(ExplainSettings(  # as records say it: forward_dtype "auto" resolved here
         batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
         forward_dtype=chosen.forward_dtype,
-    ), classifier)
+    ), classifier, chosen.names)
     run = ExplainRun(
         output=chosen.output, per_input=len(methods), limit=check_max_length(classifier, chosen.max_length, chosen.named("max_length")),
         position_limit=classifier.position_limit, skipped=skipped, shard=chosen.shard, speaks=not plan.follower,
@@ -339,7 +341,10 @@ class _Job:
             self.write_part(output, rows)
         elif plan.chosen.resume:
             rows = list(rows)  # a checkpoint is matched against the inputs it holds
-            resumed = Run(rows, self.methods, self.classifier, self.library, self.target, self.settings, self.source)
+            resumed = Run(
+                rows, self.methods, self.classifier, self.library, self.target, self.settings, self.source,
+                plan.chosen.names,
+            )
             write_resumable(output, resumed, plan.inputs, lambda start: self.records(rows[start:], start), run.resumed,
                             note=plan.notify)
         else:
@@ -355,12 +360,12 @@ def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, RefLibrary | N
     if default_library:
         _check_default_pools(methods, chosen)  # before the model loads and the library is built
     else:
-        check_library(methods, library)
+        check_library(methods, library, chosen.names)
     model = plan.model
     if model is None:
         if library is None:
             raise BadInput(f"{chosen.named('model')} is required when no {chosen.bare('library')} library is given")
-        model = library_model(library)
+        model = library_model(library, chosen.names)
     check_output_path(chosen.output, [model_location(model)])
     device = rank_device(chosen.device, plan.world) if plan.world else chosen.device
     classifier = classifier_for(model, device, progress=plan.progress, notify=plan.notify, dtype=chosen.dtype)
@@ -370,8 +375,8 @@ def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, RefLibrary | N
     if default_library:
         # Shards and torchrun processes would each build a library of their own (fingerprints differ).
         alone = plan.world is None and chosen.shard is None
-        library, built = cached_library(classifier, plan.progress, build=alone, notify=plan.notify)
-        check_library(methods, library)
+        library, built = cached_library(classifier, plan.progress, build=alone, notify=plan.notify, named=chosen.names)
+        check_library(methods, library, chosen.names)
         plan.inputs.append(library.path)
         check_output_path(chosen.output, [library.path])
     if plan.unnamed:
@@ -404,7 +409,7 @@ def _say_nothing(line: str) -> None:
 
 
 @contextlib.contextmanager
-def _saying_kept(checkpoint):
+def _saying_kept(checkpoint, named: Names):
     """An interrupt before the checkpoint ``(path, records)`` is opened (while the model loads,
     say) leaves it as it was: the message says so, not that nothing was written."""
     try:
@@ -417,7 +422,7 @@ def _saying_kept(checkpoint):
         path, records = checkpoint
         raise Interrupted(
             f"interrupted; the checkpoint {path} is kept as it was ({records} record(s)): "
-            "run the same command with `resume` to continue"
+            f"run the same command with {named('resume')} to continue"
         ) from None
 
 

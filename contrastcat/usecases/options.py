@@ -10,6 +10,7 @@ from typing import Any
 from .. import arguments as check
 from ..models import Classifier
 from ..models.in_memory import check_unchanged
+from ..models.devices import resolve_device
 from ..models.precision import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ..errors import BadInput
 from ..evaluation.stats import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples
@@ -119,8 +120,15 @@ def batch_size(default: int) -> Any:
     return option(default, "Inputs per forward pass.", check.batch_size, kind=int)
 
 
+def _device(named: str, value: Any) -> str:
+    """A device this machine has, checked once here; the run resolves it again (``auto``)."""
+    spec = check.text(named, value)
+    resolve_device(spec, named)
+    return spec
+
+
 def device() -> Any:
-    return option("auto", "auto (CUDA when available), cpu, cuda or cuda:N.", check.text)
+    return option("auto", "auto (CUDA when available), cpu, cuda or cuda:N.", _device)
 
 
 def dtype() -> Any:

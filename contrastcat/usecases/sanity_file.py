@@ -117,11 +117,11 @@ def sanity_check(
         raise BadInput(f"{source}:{elsewhere.line}: the sanity check runs each record's method again, and a record "
                        "made elsewhere (no token ids) names no method of contrastcat")
     check_explained(records, source)
-    check_against_model(records, classifier, source)
+    check_against_model(records, classifier, source, chosen.names)
     needing = next((r for r in records if r.library), None)
     if library is None and needing is not None:
         where = f"{source}:{needing.line}" if needing.line is not None else source
-        raise BadInput(f"{where}: records of {needing.method} were made with a reference library: pass `library`")
+        raise BadInput(f"{where}: records of {needing.method} were made with a reference library: pass {chosen.bare('library')}")
     # A map needs two tokens to be ranked: inputs of fewer non-special tokens say nothing here.
     records = [r for r in records if sum(not flag for flag in r.special) >= 2]
     if not records:

@@ -40,7 +40,7 @@ def _pyplot():
         matplotlib.use("Agg")  # no display: files only
         import matplotlib.pyplot as plt
     except ImportError:
-        raise BadInput("`plot` needs matplotlib: pip install 'contrastcat[plot]'") from None
+        raise BadInput("a picture needs matplotlib: pip install 'contrastcat[plot]'") from None
     return plt
 
 

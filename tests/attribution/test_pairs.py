@@ -257,7 +257,7 @@ def test_a_pair_too_long_is_cut_from_its_longer_text_and_a_limit_too_short_is_re
     (record,) = explain(classifier, [row], build_method("random"), options=ExplainSettings(max_length=8))
     assert len(record.tokens) == 8 and record.truncated and record.tokens_dropped == 6
     assert record.segments.count(0) == 3 and record.segments.count(1) == 2  # the longer text gave way
-    with pytest.raises(BadInput, match=r"`max_length` 4 is too short for a sentence pair: .*\(at least 5\)"):
+    with pytest.raises(BadInput, match=r"a length limit of 4 tokens is too short for a sentence pair: .*\(at least 5\)"):
         list(explain(classifier, [row], build_method("random"), options=ExplainSettings(max_length=4)))
 
 

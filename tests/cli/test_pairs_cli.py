@@ -153,5 +153,5 @@ def test_a_separator_typed_into_a_text_is_a_bad_line(pair_runs, tmp_path):
     assert_one_line_error(built, "train.jsonl:5", "separator")
     same = invoke("build-refs", "--model", root / "model", "--data", data, "--text-field", "premise",
                   "--pair-field", "premise", "-o", tmp_path / "refs.h5")
-    assert_one_line_error(same, "--pair-field 'premise' is also the text or label field")
+    assert_one_line_error(same, "the pair field 'premise' is also the text or label field")
     assert not (tmp_path / "refs.h5").exists()
