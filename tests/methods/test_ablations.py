@@ -141,14 +141,14 @@ def test_random_pool_is_stored_by_default_and_plus_needs_it(tmp_path):
     bare = tmp_path / "bare.h5"
     build_library(classifier, stub_texts(), LABELS, bare, BuildSettings(selection=selection, pools=()), data="stub")
     rows = [InputRow(line=1, id=0, text="r1 w w w w")]
-    with pytest.raises(BadInput, match="no 'random' reference pool.*`pools` random"):
+    with pytest.raises(BadInput, match="no 'random' reference pool.*rebuild it with the reference pools random"):
         list(explain(classifier, rows, ContrastCATPlus(candidates=2), RefLibrary(bare)))
     with pytest.raises(BadInput, match="`candidates` 8 reads 4 references from the 'contrast' pool for class"):
         list(explain(classifier, rows, ContrastCATPlus(candidates=8), RefLibrary(tmp_path / "d.h5")))
 
 
 def test_library_without_pools_refuses_clearly(toy_library):
-    with pytest.raises(BadInput, match="`pools` same"):
+    with pytest.raises(BadInput, match="rebuild it with the reference pools same"):
         toy_library.require_pool("same")
 
 

@@ -304,7 +304,7 @@ def test_mask_special_batches_like_one_at_a_time_or_is_refused(model_type):
     rows = [InputRow(line=i + 1, id=i, text=text) for i, text in enumerate(TEXTS)]
     methods = build_methods(["attcat", "att-grads", "integrated-gradients"], ig_steps=4)
     if not FAMILIES[model_type].mask_special:
-        with pytest.raises(BadInput, match=f"^`mask_special` cannot be used with model type '{model_type}'"):
+        with pytest.raises(BadInput, match=f"^special tokens cannot be masked in model type '{model_type}'"):
             list(explain(classifier, rows, methods, options=ExplainSettings(mask_special=True)))
         return
     together = explain(classifier, rows, methods, options=ExplainSettings(batch_size=len(rows), mask_special=True))

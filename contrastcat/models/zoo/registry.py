@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -138,24 +138,30 @@ def describe_entry(name: str, metadata: dict) -> str:
     )
 
 
-def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick: bool, device: torch.device) -> dict:
+def _fresh_model(label_names: Sequence[str], seed: int, device: torch.device):
+    """The encoder with a new classification head for ``label_names`` (drawn from ``seed``), and its tokenizer."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+    encoder = _encoder_path()
+    labels = dict(enumerate(label_names))
+    with quiet_transformers():
+        tokenizer = AutoTokenizer.from_pretrained(encoder)
+        torch.manual_seed(seed)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            encoder, num_labels=len(labels), id2label=labels, label2id={v: k for k, v in labels.items()},
+            dtype=torch.float32,
+        ).to(device)
+    return model, tokenizer
+
+
+def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick: bool, device: torch.device) -> dict:
     corpus = spec.corpus()
     recipe = spec.recipe
     train, held_out = corpus.train, corpus.held_out
     if quick:
         train, held_out = train[: QUICK_ROWS[0]], held_out[: QUICK_ROWS[1]]
         recipe = replace(recipe, max_length=32, sharpen_steps=50, sharpen_target=1)
-    encoder = _encoder_path()
-    labels = dict(enumerate(corpus.label_names))
-    with quiet_transformers():
-        tokenizer = AutoTokenizer.from_pretrained(encoder)
-        torch.manual_seed(recipe.seed)
-        model = AutoModelForSequenceClassification.from_pretrained(
-            encoder, num_labels=len(labels), id2label=labels, label2id={v: k for k, v in labels.items()},
-            dtype=torch.float32,
-        ).to(device)
+    model, tokenizer = _fresh_model(corpus.label_names, recipe.seed, device)
     texts = [e.text for e in train]
     targets = [e.label for e in train]
     fine_tune(model, tokenizer, texts, targets, recipe, progress)
