@@ -1,27 +1,23 @@
 """The report of an evaluation: each method's curves and measures (:class:`EvaluationReport`),
 whose ``to_dict()`` is the JSON report ``contrastcat evaluate`` writes and whose ``table()`` /
-``_repr_html_`` show the comparison. It is made by ``usecases.evaluate_records``.
+``_repr_html_`` show the comparison (drawn by :mod:`.report_markup`). It is made by
+``usecases.evaluate_records``.
 """
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..deletion.plan import step_labels
 from ..errors import BadInput
-from .comparison import BEST, KENDALL_METRIC, SCALAR_METRICS, SECOND, Comparison, compare_methods
+from .comparison import KENDALL_METRIC, SCALAR_METRICS, Comparison, compare_methods
 from .curves import EvalSettings, MethodReport
-from .fitted import SIGNS
+from .report_markup import MARKDOWN_DECIMALS, TABLE_DECIMALS, html_report, markdown_report, plus_minus_note
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from .scalars import ERASER_BINS
-from .stats import BootstrapSettings, Difference, Interval, paired_difference
-
-TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks: values that print the same are tied
-MARKDOWN_DECIMALS = 3
-
+from .stats import BootstrapSettings, Difference, paired_difference
 
 @dataclass
 class EvaluationReport:
@@ -123,8 +119,7 @@ class EvaluationReport:
     def table(self, decimals: int = MARKDOWN_DECIMALS) -> str:
         """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>;
         under it, what its numbers need said (:meth:`footnotes`)."""
-        # A blank line before each note: Markdown joins lines that touch into one paragraph.
-        return markdown_table(self.comparison(decimals)) + "".join("\n\n" + line for line in self.footnotes())
+        return markdown_report(self.comparison(decimals), self.footnotes())
 
     def footnotes(self) -> list[str]:
         """What a table of this report needs said under it: each measure a method averages over
@@ -144,61 +139,4 @@ class EvaluationReport:
         return lines
 
     def _repr_html_(self) -> str:
-        comparison = self.comparison(MARKDOWN_DECIMALS)
-        head = "".join(f"<th>{html.escape(header(c.metric))}</th>" for c in comparison.columns)
-        rows = []
-        for row in comparison.rows:
-            cells = []
-            for column in comparison.columns:
-                text = number(row.values[column.key], MARKDOWN_DECIMALS, row.intervals.get(column.key))
-                text += SIGNS.get(row.fitted.get(column.key), "")
-                mark = row.marks[column.key]
-                cells.append(f"<td><b>{text}</b></td>" if mark == BEST else f"<td><u>{text}</u></td>"
-                             if mark == SECOND else f"<td>{text}</td>")
-            rows.append(f"<tr><td>{html.escape(row.method)}</td>{''.join(cells)}<td>{row.evaluated}</td></tr>")
-        caption = f"Mean over the {len(step_labels(self.settings.steps))} steps (bold best, underlined second)"
-        notes = "".join(f"<p>{html.escape(line)}</p>" for line in self.footnotes())
-        return (f"<table><caption>{caption}</caption><tr><th>method</th>{head}<th>inputs</th></tr>"
-                f"{''.join(rows)}</table>{notes}")
-
-
-def plus_minus_note(bootstrap: BootstrapSettings) -> str:
-    """What ``±`` is in a table."""
-    b = bootstrap
-    return f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed})."
-
-
-def number(value: float | None, decimals: int, interval: Interval | None = None) -> str:
-    """``0.556``, or ``0.556 ± 0.031`` with an interval (± its half-width; the report has both ends)."""
-    if value is None:
-        return "n/a"
-    if interval is not None and value != 0 and round(value, decimals) == 0 and not interval.contains(0.0):
-        # "0.000 ± 0.000" beside an interval that excludes 0 would say the opposite: both in full.
-        return f"{value:.1e} ± {interval.half_width:.1e}"
-    text = f"{round(value, decimals) + 0.0:.{decimals}f}"  # + 0.0: no "-0.000"
-    if interval is not None:
-        text += f" ± {round(interval.half_width, decimals) + 0.0:.{decimals}f}"
-    return text
-
-
-def header(metric) -> str:
-    return f"{metric.name} {'↑' if metric.higher_is_better else '↓'}"
-
-
-def markdown_table(comparison: Comparison) -> str:
-    """The comparison as a GitHub Markdown table: best **bold**, second <ins>underlined</ins>."""
-    headers = ["method", *(header(c.metric) for c in comparison.columns), "inputs"]
-    lines = ["| " + " | ".join(headers) + " |", "|---|" + "---:|" * (len(headers) - 1)]
-    decimals = comparison.decimals if comparison.decimals is not None else MARKDOWN_DECIMALS
-    for row in comparison.rows:
-        cells = [row.method.replace("|", "\\|")]
-        for column in comparison.columns:
-            text = number(row.values[column.key], decimals, row.intervals.get(column.key))
-            mark = row.marks[column.key]
-            text = f"**{text}**" if mark == BEST else f"<ins>{text}</ins>" if mark == SECOND else text
-            cells.append(text + SIGNS.get(row.fitted.get(column.key), ""))
-        cells.append(str(row.evaluated))
-        lines.append("| " + " | ".join(cells) + " |")
-    legend = comparison.legend()
-    lines += ["", *legend] if legend else []
-    return "\n".join(lines)
+        return html_report(self.comparison(MARKDOWN_DECIMALS), len(step_labels(self.settings.steps)), self.footnotes())

@@ -10,7 +10,8 @@ from rich.text import Text
 from ..deletion.plan import step_labels
 from ..evaluation.comparison import BEST, METRICS, SCALAR_METRICS, SECOND, Comparison
 from ..evaluation.fitted import SIGNS
-from ..evaluation.reports import MARKDOWN_DECIMALS, TABLE_DECIMALS, EvaluationReport, header, number, plus_minus_note
+from ..evaluation.report_markup import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number, plus_minus_note
+from ..evaluation.reports import EvaluationReport
 
 # Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
 PLAIN_SIGNS = {BEST: " *", SECOND: " †"}

@@ -396,7 +396,7 @@ def test_an_end_no_resampled_mean_lies_beyond_is_no_interval(records):
 
 
 def test_a_cell_that_rounds_to_zero_but_excludes_zero_is_printed_in_full():
-    from contrastcat.evaluation.reports import number
+    from contrastcat.evaluation.report_markup import number
     from contrastcat.evaluation.stats import Interval
 
     assert number(-0.000406, 3, Interval(-0.000703, -0.000242)) == "-4.1e-04 ± 2.3e-04"
