@@ -1,4 +1,4 @@
-"""AttnLRP's propagation rules (Achtibat et al., ICML 2024), for one forward and backward pass.
+"""Where AttnLRP's propagation rules apply (Achtibat et al., ICML 2024), for one forward and backward pass.
 
 Inside ``lrp_rules(model)`` the backward pass of the model computes, instead of
 the gradient, a *modified* gradient g such that value × g is the LRP relevance
@@ -57,6 +57,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..errors import BadInput
 from ..models.families import LAYER_NORM, RMS_NORM, TORCH_LAYER_NORM, Family
+from .lrp_propagation import identity_rule, uniform_rule
 
 # Functions whose operands, when two or more depend on the input, share the product's relevance.
 PRODUCTS = frozenset({
@@ -79,50 +80,6 @@ _NOT_ELEMENTWISE = (
 )
 # A family's own activation module (BLOOM's BloomGelu): parameter-free, childless, named like one.
 _ACTIVATION_NAMES = ("gelu", "silu", "swish", "relu", "tanh", "mish", "activation")
-# Below this |x|, f(x)/x is taken as 0 instead of dividing by ~0 (lxt adds 1e-10 to x instead).
-_TINY = 1e-12
-
-
-class _Rerouted(torch.autograd.Function):
-    """The value of ``value``; its gradient goes to ``source``, times ``factor``."""
-
-    @staticmethod
-    def forward(ctx, value, source, factor):
-        ctx.save_for_backward(factor)
-        return value.clone()  # not a view: models modify these in place (Falcon: scores /= sqrt(d))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (factor,) = ctx.saved_tensors
-        return None, grad * factor, None
-
-
-class _ScaledGradient(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, value, scale: float):
-        ctx.scale = scale
-        return value.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * ctx.scale, None
-
-
-def identity_rule(source: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
-    """``value = f(source)`` element-wise; relevance passes unchanged (local gradient f(x)/x)."""
-    if not source.requires_grad or source.shape != value.shape:
-        return value
-    x, y = source.detach(), value.detach()
-    safe = torch.where(x.abs() < _TINY, torch.ones_like(x), x)
-    factor = torch.where(x.abs() < _TINY, torch.zeros_like(y), y / safe)
-    return _Rerouted.apply(value, source, factor)
-
-
-def uniform_rule(value: torch.Tensor, operands: int) -> torch.Tensor:
-    """A product of ``operands`` input-dependent tensors: each gets an equal share."""
-    return _ScaledGradient.apply(value, 1.0 / operands)
-
-
 def _is_activation(module: nn.Module) -> bool:
     kind = type(module)
     if any(kind.__name__.startswith(name) for name in _NOT_ELEMENTWISE):
