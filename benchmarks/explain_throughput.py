@@ -21,6 +21,7 @@ import torch
 
 from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
+from contrastcat.records.data import LabelledData
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import wrap_classifier
 from contrastcat.models.precision import describe_hardware
@@ -70,7 +71,7 @@ def main() -> None:
         pool_texts = [e.text for e in pool]
         labels = own_predictions(classifier, pool_texts)
         build_library(
-            classifier, pool_texts, labels, path,
+            classifier, LabelledData(pool_texts, labels, ""), path,
             BuildSettings(selection=SelectionSettings(gamma=1e-3, k=30, keep=30, min_tokens=1)),
         )
         library = RefLibrary(path)

@@ -88,12 +88,13 @@ def method_for(name: str):
 
 def library_for(classifier, folder: Path):
     from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
+    from contrastcat.records.data import LabelledData
 
     examples = toy.make_examples(300, seed=11)
     path = folder / f"{classifier.name}.h5"
     build_library(
-        classifier, [e.text for e in examples], [e.label for e in examples], path,
-        BuildSettings(selection=SelectionSettings(k=30, keep=30)), data="toy",
+        classifier, LabelledData([e.text for e in examples], [e.label for e in examples], "toy"), path,
+        BuildSettings(selection=SelectionSettings(k=30, keep=30)),
     )
     return RefLibrary(path)
 

@@ -177,6 +177,7 @@ PAIR_HELD_OUT = (120, 5)
 
 def _build_pair_folder(root: Path, style: str) -> None:
     from contrastcat.library import BuildSettings, SelectionSettings, build_library
+    from contrastcat.records.data import LabelledData
     from contrastcat.models.resolve import load_classifier
     from contrastcat.testing import pairs
 
@@ -191,8 +192,8 @@ def _build_pair_folder(root: Path, style: str) -> None:
                 stream.write(json.dumps(row) + "\n")
     classifier = load_classifier(str(root / "model"), "cpu")
     build_library(
-        classifier, [(e.text, e.pair) for e in references], [e.label for e in references], root / "refs.h5",
-        BuildSettings(selection=SelectionSettings(k=30, keep=30, min_tokens=5)), data="toy pairs",
+        classifier, LabelledData([(e.text, e.pair) for e in references], [e.label for e in references], "toy pairs"),
+        root / "refs.h5", BuildSettings(selection=SelectionSettings(k=30, keep=30, min_tokens=5)),
     )
 
 

@@ -24,6 +24,7 @@ from transformers import BertConfig, BertForSequenceClassification, BertTokenize
 from typer.testing import CliRunner
 
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
+from contrastcat.records.data import LabelledData
 from contrastcat.methods import METHODS
 from contrastcat.models import wrap_classifier
 from contrastcat.records.record import AttributionRecord
@@ -163,11 +164,9 @@ def build_toy_library(classifier, examples, path, **options) -> RefLibrary:
     """A library over the toy training data; ``options`` go to BuildSettings."""
     build_library(
         classifier,
-        [e.text for e in examples],
-        [e.label for e in examples],
+        LabelledData([e.text for e in examples], [e.label for e in examples], "toy"),
         path,
         BuildSettings(selection=SelectionSettings(), **options),
-        data="toy",
     )
     return RefLibrary(path)
 

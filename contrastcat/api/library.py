@@ -69,10 +69,7 @@ def build_library(
         classifier, data, labels, chosen.split, chosen.text_field, chosen.label_field, chosen.max_scan,
         chosen.pair_field,
     )
-    _build_library(
-        classifier, found.texts, found.labels, path, chosen.settings, data=found.description, split=split_used,
-        progress=chosen.progress, where=found.where,
-    )
+    _build_library(classifier, found, path, chosen.settings, split=split_used, progress=chosen.progress)
     return RefLibrary(path)
 
 

@@ -18,6 +18,7 @@ from ..models.forward import predictor
 from ..models.loading import check_max_length
 from ..models.precision import dtype_name, on_classifier, resolve_forward_dtype
 from ..models.segments import check_types
+from ..records.data import LabelledData
 from ..models.tokens import TokenizedText, length_batches, tokenize
 from ..version import __version__
 from .schema import LibraryInfo, ReferenceEntry, group_path
@@ -86,20 +87,19 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 def build_library(
     classifier: Classifier,
-    texts: Sequence[str],
-    labels: Sequence[int],
+    rows: LabelledData,
     output: str | os.PathLike,
     options: BuildSettings = BuildSettings(),
-    data: str = "",
     split: str = "",
     progress: Progress | None = None,
-    where: Sequence[str] | None = None,
 ) -> BuildReport:
-    """Scan ``texts``/``labels``, pick references per class, write the library to ``output``.
-    ``texts`` of ``(text, pair)`` tuples are sentence pairs, for a pair classifier (a pair library).
-    ``where``: per row, where it was read (``FILE:LINE``), for messages about one row."""
+    """Scan the labelled ``rows``, pick references per class, write the library to ``output``
+    (its ``data`` attribute: the rows' description, and ``split``). Texts that are ``(text,
+    pair)`` tuples are sentence pairs, for a pair classifier (a pair library); each row's
+    ``where`` (``FILE:LINE``), if known, names it in messages about one row."""
+    labels, data, where = rows.labels, rows.description, rows.where
     limit = check_max_length(classifier, options.max_length)
-    texts, pairs = split_pairs(texts, data or "data")
+    texts, pairs = split_pairs(rows.texts, data or "data")
     if pairs is not None:
         classifier = classifier.paired()
     tokenized = tokenize(classifier.tokenizer, texts, limit, classifier.empty_input, pairs)

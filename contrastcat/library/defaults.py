@@ -119,10 +119,7 @@ def cached_library(
     if notify:
         notify(f"building the default library of {classifier.name} from its training data (once; cached in {path})")
     found, split = labelled(classifier)
-    build_library(
-        classifier, found.texts, found.labels, path, BuildSettings(), data=found.description, split=split,
-        progress=progress, where=found.where,
-    )
+    build_library(classifier, found, path, BuildSettings(), split=split, progress=progress)
     return RefLibrary(path), True
 
 

@@ -287,13 +287,14 @@ def trained_classifier_and_library(model_type: str, seed: int, path):
     library built from 600 others at ``path``: what the keyword tests and the
     families benchmark explain with."""
     from ..library import BuildSettings, RefLibrary, SelectionSettings, build_library
+    from ..records.data import LabelledData
     from ..models import wrap_classifier
 
     model, tokenizer = train_tiny(model_type, toy.make_examples(2000, seed=0), seed=seed)
     classifier = wrap_classifier(model, tokenizer, name=f"toy-{model_type}")
     references = toy.make_examples(600, seed=1)
     build_library(
-        classifier, [e.text for e in references], [e.label for e in references], path,
-        BuildSettings(selection=SelectionSettings(k=30, keep=30)), data="toy",
+        classifier, LabelledData([e.text for e in references], [e.label for e in references], "toy"), path,
+        BuildSettings(selection=SelectionSettings(k=30, keep=30)),
     )
     return classifier, RefLibrary(path)

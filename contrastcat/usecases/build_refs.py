@@ -140,7 +140,4 @@ def build_refs(chosen: BuildRefsOptions) -> BuildReport:
         classifier, chosen.data, None, chosen.split, chosen.text_field, chosen.label_field, chosen.max_scan,
         chosen.pair_field,
     )
-    return build_library(
-        classifier, found.texts, found.labels, output, chosen.settings, data=found.description, split=split_used,
-        progress=progress, where=found.where,
-    )
+    return build_library(classifier, found, output, chosen.settings, split=split_used, progress=progress)

@@ -11,6 +11,7 @@ import torch
 
 from contrastcat.errors import BadInput, LibraryMismatch, RunFailed
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
+from contrastcat.records.data import LabelledData
 
 from ..helpers import LABELS, NAMES, stub_classifier, stub_texts
 
@@ -21,8 +22,8 @@ def build(tmp_path, **selection):
     classifier = stub_classifier()
     path = tmp_path / "stub.h5"
     report = build_library(
-        classifier, stub_texts(), LABELS, path,
-        BuildSettings(selection=SelectionSettings(**selection), batch_size=4), data="stub",
+        classifier, LabelledData(stub_texts(), LABELS, "stub"), path,
+        BuildSettings(selection=SelectionSettings(**selection), batch_size=4),
     )
     return classifier, RefLibrary(path), report
 
@@ -51,7 +52,7 @@ def test_strict_gamma_refuses(tmp_path):
     with pytest.raises(RunFailed, match="`strict_gamma`"):
         classifier = stub_classifier()
         build_library(
-            classifier, stub_texts(), LABELS, tmp_path / "x.h5",
+            classifier, LabelledData(stub_texts(), LABELS, ""), tmp_path / "x.h5",
             BuildSettings(selection=SelectionSettings(gamma=0.001, k=2, keep=3), strict_gamma=True),
         )
     assert list(tmp_path.iterdir()) == []

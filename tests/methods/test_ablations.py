@@ -15,6 +15,7 @@ import torch
 from contrastcat.attribution.pipeline import ExplainSettings, attribute, explain
 from contrastcat.errors import BadInput
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
+from contrastcat.records.data import LabelledData
 from contrastcat.library.build import parse_pools
 from contrastcat.methods import ContrastCAT, ContrastCATPlus, build_method, input_seed
 from contrastcat.models.tokens import tokenize
@@ -115,7 +116,7 @@ def test_pools_selected_by_hand(tmp_path):
     classifier = stub_classifier()
     path = tmp_path / "pools.h5"
     options = BuildSettings(selection=SelectionSettings(k=2, keep=3), batch_size=4, pools=("same", "random"), seed=3)
-    build_library(classifier, stub_texts(), LABELS, path, options, data="stub")
+    build_library(classifier, LabelledData(stub_texts(), LABELS, "stub"), path, options)
     library = RefLibrary(path)
     assert library.info.pools == ("same", "random")
     # Rows of the class itself, classified correctly, long enough, most confident first (see test_library.PROBS).
@@ -126,7 +127,7 @@ def test_pools_selected_by_hand(tmp_path):
     assert len(drawn) == len(set(drawn)) == 3 and 4 not in drawn  # r4 is too short
     assert [e.source_row for e in library.entries(2, "random")] == drawn  # one pool for every class
     again = tmp_path / "again.h5"
-    build_library(classifier, stub_texts(), LABELS, again, options, data="stub")
+    build_library(classifier, LabelledData(stub_texts(), LABELS, "stub"), again, options)
     assert [e.source_row for e in RefLibrary(again).entries(0, "random")] == drawn
     stacked = library.references(1, 2, torch.device("cpu"), pool="same")
     assert stacked.shape[0] == 2
@@ -136,10 +137,10 @@ def test_random_pool_is_stored_by_default_and_plus_needs_it(tmp_path):
     """contrastcat-plus reads the random pool, so a library has it unless asked not to."""
     classifier = stub_classifier()
     selection = SelectionSettings(k=2, keep=3)
-    build_library(classifier, stub_texts(), LABELS, tmp_path / "d.h5", BuildSettings(selection=selection), data="stub")
+    build_library(classifier, LabelledData(stub_texts(), LABELS, "stub"), tmp_path / "d.h5", BuildSettings(selection=selection))
     assert RefLibrary(tmp_path / "d.h5").info.pools == ("random",)
     bare = tmp_path / "bare.h5"
-    build_library(classifier, stub_texts(), LABELS, bare, BuildSettings(selection=selection, pools=()), data="stub")
+    build_library(classifier, LabelledData(stub_texts(), LABELS, "stub"), bare, BuildSettings(selection=selection, pools=()))
     rows = [InputRow(line=1, id=0, text="r1 w w w w")]
     with pytest.raises(BadInput, match="no 'random' reference pool.*rebuild it with the reference pools random"):
         list(explain(classifier, rows, ContrastCATPlus(candidates=2), RefLibrary(bare)))

@@ -17,6 +17,7 @@ from contrastcat.capture.core import capture
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.usecases.evaluate_records import perturbation_curves
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
+from contrastcat.records.data import LabelledData
 from contrastcat.methods import METHODS, build_method, build_methods
 from contrastcat.models import FAMILIES, wrap_classifier
 from contrastcat.models.families import LAYER_NORM
@@ -118,11 +119,9 @@ def _library(classifier, path) -> RefLibrary:
     assert len(set(predicted.tolist())) >= 2, "the random model predicts one class only: no references"
     build_library(
         classifier,
-        texts,
-        predicted.tolist(),
+        LabelledData(texts, predicted.tolist(), "toy"),
         path,
         BuildSettings(selection=SelectionSettings(k=4, keep=6, min_tokens=4), pools=("same", "random")),
-        data="toy",
     )
     return RefLibrary(path)
 
