@@ -11,7 +11,7 @@ from ..io.files import check_output_path
 from ..library import RefLibrary
 from ..library import build_library as _build_library
 from ..library.build import BuildReport, Progress
-from ..library.defaults import DEFAULT_LIBRARY, check_same_model, replaceable
+from ..library.defaults import DEFAULT_LIBRARY, DataFields, check_same_model, replaceable
 from ..library.defaults import cached_library as _cached_library
 from ..library.defaults import labelled as _labelled
 from ..models import Classifier
@@ -65,10 +65,7 @@ def build_library(
     else:
         path = check.path("build_library: path", path)
         check_output_path(path, [data if isinstance(data, str) else None, model_directory(classifier)])
-    found, split_used = _labelled(
-        classifier, data, labels, chosen.split, chosen.text_field, chosen.label_field, chosen.max_scan,
-        chosen.pair_field,
-    )
+    found, split_used = _labelled(classifier, data, labels, DataFields.of(chosen))
     _build_library(classifier, found, path, chosen.settings, split=split_used, progress=chosen.progress)
     return RefLibrary(path)
 
@@ -122,10 +119,7 @@ def labelled_data(classifier: Classifier, data=None, labels: Sequence[int | str]
     None: the alias's own data set, whose split and fields are the defaults. Sentence pairs
     (``pair_field``, or ``(text, pair)`` tuples given) come back as ``(text, pair)`` tuples."""
     chosen = BuildRefsOptions.read(options, InCall("labelled_data"), only=DATA)
-    found, split_used = _labelled(
-        classifier_arg("labelled_data", classifier), data, labels, chosen.split, chosen.text_field, chosen.label_field,
-        chosen.max_scan, chosen.pair_field,
-    )
+    found, split_used = _labelled(classifier_arg("labelled_data", classifier), data, labels, DataFields.of(chosen))
     return found.texts, found.labels, found.description, split_used
 
 

@@ -18,7 +18,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -123,18 +125,30 @@ def cached_library(
     return RefLibrary(path), True
 
 
+@dataclass(frozen=True)
+class DataFields:
+    """How labelled data is read: its split and fields (None: the alias's data set's, else
+    ``train``, ``text``, ``label``), at most ``max_scan`` rows, a pair's second text in ``pair_field``."""
+
+    split: str | None = None
+    text_field: str | None = None
+    label_field: str | None = None
+    max_scan: int | None = None
+    pair_field: str | None = None
+
+    @classmethod
+    def of(cls, options) -> DataFields:
+        """The fields of build-refs' options (or any options object holding them)."""
+        return cls(*(getattr(options, f.name) for f in dataclasses.fields(cls)))
+
+
 def labelled(
-    classifier: Classifier,
-    data=None,
-    labels: Sequence[int | str] | None = None,
-    split: str | None = None,
-    text_field: str | None = None,
-    label_field: str | None = None,
-    max_scan: int | None = None,
-    pair_field: str | None = None,
+    classifier: Classifier, data=None, labels: Sequence[int | str] | None = None, fields: DataFields = DataFields(),
 ) -> tuple[LabelledData, str]:
     """(the labelled rows with where each was read, the split used): :func:`contrastcat.api.labelled_data`
     (documented there) returns their texts, labels, description and split."""
+    split, text_field, label_field = fields.split, fields.text_field, fields.label_field
+    max_scan, pair_field = fields.max_scan, fields.pair_field
     if data is None or isinstance(data, (str, os.PathLike)):
         alias = lookup_alias(classifier.name)
         source = alias.data if alias is not None and data is None else None

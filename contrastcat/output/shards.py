@@ -87,19 +87,26 @@ def shard_rows(rows: Iterable[InputRow], shard: Shard, window: int, tally: Tally
             yield row
 
 
+@dataclass(frozen=True)
+class PartHeader:
+    """What a part file says of itself: its shard, the run (``run_identity``), the records per
+    input and the window of inputs the shards are dealt by."""
+
+    shard: Shard
+    run: dict
+    per_input: int
+    window: int
+
+    def as_dict(self) -> dict:
+        return {"format": PART, "version": PART_VERSION, "shard": self.shard.index, "shards": self.shard.count,
+                "window": self.window, "per_input": self.per_input, "run": self.run}
+
+
 def write_part(
-    path: str,
-    shard: Shard,
-    run: dict,
-    per_input: int,
-    window: int,
-    records: Iterable[AttributionRecord],
-    tally: Tally,
-    inputs: Sequence[str | None] = (),
+    path: str, part: PartHeader, records: Iterable[AttributionRecord], tally: Tally, inputs: Sequence[str | None] = (),
 ) -> int:
     """Write one shard's part file (atomically); returns the records written."""
-    header = {"format": PART, "version": PART_VERSION, "shard": shard.index, "shards": shard.count,
-              "window": window, "per_input": per_input, "run": run}
+    header = part.as_dict()
     count = 0
     digest = hashlib.sha256()  # of the record lines: merge refuses a part edited or reordered since
     with atomic_text_output(path, inputs) as stream:

@@ -17,7 +17,7 @@ from .. import arguments as check
 from ..errors import BadInput, ContrastCatWarning
 from ..io.files import check_output_path, is_standard_output
 from ..library.build import ABLATION_POOLS, BuildReport, BuildSettings, build_library, parse_pools
-from ..library.defaults import DEFAULT_LIBRARY, check_same_model, labelled, replaceable
+from ..library.defaults import DEFAULT_LIBRARY, DataFields, check_same_model, labelled, replaceable
 from ..library.select import MAX_REFERENCES, SelectionSettings
 from ..models.loading import check_max_length
 from ..models.resolve import load_classifier, model_location
@@ -136,8 +136,5 @@ def build_refs(chosen: BuildRefsOptions) -> BuildReport:
         warnings.warn(classifier.adapter.warning, ContrastCatWarning, stacklevel=2)
     check_same_model(output, existing, classifier)
     check_max_length(classifier, chosen.max_length, chosen.named("max_length"))  # before the data loads
-    found, split_used = labelled(
-        classifier, chosen.data, None, chosen.split, chosen.text_field, chosen.label_field, chosen.max_scan,
-        chosen.pair_field,
-    )
+    found, split_used = labelled(classifier, chosen.data, None, DataFields.of(chosen))
     return build_library(classifier, found, output, chosen.settings, split=split_used, progress=progress)

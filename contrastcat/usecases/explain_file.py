@@ -43,7 +43,7 @@ from ..output.checkpoint import check_checkpoint, check_not_resumed_elsewhere
 from ..output.distributed import World, rank_device, sharded_output, torchrun_world
 from ..output.identity import run_identity
 from ..output.resume import Run, early_header, write_resumable
-from ..output.shards import Shard, Tally, merge_parts, shard_rows
+from ..output.shards import PartHeader, Shard, Tally, merge_parts, shard_rows
 from ..output.shards import write_part as write_part_file
 from ..records.inputs import InputFile, SkippedLines
 from ..records.record import write_records
@@ -323,8 +323,8 @@ class _Job:
             methods, [record_settings(m, settings) for m in methods], self.classifier, self.library, self.target,
             settings,
         )
-        write_part_file(path, plan.shards, identity, len(methods), settings.window_inputs, self.records(mine, 0), tally,
-                        plan.inputs)
+        part = PartHeader(plan.shards, identity, len(methods), settings.window_inputs)
+        write_part_file(path, part, self.records(mine, 0), tally, plan.inputs)
         return {"records": self.run.records, "truncated": self.run.truncated}
 
     def write(self, rows) -> None:
