@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
@@ -78,19 +78,37 @@ def blocks(records, labels: MethodLabels, job: Shown) -> Iterator[Block]:
             yield Block(title, render_plain(record, job.threshold, job.words, job.rescale))
 
 
-def input_major(records, pair, label, too_many=None):
-    """Each input's record of A, then of B, in the order the inputs come (records of one input are adjacent
-    when explain wrote them; otherwise an input's A waits for its B). ``too_many``: (most, error) —
-    more than ``most`` records waiting for their pair raise ``error()``, a bound for a stream."""
+@dataclass(frozen=True)
+class Waiting:
+    """A bound on the records :func:`input_major` holds for their pair (a stream's): more than
+    ``records`` of them, or than ``tokens`` tokens in all (a record's memory grows with its
+    tokens), raise ``error()``."""
+
+    records: int
+    tokens: int
+    error: Callable[[], Exception]
+
+
+def input_major(records, pair, label, bound: Waiting | None = None):
+    """Each input's record of A, then of B, in the order the inputs come (records of one input are
+    adjacent when explain wrote them; otherwise an input's A waits for its B). An input's records
+    of one method are paired in the order they come: a repeated record is shown too, never
+    dropped (after the pairs, with the inputs only one of the two explained)."""
     waiting: dict = {}
+    held = tokens = 0
     for record in records:
         key = (repr(record.id), record.text, record.pair)
-        found = waiting.setdefault(key, {})
-        found[label(record)] = record
-        if len(found) == 2:
-            del waiting[key]
-            yield from (found[name] for name in pair)
-        elif too_many is not None and len(waiting) > too_many[0]:
-            raise too_many[1]()
+        found = waiting.setdefault(key, {name: [] for name in pair})
+        found[label(record)].append(record)
+        held, tokens = held + 1, tokens + len(record.tokens)
+        if all(found[name] for name in pair):
+            matched = [found[name].pop(0) for name in pair]
+            held, tokens = held - 2, tokens - sum(len(r.tokens) for r in matched)
+            if not any(found.values()):
+                del waiting[key]
+            yield from matched
+        elif bound is not None and (held > bound.records or tokens > bound.tokens):
+            raise bound.error()
     for found in waiting.values():  # inputs only one of the two explained
-        yield from found.values()
+        for name in pair:
+            yield from found[name]

@@ -3,9 +3,14 @@ a large file), from a file or from standard input (read twice: checked whole, th
 
 from __future__ import annotations
 
+import itertools
 import json
 
+import pytest
+
 import contrastcat
+from contrastcat.errors import BadInput
+from contrastcat.spec import OnCommandLine
 
 from ..helpers import assert_one_line_error, invoke
 
@@ -130,5 +135,75 @@ def test_render_compare_limit_on_a_stream_shows_what_the_whole_file_shows(toy_di
     monkeypatch.setattr(render_file, "MOST_WAITING", 3)
     lonely = "".join(a) * 2
     refused = invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin="".join(a) + "".join(r))
-    assert refused.exit_code == 2 and "more than 3 records of one method came before" in refused.stderr
+    assert refused.exit_code == 2 and "more than 3 records (or 1000000 tokens) came before" in refused.stderr
     assert invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin=lonely).exit_code == 2
+
+
+def _explained(toy_dir, toy_library, tmp_path) -> tuple[list[str], list[str]]:
+    records = tmp_path / "attr.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attcat,random",
+                    "-o", records, "-q")
+    assert result.exit_code == 0, result.output
+    lines = records.read_text().splitlines(keepends=True)
+    return lines[0::2], lines[1::2]
+
+
+def test_render_compare_shows_a_repeated_record_and_bounds_what_waits_by_tokens(toy_dir, toy_library, tmp_path,
+                                                                               monkeypatch):
+    """A record repeated before its pair came is shown too (paired in order, the extra after the
+    pairs), from a file and from a stream alike; what waits for its pair is bounded by its
+    tokens as well as by its count (a long record holds hundreds of kB)."""
+    from contrastcat.usecases import render_file
+
+    a, r = _explained(toy_dir, toy_library, tmp_path)
+    path = tmp_path / "repeated.jsonl"
+    path.write_text(a[0] + a[0] + r[0])
+    args = ("--compare", "attcat,random", "--color", "never", "--top", "1")
+    whole = invoke("render", path, *args)
+    streamed = invoke("render", "-", *args, "--limit", "10", stdin=path.read_text())
+    assert whole.exit_code == streamed.exit_code == 0, streamed.output
+    assert whole.stdout == streamed.stdout
+    titles = [line for line in whole.stdout.splitlines() if "attcat" in line or "random" in line]
+    assert len(titles) == 3 and sum("attcat" in t for t in titles) == 2, whole.stdout
+    tokens = len(json.loads(a[0])["tokens"])
+    monkeypatch.setattr(render_file, "MOST_WAITING_TOKENS", 3 * tokens)
+    refused = invoke("render", "-", *args, "--limit", "1", stdin="".join(a[:5]) + "".join(r[:5]))
+    assert refused.exit_code == 2 and f"records (or {3 * tokens} tokens) came before" in refused.stderr
+
+
+def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_names(toy_dir, toy_library, tmp_path):
+    """The first pairs are shown before the rest of the stream is read (a large --limit holds no
+    more than no limit does); records of other methods are passed over, a few of their names
+    kept for the message when a method of the pair never comes."""
+    from contrastcat.records.record import check_record
+    from contrastcat.records.variants import MethodLabels
+    from contrastcat.usecases.render_file import NAMES_KEPT, RenderOptions, _first_pairs
+
+    a, r = _explained(toy_dir, toy_library, tmp_path)
+    first = [check_record(json.loads(line), "stream") for line in (a[0], r[0])]
+
+    class Stream:
+        name = "<stdin>"
+
+        def __init__(self, records, then):
+            self._records, self._then = records, then
+
+        def records(self):
+            yield from self._records
+            if self._then is not None:
+                raise self._then
+
+    chosen = RenderOptions.read({"attributions": "-", "compare": "attcat,random", "limit": 10**9}, OnCommandLine())
+    shown = _first_pairs(Stream(first, AssertionError("read past what was shown")), ("attcat", "random"),
+                         MethodLabels(), chosen)
+    assert [record.method for record in itertools.islice(shown, 2)] == ["attcat", "random"]
+    others = []
+    for index in range(3 * NAMES_KEPT):
+        record = json.loads(a[0])
+        record["method"] = f"other{index}"
+        others.append(check_record(record, "stream"))
+    lonely = _first_pairs(Stream([first[0], *others], None), ("attcat", "random"), MethodLabels(), chosen)
+    with pytest.raises(BadInput, match="no records of method 'random'") as refused:
+        list(lonely)
+    assert str(refused.value).count("other") == NAMES_KEPT
+
