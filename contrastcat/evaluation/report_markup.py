@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .comparison import BEST, SECOND, Comparison
 from .fitted import SIGNS
-from .stats import BootstrapSettings, Interval
+from .stats import BootstrapSettings, Interval, level_text, why_no_interval
 
 TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks: values that print the same are tied
 MARKDOWN_DECIMALS = 3
@@ -22,7 +22,18 @@ MARKDOWN_DECIMALS = 3
 def plus_minus_note(bootstrap: BootstrapSettings) -> str:
     """What ``±`` is in a table."""
     b = bootstrap
-    return f"± half the {b.level:.0%} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed})."
+    return f"± half the {level_text(b.level)} bootstrap interval over inputs ({b.resamples} resamples, seed {b.seed})."
+
+
+def no_interval_notes(counts: dict[str, int], bootstrap: BootstrapSettings) -> list[str]:
+    """Why intervals asked for were not drawn, per method (``counts``: the inputs of each
+    method that has none), one line for the methods that share a reason."""
+    reasons: dict[str, list[str]] = {}
+    for name, count in counts.items():
+        why = why_no_interval(bootstrap, count)
+        if why is not None:
+            reasons.setdefault(why, []).append(name)
+    return [f"No interval for {', '.join(names)}: {why}." for why, names in reasons.items()]
 
 
 def number(value: float | None, decimals: int, interval: Interval | None = None) -> str:

@@ -14,7 +14,14 @@ from ..deletion.plan import step_labels
 from ..errors import BadInput
 from .comparison import KENDALL_METRIC, SCALAR_METRICS, Comparison, compare_methods
 from .curves import EvalSettings, MethodReport
-from .report_markup import MARKDOWN_DECIMALS, TABLE_DECIMALS, html_report, markdown_report, plus_minus_note
+from .report_markup import (
+    MARKDOWN_DECIMALS,
+    TABLE_DECIMALS,
+    html_report,
+    markdown_report,
+    no_interval_notes,
+    plus_minus_note,
+)
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from .scalars import ERASER_BINS
 from .stats import BootstrapSettings, Difference, paired_difference
@@ -136,6 +143,9 @@ class EvaluationReport:
                                  "(undefined for the others)")
         if any(report.intervals for report in self.methods.values()):  # too few inputs draw none
             lines.append(plus_minus_note(self.bootstrap))
+        lines += no_interval_notes(
+            {name: report.evaluated for name, report in self.methods.items() if not report.intervals}, self.bootstrap
+        )
         return lines
 
     def _repr_html_(self) -> str:

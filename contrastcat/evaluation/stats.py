@@ -164,6 +164,32 @@ def fewest_resamples(level: float) -> int:
     return math.ceil(2 / (1 - level) - 1e-9)
 
 
+def fewest_resamples_ever(level: float) -> int:
+    """The fewest resamples that resolve a ``level`` interval of some number of inputs: its
+    expanded level is above ``level`` for any count (it tends to it), so more than
+    2 / (1 − level) are needed; fewer never give an interval."""
+    return math.floor(2 / (1 - level) + 1e-9) + 1
+
+
+def level_text(level: float) -> str:
+    """A level as a percentage, never rounded (99.9%, not 100%; 95%, not 95.0%)."""
+    return f"{level * 100:.10g}%"
+
+
+def why_no_interval(settings: BootstrapSettings, count: int) -> str | None:
+    """Why the mean of ``count`` inputs gets no interval under ``settings``; None where it gets
+    one, or where none was asked for (0 resamples)."""
+    level = level_text(settings.level)
+    if settings.resamples <= 0:
+        return None
+    if count < fewest_inputs(settings.level):
+        return f"{count} inputs, fewer than the {fewest_inputs(settings.level)} a {level} interval needs"
+    needed = fewest_resamples(expanded_level(settings.level, count))
+    if settings.resamples < needed:
+        return f"{count} inputs need at least {needed} resamples for a {level} interval, not {settings.resamples}"
+    return None
+
+
 def mean_interval(values, settings: BootstrapSettings) -> Interval | None:
     """Interval of the mean of finite ``values`` (NaN, e.g. an undefined τ, left out)."""
     values = np.asarray(values, dtype=np.float64)

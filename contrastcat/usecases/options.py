@@ -13,7 +13,7 @@ from ..models.in_memory import check_unchanged
 from ..models.devices import resolve_device
 from ..models.precision import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ..errors import BadInput
-from ..evaluation.stats import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples
+from ..evaluation.stats import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples_ever, level_text
 from ..spec import REQUIRED, option
 from ..views.plots import plot_format, require_matplotlib
 
@@ -51,11 +51,11 @@ def check_picture_apart(chosen: Any) -> None:
 def check_resamples_resolve(chosen: Any) -> None:
     """Resamples enough for an interval at the level asked, however many inputs: an end needs
     at least one resampled mean beyond it (``evaluation.stats.resolvable_level``)."""
-    needed = fewest_resamples(chosen.ci)  # the expanded level is higher still: this bounds every count
+    needed = fewest_resamples_ever(chosen.ci)
     if 0 < chosen.bootstrap < needed:
         raise BadInput(
-            f"{chosen.named('bootstrap')} {chosen.bootstrap} resamples cannot resolve a {chosen.ci:.1%} interval: "
-            f"it needs at least {needed} (or 0 for none)"
+            f"{chosen.named('bootstrap')} {chosen.bootstrap} resamples cannot resolve a {level_text(chosen.ci)} interval "
+            f"of any number of inputs: it needs at least {needed}, more for few inputs (or 0 for none)"
         )
 
 

@@ -14,6 +14,7 @@ from ..deletion.plan import step_labels
 from ..errors import BadInput
 from ..evaluation.comparison import METRICS
 from ..evaluation.sanity import SANITY_BOUND
+from ..evaluation.stats import level_text
 from ..io.files import PendingFile, output_target
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -84,7 +85,7 @@ def plot_curves(report, path: str, inputs=()) -> None:
         columns = min(len(names), 6)
         figure.legend(handles, names, loc="lower center", ncol=columns, frameon=False)
         drawn = any(found.curve_intervals for found in report.methods.values())
-        caption = f"bands: {report.bootstrap.level:.0%} bootstrap intervals over inputs" if drawn else "no intervals"
+        caption = f"bands: {level_text(report.bootstrap.level)} bootstrap intervals over inputs" if drawn else "no intervals"
         figure.suptitle(f"{report.model}, {report.source}: perturbation curves ({caption})", fontsize=10)
         rows_of_legend = (len(names) + columns - 1) // max(columns, 1)
         figure.tight_layout(rect=(0, (0.28 * rows_of_legend + 0.1) / figure.get_figheight(), 1, 0.97))

@@ -10,7 +10,14 @@ from rich.text import Text
 from ..deletion.plan import step_labels
 from ..evaluation.comparison import BEST, METRICS, SCALAR_METRICS, SECOND, Comparison
 from ..evaluation.fitted import SIGNS
-from ..evaluation.report_markup import MARKDOWN_DECIMALS, TABLE_DECIMALS, header, number, plus_minus_note
+from ..evaluation.report_markup import (
+    MARKDOWN_DECIMALS,
+    TABLE_DECIMALS,
+    header,
+    no_interval_notes,
+    number,
+    plus_minus_note,
+)
 from ..evaluation.reports import EvaluationReport
 
 # Where styles cannot show (not a terminal, TERM=dumb), a sign after the value says it.
@@ -166,4 +173,6 @@ def sanity_blocks(report) -> list[str | Text | Table]:
     lines: list[str | Text | Table] = [table, *(Text(line) for line in report.verdicts())]
     if any(i is not None for steps in report.intervals.values() for i in steps.values()):
         lines.append(plus_minus_note(report.bootstrap))
+    else:
+        lines += [Text(line) for line in no_interval_notes({"any method": report.inputs}, report.bootstrap)]
     return lines

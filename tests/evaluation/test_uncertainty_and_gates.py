@@ -19,9 +19,13 @@ from contrastcat.evaluation.stats import (
     bootstrap_means,
     expanded_level,
     fewest_inputs,
+    fewest_resamples,
+    fewest_resamples_ever,
+    level_text,
     mean_interval,
     paired_difference,
     percentile_interval,
+    resolvable_level,
     student_t,
 )
 from contrastcat.views.tables import compare_lines
@@ -390,9 +394,39 @@ def test_an_end_no_resampled_mean_lies_beyond_is_no_interval(records):
     values = np.random.default_rng(0).normal(size=31)
     assert mean_interval(values, BootstrapSettings(1000, 0.999, 0)) is None
     assert mean_interval(values, BootstrapSettings(100_000, 0.999, 0)) is not None
-    refused = run(records, "--ci", "0.99", "--bootstrap", "100")
+    refused = run(records, "--ci", "0.99", "--bootstrap", "200")  # 2 / (1 - 0.99): no count of inputs gets one
     assert refused.exit_code == 2
-    assert "--bootstrap 100 resamples cannot resolve a 99.0% interval: it needs at least 200" in refused.stderr
+    assert ("--bootstrap 200 resamples cannot resolve a 99% interval of any number of inputs: it needs at least 201"
+            in refused.stderr)
+    assert fewest_resamples_ever(0.99) == 201 and fewest_resamples_ever(0.9801) == 101
+    assert all(resolvable_level(BootstrapSettings(fewest_resamples_ever(c) - 1, c, 0), n) is None
+               for c in (0.98, 0.99, 0.999) for n in (10, 1000, 10**6))
+
+
+def test_a_level_is_printed_as_it_was_asked_and_a_missing_interval_says_why(records, tmp_path):
+    """99.9% is not "100%"; intervals asked for but not drawn (too few inputs, or too few
+    resamples for these inputs at the expanded level) say why under the table, in the terminal,
+    the Markdown and the notebook's HTML alike."""
+    assert [level_text(c) for c in (0.95, 0.975, 0.999, 0.5)] == ["95%", "97.5%", "99.9%", "50%"]
+    lines = records.read_text().splitlines()
+    ids = list(dict.fromkeys(json.loads(line)["id"] for line in lines))
+    six = tmp_path / "six.jsonl"
+    six.write_text("".join(line + "\n" for line in lines if json.loads(line)["id"] in ids[:6]))
+    needed = fewest_resamples(expanded_level(0.95, 6))  # 412
+    result = run(six, "--bootstrap", str(needed - 1))
+    assert result.exit_code == 0, result.output
+    note = f"No interval for {', '.join(METHODS)}: 6 inputs need at least {needed} resamples for a 95% interval"
+    assert note in " ".join(result.stdout.split()) and " ± " not in result.stdout
+    markdown = run(six, "--bootstrap", str(needed - 1), "--markdown")
+    assert note in markdown.stdout
+    drawn = run(six, "--bootstrap", str(needed), "--ci", "0.95")
+    assert "No interval" not in drawn.stdout and " ± " in drawn.stdout
+    five = tmp_path / "five.jsonl"
+    five.write_text("".join(line + "\n" for line in lines if json.loads(line)["id"] in ids[:5]))
+    few = run(five)
+    assert "5 inputs, fewer than the 6 a 95% interval needs" in " ".join(few.stdout.split())
+    odd = run(records, "--ci", "0.965", "--bootstrap", "20000")
+    assert "± half the 96.5% bootstrap interval" in " ".join(odd.stdout.split())
 
 
 def test_a_cell_that_rounds_to_zero_but_excludes_zero_is_printed_in_full():
