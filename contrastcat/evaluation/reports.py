@@ -132,19 +132,22 @@ class EvaluationReport:
         """What a table of this report needs said under it: each measure a method averages over
         fewer inputs than it evaluated (a leave-one-out τ is undefined for a map of equal scores),
         and what ``±`` is, where an interval is shown."""
-        lines = []
+        lines, columns = [], {}
         for name, report in self.methods.items():
-            counts = {SCALAR_METRICS[key].name: scalar.inputs for key, scalar in report.scalars.items()}
+            counts = {key: (SCALAR_METRICS[key].name, scalar.inputs) for key, scalar in report.scalars.items()}
             if report.kendall is not None:
-                counts[KENDALL_METRIC.name] = int(np.isfinite(report.kendall.index_taus).sum())
-            for metric, inputs in counts.items():
+                counts["kendall_tau_index"] = (KENDALL_METRIC.name, int(np.isfinite(report.kendall.index_taus).sum()))
+            for key, (metric, inputs) in counts.items():
                 if inputs < report.evaluated:
                     lines.append(f"{name}: {metric} is the mean over {inputs} of its {report.evaluated} inputs "
                                  "(undefined for the others)")
+                    if report.intervals and key not in report.intervals:  # the method's others have one
+                        columns[f"{name} {metric}"] = inputs
         if any(report.intervals for report in self.methods.values()):  # too few inputs draw none
             lines.append(plus_minus_note(self.bootstrap))
         lines += no_interval_notes(
-            {name: report.evaluated for name, report in self.methods.items() if not report.intervals}, self.bootstrap
+            {name: report.evaluated for name, report in self.methods.items() if not report.intervals} | columns,
+            self.bootstrap,
         )
         return lines
 

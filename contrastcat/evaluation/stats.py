@@ -185,6 +185,8 @@ def why_no_interval(settings: BootstrapSettings, count: int) -> str | None:
     if count < fewest_inputs(settings.level):
         return f"{count} inputs, fewer than the {fewest_inputs(settings.level)} a {level} interval needs"
     needed = fewest_resamples(expanded_level(settings.level, count))
+    if needed > MAX_RESAMPLES:
+        return f"{count} inputs need {needed} resamples for a {level} interval, more than the {MAX_RESAMPLES} allowed"
     if settings.resamples < needed:
         return f"{count} inputs need at least {needed} resamples for a {level} interval, not {settings.resamples}"
     return None

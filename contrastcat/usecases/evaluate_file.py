@@ -113,7 +113,8 @@ class EvaluateOptions(CommandOptions):
     ci: float = options.ci()
     seed: int = options.seed("Seed of the bootstrap resampling.")
     compare: tuple[str, str] | None = option(
-        None, "Paired difference A − B over their shared inputs, with its interval.", parse_pair, metavar="A,B"
+        None, "Paired difference A − B over their shared inputs, with its interval.", parse_pair, metavar="A,B",
+        annotation="str | None",
     )
     per_input: bool = options.per_input("Keep every input's values in the JSON report (for --baseline).")
     fail_under: tuple[Bound, ...] | None = option(

@@ -131,20 +131,20 @@ def render_file(chosen: RenderOptions) -> RenderRun:
     return RenderRun(None, blocks(records, labels, shown))
 
 
-def _check_pair_found(pair, methods, chosen: RenderOptions, name: str) -> None:
+def _check_pair_found(pair, methods, chosen: RenderOptions, name: str, more: bool = False) -> None:
+    """Both methods of ``pair`` came (``methods``: those seen; ``more``: others not kept)."""
     missing = [method for method in pair or () if method not in methods]
     if missing:
         raise BadInput(
             f"{chosen.named('compare')}: no records of method {missing[0]!r} in {name} "
-            f"(it has: {', '.join(sorted(methods)) or 'none'})"
+            f"(it has: {', '.join(sorted(methods)) or 'none'}{', and more' if more else ''})"
         )
 
 
 # What a stream may hold waiting for the other method's record of an input: so many records,
-# and so many tokens in all. A record held takes about 270 bytes a token: 1,500 records of
-# 2,000 tokens were refused at a peak of 553 MB, against 286 MB for the same stream paired.
+# and about so many bytes (``views.blocks.held_size``: tokens, texts, settings).
 MOST_WAITING = 10_000
-MOST_WAITING_TOKENS = 1_000_000
+MOST_WAITING_BYTES = 300_000_000
 # Names of the other methods a stream holds, kept for the message that names what it has.
 NAMES_KEPT = 20
 
@@ -158,6 +158,7 @@ def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
     bases = {name.split("[", 1)[0] for name in pair}  # a variant's label begins with its method's name
     seen: set[str] = set()
     others: set[str] = set()
+    more = [False]  # names passed over once NAMES_KEPT were kept
 
     def of_the_pair():
         for record in source.records():
@@ -166,18 +167,20 @@ def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
                 seen.add(name)
                 yield record
             elif len(others) < NAMES_KEPT:
-                others.add(name[:100])
+                others.add(name if len(name) <= 100 else name[:100] + "…")
+            else:
+                more[0] = True
         # Before the records left unpaired are shown: a method that never came is an error.
-        _check_pair_found(pair, seen | others, chosen, source.name)
+        _check_pair_found(pair, seen | others, chosen, source.name, more=more[0])
 
     def too_many() -> BadInput:
         return BadInput(
-            f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records (or "
-            f"{MOST_WAITING_TOKENS} tokens) came before their input's record of the other method; a stream written "
+            f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records (or about "
+            f"{MOST_WAITING_BYTES // 10**6} MB) came before their input's record of the other method; a stream written "
             f"method by method is shown whole: drop {chosen.bare('limit')}, or write the records to a file first"
         )
 
-    bound = Waiting(MOST_WAITING, MOST_WAITING_TOKENS, too_many)
+    bound = Waiting(MOST_WAITING, MOST_WAITING_BYTES, too_many)
     return itertools.islice(input_major(of_the_pair(), pair, labels.label, bound), chosen.limit)
 
 

@@ -135,7 +135,7 @@ def test_render_compare_limit_on_a_stream_shows_what_the_whole_file_shows(toy_di
     monkeypatch.setattr(render_file, "MOST_WAITING", 3)
     lonely = "".join(a) * 2
     refused = invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin="".join(a) + "".join(r))
-    assert refused.exit_code == 2 and "more than 3 records (or 1000000 tokens) came before" in refused.stderr
+    assert refused.exit_code == 2 and "more than 3 records (or about 300 MB) came before" in refused.stderr
     assert invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin=lonely).exit_code == 2
 
 
@@ -153,7 +153,9 @@ def test_render_compare_shows_a_repeated_record_and_bounds_what_waits_by_tokens(
     """A record repeated before its pair came is shown too (paired in order, the extra after the
     pairs), from a file and from a stream alike; what waits for its pair is bounded by its
     tokens as well as by its count (a long record holds hundreds of kB)."""
+    from contrastcat.records.record import check_record
     from contrastcat.usecases import render_file
+    from contrastcat.views.blocks import held_size
 
     a, r = _explained(toy_dir, toy_library, tmp_path)
     path = tmp_path / "repeated.jsonl"
@@ -165,10 +167,14 @@ def test_render_compare_shows_a_repeated_record_and_bounds_what_waits_by_tokens(
     assert whole.stdout == streamed.stdout
     titles = [line for line in whole.stdout.splitlines() if "attcat" in line or "random" in line]
     assert len(titles) == 3 and sum("attcat" in t for t in titles) == 2, whole.stdout
-    tokens = len(json.loads(a[0])["tokens"])
-    monkeypatch.setattr(render_file, "MOST_WAITING_TOKENS", 3 * tokens)
+    size = held_size(check_record(json.loads(a[0]), "attr"))
+    monkeypatch.setattr(render_file, "MOST_WAITING_BYTES", 3 * size)
     refused = invoke("render", "-", *args, "--limit", "1", stdin="".join(a[:5]) + "".join(r[:5]))
-    assert refused.exit_code == 2 and f"records (or {3 * tokens} tokens) came before" in refused.stderr
+    assert refused.exit_code == 2 and "came before their input's record of the other method" in refused.stderr
+    # A record's settings and text count too: one of a few tokens but a large settings value.
+    big = json.loads(a[0])
+    big["settings"] = {"blob": "x" * (4 * size)}
+    assert held_size(check_record(big, "attr")) > 3 * size
 
 
 def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_names(toy_dir, toy_library, tmp_path):
@@ -205,5 +211,5 @@ def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_
     lonely = _first_pairs(Stream([first[0], *others], None), ("attcat", "random"), MethodLabels(), chosen)
     with pytest.raises(BadInput, match="no records of method 'random'") as refused:
         list(lonely)
-    assert str(refused.value).count("other") == NAMES_KEPT
+    assert str(refused.value).count("other") == NAMES_KEPT and str(refused.value).endswith(", and more)")
 

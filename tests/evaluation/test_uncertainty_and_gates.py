@@ -27,6 +27,7 @@ from contrastcat.evaluation.stats import (
     percentile_interval,
     resolvable_level,
     student_t,
+    why_no_interval,
 )
 from contrastcat.views.tables import compare_lines
 from contrastcat_cli.app import app
@@ -436,3 +437,22 @@ def test_a_cell_that_rounds_to_zero_but_excludes_zero_is_printed_in_full():
     assert number(-0.000406, 3, Interval(-0.000703, -0.000242)) == "-4.1e-04 ± 2.3e-04"
     assert number(-0.000406, 3, Interval(-0.0007, 0.0002)) == "0.000 ± 0.000"  # holds 0: rounding says it
     assert number(0.5561, 3, Interval(0.5, 0.6)) == "0.556 ± 0.050"
+
+
+def test_a_column_of_fewer_inputs_says_why_it_has_no_interval(records, tmp_path):
+    """Leave-one-out τ is undefined for a map of equal scores: a method whose τ column has too
+    few inputs for an interval, while its other columns have one, is told of under the table;
+    and a note never asks for more resamples than --bootstrap allows."""
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    ids = list(dict.fromkeys(r["id"] for r in lines))
+    for record in lines:
+        if record["method"] == METHODS[0] and record["id"] in ids[:2]:
+            record["scores"] = [0.5] * len(record["scores"])
+    flat = tmp_path / "flat.jsonl"
+    flat.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    result = run(flat, "--loo", "--min-tokens", "1")
+    assert result.exit_code == 0, result.output
+    printed = " ".join(result.stdout.split())
+    assert f"No interval for {METHODS[0]} LOO τ: 4 inputs, fewer than the 6 a 95% interval needs." in printed
+    why = why_no_interval(BootstrapSettings(100_000, 0.999, 0), 12)
+    assert why == "12 inputs need 558359 resamples for a 99.9% interval, more than the 100000 allowed"
