@@ -119,3 +119,24 @@ def test_code_below_the_options_names_them_as_the_caller_does(toy_dir, toy_libra
     with pytest.raises(BadInput, match=r"^refs_used 5000 reads 5000 references"):
         contrastcat.explain_file(inputs, out, library=toy_library.path, refs_used=5000)
     assert not out.exists()
+
+
+def test_a_kept_checkpoint_is_told_of_in_the_callers_terms(toy_dir, toy_library, tmp_path, monkeypatch):
+    """The note of a checkpoint kept after an interrupt or a failure names --resume from the
+    shell and resume from Python: explain passes its spelling to the resumable writer."""
+    from pathlib import Path
+
+    from contrastcat.output.checkpoint import kept_note
+    from contrastcat.usecases import explain_file as use_case
+
+    heard = []
+    monkeypatch.setattr(use_case, "write_resumable", lambda output, run, *rest, **more: heard.append(run.named))
+    common = (toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attcat", "--resume", "-q")
+    assert invoke("explain", *common, "-o", tmp_path / "a.jsonl").exit_code == 0
+    contrastcat.explain_file(toy_dir / "inputs.jsonl", tmp_path / "b.jsonl", library=toy_library.path,
+                             method="attcat", resume=True)
+    notes = [kept_note(Path("out.jsonl.partial"), 3, named) for named in heard]
+    assert notes == [
+        "3 record(s) kept in out.jsonl.partial: run the same command with --resume to continue",
+        "3 record(s) kept in out.jsonl.partial: run the same command with resume to continue",
+    ]
