@@ -4,6 +4,7 @@ words) or as one HTML page. Every line is checked before anything is shown or wr
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import os
 import sys
@@ -157,8 +158,8 @@ def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
     is refused: such a stream (written method by method) is only shown whole."""
     bases = {name.split("[", 1)[0] for name in pair}  # a variant's label begins with its method's name
     seen: set[str] = set()
-    others: set[str] = set()
-    more = [False]  # names passed over once NAMES_KEPT were kept
+    others: dict[bytes, str] = {}  # a digest of each name kept (a name may be long) -> how it prints
+    more = [False]  # another name came once NAMES_KEPT were kept
 
     def of_the_pair():
         for record in source.records():
@@ -166,12 +167,16 @@ def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
             if name in pair:
                 seen.add(name)
                 yield record
-            elif len(others) < NAMES_KEPT:
-                others.add(name if len(name) <= 100 else name[:100] + "…")
             else:
-                more[0] = True
+                digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                if digest in others:
+                    continue
+                if len(others) < NAMES_KEPT:
+                    others[digest] = name if len(name) <= 100 else name[:100] + "…"
+                else:
+                    more[0] = True
         # Before the records left unpaired are shown: a method that never came is an error.
-        _check_pair_found(pair, seen | others, chosen, source.name, more=more[0])
+        _check_pair_found(pair, [*seen, *others.values()], chosen, source.name, more=more[0])
 
     def too_many() -> BadInput:
         return BadInput(

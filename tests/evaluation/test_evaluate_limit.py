@@ -212,4 +212,19 @@ def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_
     with pytest.raises(BadInput, match="no records of method 'random'") as refused:
         list(lonely)
     assert str(refused.value).count("other") == NAMES_KEPT and str(refused.value).endswith(", and more)")
+    # A name seen again is no "more"; long names are told apart whole and printed cut.
+    again = _first_pairs(Stream([first[0], *others[:NAMES_KEPT], others[0]], None), ("attcat", "random"),
+                         MethodLabels(), chosen)
+    with pytest.raises(BadInput) as refused:
+        list(again)
+    assert "and more" not in str(refused.value)
+    long = []
+    for tail in ("ONE", "TWO"):
+        record = json.loads(a[0])
+        record["method"] = "x" * 100 + tail
+        long.append(check_record(record, "stream"))
+    cut = _first_pairs(Stream([first[0], *long], None), ("attcat", "random"), MethodLabels(), chosen)
+    with pytest.raises(BadInput) as refused:
+        list(cut)
+    assert str(refused.value).count("x" * 100 + "…") == 2
 
