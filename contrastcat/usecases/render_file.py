@@ -154,9 +154,11 @@ def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
     """The first ``chosen.limit`` records ``input_major`` shows, read from a stream as they are
     shown and stopped there. Records of other methods are passed over: their names (a few, for
     the message when a method of the pair never comes) are all that is kept of them. More than
-    :data:`MOST_WAITING` records or :data:`MOST_WAITING_TOKENS` tokens waiting for their pair
-    is refused: such a stream (written method by method) is only shown whole."""
-    bases = {name.split("[", 1)[0] for name in pair}  # a variant's label begins with its method's name
+    :data:`MOST_WAITING` records, or about :data:`MOST_WAITING_BYTES` bytes, waiting for their
+    pair is refused: such a stream (written method by method) is only shown whole."""
+    # A variant's label begins with its method's name (contrastcat[refs_used=5]); a method's own
+    # name may hold a bracket too.
+    bases = {name.split("[", 1)[0] for name in pair} | set(pair)
     seen: set[str] = set()
     others: dict[bytes, str] = {}  # a digest of each name kept (a name may be long) -> how it prints
     more = [False]  # another name came once NAMES_KEPT were kept
