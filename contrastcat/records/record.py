@@ -198,6 +198,8 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
     "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
     "pair": (_optional(lambda v: isinstance(v, str)), "a string or null"),
+    # As an input's label is read: evaluate's gold target resolves it against the model's classes.
+    "label": (_optional(lambda v: isinstance(v, str) or arguments.plain_int(v)), "a class index, a class name or null"),
     "segments": (
         _optional(_list_of(lambda v: v is None or (arguments.plain_int(v) and v in (0, 1)))),
         "a list of 0, 1 or null (one per token) or null",
@@ -321,6 +323,10 @@ class RecordFile:
     def records(self) -> Iterator[AttributionRecord]:
         return self._records(keep=False)
 
+    def lines(self) -> Iterator[tuple[int, str, AttributionRecord]]:
+        """Each record with its line's number and text (:func:`parsed_lines`), read once."""
+        return itertools.islice(parsed_lines(self.source.text_lines(False), self.name), self.limit)
+
     def _records(self, keep: bool) -> Iterator[AttributionRecord]:
         return itertools.islice(parsed_records(self.source.text_lines(keep), self.name), self.limit)
 
@@ -331,21 +337,32 @@ class RecordFile:
 def parsed_records(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[AttributionRecord]:
     """The records of (1-based number, JSONL line) pairs, each checked as ``name:number``; blank
     lines are skipped, and no record at all is bad input."""
+    return (record for _, _, record in parsed_lines(numbered, name))
+
+
+def parsed_lines(numbered: Iterable[tuple[int, str]], name: str) -> Iterator[tuple[int, str, AttributionRecord]]:
+    """As :func:`parsed_records`, each record with its line's number and text (what a reader
+    holding many records may keep instead: a parsed record takes many times its line)."""
     found = 0
     for number, raw in jsonl.lines(numbered):
-        where = f"{name}:{number}"
-        try:
-            obj = jsonl.parse(raw)
-        except jsonl.NotStrictJSON as error:
-            raise BadInput(f"{where}: {error}") from None
-        if not isinstance(obj, dict):
-            raise BadInput(f"{where}: expected a JSON object")
-        record = check_record(obj, where, number)
-        record.line = number
         found += 1
-        yield record
+        yield number, raw, record_of_line(number, raw, name)
     if not found:
         raise BadInput(f"{name}: no attribution records")
+
+
+def record_of_line(number: int, raw: str, name: str) -> AttributionRecord:
+    """The record of line ``number`` of ``name``, checked."""
+    where = f"{name}:{number}"
+    try:
+        obj = jsonl.parse(raw)
+    except jsonl.NotStrictJSON as error:
+        raise BadInput(f"{where}: {error}") from None
+    if not isinstance(obj, dict):
+        raise BadInput(f"{where}: expected a JSON object")
+    record = check_record(obj, where, number)
+    record.line = number
+    return record
 
 
 def read_records(path: str) -> list[AttributionRecord]:

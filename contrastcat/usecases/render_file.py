@@ -8,6 +8,7 @@ import hashlib
 import itertools
 import os
 import sys
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -15,7 +16,7 @@ from .. import arguments as check
 from ..errors import BadInput
 from ..evaluation.gates import parse_pair
 from ..io.files import atomic_text_output, is_standard_output
-from ..records.record import RecordFile
+from ..records.record import AttributionRecord, RecordFile, record_of_line
 from ..records.variants import MethodLabels
 from ..spec import CommandOptions, option
 from ..views.blocks import RenderRun, Waiting, blocks, input_major, write_blocks
@@ -142,20 +143,50 @@ def _check_pair_found(pair, methods, chosen: RenderOptions, name: str, more: boo
         )
 
 
-# What a stream may hold waiting for the other method's record of an input: so many records,
-# and about so many bytes (``views.blocks.held_size``: tokens, texts, settings).
+# What a stream may hold waiting for the other method's record of an input: so many records, and
+# so many bytes of their lines (a record waits as its line, parsed again when paired: parsed, a
+# record takes from a few to tens of times its line, depending on what the line holds).
 MOST_WAITING = 10_000
 MOST_WAITING_BYTES = 300_000_000
 # Names of the other methods a stream holds, kept for the message that names what it has.
 NAMES_KEPT = 20
+# What a waiting line holds besides its text: its number, digest and name, its place in the lists.
+_LINE_OVERHEAD = 400
 
 
-def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
+@dataclass(frozen=True)
+class _Line:
+    """A record of the pair read from a stream: its input (a digest of id, text and pair), its
+    method's label, its line; and the record itself, until it waits for its pair."""
+
+    input: bytes
+    name: str
+    number: int
+    raw: str
+    record: AttributionRecord | None
+
+    @property
+    def size(self) -> int:
+        return sys.getsizeof(self.raw) + _LINE_OVERHEAD
+
+
+def _digest(*parts: str) -> bytes:
+    """A digest of ``parts`` told apart from any other sequence of strings (each one's length first)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.digest()
+
+
+def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: RenderOptions):
     """The first ``chosen.limit`` records ``input_major`` shows, read from a stream as they are
     shown and stopped there. Records of other methods are passed over: their names (a few, for
-    the message when a method of the pair never comes) are all that is kept of them. More than
-    :data:`MOST_WAITING` records, or about :data:`MOST_WAITING_BYTES` bytes, waiting for their
-    pair is refused: such a stream (written method by method) is only shown whole."""
+    the message when a method of the pair never comes) are all that is kept of them. A record
+    waiting for its pair is held as its line; more than :data:`MOST_WAITING` of them, or than
+    :data:`MOST_WAITING_BYTES` bytes of lines, is refused: such a stream (written method by
+    method) is only shown whole."""
     # A variant's label begins with its method's name (contrastcat[refs_used=5]); a method's own
     # name may hold a bracket too.
     bases = {name.split("[", 1)[0] for name in pair} | set(pair)
@@ -164,13 +195,14 @@ def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
     more = [False]  # another name came once NAMES_KEPT were kept
 
     def of_the_pair():
-        for record in source.records():
+        for number, raw, record in source.lines():
             name = labels.label(record) if record.method in bases else record.method
             if name in pair:
                 seen.add(name)
-                yield record
+                texts = (record.text,) if record.pair is None else (record.text, record.pair)
+                yield _Line(_digest(repr(record.id), *texts), name, number, raw, record)
             else:
-                digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                digest = _digest(name)
                 if digest in others:
                     continue
                 if len(others) < NAMES_KEPT:
@@ -182,13 +214,19 @@ def _first_pairs(source, pair: tuple[str, str], labels, chosen: RenderOptions):
 
     def too_many() -> BadInput:
         return BadInput(
-            f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records (or about "
-            f"{MOST_WAITING_BYTES // 10**6} MB) came before their input's record of the other method; a stream written "
-            f"method by method is shown whole: drop {chosen.bare('limit')}, or write the records to a file first"
+            f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records (or "
+            f"{MOST_WAITING_BYTES // 10**6} MB of their lines) came before their input's record of the other method; "
+            f"a stream written method by method is shown whole: drop {chosen.bare('limit')}, or write the records to "
+            "a file first"
         )
 
-    bound = Waiting(MOST_WAITING, MOST_WAITING_BYTES, too_many)
-    return itertools.islice(input_major(of_the_pair(), pair, labels.label, bound), chosen.limit)
+    def held(line: _Line) -> _Line:
+        return dataclasses.replace(line, record=None)
+
+    bound = Waiting(MOST_WAITING, MOST_WAITING_BYTES, too_many, lambda line: line.size, held)
+    shown = input_major(of_the_pair(), pair, lambda line: line.name, bound, lambda line: line.input)
+    for line in itertools.islice(shown, chosen.limit):
+        yield line.record if line.record is not None else record_of_line(line.number, line.raw, source.name)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from rich.console import Console
 from rich.text import Text
@@ -80,45 +80,48 @@ def blocks(records, labels: MethodLabels, job: Shown) -> Iterator[Block]:
 
 @dataclass(frozen=True)
 class Waiting:
-    """A bound on the records :func:`input_major` holds for their pair (a stream's): more than
-    ``records`` of them, or than about ``size`` bytes in all (:func:`held_size`), raise ``error()``."""
+    """A bound on what :func:`input_major` holds for its pair (a stream's): more than ``records``
+    items, or than ``size`` bytes in all (``size_of`` each), raise ``error()``. An item left
+    waiting is held as ``hold(item)`` (what it can be made again from: a record's line)."""
 
     records: int
     size: int
     error: Callable[[], Exception]
+    size_of: Callable[[Any], int]
+    hold: Callable[[Any], Any]
 
 
-# A record held takes about this many bytes a token (its lists of tokens, ids, offsets, scores):
-# measured, 1,500 records of 2,000 tokens held 806 MB.
-BYTES_PER_TOKEN = 270
+def _input_of(record) -> tuple:
+    return repr(record.id), record.text, record.pair
 
 
-def held_size(record) -> int:
-    """About the bytes a parsed record holds: its tokens' lists, its texts, its settings."""
-    texts = len(record.text) + len(record.pair or "")
-    return BYTES_PER_TOKEN * len(record.tokens) + 2 * texts + len(repr(record.settings))
-
-
-def input_major(records, pair, label, bound: Waiting | None = None):
+def input_major(records, pair, label, bound: Waiting | None = None, input_of: Callable[[Any], Any] = _input_of):
     """Each input's record of A, then of B, in the order the inputs come (records of one input are
     adjacent when explain wrote them; otherwise an input's A waits for its B). An input's records
     of one method are paired in the order they come: a repeated record is shown too, never
-    dropped (after the pairs, with the inputs only one of the two explained)."""
+    dropped (after the pairs, with the inputs only one of the two explained). ``input_of`` tells
+    an item's input; with a ``bound``, items left waiting are held as ``bound.hold`` makes them."""
     waiting: dict = {}
     held = size = 0
     for record in records:
-        key = (repr(record.id), record.text, record.pair)
+        key = input_of(record)
         found = waiting.setdefault(key, {name: [] for name in pair})
-        found[label(record)].append(record)
-        held, size = held + 1, size + (held_size(record) if bound is not None else 0)
+        mine = found[label(record)]
+        mine.append(record)
         if all(found[name] for name in pair):
+            # At most one list of an input holds items between two records: this record's was
+            # empty, so it is paired at once with the other's first, which was held.
             matched = [found[name].pop(0) for name in pair]
-            held, size = held - 2, size - (sum(held_size(r) for r in matched) if bound is not None else 0)
+            if bound is not None:
+                held, size = held - 1, size - sum(bound.size_of(item) for item in matched if item is not record)
             if not any(found.values()):
                 del waiting[key]
             yield from matched
-        elif bound is not None and (held > bound.records or size > bound.size):
-            raise bound.error()
+        elif bound is not None:
+            mine[-1] = bound.hold(record)
+            held, size = held + 1, size + bound.size_of(mine[-1])
+            if held > bound.records or size > bound.size:
+                raise bound.error()
     for found in waiting.values():  # inputs only one of the two explained
         for name in pair:
             yield from found[name]

@@ -135,7 +135,7 @@ def test_render_compare_limit_on_a_stream_shows_what_the_whole_file_shows(toy_di
     monkeypatch.setattr(render_file, "MOST_WAITING", 3)
     lonely = "".join(a) * 2
     refused = invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin="".join(a) + "".join(r))
-    assert refused.exit_code == 2 and "more than 3 records (or about 300 MB) came before" in refused.stderr
+    assert refused.exit_code == 2 and "more than 3 records (or 300 MB of their lines) came before" in refused.stderr
     assert invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin=lonely).exit_code == 2
 
 
@@ -148,14 +148,12 @@ def _explained(toy_dir, toy_library, tmp_path) -> tuple[list[str], list[str]]:
     return lines[0::2], lines[1::2]
 
 
-def test_render_compare_shows_a_repeated_record_and_bounds_what_waits_by_tokens(toy_dir, toy_library, tmp_path,
-                                                                               monkeypatch):
+def test_render_compare_shows_a_repeated_record_and_bounds_what_waits_by_its_lines(toy_dir, toy_library, tmp_path,
+                                                                                  monkeypatch):
     """A record repeated before its pair came is shown too (paired in order, the extra after the
-    pairs), from a file and from a stream alike; what waits for its pair is bounded by its
-    tokens as well as by its count (a long record holds hundreds of kB)."""
-    from contrastcat.records.record import check_record
+    pairs), from a file and from a stream alike; what waits for its pair is bounded by the bytes
+    of its line as well as by its count (a long record's line is hundreds of kB)."""
     from contrastcat.usecases import render_file
-    from contrastcat.views.blocks import held_size
 
     a, r = _explained(toy_dir, toy_library, tmp_path)
     path = tmp_path / "repeated.jsonl"
@@ -167,14 +165,87 @@ def test_render_compare_shows_a_repeated_record_and_bounds_what_waits_by_tokens(
     assert whole.stdout == streamed.stdout
     titles = [line for line in whole.stdout.splitlines() if "attcat" in line or "random" in line]
     assert len(titles) == 3 and sum("attcat" in t for t in titles) == 2, whole.stdout
-    size = held_size(check_record(json.loads(a[0]), "attr"))
-    monkeypatch.setattr(render_file, "MOST_WAITING_BYTES", 3 * size)
+    longest = max(len(line) for line in a[:5])
+    monkeypatch.setattr(render_file, "MOST_WAITING_BYTES", 3 * longest)
     refused = invoke("render", "-", *args, "--limit", "1", stdin="".join(a[:5]) + "".join(r[:5]))
     assert refused.exit_code == 2 and "came before their input's record of the other method" in refused.stderr
-    # A record's settings and text count too: one of a few tokens but a large settings value.
-    big = json.loads(a[0])
-    big["settings"] = {"blob": "x" * (4 * size)}
-    assert held_size(check_record(big, "attr")) > 3 * size
+    # Two lines wait at a time when each input's records come apart by one: within the bound.
+    apart = tmp_path / "apart.jsonl"
+    apart.write_text("".join([a[0], a[1], r[0], a[2], r[1], a[3], r[2], r[3]]))
+    shown = invoke("render", "-", *args, "--limit", "8", stdin=apart.read_text())
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == invoke("render", apart, *args, "--limit", "8").stdout
+
+
+def _grown(line: str, shape: str, size: int) -> str:
+    """A record's line grown by about ``size`` bytes in a field that, parsed, takes from one to
+    ten times its bytes: settings of many keys, a long token string on a special token's empty span."""
+    record = json.loads(line)
+    if shape == "many settings":
+        record["settings"] = {**record["settings"], **{f"k{i}": 0 for i in range(size // 10)}}
+    elif shape == "long special tokens":
+        first = record["special"].index(True)
+        record["tokens"][first] = "x" * size
+    return json.dumps(record) + "\n"
+
+
+@pytest.mark.parametrize("shape", ["many settings", "long special tokens"])
+def test_records_waiting_for_their_pair_are_held_as_their_lines(toy_dir, toy_library, tmp_path, monkeypatch, shape):
+    """A record waits for its pair as its line, parsed again when shown: what a stream holds
+    beyond the record being read is the bytes it read, whatever a parsed record of that line
+    takes (many settings parse to ~8 times their bytes); and those bytes, not an estimate from
+    the tokens, are what the bound counts, so any field growing a line counts."""
+    import tracemalloc
+
+    from contrastcat.records.record import RecordFile
+    from contrastcat.records.variants import MethodLabels
+    from contrastcat.usecases import render_file
+
+    a, r = _explained(toy_dir, toy_library, tmp_path)
+    size = 300_000
+    grown = [_grown(line, shape, size) for line in a[:6]]
+    chosen = render_file.RenderOptions.read({"attributions": "-", "compare": "attcat,random", "limit": 12},
+                                            OnCommandLine())
+
+    def peak(lines: list[str]) -> tuple[int, list]:
+        path = tmp_path / "stream.jsonl"
+        path.write_text("".join(lines))
+        shown = []  # what each record shown was, not the record: a record is dropped once shown
+        tracemalloc.start()
+        try:
+            for record in render_file._first_pairs(RecordFile(str(path)), ("attcat", "random"), MethodLabels(),
+                                                   chosen):
+                shown.append((record.method, record.text))
+                del record
+            return tracemalloc.get_traced_memory()[1], shown
+        finally:
+            tracemalloc.stop()
+
+    adjacent, shown_adjacent = peak([line for two in zip(grown, r[:6]) for line in two])
+    waiting, shown_waiting = peak(grown + r[:6])  # the six grown records all wait for their pair
+    assert shown_waiting == shown_adjacent
+    assert [method for method, _ in shown_waiting] == ["attcat", "random"] * 6
+    # Held as lines, the six waiting cost about their bytes beyond one record read at a time;
+    # held parsed, "many settings" cost ~8 times that.
+    assert waiting - adjacent < 2 * sum(len(line) for line in grown), (shape, waiting, adjacent)
+    monkeypatch.setattr(render_file, "MOST_WAITING_BYTES", 3 * size)
+    with pytest.raises(BadInput, match="came before their input's record of the other method"):
+        peak(grown + r[:6])
+
+
+def test_a_records_label_is_a_class_index_or_name(toy_dir, toy_library, tmp_path):
+    """As an input's label is read: anything else (a nested list: tens of times its bytes once
+    parsed) is refused at its line, as any other field of the wrong type is."""
+    a, _ = _explained(toy_dir, toy_library, tmp_path)
+    for label, good in (([[]] * 5, False), ({"x": 1}, False), (1.5, False), (True, False), ("positive", True),
+                        (1, True), (None, True)):
+        record = json.loads(a[0])
+        record["label"] = label
+        result = invoke("render", "-", "--color", "never", stdin=json.dumps(record) + "\n")
+        if good:
+            assert result.exit_code == 0, (label, result.output)
+        else:
+            assert_one_line_error(result, "<stdin>:1: 'label' must be a class index, a class name or null")
 
 
 def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_names(toy_dir, toy_library, tmp_path):
@@ -194,8 +265,9 @@ def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_
         def __init__(self, records, then):
             self._records, self._then = records, then
 
-        def records(self):
-            yield from self._records
+        def lines(self):
+            for number, record in enumerate(self._records, 1):
+                yield number, record.to_json(), record
             if self._then is not None:
                 raise self._then
 
