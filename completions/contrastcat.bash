@@ -9,10 +9,10 @@ _contrastcat() {
         build-refs) opts="--model -m --output -o --data --split --text-field --label-field --pair-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
         completions) opts="-h --help"; words="bash zsh fish" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --limit --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
-        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --pair-field --mask-special --no-mask-special --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
+        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --pair-field --mask-special --no-mask-special --words --no-words --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
         merge) opts="--output -o --quiet -q -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
-        render) opts="--threshold --limit --words --no-words --rescale --no-rescale --color --html --top --compare --output -o --quiet -q -h --help" ;;
+        render) opts="--threshold --limit --words --no-words --rescale --no-rescale --signed --no-signed --color --html --top --compare --output -o --quiet -q -h --help" ;;
         sanity) opts="--model -m --refs --output -o --plot --json --per-input --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
     esac
     case "$prev" in

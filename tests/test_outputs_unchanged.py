@@ -20,6 +20,12 @@ Intended changes since: report.json gained the protocols added later (``eraser``
 ``eraser_bins``, ``loo``, ``made_elsewhere``) and each comparison row its ``fitted`` cells (rewritten
 from the stored library and records, whose bytes did not change); and its intervals went, since 5
 inputs are too few for a 95% interval (``evaluation.stats.fewest_inputs``: 6), nothing else.
+Records gained ``raw_scores`` (each map before its last scaling): they are checked against the
+record's own ``scores`` (min–max scaled, they are the scores to 1e-5) and set aside, and every
+other byte of every record must be what was written then. The page's style gained the colour of
+evidence against the class (``--cold`` and the rules that use it: ``view.html`` is the stored
+records rendered by the new code, which differs from the old page in those style lines alone);
+it is rendered ``--no-signed``, the one-colour view of every map that it showed then.
 
 Regenerate (only for an intended change of output, and say so in the commit):
 ``python -m tests.test_outputs_unchanged`` from the repository root.
@@ -53,7 +59,7 @@ STEPS = (
     ("explain", "inputs.jsonl", "--model", "model", "--refs", "refs.h5", "--method", ",".join(METHODS_THEN), "--dtype", "float32", "-o",
      "attr.jsonl", "--quiet"),
     ("evaluate", "attr.jsonl", "--model", "model", "--kendall", "--refs", "refs.h5", "--dtype", "float32", "--json", "-o", "report.json", "--quiet"),
-    ("render", "attr.jsonl", "--html", "view.html"),
+    ("render", "attr.jsonl", "--html", "view.html", "--no-signed"),
 )
 TOLERANCE = 1e-5
 # Values that are digests of float arrays: equal only where the floats are.
@@ -113,7 +119,22 @@ def canonical(name: str, work: Path) -> str:
         text = text.replace(json.dumps(describe_library(work / name)["/"]["fingerprint"]), '"<library>"')
     else:
         text = (work / name).read_text(encoding="utf-8")
+    if name.endswith(".jsonl"):
+        text = "".join(_without_raw_scores(line) + "\n" for line in text.splitlines())
     return text.replace(str(work.resolve()), PLACEHOLDER).replace(str(work), PLACEHOLDER)
+
+
+def _without_raw_scores(line: str) -> str:
+    """A record's line as it was written before records kept their raw scores: those set aside,
+    once they are shown to be the scores before their last scaling."""
+    from contrastcat.io import jsonl
+
+    record = json.loads(line)
+    raw = record.pop("raw_scores")
+    low, high = min(raw), max(raw)
+    scaled = [(value - low) / ((high - low) or 1e-6) for value in raw]
+    assert all(abs(a - b) <= 1e-5 for a, b in zip(scaled, record["scores"], strict=True)), record["method"]
+    return jsonl.dumps(record)
 
 
 def close(a, b, path: str = "") -> str | None:

@@ -25,7 +25,7 @@ from .signatures import with_signature
 
 # What explaining inputs in memory takes of the command's options (no files, no run modes).
 IN_MEMORY = (
-    "method", "target", "batch_size", "max_length", "mask_special", "forward_dtype", "text_field", "id_field",
+    "method", "target", "batch_size", "max_length", "mask_special", "words", "forward_dtype", "text_field", "id_field",
     "label_field", "pair_field",
 )
 
@@ -65,7 +65,7 @@ def explain(
     check_library(methods, library)
     settings = ExplainSettings(
         batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
-        forward_dtype=chosen.forward_dtype,
+        forward_dtype=chosen.forward_dtype, words=chosen.words,
     )
     target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"))
     items = check.collection("explain: inputs", inputs, "texts or rows")

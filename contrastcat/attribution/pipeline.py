@@ -7,12 +7,14 @@ input order, and a batched result equals the one-at-a-time result.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from .. import arguments
 from ..capture.core import capture
@@ -20,13 +22,13 @@ from ..capture.passes import ModelPasses
 from ..deletion.refine import Refined, RefineItem, average, refine
 from ..errors import BadInput, NonFiniteOutput, RunFailed
 from ..spec import Names, backticked
-from ..methods import AttributionMethod, build_method
+from ..methods import AttributionMethod, Candidates, build_method
 from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, resolve_forward_dtype
 from ..models.tokens import TokenizedText, length_batches
 from ..records.inputs import InputRow
-from ..records.record import AttributionRecord, resolve_label, rounded
+from ..records.record import AttributionRecord, raw_rounded, resolve_label, rounded
 from .pairs import tokenize_rows
 
 PRED = "pred"
@@ -93,12 +95,14 @@ class ExplainSettings:
     window: int = 8  # batches per length-sorted window
     max_length: int | None = None  # tokens per input; None: the model's own limit
     forward_dtype: str = SAME  # autocast of the forward-only passes (deletion test, TIS); SAME: the weights'
+    words: bool = False  # each record also carries its words (AttributionRecord.word_scores)
 
     def __post_init__(self) -> None:
         check_forward_dtype(self.forward_dtype)  # a wrong name fails here, not after the first batch
         arguments.batch_size("batch_size", self.batch_size)
         arguments.flag("mask_special", self.mask_special)
         arguments.count("window", self.window)
+        arguments.flag("words", self.words)
         arguments.optional_count("max_length", self.max_length, minimum=2)
 
     @property
@@ -163,16 +167,24 @@ def attribute_all(
     resolved = [int(t) for t in captured.targets]
     results = []
     for method in methods:
-        maps = method.candidate_maps(captured, library if method.uses_library else None, passes)
-        candidates = [m.double().cpu().numpy() for m in maps]
+        maps = [_candidates(m) for m in method.candidate_maps(captured, library if method.uses_library else None, passes)]
+        candidates = [m.scaled.double().cpu().numpy() for m in maps]
         refined = [average(candidate) for candidate in candidates]
         several = [b for b, candidate in enumerate(candidates) if len(candidate) > 1]
         if method.refinement is not None and several:
             items = [RefineItem(texts[b].ids, texts[b].special, resolved[b], candidates[b]) for b in several]
             for b, result in zip(several, refine(items, passes.probabilities, method.refinement)):
                 refined[b] = result
+        for b, found in enumerate(maps):
+            if found.raw is not None:  # a method of one map: that map unscaled, in its own units
+                refined[b] = dataclasses.replace(refined[b], raw=found.raw.detach().double().cpu().numpy())
         results.append(refined)
     return results, captured.probs.cpu().numpy(), resolved
+
+
+def _candidates(maps: Candidates | torch.Tensor) -> Candidates:
+    """A method's maps for one input; an extension's method may give its scaled maps alone."""
+    return maps if isinstance(maps, Candidates) else Candidates(maps)
 
 
 def attribute(
@@ -282,10 +294,10 @@ def _explain_window(run: _Run, rows, progress) -> Iterator[AttributionRecord]:
 
 
 def _record(run: _Run, row, text, refined, probs, target: int, method) -> AttributionRecord:
-    if not np.all(np.isfinite(refined.scores)):
+    if not (np.all(np.isfinite(refined.scores)) and np.all(np.isfinite(refined.raw))):
         raise RunFailed(f"{run.source}:{row.line}: method {method.name} produced non-finite scores for this input")
     classifier, library = run.classifier, run.library
-    return AttributionRecord(
+    record = AttributionRecord(
         id=row.id,
         text=row.text,
         pair=row.pair,
@@ -295,6 +307,7 @@ def _record(run: _Run, row, text, refined, probs, target: int, method) -> Attrib
         offsets=[list(span) for span in text.offsets],
         special=list(text.special),
         scores=rounded(refined.scores),
+        raw_scores=raw_rounded(refined.raw),
         target=target,
         target_name=classifier.label_names[target],
         probs=[float(f"{p:.6g}") for p in probs],
@@ -310,6 +323,9 @@ def _record(run: _Run, row, text, refined, probs, target: int, method) -> Attrib
         pad_token_id=classifier.pad_id,
         settings=record_settings(method, run.options),
     )
+    if run.options.words:
+        record.words = [word.to_dict() for word in record.word_scores()]
+    return record
 
 
 def reattribute(

@@ -88,6 +88,7 @@ class Refined:
     scores: np.ndarray  # [T], min–max scaled
     kept: np.ndarray  # bool [K]
     drop_scores: np.ndarray  # [K]
+    raw: np.ndarray  # [T], the mean of the kept maps before the last scaling (a method of one map: its own)
 
 
 def tested_counts(length: int, grid: int = 10, steps: Sequence[int] | None = None) -> list[int]:
@@ -160,9 +161,10 @@ def select_maps(scores: np.ndarray, rho: str = "mean+std", keep: int | None = No
     return kept if kept.any() else np.ones_like(kept)
 
 
-def combine(maps: np.ndarray, kept: np.ndarray) -> np.ndarray:
-    """Mean of the kept maps, min–max scaled (a constant map becomes zeros)."""
-    return minmax(maps[kept].mean(axis=0))
+def combine(maps: np.ndarray, kept: np.ndarray, drop_scores: np.ndarray) -> Refined:
+    """The mean of the kept maps, min–max scaled (a constant map becomes zeros), and before."""
+    mean = maps[kept].mean(axis=0)
+    return Refined(scores=minmax(mean), kept=kept, drop_scores=drop_scores, raw=mean)
 
 
 def refine(
@@ -172,11 +174,11 @@ def refine(
     found = drop_scores(items, predict, settings.grid, settings.score, settings.steps, settings.measure)
     for item, scores in zip(items, found):
         kept = select_maps(scores, settings.rho, settings.keep)
-        results.append(Refined(scores=combine(item.maps, kept), kept=kept, drop_scores=scores))
+        results.append(combine(item.maps, kept, scores))
     return results
 
 
 def average(maps: np.ndarray) -> Refined:
     """No refinement: every map is kept (``--no-refine``, and single-map methods)."""
     kept = np.ones(len(maps), dtype=bool)
-    return Refined(scores=combine(maps, kept), kept=kept, drop_scores=np.full(len(maps), np.nan))
+    return combine(maps, kept, np.full(len(maps), np.nan))

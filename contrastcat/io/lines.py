@@ -103,6 +103,8 @@ class LineSource:
         if self._consumed:
             raise RuntimeError(f"{self.name} was read once without keeping it")  # a bug, not bad input
         self._consumed = True
+        if self.path == STDIO and sys.stdin is None:  # the shell closed it (<&-)
+            raise BadInput(f"{self.name}: standard input is closed: give a file, or pipe the lines in")
         copy = tempfile.TemporaryFile() if keep else None
         handle = sys.stdin.buffer if self.path == STDIO else self._open_file()
         try:

@@ -20,7 +20,7 @@ from .attention import (
     RawAttention,
     Rollout,
 )
-from .base import AttributionMethod, ReferenceSource, input_seed
+from .base import AttributionMethod, Candidates, ReferenceSource, input_seed
 from .cat import (
     CAT,
     REFERENCE_SELECTIONS,
@@ -192,6 +192,7 @@ __all__ = [
     "AttentionTimesGradients",
     "AttnLRP",
     "AttributionMethod",
+    "Candidates",
     "ContrastCAT",
     "ContrastCATPlus",
     "ContrastLRP",

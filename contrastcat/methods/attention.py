@@ -18,7 +18,7 @@ import torch
 
 from ..capture.core import ATTENTION_GRADIENTS, ATTENTIONS, Captured
 from ..scaling import minmax
-from .base import AttributionMethod
+from .base import AttributionMethod, Candidates
 
 
 def pooled_row(matrix: torch.Tensor, pooled: int) -> torch.Tensor:
@@ -30,7 +30,7 @@ def pooled_row(matrix: torch.Tensor, pooled: int) -> torch.Tensor:
 class _PerInput(AttributionMethod):
     """One unscaled score vector per input, from its [L, H, T, T] attention (and gradient) slices."""
 
-    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
         maps = []
         for b, length in enumerate(captured.lengths):
             # Views, not copies: on BERT-base at 512 tokens one input's [L, H, T, T] is 150 MB.
@@ -38,7 +38,8 @@ class _PerInput(AttributionMethod):
             gradient = None
             if captured.attention_gradients is not None:
                 gradient = captured.attention_gradients[b, :, :, :length, :length]
-            maps.append(minmax(self.scores(attention, gradient, captured.pooled[b]).double()).float()[None])
+            scores = self.scores(attention, gradient, captured.pooled[b]).double()
+            maps.append(Candidates(minmax(scores).float()[None], scores))
         return maps
 
     def scores(self, attention: torch.Tensor, gradient: torch.Tensor | None, pooled: int) -> torch.Tensor:

@@ -2,7 +2,9 @@
 
 A method is a pure function of captured tensors (and, for Contrast-CAT, of
 the reference library): it returns, per input, one or more candidate maps
-over the input's real tokens, each min–max scaled to [0, 1]. Whether several
+over the input's real tokens, each min–max scaled to [0, 1], and a method of
+one map also that map before the scaling (its own units, signed where the
+method is: what a record keeps as ``raw_scores``). Whether several
 candidates are refined by a deletion test or averaged is decided by the
 pipeline (``contrastcat.deletion.refine``), not by the method. The few methods that
 need more model passes than the captured one (integrated gradients, TIS) get
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import torch
@@ -43,6 +46,17 @@ def input_seed(seed: int, ids: Sequence[int]) -> int:
     """A seed for one input, derived from the input itself: batching and order change nothing."""
     digest = hashlib.sha256(f"{seed}:{','.join(map(str, ids))}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """One input's candidate maps: ``scaled`` [K, T], each min–max scaled (what the deletion test
+    ranks and the pipeline averages), and ``raw`` [T], the method's one map before that scaling
+    (its own units, signed where the method is). ``raw`` is None where the final map averages
+    candidates (Contrast-CAT's): its raw map is then that average, before the last scaling."""
+
+    scaled: torch.Tensor
+    raw: torch.Tensor | None = None
 
 
 class AttributionMethod(ABC):
@@ -98,5 +112,6 @@ class AttributionMethod(ABC):
     @abstractmethod
     def candidate_maps(
         self, captured: Captured, library: ReferenceSource | None = None, passes: ModelPasses | None = None
-    ) -> list[torch.Tensor]:
-        """Per input b, a [K_b, T_b] tensor of min–max scaled maps over its real tokens."""
+    ) -> list[Candidates]:
+        """Per input b, its [K_b, T_b] min–max scaled maps over its real tokens (and, of one map, that
+        map unscaled)."""

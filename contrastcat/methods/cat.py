@@ -22,7 +22,7 @@ from ..deletion.refine import MEASURES, RHO_RULES, RefineSettings
 from ..errors import BadInput
 from ..spec import Names, backticked
 from ..scaling import minmax
-from .base import AttributionMethod, ReferenceSource, input_seed
+from .base import AttributionMethod, Candidates, ReferenceSource, input_seed
 from .options import MethodOptions, option
 
 RHO_CHOICES = tuple(RHO_RULES)
@@ -118,7 +118,7 @@ class CAT(AttributionMethod):
     def check_model(self, num_layers: int, named: Names = backticked) -> None:
         last_layers(self.layer_count, num_layers, named)
 
-    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
         used = last_layers(self.layer_count, captured.activations.shape[1])
         maps = []
         for b, length in enumerate(captured.lengths):
@@ -126,7 +126,7 @@ class CAT(AttributionMethod):
             raw = contrast_maps(
                 captured.activations[b, used, :length], captured.gradients[b, used, :length], weights, None
             )
-            maps.append(minmax(raw))
+            maps.append(Candidates(minmax(raw), raw[0]))
         return maps
 
 
@@ -275,7 +275,7 @@ class ContrastCAT(AttributionMethod):
         rows = generator.permutation(available)[:count]
         return library.references(target, len(rows), device, pool="random", rows=[int(r) for r in rows])
 
-    def candidate_maps(self, captured: Captured, library: ReferenceSource | None = None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library: ReferenceSource | None = None, passes=None) -> list[Candidates]:
         if self.uses_library and library is None:
             raise BadInput(f"method {self.name} needs a reference library (`library`)")
         activations, gradients = self.layer_terms(captured)
@@ -293,7 +293,7 @@ class ContrastCAT(AttributionMethod):
                 captured.attention_received[b, used, :length] if self.attention else None,
                 references,
             )
-            maps.append(self.scaled(raw))
+            maps.append(Candidates(self.scaled(raw)))
         return maps
 
     def layer_terms(self, captured: Captured) -> tuple[torch.Tensor, torch.Tensor]:

@@ -20,7 +20,7 @@ from ..capture.core import EMBEDDING_GRADIENTS, EMBEDDINGS, Captured
 from ..capture.passes import ModelPasses
 from ..errors import BadInput
 from ..scaling import minmax
-from .base import AttributionMethod
+from .base import AttributionMethod, Candidates
 from .options import MethodOptions, option
 
 IG_BASELINES = ("zero", "pad")
@@ -31,11 +31,11 @@ class InputXGradient(AttributionMethod):
     summary = "word embedding x gradient of the target logit, summed over the embedding"
     needs = frozenset({EMBEDDINGS, EMBEDDING_GRADIENTS})
 
-    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
         maps = []
         for b, length in enumerate(captured.lengths):
             raw = (captured.embeddings[b, :length].double() * captured.embedding_gradients[b, :length].double()).sum(-1)
-            maps.append(minmax(raw).float()[None])
+            maps.append(Candidates(minmax(raw).float()[None], raw))
         return maps
 
 
@@ -85,7 +85,7 @@ class IntegratedGradients(AttributionMethod):
             replacement = torch.zeros_like(embeddings)
         return torch.where(special[:, None], embeddings, replacement)
 
-    def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[Candidates]:
         if passes is None:
             raise BadInput("integrated-gradients needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
         alphas, weights = gauss_legendre(self.ig_steps)
@@ -109,7 +109,5 @@ class IntegratedGradients(AttributionMethod):
             )
             for (b, k), gradient in zip(part, gradients):
                 integrals[b] += float(weights[k]) * gradient.double()
-        return [
-            minmax((difference.double() * integral).sum(-1)).float()[None]
-            for difference, integral in zip(differences, integrals)
-        ]
+        raws = [(difference.double() * integral).sum(-1) for difference, integral in zip(differences, integrals)]
+        return [Candidates(minmax(raw).float()[None], raw) for raw in raws]

@@ -49,7 +49,7 @@ import torch
 from ..capture.core import ATTENTION_GRADIENTS, ATTENTION_RELEVANCE, LAYER_RELEVANCE, WORD_RELEVANCE, Captured
 from ..scaling import minmax
 from .attention import pooled_row
-from .base import AttributionMethod
+from .base import AttributionMethod, Candidates
 
 
 def unit_relevance(captured: Captured, b: int) -> float:
@@ -63,12 +63,12 @@ class _TokenRelevance(AttributionMethod):
     field: str
     from_one: bool = True  # relevance of the target = 1 (Chefer), not z_c (AttnLRP)
 
-    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
         relevance = getattr(captured, self.field)
         maps = []
         for b, length in enumerate(captured.lengths):
             scores = relevance[b, :length] / (unit_relevance(captured, b) if self.from_one else 1.0)
-            maps.append(minmax(scores).float()[None])
+            maps.append(Candidates(minmax(scores).float()[None], scores))
         return maps
 
 
@@ -92,12 +92,12 @@ class PartialLRP(AttributionMethod):
     summary = "LRP relevance of the last layer's attention from the pooled token, head mean (Voita et al. 2019)"
     needs = frozenset({ATTENTION_RELEVANCE})
 
-    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
         maps = []
         for b, length in enumerate(captured.lengths):
             last = captured.attention_relevance[b, -1, :, :length, :length].double() / unit_relevance(captured, b)
             scores = pooled_row(last.clamp(min=0).mean(dim=0), captured.pooled[b])
-            maps.append(minmax(scores).float()[None])
+            maps.append(Candidates(minmax(scores).float()[None], scores))
         return maps
 
 
@@ -106,7 +106,7 @@ class TransAtt(AttributionMethod):
     summary = "relevance x gradient of every layer's attention, rolled out (Chefer, Gur & Wolf 2021)"
     needs = frozenset({ATTENTION_RELEVANCE, ATTENTION_GRADIENTS})
 
-    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
         maps = []
         for b, length in enumerate(captured.lengths):
             relevance = captured.attention_relevance[b, :, :, :length, :length].double() / unit_relevance(captured, b)
@@ -119,5 +119,5 @@ class TransAtt(AttributionMethod):
             pooled = captured.pooled[b]
             scores = rollout[pooled].clone()
             scores[pooled] = scores.min()
-            maps.append(minmax(scores).float()[None])
+            maps.append(Candidates(minmax(scores).float()[None], scores))
         return maps

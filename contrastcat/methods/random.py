@@ -8,7 +8,7 @@ import torch
 
 from ..capture.core import Captured
 from ..scaling import minmax
-from .base import AttributionMethod, input_seed
+from .base import AttributionMethod, Candidates, input_seed
 from .options import MethodOptions, option
 
 
@@ -27,11 +27,11 @@ class RandomScores(AttributionMethod):
     def seed(self) -> int:
         return self.options.seed
 
-    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
         maps = []
         for ids, target in zip(captured.token_ids, captured.targets.tolist()):
             # One independent draw per (input, target class): batching changes nothing.
             generator = torch.Generator().manual_seed(input_seed(self.seed, (*ids, -1, target)))
             scores = torch.rand(len(ids), generator=generator, dtype=torch.float64).float()
-            maps.append(minmax(scores)[None].to(captured.logits.device))
+            maps.append(Candidates(minmax(scores)[None].to(captured.logits.device), scores))
         return maps

@@ -26,7 +26,7 @@ from ..capture.core import ACTIVATIONS, Captured
 from ..capture.passes import ModelPasses
 from ..errors import BadInput
 from ..scaling import minmax
-from .base import AttributionMethod, input_seed
+from .base import AttributionMethod, Candidates, input_seed
 from .options import MethodOptions, option
 
 KEEP_RATIO = 0.5  # TIS's default share of tokens each mask keeps
@@ -92,7 +92,7 @@ class TIS(AttributionMethod):
     def seed(self) -> int:
         return self.options.seed
 
-    def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[torch.Tensor]:
+    def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[Candidates]:
         if passes is None:
             raise BadInput("tis needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
         plans = []
@@ -127,5 +127,5 @@ class TIS(AttributionMethod):
                     scores[i] += value
                     coverage[i] += 1
             scores = torch.where(coverage > 0, scores / coverage.clamp(min=1), scores)
-            maps.append(minmax(scores).float()[None].to(captured.logits.device))
+            maps.append(Candidates(minmax(scores).float()[None].to(captured.logits.device), scores))
         return maps

@@ -33,4 +33,5 @@ def run_identity(methods, settings: Sequence[dict], classifier: Classifier, libr
         "library": library.fingerprint if library is not None else None,
         "target": target,
         "max_length": options.max_length,
+        **({"words": True} if options.words else {}),  # a run without --words stays as it was
     }

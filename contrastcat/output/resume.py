@@ -108,6 +108,8 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
         differs = next((key for key, value in expected.items() if not _same(record.get(key), value)), None)
         if differs is None and not _target_matches(record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"):
             differs = "target"
+        if differs is None and ("words" in record) != run.options.words:
+            differs = "words"  # written with --words, or without it
         if differs is not None:
             raise BadInput(
                 f"{line}: this record was not made by this run (its {differs} differs from input "

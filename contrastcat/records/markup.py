@@ -2,8 +2,8 @@
 
 One block per input: its id, the prediction and its probability, and one row
 per method that explained it (methods side by side when there is room), the
-tokens (or ``words``) shaded by score, the score on hover and on keyboard
-focus, a legend. Every piece of text from the records is escaped (a text
+tokens (or ``words``) shaded by score (a signed map in two colours: red for the
+target, blue against it), the score on hover and on keyboard focus, a legend. Every piece of text from the records is escaped (a text
 holding ``<script>`` shows as text), its control and bidi characters shown as
 escapes (``\\x1b``, ``\\u202e``, as in the terminal: :func:`~contrastcat.records.spans.visible`),
 and each token isolated in direction, so no token can reorder the ones after it.
@@ -18,18 +18,21 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from .spans import segment_texts, spans, visible
+from .spans import is_signed, segment_texts, spans, visible
 
 STYLE = """
 .contrastcat { color-scheme: light dark; --fg: #1b1b1b; --bg: #ffffff; --muted: #5b5b5b; --line: #d0d0d0;
-        --heat: 214, 39, 40; --focus: #1f5fbf; color: var(--fg); background: var(--bg); }
+        --heat: 214, 39, 40; --cold: 33, 102, 172; --focus: #1f5fbf; color: var(--fg); background: var(--bg); }
 @media (prefers-color-scheme: dark) {
-  .contrastcat { --fg: #e8e8e8; --bg: #161616; --muted: #a8a8a8; --line: #3a3a3a; --heat: 255, 82, 82; --focus: #7fb0ff; }
+  .contrastcat { --fg: #e8e8e8; --bg: #161616; --muted: #a8a8a8; --line: #3a3a3a; --heat: 255, 82, 82; --cold: 96, 156, 255;
+        --focus: #7fb0ff; }
 }
 .contrastcat .muted { color: var(--muted); font-size: .85rem; }
 .contrastcat .legend { display: flex; align-items: center; gap: .5rem; margin: .5rem 0 1.5rem; }
 .contrastcat .bar { width: 12rem; height: .8rem; border: 1px solid var(--line);
        background: linear-gradient(to right, rgba(var(--heat), 0), rgba(var(--heat), 1)); }
+.contrastcat .bar.signed { background: linear-gradient(to right, rgba(var(--cold), 1), rgba(var(--cold), 0) 50%,
+       rgba(var(--heat), 0) 50%, rgba(var(--heat), 1)); }
 .contrastcat .input { border-top: 1px solid var(--line); padding: .75rem 0; }
 .contrastcat .input:focus-within, .contrastcat .input:focus { outline: 2px solid var(--focus); outline-offset: 4px; }
 .contrastcat .input h2 { font-size: 1rem; margin: 0 0 .4rem; }
@@ -37,6 +40,7 @@ STYLE = """
 .contrastcat .method h3 { font-size: .85rem; margin: 0 0 .2rem; color: var(--muted); font-weight: 600; }
 .contrastcat .text { white-space: pre-wrap; overflow-wrap: anywhere; }
 .contrastcat .t { background: rgba(var(--heat), var(--s)); border-radius: .2rem; position: relative; }
+.contrastcat .t.neg { background: rgba(var(--cold), var(--s)); }
 .contrastcat .t.hi { color: #fff; }
 .contrastcat .t:focus { outline: 2px solid var(--focus); }
 .contrastcat .t:hover::after, .contrastcat .t:focus::after { content: attr(data-score); position: absolute; left: 0; top: 1.5em; z-index: 1;
@@ -47,21 +51,23 @@ def _probability(record) -> float:
     return record.probs[record.target] if len(record.probs) > record.target else float("nan")
 
 
-def shaded_text(record, words: bool = False, rescale: bool = True) -> str:
-    """The record's text, each token (or word) a focusable span shaded by its score, isolated in
-    direction (``unicode-bidi: isolate``: right-to-left letters stay inside their token). A
-    sentence pair's two texts are two blocks, the second marked as the pair's."""
-    found = spans(record, words, rescale)
+def shaded_text(record, words: bool = False, rescale: bool = True, signed: bool = True) -> str:
+    """The record's text, each token (or word) a focusable span shaded by its score (a signed map's,
+    with ``signed``: red for the target, blue against it), isolated in direction (``unicode-bidi:
+    isolate``: right-to-left letters stay inside their token). A sentence pair's two texts are two
+    blocks, the second marked as the pair's."""
+    found = spans(record, words, rescale, signed)
     blocks = []
     for segment, body in enumerate(segment_texts(record)):
         parts, cursor = [], 0
         for span in (s for s in found if s.segment == segment):
-            level = max(0.0, min(1.0, span.score))
+            level = max(0.0, min(1.0, abs(span.score)))
             piece = body[span.start : span.end]
             parts.append(html.escape(visible(body[cursor : span.start], body=True)))
-            shown = f"{span.score:.3f}"
+            shown = f"{span.score:+.3f}" if span.signed else f"{span.score:.3f}"
+            kind = ("t neg" if span.score < 0 else "t") + (" hi" if level > 0.6 else "")
             parts.append(
-                f'<span class="t{" hi" if level > 0.6 else ""}" style="--s:{level:.3f};unicode-bidi:isolate" tabindex="0" '
+                f'<span class="{kind}" style="--s:{level:.3f};unicode-bidi:isolate" tabindex="0" '
                 f'data-score="{shown}" title="{shown}" aria-label="{html.escape(visible(piece))}: {shown}">'
                 f"{html.escape(visible(piece, body=True))}</span>"
             )
@@ -88,7 +94,7 @@ def by_input(records: Iterable) -> list[list]:
     return list(groups.values())
 
 
-def input_block(records: list, words: bool = False, rescale: bool = True, label=None) -> str:
+def input_block(records: list, words: bool = False, rescale: bool = True, label=None, signed: bool = True) -> str:
     """One input: its id and prediction, then each method's shading of it (``label``: a record's
     method label, e.g. ``contrastcat[refs_used=5]`` for a variant; default its method)."""
     first = records[0]
@@ -103,7 +109,7 @@ def input_block(records: list, words: bool = False, rescale: bool = True, label=
         methods.append(
             f'<div class="method"><h3>{html.escape(visible(label(record) if label else record.method))} → '
             f'{html.escape(visible(target))}{html.escape(note)}</h3>'
-            f'<div class="text" dir="auto">{shaded_text(record, words, rescale)}</div></div>'
+            f'<div class="text" dir="auto">{shaded_text(record, words, rescale, signed)}</div></div>'
         )
     cut = ' <span class="muted">(text cut to the model\'s length)</span>' if first.truncated else ""
     return (
@@ -117,9 +123,20 @@ LEGEND = (
     '<div class="legend" aria-hidden="true"><span class="muted">score 0</span><span class="bar"></span>'
     '<span class="muted">1</span></div>'
 )
+# Beside LEGEND where a record shown is signed: its scale runs from against (-1) to for (+1).
+SIGNED_LEGEND = (
+    '<div class="legend" aria-hidden="true"><span class="muted">signed maps: against the class −1</span>'
+    '<span class="bar signed"></span><span class="muted">+1 for it</span></div>'
+)
+
+
+def legends(groups: list[list], signed: bool = True) -> str:
+    """The legend of the records shown: the signed one too where one of them is signed."""
+    return LEGEND + (SIGNED_LEGEND if signed and any(is_signed(r) for group in groups for r in group) else "")
 
 
 def notebook_html(records: list, words: bool = True) -> str:
     """A notebook's display of records: the page's blocks and style, without the page."""
-    blocks = "".join(input_block(group, words) for group in by_input(records))
-    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{LEGEND}{blocks}</div>"
+    groups = by_input(records)
+    blocks = "".join(input_block(group, words) for group in groups)
+    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{legends(groups)}{blocks}</div>"

@@ -20,6 +20,7 @@ from ..io import jsonl
 from ..io.files import atomic_text_output
 from ..io.lines import RECORD_LINES, LineSource, line_limit
 from .markup import notebook_html
+from .spans import Word, word_scores
 from .token_spans import check_tokens_at_offsets, spans_of_tokens
 
 __all__ = [
@@ -35,7 +36,9 @@ __all__ = [
 
 @dataclass
 class AttributionRecord:
-    """One explained input. ``scores[i]`` belongs to ``tokens[i]``, in [0, 1]."""
+    """One explained input. ``scores[i]`` belongs to ``tokens[i]``, in [0, 1]; ``raw_scores[i]`` is the
+    same token's score before that scaling, in the method's own units (signed where the method is;
+    None in records written before it was kept, and in other tools' records that do not give it)."""
 
     id: Any
     text: str
@@ -53,6 +56,7 @@ class AttributionRecord:
     model: str
     model_fingerprint: str
     library: str | None  # fingerprint of the reference library, or null
+    raw_scores: list[float] | None = None  # written after ``scores``
     refs_kept: int | None = None  # Contrast-CAT: maps kept by the deletion test
     refs_total: int | None = None  # Contrast-CAT: maps computed
     truncated: bool = False  # the text had more tokens than the model's length limit
@@ -64,19 +68,37 @@ class AttributionRecord:
     # None: a token the tokenizer added); ``offsets`` are into that text. Not written for a single text.
     pair: str | None = None
     segments: list[int | None] | None = None
+    # With ``explain --words``: :meth:`word_scores` as written (word, start, end, score, raw; and segment 1
+    # for a word of a pair's second text).
+    words: list[dict] | None = None
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read; never written
 
     def to_dict(self) -> dict:
         """The record as written to JSONL (without where it was read from)."""
         values = asdict(self)
         del values["line"]
-        for key in PAIR_FIELDS:
+        for key in (*PAIR_FIELDS, "words"):
             if values[key] is None:
                 del values[key]
-        return values
+        raw = values.pop("raw_scores")
+        if raw is None:  # a record without them is written as it was read
+            return values
+        written = {}
+        for key, value in values.items():
+            written[key] = value
+            if key == "scores":
+                written["raw_scores"] = raw
+        return written
 
     def to_json(self) -> str:
         return jsonl.dumps(self.to_dict())
+
+    def word_scores(self) -> list[Word]:
+        """Its words: pieces that touch merged, special tokens left out, each with its character
+        span, the sum of its tokens' raw scores (``raw``) and that sum min–max scaled over the
+        words (``score``) — what ``render --words`` shades. ``[w.to_dict() for w in ...]`` is what
+        ``explain --words`` writes as the record's ``words``."""
+        return word_scores(self)
 
     def _repr_html_(self) -> str:
         return notebook_html([self])
@@ -132,11 +154,18 @@ def _short_repr(value: Any) -> str:
 
 
 SCORE_DECIMALS = 6
+# Raw scores are in the method's units (a relevance of 1e-9 or of 40): significant digits, not decimals.
+RAW_DIGITS = 7
 
 
 def rounded(scores) -> list[float]:
     """Scores as records store them; re-attributions are rounded the same way before comparing."""
     return [round(float(s), SCORE_DECIMALS) for s in scores]
+
+
+def raw_rounded(scores) -> list[float]:
+    """Raw scores as records store them: to :data:`RAW_DIGITS` significant digits."""
+    return [float(f"{float(s):.{RAW_DIGITS}g}") for s in scores]
 
 
 def write_records(path: str, records: Iterable[AttributionRecord], inputs: Sequence[str | None] = ()) -> int:
@@ -172,12 +201,25 @@ def _index(value: Any) -> bool:
     return arguments.plain_int(value) and value >= 0
 
 
+_WORD_FIELDS = {"word", "start", "end", "score", "raw"}
+
+
+def _word(value: Any) -> bool:
+    """One of ``explain --words``' words, as :meth:`Word.to_dict` writes it."""
+    return (
+        isinstance(value, dict) and set(value) - {"segment"} == _WORD_FIELDS and isinstance(value["word"], str)
+        and _index(value["start"]) and _index(value["end"]) and _number(value["score"]) and _number(value["raw"])
+        and value.get("segment", 1) == 1 and not isinstance(value.get("segment"), bool)
+    )
+
+
 # What each field of a record must hold, and how to say so.
 RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "id": (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool), "a string or a number"),
     "text": (lambda v: isinstance(v, str), "a string"),
     "tokens": (_list_of(lambda v: isinstance(v, str)), "a list of strings"),
     "scores": (_list_of(_number), "a list of finite numbers"),
+    "raw_scores": (_optional(_list_of(_number)), "a list of finite numbers or null"),
     "target": (_index, "a class index (an integer, 0 or more)"),
     "token_ids": (_list_of(_index), "a list of token ids (integers, 0 or more)"),
     "special": (_list_of(lambda v: isinstance(v, bool)), "a list of booleans"),
@@ -204,6 +246,11 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
         _optional(_list_of(lambda v: v is None or (arguments.plain_int(v) and v in (0, 1)))),
         "a list of 0, 1 or null (one per token) or null",
     ),
+    "words": (
+        _optional(_list_of(_word)),
+        "a list of objects with word (a string), start and end (integers, 0 or more), score and raw (finite "
+        "numbers) and an optional segment (1), or null",
+    ),
 }
 PAIR_FIELDS = ("pair", "segments")  # written only for a sentence pair
 REQUIRED = ("text", "scores", "target")  # and "tokens" or "offsets"; explain's records have every field
@@ -229,7 +276,7 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
     length = len(obj["tokens"])
     if len(obj["scores"]) != length:
         raise BadInput(f"{where}: 'tokens' and 'scores' must be lists of the same length")
-    for key in (*PER_TOKEN, "segments"):
+    for key in (*PER_TOKEN, "segments", "raw_scores"):
         if obj.get(key) is not None and len(obj[key]) != length:
             raise BadInput(f"{where}: {key!r} must be a list with one entry per token")
     if not obj.get("token_ids") and obj.get("offsets") is None:

@@ -43,8 +43,10 @@ def visible(value, body: bool = False) -> str:
 class Span:
     start: int  # character offsets into the record's text (the pair's second text for segment 1)
     end: int
-    score: float
+    score: float  # in [0, 1]; where ``signed``, in [-1, 1]: evidence against the target below 0
     segment: int = 0  # a sentence pair's text it is in: 0 (``text``) or 1 (``pair``)
+    raw: float = 0.0  # before the view's scaling (with ``words``: the sum of its tokens' raw scores)
+    signed: bool = False
 
 
 def segment_texts(record) -> list[str]:
@@ -53,26 +55,48 @@ def segment_texts(record) -> list[str]:
     return [record.text] if pair is None else [record.text, pair]
 
 
-def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
+def raw_scores(record) -> list[float]:
+    """The record's map before its last scaling (``raw_scores``), or its ``scores`` where it keeps
+    none (records written before they were kept, other tools' records)."""
+    raw = getattr(record, "raw_scores", None)
+    return record.scores if raw is None else raw
+
+
+def is_signed(record) -> bool:
+    """Whether the record's map tells evidence for the target from evidence against it: its raw
+    scores (or, of another tool's record without them, its scores) go below 0."""
+    return min(raw_scores(record), default=0.0) < 0
+
+
+def spans(record, words: bool = False, rescale: bool = False, signed: bool = False) -> list[Span]:
     """Scored character spans of the non-special tokens.
 
-    Pieces that share characters are one span, scored by the strongest: byte-level
-    tokenizers (GPT-2, RoBERTa) split a character they have no token for (Cyrillic,
-    CJK, emoji) into byte tokens that all carry that character's span, and each
-    would otherwise print the character again.
+    Pieces that share characters are one span: byte-level tokenizers (GPT-2,
+    RoBERTa) split a character they have no token for (Cyrillic, CJK, emoji) into
+    byte tokens that all carry that character's span, and each would otherwise
+    print the character again. Such a span scores as its strongest piece; with
+    ``words`` or ``signed``, as the sum of its pieces' raw scores.
     With ``words``, pieces that touch (one ends where the next begins, as
-    WordPiece ``##`` pieces do) merge into one word scored by its strongest piece.
+    WordPiece ``##`` pieces do) merge into one word, scored by the sum of its
+    pieces' raw scores (:func:`raw_scores`; a relevance that sums to the logit
+    still does over words), then min–max scaled over the words (:func:`words`).
     A piece's leading whitespace is not part of its span: SentencePiece-style
     tokenizers (Llama, ALBERT, XLM-R) give ``▁film`` the space before it, and the
     words of a sentence would otherwise all touch.
-    With ``rescale``, scores are min–max scaled over the spans shown, so a
-    special token holding the top score does not wash out the text. A sentence
-    pair's spans are in both texts, scaled together; each says which.
+    With ``signed`` (a record whose map :func:`is_signed`), a span's score is its raw
+    score divided by the largest magnitude: in [-1, 1], below 0 against the target.
+    With ``rescale``, scores are min–max scaled over the spans shown (signed: divided
+    by the largest magnitude shown), so a special token holding the top score does
+    not wash out the text. A sentence pair's spans are in both texts, scaled
+    together; each says which.
     """
+    signed = signed and is_signed(record)
+    summed = words or signed
+    values = raw_scores(record) if summed else record.scores
     result: list[Span] = []
     texts = segment_texts(record)
     segments = getattr(record, "segments", None) or [0] * len(record.offsets)
-    for (start, end), score, special, segment in zip(record.offsets, record.scores, record.special, segments):
+    for (start, end), score, special, segment in zip(record.offsets, values, record.special, segments):
         segment = segment or 0  # a token the tokenizer added (None) is special: skipped below
         text = texts[segment] if segment < len(texts) else texts[0]
         while start < end and text[start].isspace():
@@ -82,10 +106,54 @@ def spans(record, words: bool = False, rescale: bool = False) -> list[Span]:
         shares = result and result[-1].segment == segment and start < result[-1].end
         if shares or (words and result and result[-1].end == start and result[-1].segment == segment):
             previous = result.pop()
-            result.append(Span(previous.start, max(previous.end, end), max(previous.score, score), segment))
+            merged = previous.score + score if summed else max(previous.score, score)
+            result.append(Span(previous.start, max(previous.end, end), float(merged), segment))
         else:
             result.append(Span(start, end, float(score), segment))
-    if rescale and result:
-        scaled = minmax(np.array([s.score for s in result], dtype=np.float64))
-        result = [Span(s.start, s.end, float(value), s.segment) for s, value in zip(result, scaled)]
-    return result
+    if not result:
+        return result
+    found = np.array([s.score for s in result], dtype=np.float64)
+    if signed:
+        # Without rescale, by the largest magnitude of any token's too (special ones), as the
+        # stored scores are scaled over every token.
+        largest = np.abs(found).max()
+        if not rescale:
+            largest = max(largest, np.abs(np.asarray(values, dtype=np.float64)).max())
+        shown = found / largest if largest > 0 else np.zeros_like(found)
+    elif words or rescale:
+        shown = minmax(found)
+    else:
+        shown = found
+    return [Span(s.start, s.end, float(value), s.segment, s.score, signed) for s, value in zip(result, shown)]
+
+
+@dataclass(frozen=True)
+class Word:
+    """A word of a record: its text and where it is (character offsets into the record's text, or
+    into its pair's for ``segment`` 1), the sum of its tokens' raw scores and that sum min–max
+    scaled over the record's words, as a record's ``scores`` are over its tokens."""
+
+    text: str
+    start: int
+    end: int
+    score: float
+    raw: float
+    segment: int = 0
+
+    def to_dict(self) -> dict:
+        found = {"word": self.text, "start": self.start, "end": self.end, "score": self.score, "raw": self.raw}
+        return {**found, "segment": self.segment} if self.segment else found
+
+
+WORD_DECIMALS = 6
+
+
+def word_scores(record) -> list[Word]:
+    """The record's words (pieces that touch merged, special tokens left out), each scored by the
+    sum of its pieces' raw scores: what ``render --words`` shades."""
+    texts = segment_texts(record)
+    return [
+        Word(texts[s.segment][s.start : s.end], s.start, s.end, round(s.score, WORD_DECIMALS),
+             float(f"{s.raw:.7g}"), s.segment)
+        for s in spans(record, words=True)
+    ]

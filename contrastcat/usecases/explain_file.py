@@ -106,6 +106,10 @@ class ExplainOptions(CommandOptions):
     mask_special: bool = option(
         False, "Reference-code quirk: zero special tokens in the attribution pass's mask.", check.flag, kind=bool
     )
+    words: bool = option(
+        False, "Also write each record's words: pieces merged, with character spans, the sum of their raw "
+        "scores and that sum min-max scaled.", check.flag, kind=bool,
+    )
     max_length: int | None = option(
         None, "Tokens per input, special ones included, up to the model's position limit. "
         "Default: the model's tokenizer limit. Longer texts are cut (records say so).", _max_length, kind=int,
@@ -272,7 +276,7 @@ def _run(plan: _Plan) -> ExplainRun:
     target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"))
     settings = on_classifier(ExplainSettings(  # as records say it: forward_dtype "auto" resolved here
         batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
-        forward_dtype=chosen.forward_dtype,
+        forward_dtype=chosen.forward_dtype, words=chosen.words,
     ), classifier, chosen.names)
     run = ExplainRun(
         output=chosen.output, per_input=len(methods), limit=check_max_length(classifier, chosen.max_length, chosen.named("max_length")),

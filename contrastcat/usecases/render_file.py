@@ -1,5 +1,7 @@
 """The render use case: a records file as terminal blocks (coloured or plain, or each record's top
-words) or as one HTML page. Every line is checked before anything is shown or written."""
+words) or as one HTML page. Every line is checked before anything is shown or written, except on
+a stream shown with ``--compare`` and ``--limit``: it is read as it is shown, and only as far as
+the records shown need (a bad line after them is never read)."""
 
 from __future__ import annotations
 
@@ -52,10 +54,17 @@ class RenderOptions(CommandOptions):
         None, "Show only the first N records.", check.optional(functools.partial(check.count, maximum=sys.maxsize)),
         kind=int,
     )
-    words: bool = option(False, "Merge word pieces into words (a word scores as its strongest piece).", check.flag, kind=bool)
+    words: bool = option(
+        False, "Merge word pieces into words (a word scores as the sum of its pieces' raw scores).", check.flag,
+        kind=bool,
+    )
     rescale: bool = option(
         True, "Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores.",
         check.flag, kind=bool,
+    )
+    signed: bool = option(
+        True, "Shade a signed map (raw scores below 0) in two colours, blue against the class; "
+        "--no-signed: its [0, 1] scores in one colour.", check.flag, kind=bool,
     )
     color: bool | str = option(
         False, "auto (colour on a terminal without NO_COLOR), always or never.", _color, shown_default="auto",
@@ -123,9 +132,10 @@ def render_file(chosen: RenderOptions) -> RenderRun:
         records = itertools.islice(records, chosen.limit)
     if chosen.html is not None:
         with atomic_text_output(chosen.html, [chosen.attributions]) as stream:
-            stream.write(html_page(records, f"contrastcat: {source.name}", chosen.words, chosen.rescale, labels.label))
+            stream.write(html_page(records, f"contrastcat: {source.name}", chosen.words, chosen.rescale, labels.label,
+                                   chosen.signed))
         return RenderRun(None if is_standard_output(chosen.html) else chosen.html, iter(()))
-    shown = _Shown(chosen.threshold, chosen.words, chosen.rescale, chosen.top, chosen.colored)
+    shown = _Shown(chosen.threshold, chosen.words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
     if chosen.output is not None:
         with atomic_text_output(chosen.output, [chosen.attributions]) as stream:
             write_blocks(blocks(records, labels, shown), stream, shown.color)
@@ -133,13 +143,15 @@ def render_file(chosen: RenderOptions) -> RenderRun:
     return RenderRun(None, blocks(records, labels, shown))
 
 
-def _check_pair_found(pair, methods, chosen: RenderOptions, name: str, more: bool = False) -> None:
-    """Both methods of ``pair`` came (``methods``: those seen; ``more``: others not kept)."""
+def _check_pair_found(pair, methods, chosen: RenderOptions, name: str, more: bool = False, shown=None) -> None:
+    """Both methods of ``pair`` came (``methods``: those seen; ``more``: others not kept; ``shown``:
+    the names to list, where not ``methods``)."""
     missing = [method for method in pair or () if method not in methods]
     if missing:
+        listed = sorted(methods if shown is None else shown)
         raise BadInput(
             f"{chosen.named('compare')}: no records of method {missing[0]!r} in {name} "
-            f"(it has: {', '.join(sorted(methods)) or 'none'}{', and more' if more else ''})"
+            f"(it has: {', '.join(listed) or 'none'}{', and more' if more else ''})"
         )
 
 
@@ -187,17 +199,19 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
     waiting for its pair is held as its line; more than :data:`MOST_WAITING` of them, or than
     :data:`MOST_WAITING_BYTES` bytes of lines, is refused: such a stream (written method by
     method) is only shown whole."""
-    # A variant's label begins with its method's name (contrastcat[refs_used=5]); a method's own
-    # name may hold a bracket too.
-    bases = {name.split("[", 1)[0] for name in pair} | set(pair)
     seen: set[str] = set()
     others: dict[bytes, str] = {}  # a digest of each name kept (a name may be long) -> how it prints
     more = [False]  # another name came once NAMES_KEPT were kept
 
     def of_the_pair():
         for number, raw, record in source.lines():
-            name = labels.label(record) if record.method in bases else record.method
+            # A variant's label begins with its method's name and a bracket (contrastcat[refs_used=5]);
+            # a method's own name may hold a bracket too.
+            method = record.method
+            ours = any(name == method or name.startswith(method + "[") for name in pair)
+            name = labels.label(record) if ours else method
             if name in pair:
+                name = pair[0] if name == pair[0] else pair[1]  # held: the pair's string, not one per record
                 seen.add(name)
                 texts = (record.text,) if record.pair is None else (record.text, record.pair)
                 yield _Line(_digest(repr(record.id), *texts), name, number, raw, record)
@@ -210,12 +224,17 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
                 else:
                     more[0] = True
         # Before the records left unpaired are shown: a method that never came is an error.
-        _check_pair_found(pair, [*seen, *others.values()], chosen, source.name, more=more[0])
+        _check_pair_found(pair, seen, chosen, source.name, more[0], [*seen, *others.values()])
 
     def too_many() -> BadInput:
+        # A method of the pair not seen at all may be late (a stream written method by method) or
+        # misnamed: say what came instead.
+        missing = [name for name in pair if name not in seen]
+        listed = ", ".join(sorted([*seen, *others.values()])) + (", and more" if more[0] else "")
+        none_yet = f" (none of method {missing[0]!r} yet; the stream has: {listed})" if missing else ""
         return BadInput(
             f"{chosen.named('compare')} with {chosen.bare('limit')}: more than {MOST_WAITING} records (or "
-            f"{MOST_WAITING_BYTES // 10**6} MB of their lines) came before their input's record of the other method; "
+            f"{MOST_WAITING_BYTES // 10**6} MB held) came before their input's record of the other method{none_yet}; "
             f"a stream written method by method is shown whole: drop {chosen.bare('limit')}, or write the records to "
             "a file first"
         )
@@ -236,3 +255,4 @@ class _Shown:
     rescale: bool
     top: int | None
     color: bool
+    signed: bool

@@ -21,6 +21,7 @@ class Shown(Protocol):
     rescale: bool
     top: int | None
     color: bool
+    signed: bool
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,11 @@ def blocks(records, labels: MethodLabels, job: Shown) -> Iterator[Block]:
         # bidi character reaches the terminal as itself.
         title = header(record, labels.label(record))
         if job.top is not None:
-            yield Block(title, top_words(record, job.top, job.words, job.rescale), top=True)
+            yield Block(title, top_words(record, job.top, job.words, job.rescale, job.signed), top=True)
         elif job.color:
-            yield Block(title, render_rich(record, job.threshold, job.words, job.rescale))
+            yield Block(title, render_rich(record, job.threshold, job.words, job.rescale, job.signed))
         else:
-            yield Block(title, render_plain(record, job.threshold, job.words, job.rescale))
+            yield Block(title, render_plain(record, job.threshold, job.words, job.rescale, job.signed))
 
 
 @dataclass(frozen=True)

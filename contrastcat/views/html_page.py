@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from ..records.markup import LEGEND, STYLE, by_input, input_block
-from ..records.spans import visible
+from ..records.markup import STYLE, by_input, input_block, legends
+from ..records.spans import is_signed, visible
 
 PAGE_STYLE = """
 body { font: 16px/1.6 system-ui, sans-serif; margin: 0; padding: 1.5rem max(1rem, calc((100% - 72rem) / 2)); }
@@ -24,11 +24,20 @@ POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 
-def html_page(records: Iterable, title: str, words: bool = False, rescale: bool = True, label=None) -> str:
-    """The whole page: one block per input, methods of the same input side by side."""
-    blocks = [input_block(group, words, rescale, label) for group in by_input(records)]
+def html_page(
+    records: Iterable, title: str, words: bool = False, rescale: bool = True, label=None, signed: bool = True
+) -> str:
+    """The whole page: one block per input, methods of the same input side by side (a signed map's
+    tokens, with ``signed``, in two colours)."""
+    groups = by_input(records)
+    blocks = [input_block(group, words, rescale, label, signed) for group in groups]
     unit = "words" if words else "tokens"
-    scaling = "min–max scaled over each text's tokens" if rescale else "as stored"
+    if words:
+        scaling = "a word's the sum of its tokens' raw scores, min–max scaled over each text's words"
+    else:
+        scaling = "min–max scaled over each text's tokens" if rescale else "as stored"
+    if signed and any(is_signed(record) for group in groups for record in group):
+        scaling += "; a signed map's divided by its largest magnitude: red for the class, blue against it"
     return (
         "<!doctype html>\n"
         f'<html lang="en"><head><meta charset="utf-8">'
@@ -38,5 +47,5 @@ def html_page(records: Iterable, title: str, words: bool = False, rescale: bool 
         f"<h1>{html.escape(visible(title))}</h1>"
         f'<p class="muted">{len(blocks)} input(s); {unit} shaded by attribution score ({scaling}); '
         "hover or focus (Tab) a token for its score.</p>"
-        f"{LEGEND}<main>{''.join(blocks)}</main></body></html>\n"
+        f"{legends(groups, signed)}<main>{''.join(blocks)}</main></body></html>\n"
     )

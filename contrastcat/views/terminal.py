@@ -1,4 +1,5 @@
-"""Records as text: coloured with Rich (stronger red = more relevant) or plain.
+"""Records as text: coloured with Rich (stronger red = more relevant; where a map is signed, blue
+for evidence against the target) or plain.
 
 Only this module and the CLI import Rich; the engine does not. Every string from a record reaches
 the terminal through :func:`~contrastcat.records.spans.visible`: control and bidi characters as escapes
@@ -26,20 +27,33 @@ def header(record: AttributionRecord, label: str | None = None) -> str:
 
 
 def _shade(score: float) -> str:
-    """White (0) to strong red (1) background, with text that stays readable."""
-    level = max(0.0, min(1.0, score))
-    green_blue = int(round(255 * (1 - level)))
+    """White (0) to strong red (1) background, with text that stays readable; below 0 (a signed
+    map's evidence against the target), white to strong blue (-1): red and blue stay apart in
+    the common colour-vision deficiencies."""
+    level = max(0.0, min(1.0, abs(score)))
+    fade = int(round(255 * (1 - level)))
     foreground = "white" if level > 0.6 else "black"
-    return f"{foreground} on #ff{green_blue:02x}{green_blue:02x}"
+    if score < 0:
+        return f"{foreground} on #{fade:02x}{fade:02x}ff"
+    return f"{foreground} on #ff{fade:02x}{fade:02x}"
+
+
+def _mark(span: Span) -> str:
+    """A span's score as printed: ``0.87``, or signed ``+0.87`` / ``-0.41``."""
+    return f"{span.score:+.2f}" if span.signed else f"{span.score:.2f}"
 
 
 # What opens the second text of a sentence pair, on a line of its own.
 PAIR_MARK = "‖ "
 
 
-def render_rich(record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False) -> Text:
+def render_rich(
+    record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False, signed: bool = True
+) -> Text:
+    """The text, each token (or word) shaded by its score (a signed map's, with ``signed``, in two
+    colours); only those scoring at least ``threshold`` (in magnitude)."""
     text = Text()
-    found = spans(record, words, rescale)
+    found = spans(record, words, rescale, signed)
     for segment, body in enumerate(segment_texts(record)):
         if segment:
             text.append("\n" + PAIR_MARK, style="dim")
@@ -47,17 +61,20 @@ def render_rich(record: AttributionRecord, threshold: float = 0.0, words: bool =
         for span in (s for s in found if s.segment == segment):
             text.append(visible(body[cursor : span.start], body=True))
             piece = visible(body[span.start : span.end], body=True)
-            text.append(piece, style=_shade(span.score) if span.score >= threshold else "")
+            text.append(piece, style=_shade(span.score) if abs(span.score) >= threshold else "")
             cursor = span.end
         text.append(visible(body[cursor:], body=True))
     return text
 
 
-def render_plain(record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False) -> str:
-    """The text with ``[token 0.87]`` marks on tokens scoring at least ``threshold``; a sentence
-    pair's second text follows on its own line, after ``‖``."""
+def render_plain(
+    record: AttributionRecord, threshold: float = 0.0, words: bool = False, rescale: bool = False, signed: bool = True
+) -> str:
+    """The text with ``[token 0.87]`` marks on tokens scoring at least ``threshold`` (a signed map's:
+    ``[token +0.87]``, ``[not -0.41]``, at least ``threshold`` in magnitude); a sentence pair's
+    second text follows on its own line, after ``‖``."""
     parts = []
-    found = spans(record, words, rescale)
+    found = spans(record, words, rescale, signed)
     for segment, body in enumerate(segment_texts(record)):
         if segment:
             parts.append("\n" + PAIR_MARK)
@@ -65,15 +82,26 @@ def render_plain(record: AttributionRecord, threshold: float = 0.0, words: bool 
         for span in (s for s in found if s.segment == segment):
             parts.append(visible(body[cursor : span.start], body=True))
             piece = visible(body[span.start : span.end], body=True)
-            parts.append(f"[{piece} {span.score:.2f}]" if span.score >= threshold else piece)
+            parts.append(f"[{piece} {_mark(span)}]" if abs(span.score) >= threshold else piece)
             cursor = span.end
         parts.append(visible(body[cursor:], body=True))
     return "".join(parts)
 
 
-def top_words(record: AttributionRecord, count: int, words: bool = True, rescale: bool = True) -> str:
+def top_words(record: AttributionRecord, count: int, words: bool = True, rescale: bool = True, signed: bool = True) -> str:
     """The ``count`` most relevant words (or tokens) of a record, strongest first: ``film 1.00, dull 0.82``
-    (scores rescaled over the words shown, as the shaded text is, unless ``rescale`` is off)."""
-    found = sorted(spans(record, words, rescale), key=lambda span: (-span.score, span.segment, span.start))[:count]
+    (scores rescaled over the words shown, as the shaded text is, unless ``rescale`` is off). A
+    signed map's (with ``signed``) also its ``count`` strongest against the target, after them:
+    ``film +1.00, dull +0.82; against: not -0.64``."""
+    found = spans(record, words, rescale, signed)
     texts = segment_texts(record)
-    return ", ".join(f"{visible(texts[s.segment][s.start:s.end])} {s.score:.2f}" for s in found)  # one line
+
+    def listed(chosen: list[Span]) -> str:
+        return ", ".join(f"{visible(texts[s.segment][s.start:s.end])} {_mark(s)}" for s in chosen)  # one line
+
+    strongest = sorted(found, key=lambda span: (-span.score, span.segment, span.start))
+    if not (found and found[0].signed):
+        return listed(strongest[:count])
+    against = sorted((span for span in found if span.score < 0), key=lambda span: (span.score, span.segment, span.start))
+    parts = [listed([span for span in strongest if span.score >= 0][:count])] if strongest[0].score >= 0 else []
+    return "; ".join(parts + ([f"against: {listed(against[:count])}"] if against else []))

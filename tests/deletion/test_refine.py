@@ -26,10 +26,13 @@ def test_nothing_passes_keeps_all():
     assert select_maps(np.array([0.1, 0.1, 0.1]) + 1e-17).all()
 
 
-def test_combine_rescales_the_mean_of_kept_maps():
+def test_combine_rescales_the_mean_of_kept_maps_and_keeps_the_mean():
     maps = np.array([[0.0, 1.0, 0.5], [1.0, 0.0, 0.5], [0.0, 0.5, 1.0]])
-    assert combine(maps, np.array([True, False, True])).tolist() == [0.0, 0.75 / 0.75, 0.75 / 0.75]
-    assert combine(np.array([[0.2, 0.2]]), np.array([True])).tolist() == [0.0, 0.0]
+    nothing = np.full(3, np.nan)
+    combined = combine(maps, np.array([True, False, True]), nothing)
+    assert combined.scores.tolist() == [0.0, 0.75 / 0.75, 0.75 / 0.75]
+    assert combined.raw.tolist() == [0.0, 0.75, 0.75]  # the mean, before the last scaling
+    assert combine(np.array([[0.2, 0.2]]), np.array([True]), nothing[:1]).scores.tolist() == [0.0, 0.0]
 
 
 def test_refine_keeps_the_map_whose_deletions_hurt():

@@ -135,7 +135,9 @@ def test_render_compare_limit_on_a_stream_shows_what_the_whole_file_shows(toy_di
     monkeypatch.setattr(render_file, "MOST_WAITING", 3)
     lonely = "".join(a) * 2
     refused = invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin="".join(a) + "".join(r))
-    assert refused.exit_code == 2 and "more than 3 records (or 300 MB of their lines) came before" in refused.stderr
+    assert refused.exit_code == 2 and "more than 3 records (or 300 MB held) came before" in refused.stderr
+    # No record of the other method yet: it may be late, or misnamed; what came is named.
+    assert "(none of method 'random' yet; the stream has: attcat)" in refused.stderr
     assert invoke("render", "-", "--compare", "attcat,random", "--limit", "2", stdin=lonely).exit_code == 2
 
 
@@ -300,3 +302,63 @@ def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_
         list(cut)
     assert str(refused.value).count("x" * 100 + "…") == 2
 
+
+
+def test_a_waiting_records_label_is_the_pairs_own_string(toy_dir, toy_library, tmp_path):
+    """A variant's label can be far longer than its line (``key=None`` for each setting the first
+    record had and this one lacks): records waiting for their pair hold the pair's one string,
+    not a label each, so what they hold stays about their lines' bytes."""
+    import tracemalloc
+
+    from contrastcat.records.record import RecordFile
+    from contrastcat.records.variants import MethodLabels
+    from contrastcat.usecases import render_file
+
+    a, r = _explained(toy_dir, toy_library, tmp_path)
+    first = json.loads(a[0])
+    first["settings"] = {"K" * 100_000: 0}
+    variants = []
+    for line in a[1:5] * 10:  # 40 records labelled attcat[KKK…=None], each line of a few kB
+        record = json.loads(line)
+        record["settings"] = {}
+        variants.append(json.dumps(record) + "\n")
+    label = f"attcat[{'K' * 100_000}=None]"
+    chosen = render_file.RenderOptions.read({"attributions": "-", "compare": f"{label},random", "limit": 2},
+                                            OnCommandLine())
+    path = tmp_path / "variants.jsonl"
+    path.write_text(json.dumps(first) + "\n" + "".join(variants) + "".join(r[1:5]))
+    tracemalloc.start()
+    try:
+        shown = [(record.method, record.line) for record in render_file._first_pairs(
+            RecordFile(str(path)), (label, "random"), MethodLabels(), chosen)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert shown == [("attcat", 2), ("random", 42)]
+    assert peak < 2 * path.stat().st_size + 3_000_000, peak  # 40 labels of 100 kB would be 4 MB more
+
+
+def test_a_stream_finds_the_variants_of_a_method_whose_name_holds_a_bracket(toy_dir, toy_library, tmp_path):
+    """The stream decides which records may be of the pair by their method, as the file does: a
+    method named ``x[a=1]`` and its variant ``x[a=1][refs_used=5]``; and a method of the pair that
+    never came is an error even where another's name, cut for the message, reads like it."""
+    a, r = _explained(toy_dir, toy_library, tmp_path)
+    lines = []
+    for line in a[:3]:
+        record = json.loads(line)
+        record["method"] = "x[a=1]"
+        lines.append(json.dumps(record) + "\n")
+        record["settings"] = {**record["settings"], "refs_used": 5}
+        lines.append(json.dumps(record) + "\n")
+    path = tmp_path / "bracket.jsonl"
+    path.write_text("".join(lines) + "".join(r[:3]))
+    args = ("--compare", "x[a=1][refs_used=5],random", "--limit", "2", "--color", "never", "--top", "1")
+    whole, streamed = invoke("render", path, *args), invoke("render", "-", *args, stdin=path.read_text())
+    assert whole.exit_code == streamed.exit_code == 0, streamed.output
+    assert streamed.stdout == whole.stdout and "x[a=1][refs_used=5]" in whole.stdout
+    other = json.loads(a[0])
+    other["method"] = "X" * 100 + "Z"
+    cut = "X" * 100 + "…"
+    refused = invoke("render", "-", "--compare", f"{cut},random", "--limit", "2",
+                     stdin=json.dumps(other) + "\n" + r[0])
+    assert_one_line_error(refused, f"--compare: no records of method '{cut}' in <stdin>")

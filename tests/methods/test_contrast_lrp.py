@@ -56,8 +56,9 @@ def test_each_map_matches_loop(toy_classifier, toy_library, text):
     method = ContrastLRP(refs_used=3)
     captured = capture(toy_classifier, [tokens.ids], [tokens.special], [None], needs=method.needs)
     target = int(captured.targets[0])
-    (maps,) = method.candidate_maps(captured, toy_library)
-    assert maps.shape == (3, len(tokens))
+    (found,) = method.candidate_maps(captured, toy_library)
+    maps = found.scaled
+    assert maps.shape == (3, len(tokens)) and found.raw is None  # averaged: its raw map is the mean
     for k, reference in enumerate(toy_library.entries(target)[:3]):
         expected = lrp_contrast_by_loop(toy_classifier.model, list(tokens.ids), target, list(reference.token_ids))
         assert maps[k].tolist() == pytest.approx(expected, abs=1e-4)
@@ -103,4 +104,4 @@ def test_the_modified_gradients_are_not_the_plain_ones(toy_classifier, toy_libra
     plain, lrp = ContrastCAT(refs_used=3, refine=False), ContrastLRP(refs_used=3, refine=False)
     captured = capture(toy_classifier, [tokens.ids], [tokens.special], [None], needs=plain.needs | lrp.needs)
     (a,), (b,) = plain.candidate_maps(captured, toy_library), lrp.candidate_maps(captured, toy_library)
-    assert (a - b).abs().max() > 0.05
+    assert (a.scaled - b.scaled).abs().max() > 0.05

@@ -451,3 +451,33 @@ def test_with_mask_special_the_baselines_start_from_the_masked_pass(bert):
         started = float(captured.relevance_logits[b])
         assert abs(total - started) <= 1e-4 * abs(started)
         assert abs(started - float(captured.logits[b, captured.targets[b]])) > 1e-3  # not the prediction's
+
+
+def test_records_keep_the_lrp_relevance_that_sums_to_the_logit(bert):
+    """A record's raw_scores are the method's relevance before scaling, as the explicit
+    propagation above computes it: AttnLRP's is the word embeddings' relevance (logit units),
+    Full LRP's the first layer input's divided by the logit (its relevance starts at 1 for the
+    target). With the shares zeroed, AttnLRP's sum plus what the softmax absorbs (the attention
+    maps' relevance, from the oracle) is the target logit, to 1e-4 (docs/methods.md); scaled,
+    the raw scores are the record's scores."""
+    import contrastcat
+
+    model = copy.deepcopy(bert.model)
+    _zero_shares(model, "bert")
+    for classifier in (bert, wrap_classifier(model, bert.tokenizer, name="zeroed-bert")):
+        records = contrastcat.explain(classifier, TEXTS[1:4], method=["attnlrp", "full-lrp"])
+        assert [record.method for record in records] == ["attnlrp", "full-lrp"] * 3
+        for attnlrp, full in zip(records[0::2], records[1::2]):
+            oracle = explicit_relevance(classifier.model, attnlrp.token_ids, attnlrp.target)
+            logit = float(oracle["logit"])
+            _close(attnlrp.raw_scores, oracle["word"])
+            _close(full.raw_scores, oracle["first"] / logit)
+            raw = np.array(attnlrp.raw_scores)
+            assert (raw < 0).any() and (raw > 0).any()  # signed: evidence against the class kept
+            for record in (attnlrp, full):
+                _close(record.scores, _minmax(record.raw_scores), rtol=1e-5)
+            if classifier is not bert:
+                absorbed, scale = float(oracle["attention"].sum()), max(float(np.abs(raw).sum()), abs(logit))
+                assert abs(raw.sum() + absorbed - logit) <= 1e-4 * scale, (raw.sum(), absorbed, logit)
+                first = float(np.sum(full.raw_scores)) * logit
+                assert abs(first + absorbed - logit) <= 1e-4 * scale, (first, absorbed, logit)

@@ -24,7 +24,8 @@ def test_each_contrastive_map_matches_loop(toy_classifier, toy_library, text):
     method = ContrastCAT(refs_used=4)
     captured = capture(toy_classifier, [tokens.ids], [tokens.special], [None], needs=method.needs)
     target = int(captured.targets[0])
-    (maps,) = method.candidate_maps(captured, toy_library)
+    (found,) = method.candidate_maps(captured, toy_library)
+    maps = found.scaled
     references = toy_library.entries(target)[:4]
     assert maps.shape == (4, len(tokens))
     for k, reference in enumerate(references):

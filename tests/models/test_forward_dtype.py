@@ -70,7 +70,7 @@ def test_bfloat16_changes_only_the_deletion_tests_probabilities(toy_classifier, 
     for row, record in zip(given, half):
         (text,) = tokenize(toy_classifier.tokenizer, [row.text], toy_classifier.max_length)
         captured = capture(toy_classifier, [text.ids], [text.special], [None], needs=method.needs)
-        maps = [m.double().numpy() for m in method.candidate_maps(captured, toy_library)[0]]
+        maps = [m.double().numpy() for m in method.candidate_maps(captured, toy_library)[0].scaled]
         target = int(captured.targets[0])
         base = one([text.ids])[0, target]
         drops = []

@@ -95,7 +95,7 @@ def test_notebooks_show_records_through_the_same_renderer(records):
     shown = found._repr_html_()
     assert 'class="contrastcat"' in shown and "<script" not in shown.lower()
     assert input_block([found[0]], words=True) in found[0]._repr_html_()
-    tokens = len(re.findall(r'class="t( hi)?"', notebook_html([found[0]], words=False)))
+    tokens = len(re.findall(r'class="t( neg)?( hi)?"', notebook_html([found[0]], words=False)))
     assert tokens == sum(not s and found[0].text[a:b].strip() != "" for (a, b), s in zip(found[0].offsets, found[0].special))
 
 
@@ -147,9 +147,15 @@ def test_top_lists_the_k_most_relevant_words(records):
     lines = result.stdout.splitlines()
     assert len(lines) == 2 * len(HOSTILE)  # one line per record
     for line in lines:
-        listed = line.rsplit(": ", 1)[1].split(", ")
+        # A signed map's (attcat's) strongest against the class follow its strongest for it.
+        found, _, against = line.split(": ", 1)[1].partition("; against: ")
+        listed = found.split(", ")
         scores = [float(item.rsplit(" ", 1)[1]) for item in listed]
-        assert len(listed) == 2 and scores == sorted(scores, reverse=True)
+        # A signed map lists only the words for the class first: it may have fewer than 2.
+        assert (len(listed) == 2 or against) and scores == sorted(scores, reverse=True)
+        if against:
+            scores = [float(item.rsplit(" ", 1)[1]) for item in against.split(", ")]
+            assert len(scores) <= 2 and scores == sorted(scores) and all(score <= 0 for score in scores)
 
 
 def test_compare_puts_two_methods_of_an_input_one_above_the_other(records):
@@ -180,4 +186,4 @@ def test_compare_keeps_variants_apart_and_limits_after_pairing(records, tmp_path
 
 def test_top_scores_are_the_shown_ones(records):
     plain = invoke("render", records, "--top", "1", "--limit", "1").stdout
-    assert plain.rstrip().endswith(" 1.00")  # rescaled over the tokens shown, like the shaded text
+    assert plain.split("; against: ")[0].rstrip().endswith("1.00")  # rescaled over the tokens shown, like the text

@@ -51,13 +51,16 @@ def test_resolve_label():
 def test_spans_merge_word_pieces():
     record = make_record()
     assert [(s.start, s.end, s.score) for s in spans(record)] == [(0, 2, 0.2), (2, 5, 0.9), (5, 12, 0.1), (13, 17, 1.0)]
-    assert [(s.start, s.end, s.score) for s in spans(record, words=True)] == [(0, 12, 0.9), (13, 17, 1.0)]
+    # A word scores as the sum of its pieces (0.2 + 0.9 + 0.1 = 1.2 against dull's 1.0), min–max
+    # scaled over the words: 1 and 0 of two words.
+    assert [(s.start, s.end, s.raw, s.score) for s in spans(record, words=True)] == [
+        (0, 12, pytest.approx(1.2), 1.0), (13, 17, 1.0, 0.0)]
 
 
 def test_render_plain_keeps_the_text_and_marks_tokens():
     record = make_record()
     assert render_plain(record) == "[un 0.20][bel 0.90][ievably 0.10] [dull 1.00]"
-    assert render_plain(record, threshold=0.5, words=True) == "[unbelievably 0.90] [dull 1.00]"
+    assert render_plain(record, threshold=0.5, words=True) == "[unbelievably 1.00] dull"
     assert render_plain(record, threshold=0.95) == "unbelievably [dull 1.00]"
 
 
@@ -68,11 +71,11 @@ def test_rescale_over_shown_tokens():
 
 
 def test_render_rich_shades_by_score():
-    text = render_rich(make_record(), words=True)
+    text = render_rich(make_record())
     assert text.plain == "unbelievably dull"
     styles = {text.plain[span.start : span.end]: str(span.style) for span in text.spans}
     assert styles["dull"] == "white on #ff0000"  # score 1: strongest red
-    assert styles["unbelievably"] == "white on #ff1919"  # 0.9: green and blue at 255 * (1 - 0.9) = 25
+    assert styles["bel"] == "white on #ff1919"  # 0.9: green and blue at 255 * (1 - 0.9) = 25
 
 
 def test_csv_with_byte_order_mark(tmp_path):
@@ -119,4 +122,5 @@ def test_byte_pieces_of_one_character_are_shown_once():
     )
     assert [(s.start, s.end, s.score) for s in spans(record)] == [(0, 1, 0.6), (1, 2, 0.3), (3, 5, 1.0)]
     assert render_plain(record).count("ф") == 1 and render_plain(record).count("и") == 1
-    assert [(s.start, s.end, s.score) for s in spans(record, words=True)] == [(0, 2, 0.6), (3, 5, 1.0)]
+    # Words sum their pieces: 0.2 + 0.6 + 0.1 + 0.3 = 1.2 against 1.0.
+    assert [(s.start, s.end, s.raw) for s in spans(record, words=True)] == [(0, 2, pytest.approx(1.2)), (3, 5, 1.0)]
