@@ -177,6 +177,7 @@ def load_pretrained(
         with _loading(where, "config.json", is_local):
             config = AutoConfig.from_pretrained(source, trust_remote_code=False)
         check_known_code(config, name)
+        check_head(getattr(config, "architectures", None) or [], name, "config.json names")
         check_problem_type(config, name)
         if is_local:
             check_tokenizer_code(Path(source), name)
@@ -335,6 +336,7 @@ def wrap_classifier(
 
 
 def _check_classes(model: torch.nn.Module, name: str) -> None:
+    check_head([type(model).__name__], name, "it is")
     check_problem_type(model.config, name)
     if int(getattr(model.config, "num_labels", 0)) < 2:
         raise BadInput(f"model {name!r} has {model.config.num_labels} output(s): a classifier needs at least 2 classes")
@@ -348,6 +350,34 @@ _UNSUPPORTED_PROBLEMS = {
     "multi_label_classification": "a multi-label classifier (one sigmoid per label)",
     "regression": "a regression model (its outputs are values, not classes)",
 }
+
+
+# Heads that are not a sequence classifier's, by how transformers' class names end, and what they
+# do: each is refused by name. Loaded as a sequence classifier, some would even fit (a Llama token
+# classifier's ``score`` is a sequence classifier's too) and be explained as what they are not.
+_OTHER_HEADS = (
+    ("ForTokenClassification", "a token classifier (a label per token)"),
+    ("ForQuestionAnswering", "an extractive question-answering model (answer spans)"),
+    ("ForMultipleChoice", "a multiple-choice model"),
+    ("ForConditionalGeneration", "a sequence-to-sequence generator"),
+    ("ForCausalLM", "a text generator (causal language model)"),
+    ("LMHeadModel", "a text generator (language-model head)"),
+    ("ForSeq2SeqLM", "a sequence-to-sequence generator"),
+)
+
+
+def check_head(classes, name: str, said: str) -> None:
+    """Refuse, in one line, a model whose class (``classes``: what ``said`` gives) is another task's
+    head than sequence classification, naming what it is and what contrastcat explains."""
+    if any(str(cls).endswith("ForSequenceClassification") for cls in classes):
+        return
+    for cls in classes:
+        what = next((what for ending, what in _OTHER_HEADS if str(cls).endswith(ending)), None)
+        if what is not None:
+            raise BadInput(
+                f"model {name!r}: {said} {cls}, {what}; contrastcat explains sequence classifiers only "
+                "(a class per text or text pair; docs/models.md, What is explained)"
+            )
 
 
 def check_problem_type(config, name: str) -> None:

@@ -54,3 +54,35 @@ def test_a_multi_label_model_in_memory_is_refused(toy_dir):
     model.config.problem_type = "multi_label_classification"
     with pytest.raises(BadInput, match="problem_type='multi_label_classification'.*single-label classifiers"):
         contrastcat.load_model(model, tokenizer)
+
+
+@pytest.mark.parametrize(
+    ("family", "head", "said"),
+    [
+        ("bert", "AutoModelForTokenClassification", "a token classifier"),
+        # A Llama token classifier's head is named as a sequence classifier's (``score``): loaded
+        # as one it would fit, and be explained as what it is not.
+        ("llama", "AutoModelForTokenClassification", "a token classifier"),
+        ("bert", "AutoModelForQuestionAnswering", "an extractive question-answering model"),
+        ("gpt2", "AutoModelForCausalLM", "a text generator"),
+    ],
+)
+def test_a_model_of_another_task_is_refused_naming_it(tmp_path, family, head, said):
+    """From a directory (the class config.json names) and in memory (the model's class), one line
+    saying what the model is and what is explained, instead of "no trained classification head"
+    or, worse, an explanation."""
+    import transformers
+
+    from contrastcat.testing import tiny
+
+    model, tokenizer = tiny.build(family, seed=0)
+    other = getattr(transformers, head).from_config(model.config)
+    directory = tmp_path / "model"
+    other.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('{"text": "a good film"}\n')
+    result = invoke("explain", inputs, "--model", directory, "--method", "rawatt", "-q")
+    assert_one_line_error(result, f"config.json names {type(other).__name__}, {said}", "sequence classifiers only")
+    with pytest.raises(BadInput, match=f"it is {type(other).__name__}, {said}.*sequence classifiers only"):
+        contrastcat.load_model(other, tokenizer)
