@@ -310,7 +310,8 @@ def test_compare_with_no_input_in_common_is_refused_before_the_model_loads(work,
     cut = max(len(r["token_ids"]) for r in short if r["method"] == "attcat")
     for line in short:
         if line["method"] == "rawatt":
-            line.update({k: line[k][:2] for k in ("token_ids", "tokens", "scores", "special", "offsets") if k in line})
+            line.update({k: line[k][:2] for k in ("token_ids", "tokens", "scores", "raw_scores", "special", "offsets")
+                         if k in line})
     shorter = tmp_path / "short.jsonl"
     shorter.write_text("".join(json.dumps(line) + "\n" for line in short))
     result = invoke("evaluate", shorter, "--compare", "attcat,rawatt", "--min-tokens", "3", "--model", tmp_path / "no", "-q")

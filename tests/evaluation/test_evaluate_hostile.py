@@ -17,7 +17,7 @@ from contrastcat.errors import BadInput
 from contrastcat.usecases import evaluate_records as reports
 from contrastcat.records.record import read_records
 
-PER_TOKEN = ("tokens", "token_ids", "scores", "offsets", "special")
+PER_TOKEN = ("tokens", "token_ids", "scores", "raw_scores", "offsets", "special")
 
 from ..helpers import assert_one_line_error, invoke
 

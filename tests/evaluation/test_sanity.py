@@ -120,6 +120,7 @@ def test_records_with_nothing_to_rank_are_refused(toy_classifier, toy_library, r
     import dataclasses
 
     empty = [dataclasses.replace(r, token_ids=r.token_ids[:1] + r.token_ids[-1:], tokens=r.tokens[:1] + r.tokens[-1:],
-                                 offsets=[[0, 0], [0, 0]], special=[True, True], scores=[0.0, 0.0]) for r in records[:3]]
+                                 offsets=[[0, 0], [0, 0]], special=[True, True], scores=[0.0, 0.0],
+                                 raw_scores=[0.0, 0.0]) for r in records[:3]]
     with pytest.raises(BadInput, match="no record has two or more non-special tokens"):
         contrastcat.sanity(toy_classifier, empty, toy_library, bootstrap=0)
