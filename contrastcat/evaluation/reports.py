@@ -26,6 +26,7 @@ from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from .scalars import ERASER_BINS
 from .stats import BootstrapSettings, Difference, paired_difference
 
+
 @dataclass
 class EvaluationReport:
     """Faithfulness of a set of records, per method (and settings)."""
