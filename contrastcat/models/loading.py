@@ -177,7 +177,7 @@ def load_pretrained(
         with _loading(where, "config.json", is_local):
             config = AutoConfig.from_pretrained(source, trust_remote_code=False)
         check_known_code(config, name)
-        check_head(getattr(config, "architectures", None) or [], name, "config.json names")
+        check_head(architectures(config), name, "config.json names", base=True)
         check_problem_type(config, name)
         if is_local:
             check_tokenizer_code(Path(source), name)
@@ -252,6 +252,12 @@ def _first_mismatch(source: str, config, weights_dtype) -> str | None:
     return None
 
 
+def architectures(config) -> list[str]:
+    """The classes config.json names (one name given as a string is one class, not its letters)."""
+    named = getattr(config, "architectures", None) or []
+    return [named] if isinstance(named, str) else [str(cls) for cls in named]
+
+
 def check_known_code(config, name: str) -> None:
     """Refuse a model that needs its own code: contrastcat never runs it (trust_remote_code), and
     loading it as its base type would run other code than the model's author wrote."""
@@ -262,7 +268,7 @@ def check_known_code(config, name: str) -> None:
             f"model {name!r}: config.json declares its own code ({shown}), which contrastcat does not run "
             "(no trust_remote_code); use a model transformers supports itself"
         )
-    unknown = [arch for arch in (getattr(config, "architectures", None) or []) if not hasattr(transformers, str(arch))]
+    unknown = [arch for arch in architectures(config) if not hasattr(transformers, str(arch))]
     if unknown:
         raise BadInput(
             f"model {name!r}: config.json names the architecture {unknown[0]!r}, which transformers "
@@ -363,16 +369,23 @@ _OTHER_HEADS = (
     ("ForCausalLM", "a text generator (causal language model)"),
     ("LMHeadModel", "a text generator (language-model head)"),
     ("ForSeq2SeqLM", "a sequence-to-sequence generator"),
+    ("ForMaskedLM", "a masked language model (no classification head)"),
+    ("ForPreTraining", "a pre-training checkpoint (no classification head)"),
+    ("ForNextSentencePrediction", "a next-sentence-prediction head (pre-training)"),
 )
 
 
-def check_head(classes, name: str, said: str) -> None:
+def check_head(classes, name: str, said: str, base: bool = False) -> None:
     """Refuse, in one line, a model whose class (``classes``: what ``said`` gives) is another task's
-    head than sequence classification, naming what it is and what contrastcat explains."""
+    head than sequence classification, naming what it is and what contrastcat explains; with
+    ``base``, also a base model's class (``BertModel``: no head at all). In memory a module's own
+    class name says nothing of the kind, and a base model gives no logits to explain anyway."""
     if any(str(cls).endswith("ForSequenceClassification") for cls in classes):
         return
     for cls in classes:
         what = next((what for ending, what in _OTHER_HEADS if str(cls).endswith(ending)), None)
+        if what is None and base and str(cls).endswith("Model") and "For" not in str(cls):
+            what = "a base model (no classification head)"
         if what is not None:
             raise BadInput(
                 f"model {name!r}: {said} {cls}, {what}; contrastcat explains sequence classifiers only "

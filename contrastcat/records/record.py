@@ -219,7 +219,11 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "text": (lambda v: isinstance(v, str), "a string"),
     "tokens": (_list_of(lambda v: isinstance(v, str)), "a list of strings"),
     "scores": (_list_of(_number), "a list of finite numbers"),
-    "raw_scores": (_optional(_list_of(_number)), "a list of finite numbers or null"),
+    # Summed over a word's pieces, and scaled: their magnitudes must add up to a finite number.
+    "raw_scores": (
+        _optional(lambda v: _list_of(_number)(v) and math.isfinite(sum(abs(x) for x in v))),
+        "a list of finite numbers (their magnitudes adding up to a finite number) or null",
+    ),
     "target": (_index, "a class index (an integer, 0 or more)"),
     "token_ids": (_list_of(_index), "a list of token ids (integers, 0 or more)"),
     "special": (_list_of(lambda v: isinstance(v, bool)), "a list of booleans"),
@@ -283,7 +287,17 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
         # Made elsewhere, scores per token string: where each one is (render shades them, evaluate aligns them).
         obj = {**obj, "offsets": spans_of_tokens(obj["text"], obj["tokens"], where)}
     _check_offsets(obj, where, given_tokens)
-    return _record(obj, length)
+    record = _record(obj, length)
+    if record.words is not None and jsonl.dumps(record.words) != jsonl.dumps(_written_words(record)):
+        raise BadInput(
+            f"{where}: 'words' are not this record's words (explain --words writes them from its tokens, offsets "
+            "and raw scores; a record changed since must drop them)"
+        )
+    return record
+
+
+def _written_words(record: AttributionRecord) -> list[dict]:
+    return [word.to_dict() for word in word_scores(record)]
 
 
 def _check_fields(obj: dict, where: str, line: int | None) -> None:

@@ -64,8 +64,9 @@ def raw_scores(record) -> list[float]:
 
 def is_signed(record) -> bool:
     """Whether the record's map tells evidence for the target from evidence against it: its raw
-    scores (or, of another tool's record without them, its scores) go below 0."""
-    return min(raw_scores(record), default=0.0) < 0
+    scores (or, of another tool's record without them, its scores) go below 0 on a token shown
+    (special tokens are not)."""
+    return min((value for value, special in zip(raw_scores(record), record.special) if not special), default=0.0) < 0
 
 
 def spans(record, words: bool = False, rescale: bool = False, signed: bool = False) -> list[Span]:
@@ -93,6 +94,12 @@ def spans(record, words: bool = False, rescale: bool = False, signed: bool = Fal
     signed = signed and is_signed(record)
     summed = words or signed
     values = raw_scores(record) if summed else record.scores
+    # Sums are taken in units of the largest magnitude: a sum of values near the largest float
+    # would overflow (and scale to NaN) in the record's own.
+    unit = float(np.abs(np.asarray(values, dtype=np.float64)).max(initial=0.0)) if summed else 1.0
+    unit = unit if unit > 0 else 1.0
+    if summed:
+        values = [value / unit for value in values]
     result: list[Span] = []
     texts = segment_texts(record)
     segments = getattr(record, "segments", None) or [0] * len(record.offsets)
@@ -124,7 +131,7 @@ def spans(record, words: bool = False, rescale: bool = False, signed: bool = Fal
         shown = minmax(found)
     else:
         shown = found
-    return [Span(s.start, s.end, float(value), s.segment, s.score, signed) for s, value in zip(result, shown)]
+    return [Span(s.start, s.end, float(value), s.segment, s.score * unit, signed) for s, value in zip(result, shown)]
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,10 @@ def top_words(record: AttributionRecord, count: int, words: bool = True, rescale
     strongest = sorted(found, key=lambda span: (-span.score, span.segment, span.start))
     if not (found and found[0].signed):
         return listed(strongest[:count])
-    against = sorted((span for span in found if span.score < 0), key=lambda span: (span.score, span.segment, span.start))
-    parts = [listed([span for span in strongest if span.score >= 0][:count])] if strongest[0].score >= 0 else []
-    return "; ".join(parts + ([f"against: {listed(against[:count])}"] if against else []))
+    # Evidence that prints as ±0.00 is none: left out of both lists (all of it: the list as it is).
+    least = 0.005
+    evidence = [span for span in strongest if span.score >= least][:count]
+    against = sorted((span for span in found if span.score <= -least), key=lambda span: (span.score, span.segment, span.start))
+    if not (evidence or against):
+        return listed(strongest[:count])
+    return "; ".join(([listed(evidence)] if evidence else []) + ([f"against: {listed(against[:count])}"] if against else []))

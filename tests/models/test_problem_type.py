@@ -86,3 +86,33 @@ def test_a_model_of_another_task_is_refused_naming_it(tmp_path, family, head, sa
     assert_one_line_error(result, f"config.json names {type(other).__name__}, {said}", "sequence classifiers only")
     with pytest.raises(BadInput, match=f"it is {type(other).__name__}, {said}.*sequence classifiers only"):
         contrastcat.load_model(other, tokenizer)
+
+
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [("AutoModelForMaskedLM", "a masked language model"), ("AutoModel", "a base model (no classification head)")],
+)
+def test_a_checkpoint_without_a_head_is_named(tmp_path, head, said):
+    import transformers
+
+    from contrastcat.testing import tiny
+
+    model, tokenizer = tiny.build("bert", seed=0)
+    other = getattr(transformers, head).from_config(model.config)
+    directory = tmp_path / "model"
+    other.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('{"text": "a good film"}\n')
+    result = invoke("explain", inputs, "--model", directory, "--method", "rawatt", "-q")
+    assert_one_line_error(result, f"config.json names {type(other).__name__}, {said}")
+
+
+def test_architectures_given_as_one_string_is_one_class(toy_dir, tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(toy_dir / "model", model)
+    config = json.loads((model / "config.json").read_text())
+    config["architectures"] = config["architectures"][0]  # "BertForSequenceClassification", not its letters
+    (model / "config.json").write_text(json.dumps(config))
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "rawatt", "-q")
+    assert result.exit_code == 0, result.output

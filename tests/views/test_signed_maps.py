@@ -13,7 +13,7 @@ from contrastcat.records.record import check_record, read_records
 from contrastcat.records.spans import spans
 from contrastcat.views.html_page import html_page
 from contrastcat.views.terminal import render_plain, render_rich, top_words
-from tests.helpers import invoke
+from tests.helpers import assert_one_line_error, invoke
 from tests.helpers import word_piece_record as make_record
 
 
@@ -86,7 +86,7 @@ def test_raw_scores_and_words_are_checked_as_they_are_read():
     assert "raw_scores" not in json.loads(make_record().to_json())  # a record without them, as before
     for field, value, message in (
         ("raw_scores", [0.1, 0.2], "'raw_scores' must be a list with one entry per token"),
-        ("raw_scores", [0.1, "x", 0.2, 0.3], "'raw_scores' must be a list of finite numbers or null"),
+        ("raw_scores", [0.1, "x", 0.2, 0.3], "'raw_scores' must be a list of finite numbers"),
         ("words", [{"word": "a", "start": 0, "end": 1, "score": 1.0}], "'words' must be a list of objects"),
         ("words", [{"word": "a", "start": 0, "end": 1, "score": 1.0, "raw": 1, "segment": 0}],
          "'words' must be a list of objects"),
@@ -133,3 +133,45 @@ def test_words_from_python(toy_classifier):
     assert contrastcat.explain(toy_classifier, ["a good film"], method="attnlrp")[0].words is None
     with pytest.raises(BadInput, match="^explain: words must be True or False, got .maybe."):
         contrastcat.explain(toy_classifier, ["a good film"], method="attnlrp", words="maybe")
+
+
+def test_near_the_largest_float_nothing_overflows_into_nan(tmp_path):
+    """Words and signed maps sum in units of the largest magnitude: values near the largest float
+    still shade, list and page without a NaN; raw scores whose magnitudes add up past it are
+    refused as they are read."""
+    line = {"text": "abcd ef", "tokens": ["ab", "cd", "ef"], "scores": [1, 1, 0], "target": 0}
+    path = tmp_path / "huge.jsonl"
+    path.write_text(json.dumps({**line, "raw_scores": [8e307, 8e307, -1.0]}) + "\n")
+    for args in (("--words", "--top", "2"), ("--words", "--color", "never"), ("--color", "never")):
+        shown = invoke("render", path, *args)
+        assert shown.exit_code == 0 and "nan" not in shown.output.lower() and not shown.stderr, (args, shown.output)
+    assert invoke("render", path, "--words", "--top", "2").stdout.endswith(": abcd +1.00\n")  # ef: -6e-309 is no evidence
+    page = tmp_path / "huge.html"
+    assert invoke("render", path, "--words", "--html", page).exit_code == 0 and "nan" not in page.read_text()
+    (record,) = read_records(str(path))
+    assert [w.raw for w in record.word_scores()] == [1.6e308, -1.0]
+    path.write_text(json.dumps({**line, "raw_scores": [1.7e308, 1.7e308, 0.0]}) + "\n")
+    assert_one_line_error(invoke("render", path), f"{path}:1: 'raw_scores' must be a list of finite numbers (their")
+
+
+def test_a_map_negative_only_on_special_tokens_is_not_signed():
+    record = not_good(raw_scores=[-0.5, 0.8, 0.4, -0.1])
+    assert render_plain(record) == "[not 0.00] [good 0.92]"  # the stored scores, unsigned
+
+
+def test_words_are_checked_against_the_record(toy_classifier):
+    """A record's words are what word_scores() gives for it, exactly: one edited (a score, a span,
+    a segment written 1.0) or a record changed under them is refused as it is read."""
+    import contrastcat
+
+    (record,) = contrastcat.explain(toy_classifier, ["a good film"], method="attnlrp", words=True)
+    line = json.loads(record.to_json())
+    assert check_record(line, "f:1").words == line["words"]
+    for change in ({"score": 0.5}, {"end": 99}, {"word": "zzz"}, {"segment": 1}, {"raw": 1e9}):
+        words = [{**line["words"][0], **change}, *line["words"][1:]]
+        with pytest.raises(BadInput, match="^f:1: 'words' are not this record's words"):
+            check_record({**line, "words": words}, "f:1")
+    with pytest.raises(BadInput, match="'words' are not this record's words"):
+        check_record({**line, "raw_scores": [-x for x in line["raw_scores"]]}, "f:1")
+    with pytest.raises(BadInput, match="'words' must be"):
+        check_record({**line, "words": [{**line["words"][0], "segment": True}]}, "f:1")
