@@ -71,6 +71,24 @@ def test_a_model_of_another_task_is_refused_naming_it(tmp_path, family, head, sa
     """From a directory (the class config.json names) and in memory (the model's class), one line
     saying what the model is and what is explained, instead of "no trained classification head"
     or, worse, an explanation."""
+    other, tokenizer, result = _explained_as(tmp_path, family, head)
+    assert_one_line_error(result, f"config.json names {type(other).__name__}, {said}", "sequence classifiers only")
+    with pytest.raises(BadInput, match=f"it is {type(other).__name__}, {said}.*sequence classifiers only"):
+        contrastcat.load_model(other, tokenizer)
+
+
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [("AutoModelForMaskedLM", "a masked language model"), ("AutoModel", "a base model (no classification head)")],
+)
+def test_a_checkpoint_without_a_head_is_named(tmp_path, head, said):
+    other, _, result = _explained_as(tmp_path, "bert", head)
+    assert_one_line_error(result, f"config.json names {type(other).__name__}, {said}")
+
+
+def _explained_as(tmp_path, family: str, head: str):
+    """A tiny model of ``family`` with the ``head`` of another task (a transformers Auto class),
+    saved, and what explain says of it: (model, tokenizer, result)."""
     import transformers
 
     from contrastcat.testing import tiny
@@ -82,30 +100,7 @@ def test_a_model_of_another_task_is_refused_naming_it(tmp_path, family, head, sa
     tokenizer.save_pretrained(directory)
     inputs = tmp_path / "in.jsonl"
     inputs.write_text('{"text": "a good film"}\n')
-    result = invoke("explain", inputs, "--model", directory, "--method", "rawatt", "-q")
-    assert_one_line_error(result, f"config.json names {type(other).__name__}, {said}", "sequence classifiers only")
-    with pytest.raises(BadInput, match=f"it is {type(other).__name__}, {said}.*sequence classifiers only"):
-        contrastcat.load_model(other, tokenizer)
-
-
-@pytest.mark.parametrize(
-    ("head", "said"),
-    [("AutoModelForMaskedLM", "a masked language model"), ("AutoModel", "a base model (no classification head)")],
-)
-def test_a_checkpoint_without_a_head_is_named(tmp_path, head, said):
-    import transformers
-
-    from contrastcat.testing import tiny
-
-    model, tokenizer = tiny.build("bert", seed=0)
-    other = getattr(transformers, head).from_config(model.config)
-    directory = tmp_path / "model"
-    other.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    inputs = tmp_path / "in.jsonl"
-    inputs.write_text('{"text": "a good film"}\n')
-    result = invoke("explain", inputs, "--model", directory, "--method", "rawatt", "-q")
-    assert_one_line_error(result, f"config.json names {type(other).__name__}, {said}")
+    return other, tokenizer, invoke("explain", inputs, "--model", directory, "--method", "rawatt", "-q")
 
 
 def test_architectures_given_as_one_string_is_one_class(toy_dir, tmp_path):
