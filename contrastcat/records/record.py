@@ -193,8 +193,19 @@ def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return lambda value: value is None or check(value)
 
 
+# A method's settings are a few short options. Their size is bounded: a reader keeps the first
+# settings of each method to label its variants, for as long as it reads.
+MOST_SETTINGS = 1000
+LONGEST_SETTING = 1000  # characters of a key or of a string value
+
+
 def _plain_settings(value: Any) -> bool:
-    return isinstance(value, dict) and all(v is None or isinstance(v, (str, int, float, bool)) for v in value.values())
+    return (
+        isinstance(value, dict) and len(value) <= MOST_SETTINGS
+        and all(len(key) <= LONGEST_SETTING for key in value)
+        and all(v is None or isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= LONGEST_SETTING)
+                for v in value.values())
+    )
 
 
 def _index(value: Any) -> bool:
@@ -242,7 +253,11 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "tokens_dropped": (_index, "an integer, 0 or more"),
     "pad_token_id": (_optional(_index), "a token id or null"),
     "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
-    "settings": (_plain_settings, "an object of plain values (strings, numbers, booleans)"),
+    "settings": (
+        _plain_settings,
+        f"an object of at most {MOST_SETTINGS} plain values (strings, numbers, booleans; keys and strings of at most "
+        f"{LONGEST_SETTING} characters)",
+    ),
     "pair": (_optional(lambda v: isinstance(v, str)), "a string or null"),
     # As an input's label is read: evaluate's gold target resolves it against the model's classes.
     "label": (_optional(lambda v: isinstance(v, str) or arguments.plain_int(v)), "a class index, a class name or null"),

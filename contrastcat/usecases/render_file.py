@@ -220,7 +220,8 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
                 if digest in others:
                     continue
                 if len(others) < NAMES_KEPT:
-                    others[digest] = name if len(name) <= 100 else name[:100] + "…"
+                    # Cut, it says so: a cut name never reads as a whole one (a pair's name, say).
+                    others[digest] = name if len(name) <= 100 else f"{name[:100]}… ({len(name)} characters)"
                 else:
                     more[0] = True
         # Before the records left unpaired are shown: a method that never came is an error.

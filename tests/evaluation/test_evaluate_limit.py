@@ -181,22 +181,27 @@ def test_render_compare_shows_a_repeated_record_and_bounds_what_waits_by_its_lin
 
 def _grown(line: str, shape: str, size: int) -> str:
     """A record's line grown by about ``size`` bytes in a field that, parsed, takes from one to
-    ten times its bytes: settings of many keys, a long token string on a special token's empty span."""
+    several times its bytes: many tokens (each with its id, span, flag and scores), a long token
+    string on a special token's empty span."""
     record = json.loads(line)
-    if shape == "many settings":
-        record["settings"] = {**record["settings"], **{f"k{i}": 0 for i in range(size // 10)}}
+    if shape == "many tokens":
+        count = size // 40  # about 40 bytes of line a token
+        record.update(
+            text=" ".join(["a"] * count), tokens=["a"] * count, token_ids=[1] * count, special=[False] * count,
+            offsets=[[2 * i, 2 * i + 1] for i in range(count)], scores=[0.5] * count, raw_scores=[0.5] * count,
+        )
     elif shape == "long special tokens":
         first = record["special"].index(True)
         record["tokens"][first] = "x" * size
     return json.dumps(record) + "\n"
 
 
-@pytest.mark.parametrize("shape", ["many settings", "long special tokens"])
+@pytest.mark.parametrize("shape", ["many tokens", "long special tokens"])
 def test_records_waiting_for_their_pair_are_held_as_their_lines(toy_dir, toy_library, tmp_path, monkeypatch, shape):
     """A record waits for its pair as its line, parsed again when shown: what a stream holds
     beyond the record being read is the bytes it read, whatever a parsed record of that line
-    takes (many settings parse to ~8 times their bytes); and those bytes, not an estimate from
-    the tokens, are what the bound counts, so any field growing a line counts."""
+    takes (many tokens parse to several times their bytes); and those bytes, not an estimate
+    from the tokens, are what the bound counts, so any field growing a line counts."""
     import tracemalloc
 
     from contrastcat.records.record import RecordFile
@@ -206,6 +211,8 @@ def test_records_waiting_for_their_pair_are_held_as_their_lines(toy_dir, toy_lib
     a, r = _explained(toy_dir, toy_library, tmp_path)
     size = 300_000
     grown = [_grown(line, shape, size) for line in a[:6]]
+    # The other method's records of the same inputs: the same texts, so that they pair.
+    pairs = [_grown(line, shape, size) if shape == "many tokens" else line for line in r[:6]]
     chosen = render_file.RenderOptions.read({"attributions": "-", "compare": "attcat,random", "limit": 12},
                                             OnCommandLine())
 
@@ -223,16 +230,16 @@ def test_records_waiting_for_their_pair_are_held_as_their_lines(toy_dir, toy_lib
         finally:
             tracemalloc.stop()
 
-    adjacent, shown_adjacent = peak([line for two in zip(grown, r[:6]) for line in two])
-    waiting, shown_waiting = peak(grown + r[:6])  # the six grown records all wait for their pair
+    adjacent, shown_adjacent = peak([line for two in zip(grown, pairs) for line in two])
+    waiting, shown_waiting = peak(grown + pairs)  # the six grown records all wait for their pair
     assert shown_waiting == shown_adjacent
     assert [method for method, _ in shown_waiting] == ["attcat", "random"] * 6
     # Held as lines, the six waiting cost about their bytes beyond one record read at a time;
-    # held parsed, "many settings" cost ~8 times that.
+    # held parsed, "many tokens" cost several times that.
     assert waiting - adjacent < 2 * sum(len(line) for line in grown), (shape, waiting, adjacent)
     monkeypatch.setattr(render_file, "MOST_WAITING_BYTES", 3 * size)
     with pytest.raises(BadInput, match="came before their input's record of the other method"):
-        peak(grown + r[:6])
+        peak(grown + pairs)
 
 
 def test_a_records_label_is_a_class_index_or_name(toy_dir, toy_library, tmp_path):
@@ -307,7 +314,8 @@ def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_
 def test_a_waiting_records_label_is_the_pairs_own_string(toy_dir, toy_library, tmp_path):
     """A variant's label can be far longer than its line (``key=None`` for each setting the first
     record had and this one lacks): records waiting for their pair hold the pair's one string,
-    not a label each, so what they hold stays about their lines' bytes."""
+    not a label each, so what they hold stays about their lines' bytes. And the settings a
+    reader keeps to label variants are bounded as they are read (1,000 of 1,000 characters)."""
     import tracemalloc
 
     from contrastcat.records.record import RecordFile
@@ -316,13 +324,13 @@ def test_a_waiting_records_label_is_the_pairs_own_string(toy_dir, toy_library, t
 
     a, r = _explained(toy_dir, toy_library, tmp_path)
     first = json.loads(a[0])
-    first["settings"] = {"K" * 100_000: 0}
+    first["settings"] = {f"K{i:03d}" + "K" * 96: 0 for i in range(1000)}  # the most a record may hold
     variants = []
     for line in a[1:5] * 10:  # 40 records labelled attcat[KKK…=None], each line of a few kB
         record = json.loads(line)
         record["settings"] = {}
         variants.append(json.dumps(record) + "\n")
-    label = f"attcat[{'K' * 100_000}=None]"
+    label = f"attcat[{','.join(f'{key}=None' for key in sorted(first['settings']))}]"  # 105 kB
     chosen = render_file.RenderOptions.read({"attributions": "-", "compare": f"{label},random", "limit": 2},
                                             OnCommandLine())
     path = tmp_path / "variants.jsonl"
@@ -335,7 +343,11 @@ def test_a_waiting_records_label_is_the_pairs_own_string(toy_dir, toy_library, t
     finally:
         tracemalloc.stop()
     assert shown == [("attcat", 2), ("random", 42)]
-    assert peak < 2 * path.stat().st_size + 3_000_000, peak  # 40 labels of 100 kB would be 4 MB more
+    assert peak < 2 * path.stat().st_size + 3_000_000, peak  # 40 labels of 105 kB would be 4 MB more
+    first["settings"]["K" * 1001] = 0
+    path.write_text(json.dumps(first) + "\n")
+    with pytest.raises(BadInput, match="'settings' must be an object of at most 1000 plain values"):
+        list(render_file._first_pairs(RecordFile(str(path)), (label, "random"), MethodLabels(), chosen))
 
 
 def test_a_stream_finds_the_variants_of_a_method_whose_name_holds_a_bracket(toy_dir, toy_library, tmp_path):
