@@ -202,9 +202,9 @@ LONGEST_SETTING = 1000  # characters of a key or of a string value
 def _plain_settings(value: Any) -> bool:
     return (
         isinstance(value, dict) and len(value) <= MOST_SETTINGS
-        and all(len(key) <= LONGEST_SETTING for key in value)
-        and all(v is None or isinstance(v, (int, float, bool)) or (isinstance(v, str) and len(v) <= LONGEST_SETTING)
-                for v in value.values())
+        and all(isinstance(key, str) and len(key) <= LONGEST_SETTING for key in value)
+        and all(v is None or isinstance(v, (int, bool)) or (isinstance(v, float) and math.isfinite(v))
+                or (isinstance(v, str) and len(v) <= LONGEST_SETTING) for v in value.values())
     )
 
 
@@ -255,8 +255,8 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
     "settings": (
         _plain_settings,
-        f"an object of at most {MOST_SETTINGS} plain values (strings, numbers, booleans; keys and strings of at most "
-        f"{LONGEST_SETTING} characters)",
+        f"an object of at most {MOST_SETTINGS} plain values (strings, finite numbers, booleans; keys and strings of "
+        f"at most {LONGEST_SETTING} characters)",
     ),
     "pair": (_optional(lambda v: isinstance(v, str)), "a string or null"),
     # As an input's label is read: evaluate's gold target resolves it against the model's classes.

@@ -22,7 +22,7 @@ class MethodLabels:
         own = {**record.settings, "library": record.library}  # a library ablation is a variant too
         base = self._first.setdefault(record.method, own)
         names = sorted(set(base) | set(own))
-        differing = [f"{n}={_short(own.get(n))}" for n in names if own.get(n) != base.get(n)]
+        differing = [f"{n}={_short(own.get(n))}" for n in names if not _same(own.get(n), base.get(n))]
         return f"{record.method}[{','.join(differing)}]" if differing else record.method
 
     def group(self, records: Iterable[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
@@ -35,6 +35,11 @@ class MethodLabels:
 def group_by_method(records: Sequence[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
     """Records grouped by method and settings, in order of first appearance (see :class:`MethodLabels`)."""
     return MethodLabels().group(records)
+
+
+def _same(a, b) -> bool:
+    """Equal as written: 1 and true, or 0 and false, are two settings (Python finds them equal)."""
+    return a == b and type(a) is type(b)
 
 
 def _short(value) -> str:

@@ -49,7 +49,9 @@ from ..records.variants import MethodLabels
 from ..spec import CommandOptions, Names, option
 from . import options
 from .elsewhere import aligned_settings, made_elsewhere
-from .evaluate_records import check_against_model, check_explained, check_fingerprinted, check_records, Evaluating, evaluate_records
+from .evaluate_records import (
+    MODELS_KEPT, check_against_model, check_explained, check_fingerprinted, check_records, Evaluating, evaluate_records,
+)
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -392,7 +394,8 @@ class _Scan:
             return
         check_explained([record], self.source)
         check_fingerprinted([record], self.source)
-        self.models.setdefault((record.model_fingerprint, record.model_dtype), record)
+        if len(self.models) < MODELS_KEPT:
+            self.models.setdefault((record.model_fingerprint, record.model_dtype), record)
         label = self.labels.label(record)
         self.methods.add(label)
         self._reach(record)

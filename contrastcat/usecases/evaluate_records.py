@@ -199,8 +199,15 @@ def first_of_each_model(records: Iterable[AttributionRecord]) -> list[Attributio
     to judge a whole file before any work, whatever its length."""
     seen: dict[tuple, AttributionRecord] = {}
     for record in records:
-        seen.setdefault((record.model_fingerprint, record.model_dtype), record)
+        if len(seen) < MODELS_KEPT:
+            seen.setdefault((record.model_fingerprint, record.model_dtype), record)
     return list(seen.values())
+
+
+# One model explains the records evaluate accepts, in at most 4 precisions (float32, bfloat16,
+# float16, or unsaid): of a file naming more, the first 5 (weights, precision) show a record made
+# with other weights, and no more is held, however many it names.
+MODELS_KEPT = 5
 
 
 CHUNK = 1024  # records evaluated together: memory stays that of one chunk, however many records stream in

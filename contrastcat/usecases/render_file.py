@@ -122,7 +122,9 @@ def render_file(chosen: RenderOptions) -> RenderRun:
     else:
         # A bad line fails before anything is shown; then the records stream (without compare,
         # the first `limit` only are read: an endless standard input stops there).
-        source.check(lambda record: methods.add(labels.label(record)))
+        # The labels seen only serve --compare's check: without it, none is kept (a file may hold
+        # records of any number of methods).
+        source.check(None if pair is None else lambda record: methods.add(labels.label(record)))
         records = None
         _check_pair_found(pair, methods, chosen, source.name)
     if records is None:

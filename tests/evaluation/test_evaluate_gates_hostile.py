@@ -141,6 +141,24 @@ def test_another_model_anywhere_in_a_long_file_is_refused_before_any_work(work, 
     assert_one_line_error(evaluate(long_file), f"{long_file}:1101: record id 'foreign' was explained with model")
 
 
+def test_a_file_naming_many_models_holds_a_few_of_their_records(work, tmp_path):
+    """Of 300 records each naming other weights, the scan keeps the first record of a few
+    (weights, precision) only (it kept every one: the texts of a whole file), and still refuses
+    the file at the first record the model did not make."""
+    from contrastcat.usecases.evaluate_records import MODELS_KEPT, first_of_each_model
+
+    _, records, _ = work
+    good = json.loads(records.read_text().splitlines()[0])
+    lines = [json.dumps({**good, "id": f"r{i}", "model_fingerprint": f"sha256:{i:032x}"}) for i in range(300)]
+    many = tmp_path / "many.jsonl"
+    many.write_text(json.dumps(good) + "\n" + "\n".join(lines) + "\n")
+    assert_one_line_error(evaluate(many), f"{many}:2: record id 'r0' was explained with model")
+    from contrastcat.records.record import read_records
+
+    kept = first_of_each_model(read_records(str(many)))
+    assert len(kept) == MODELS_KEPT == 5 and kept[0].model_fingerprint == good["model_fingerprint"]
+
+
 def test_nothing_evaluated_is_exit_2_and_writes_nothing(work, tmp_path):
     """--min-tokens above every record: exit 2 (was: exit 0 and an empty table)."""
     _, records, _ = work

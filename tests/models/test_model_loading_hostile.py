@@ -80,6 +80,12 @@ def test_a_checkpoint_without_a_classification_head_is_refused(toy_dir, tmp_path
     encoder.save_pretrained(headless)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copy(toy_dir / "model" / name, headless / name)
+    with pytest.raises(BadInput, match=r"config.json names BertModel, a base model \(no classification head\)"):
+        load_classifier(str(headless), "cpu")
+    # A config that does not say what it is: the missing weights tell.
+    config = json.loads((headless / "config.json").read_text())
+    del config["architectures"]
+    (headless / "config.json").write_text(json.dumps(config))
     with pytest.raises(BadInput, match=r"lacks the weight classifier\.(bias|weight) and 1 more: it would be random"):
         load_classifier(str(headless), "cpu")
 

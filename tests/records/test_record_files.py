@@ -123,3 +123,32 @@ def test_data_quoted_in_an_error_stays_on_one_line(tmp_path, records):
     path = write(tmp_path, with_second(records, model_fingerprint="sha256:a\nb\u2028c"))
     result = invoke("evaluate", path, "--model", records[0]["model"])
     assert_one_line_error(result, "sha256:a\\nb\\u2028c")
+
+
+def test_settings_that_cannot_be_written_are_refused_in_one_line(tmp_path):
+    """Records.save writes nothing a reader would refuse: settings with a key that is not a string,
+    or a number JSON cannot write, are bad input like any other field, not a raw TypeError or
+    ValueError."""
+    import math
+
+    from contrastcat.errors import BadInput
+    from contrastcat.records.record import Records
+    from tests.helpers import word_piece_record
+
+    for settings in ({1: 2}, {"x": math.nan}, {"x": math.inf}):
+        with pytest.raises(BadInput, match="^save: item 0: 'settings' must be an object of at most 1000"):
+            Records([word_piece_record(settings=settings)]).save(str(tmp_path / "out.jsonl"))
+    assert not list(tmp_path.iterdir())
+
+
+def test_variants_differing_in_a_settings_type_are_told_apart():
+    """1 and true (0 and false) are two settings as written, though Python finds them equal: two
+    variants, not one method whose records look like duplicates."""
+    from contrastcat.records.variants import MethodLabels
+    from tests.helpers import word_piece_record
+
+    labels = MethodLabels()
+    base = word_piece_record(settings={"refine": True, "seed": 0})
+    other = word_piece_record(settings={"refine": 1, "seed": False})
+    assert labels.label(base) == "contrastcat"
+    assert labels.label(other) == "contrastcat[refine=1,seed=False]"
