@@ -294,7 +294,9 @@ def _explain_window(run: _Run, rows, progress) -> Iterator[AttributionRecord]:
 
 
 def _record(run: _Run, row, text, refined, probs, target: int, method) -> AttributionRecord:
-    if not (np.all(np.isfinite(refined.scores)) and np.all(np.isfinite(refined.raw))):
+    # Raw scores whose magnitudes add up past the largest float are refused when read (their sums
+    # would overflow): not written either.
+    if not (np.all(np.isfinite(refined.scores)) and np.isfinite(np.abs(refined.raw).sum())):
         raise RunFailed(f"{run.source}:{row.line}: method {method.name} produced non-finite scores for this input")
     classifier, library = run.classifier, run.library
     record = AttributionRecord(
