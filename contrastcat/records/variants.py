@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..io import jsonl
 from .record import AttributionRecord
 
 
@@ -12,18 +13,33 @@ class MethodLabels:
 
     The first settings seen for a method label it by its name alone; other
     variants of it (an ablation run) are labelled by the settings in which
-    they differ from the first, e.g. ``contrastcat[refs_used=5]``.
+    they differ from the first, e.g. ``contrastcat[refs_used=5]``. A label is
+    one method's and settings' only: where another's would read the same (a
+    method named ``contrastcat[refs_used=5]``; two libraries whose fingerprints
+    begin alike), the later one is told apart by a number, ``…#2``.
     """
 
     def __init__(self) -> None:
         self._first: dict[str, dict] = {}
+        self._labels: dict[str, str] = {}  # what a variant is (method, settings as written) -> its label
+        self._taken: set[str] = set()
 
     def label(self, record: AttributionRecord) -> str:
         own = {**record.settings, "library": record.library}  # a library ablation is a variant too
         base = self._first.setdefault(record.method, own)
         names = sorted(set(base) | set(own))
-        differing = [f"{n}={_short(own.get(n))}" for n in names if not _same(own.get(n), base.get(n))]
-        return f"{record.method}[{','.join(differing)}]" if differing else record.method
+        differing = [(n, own.get(n)) for n in names if not _same(own.get(n), base.get(n))]
+        variant = jsonl.dumps([record.method, differing])  # as written: 1 and true are two values
+        found = self._labels.get(variant)
+        if found is None:
+            shown = f"{record.method}[{','.join(f'{n}={_short(v)}' for n, v in differing)}]" if differing else record.method
+            found, count = shown, 1
+            while found in self._taken:
+                count += 1
+                found = f"{shown}#{count}"
+            self._labels[variant] = found
+            self._taken.add(found)
+        return found
 
     def group(self, records: Iterable[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
         groups: dict[str, list[AttributionRecord]] = {}

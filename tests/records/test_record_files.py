@@ -152,3 +152,25 @@ def test_variants_differing_in_a_settings_type_are_told_apart():
     other = word_piece_record(settings={"refine": 1, "seed": False})
     assert labels.label(base) == "contrastcat"
     assert labels.label(other) == "contrastcat[refine=1,seed=False]"
+
+
+def test_a_label_belongs_to_one_method_and_its_settings():
+    """A method named like another's variant, or two libraries whose fingerprints begin alike,
+    would read the same: the later is numbered, never merged with the other (evaluate dropped
+    its records as duplicates and showed the other's numbers)."""
+    from contrastcat.records.variants import MethodLabels
+    from tests.helpers import word_piece_record
+
+    labels = MethodLabels()
+    base = word_piece_record(settings={"seed": 0})
+    variant = word_piece_record(settings={"seed": 1})
+    named_alike = word_piece_record(method="contrastcat[seed=1]", settings={"seed": 0})
+    assert [labels.label(r) for r in (base, variant, named_alike, variant, named_alike)] == [
+        "contrastcat", "contrastcat[seed=1]", "contrastcat[seed=1]#2", "contrastcat[seed=1]", "contrastcat[seed=1]#2"]
+    first = word_piece_record(library="sha256:0123456789abcdefAAAA")
+    second = word_piece_record(library="sha256:0123456789abcdefBBBB")
+    third = word_piece_record(library="sha256:0123456789abcdefCCCC")
+    labels = MethodLabels()
+    assert [labels.label(r) for r in (first, second, third, second)] == [
+        "contrastcat", "contrastcat[library=sha256:01234567]", "contrastcat[library=sha256:01234567]#2",
+        "contrastcat[library=sha256:01234567]"]
