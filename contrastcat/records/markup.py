@@ -130,13 +130,18 @@ SIGNED_LEGEND = (
 )
 
 
-def legends(groups: list[list], signed: bool = True) -> str:
-    """The legend of the records shown: the signed one too where one of them is signed."""
-    return LEGEND + (SIGNED_LEGEND if signed and any(is_signed(r) for group in groups for r in group) else "")
+def any_signed(groups: list[list]) -> bool:
+    """Whether a record of ``groups`` (by input) is shown signed."""
+    return any(is_signed(record) for group in groups for record in group)
+
+
+def legends(signed: bool) -> str:
+    """The legend of the records shown: the signed one too where one of them is ``signed``."""
+    return LEGEND + (SIGNED_LEGEND if signed else "")
 
 
 def notebook_html(records: list, words: bool = True) -> str:
     """A notebook's display of records: the page's blocks and style, without the page."""
     groups = by_input(records)
     blocks = "".join(input_block(group, words) for group in groups)
-    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{legends(groups)}{blocks}</div>"
+    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{legends(any_signed(groups))}{blocks}</div>"

@@ -122,10 +122,10 @@ def spans(record, words: bool = False, rescale: bool = False, signed: bool = Fal
     found = np.array([s.score for s in result], dtype=np.float64)
     if signed:
         # Without rescale, by the largest magnitude of any token's too (special ones), as the
-        # stored scores are scaled over every token.
+        # stored scores are scaled over every token: that is the unit the values are in, 1.
         largest = np.abs(found).max()
         if not rescale:
-            largest = max(largest, np.abs(np.asarray(values, dtype=np.float64)).max())
+            largest = max(largest, 1.0)
         shown = found / largest if largest > 0 else np.zeros_like(found)
     elif words or rescale:
         shown = minmax(found)

@@ -5,12 +5,12 @@ the records shown need (a bad line after them is never read)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
 import os
 import sys
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from ..records.markup import STYLE, by_input, input_block, legends
-from ..records.spans import is_signed, visible
+from ..records.markup import STYLE, any_signed, by_input, input_block, legends
+from ..records.spans import visible
 
 PAGE_STYLE = """
 body { font: 16px/1.6 system-ui, sans-serif; margin: 0; padding: 1.5rem max(1rem, calc((100% - 72rem) / 2)); }
@@ -36,7 +36,8 @@ def html_page(
         scaling = "a word's the sum of its tokens' raw scores, min–max scaled over each text's words"
     else:
         scaling = "min–max scaled over each text's tokens" if rescale else "as stored"
-    if signed and any(is_signed(record) for group in groups for record in group):
+    signed = signed and any_signed(groups)  # what the page shows: a signed map among its records
+    if signed:
         scaling += "; a signed map's divided by its largest magnitude: red for the class, blue against it"
     return (
         "<!doctype html>\n"
@@ -47,5 +48,5 @@ def html_page(
         f"<h1>{html.escape(visible(title))}</h1>"
         f'<p class="muted">{len(blocks)} input(s); {unit} shaded by attribution score ({scaling}); '
         "hover or focus (Tab) a token for its score.</p>"
-        f"{legends(groups, signed)}<main>{''.join(blocks)}</main></body></html>\n"
+        f"{legends(signed)}<main>{''.join(blocks)}</main></body></html>\n"
     )
