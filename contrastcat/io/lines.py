@@ -15,6 +15,7 @@ as :class:`Overlong`, read past in small pieces, never held.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -32,6 +33,8 @@ DEFAULT_LINE_MIB = 16  # an input line; a record line may be RECORD_LINES times 
 # A record carries its text (and pair) JSON-escaped, which can take up to six bytes for one
 # (a control character as \u0001), beside its tokens, offsets and scores.
 RECORD_LINES = 8
+# Names of standard input that a closed one (<&-) leaves pointing nowhere.
+_STANDARD_INPUT_NAMES = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
 _DRAIN = 1 << 20  # the piece in which an overlong line is read past
 _Line = TypeVar("_Line", str, bytes)
 
@@ -76,6 +79,7 @@ class LineSource:
         self.name = "<stdin>" if path == STDIO else path
         self._copy: BinaryIO | None = None  # standard input, kept by a first pass for a second
         self._consumed = False
+        self._again: BinaryIO | None = None  # a regular file opened again, for lines read at their place
 
     def lines(self, keep: bool = False, errors: str = "strict") -> Iterator[tuple[int, str | Overlong]]:
         """(number, text with its end) of every line, a leading BOM dropped (it would hide the
@@ -116,6 +120,42 @@ class LineSource:
                 copy.flush()
                 self._copy = copy
 
+    def placed_lines(self) -> Iterator[tuple[int, str, int]]:
+        """(number, text with its end, byte offset) of every line of an input that can be read
+        again (a regular file, or one kept by a first pass with ``keep``): a reader that would hold
+        many lines may hold where they are instead, and read each again with :meth:`line_at`."""
+        offset = 0
+        if self._copy is None:  # the copy holds the lines as read, a BOM dropped; the file does not
+            with self._open_file() as handle:
+                offset = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        for number, line, size in self.sized_lines():
+            yield number, within_limit(line, f"{self.name}:{number}"), offset
+            offset += size
+
+    def line_at(self, offset: int, number: int) -> str:
+        """Line ``number``, read again at its byte ``offset`` (:meth:`placed_lines`)."""
+        if self._copy is not None:  # a pass over the copy may be under way: it goes on where it was
+            back = self._copy.tell()
+            try:
+                self._copy.seek(offset)
+                raw = read_line(self._copy, self.limit)
+            finally:
+                self._copy.seek(back)
+        else:
+            if self._again is None:
+                self._again = self._open_file().detach()  # unbuffered: what is read is the file now
+            self._again.seek(offset)
+            buffered = io.BufferedReader(self._again)
+            try:
+                raw = read_line(buffered, self.limit)
+            finally:
+                buffered.detach()
+        line = within_limit(raw, f"{self.name}:{number}")
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadInput(f"{self.name}:{number}: changed while it was read (not UTF-8 text now)") from None
+
     def _regular(self) -> bool:
         """A regular file can be opened again; anything else is read once, like standard input."""
         try:
@@ -132,6 +172,8 @@ class LineSource:
         try:
             return open(self.path, "rb")
         except FileNotFoundError:
+            if self.path in _STANDARD_INPUT_NAMES and sys.stdin is None:
+                raise BadInput(f"{self.path}: standard input is closed: give a file, or pipe the lines in") from None
             raise BadInput(f"{self.path}: no such file") from None
         except IsADirectoryError:
             raise BadInput(f"{self.path}: is a directory, expected a file") from None
@@ -169,9 +211,10 @@ class LineSource:
             raise BadInput(f"{self.name}:{number}: not UTF-8 text (byte {error.start} of the line)") from None
 
     def close(self) -> None:
-        if self._copy is not None:
-            self._copy.close()
-            self._copy = None
+        for handle in (self._copy, self._again):
+            if handle is not None:
+                handle.close()
+        self._copy = self._again = None
 
 
 def within_limit(line: _Line | Overlong, where: str) -> _Line:

@@ -71,24 +71,28 @@ class AttributionRecord:
     # With ``explain --words``: :meth:`word_scores` as written (word, start, end, score, raw; and segment 1
     # for a word of a pair's second text).
     words: list[dict] | None = None
+    # Fields this version does not know (another tool's, a later version's), as read: written back
+    # after the others, so a file read and saved again loses nothing.
+    extra: dict | None = field(default=None, compare=False, repr=False)
     line: int | None = field(default=None, compare=False, repr=False)  # where it was read; never written
 
     def to_dict(self) -> dict:
         """The record as written to JSONL (without where it was read from)."""
         values = asdict(self)
         del values["line"]
+        extra = values.pop("extra") or {}
         for key in (*PAIR_FIELDS, "words"):
             if values[key] is None:
                 del values[key]
         raw = values.pop("raw_scores")
         if raw is None:  # a record without them is written as it was read
-            return values
+            return {**values, **extra}
         written = {}
         for key, value in values.items():
             written[key] = value
             if key == "scores":
                 written["raw_scores"] = raw
-        return written
+        return {**written, **extra}
 
     def to_json(self) -> str:
         return jsonl.dumps(self.to_dict())
@@ -260,7 +264,11 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "pair": (_optional(lambda v: isinstance(v, str)), "a string or null"),
     # As an input's label is read: evaluate's gold target resolves it against the model's classes.
-    "label": (_optional(lambda v: isinstance(v, str) or arguments.plain_int(v)), "a class index, a class name or null"),
+    # A reader checking gold labels keeps each distinct one until the model loads: a class name is short.
+    "label": (
+        _optional(lambda v: (isinstance(v, str) and len(v) <= LONGEST_SETTING) or arguments.plain_int(v)),
+        f"a class index, a class name (at most {LONGEST_SETTING} characters) or null",
+    ),
     "segments": (
         _optional(_list_of(lambda v: v is None or (arguments.plain_int(v) and v in (0, 1)))),
         "a list of 0, 1 or null (one per token) or null",
@@ -353,8 +361,9 @@ def _check_offsets(obj: dict, where: str, given_tokens: bool) -> None:
 def _record(obj: dict, length: int) -> AttributionRecord:
     """The record of a checked object, what it leaves out filled in."""
     offsets = obj.get("offsets")
-    known = {f.name for f in fields(AttributionRecord)} - {"line"}
+    known = {f.name for f in fields(AttributionRecord)} - {"line", "extra"}
     values = {key: value for key, value in obj.items() if key in known}
+    values["extra"] = {key: value for key, value in obj.items() if key not in known} or None
     for key in PER_TOKEN:
         if values.get(key) is None:
             values.pop(key, None)  # null: as if absent, filled in below
@@ -402,6 +411,24 @@ class RecordFile:
     def lines(self) -> Iterator[tuple[int, str, AttributionRecord]]:
         """Each record with its line's number and text (:func:`parsed_lines`), read once."""
         return itertools.islice(parsed_lines(self.source.text_lines(False), self.name), self.limit)
+
+    def placed(self) -> Iterator[tuple[int, int, str, AttributionRecord]]:
+        """Each record with its line's number, byte offset and text, after :meth:`check` (which
+        keeps standard input): a reader holding many records may hold where they are instead,
+        and read each again with :meth:`record_at`."""
+        place = [0]  # the offset of the line read last: each line is parsed as soon as it is read
+
+        def remembered():
+            for number, line, offset in self.source.placed_lines():
+                place[0] = offset
+                yield number, line
+
+        for number, raw, record in itertools.islice(parsed_lines(remembered(), self.name), self.limit):
+            yield number, place[0], raw, record
+
+    def record_at(self, number: int, offset: int) -> AttributionRecord:
+        """The record of line ``number``, read again at its byte ``offset`` (:meth:`placed`)."""
+        return record_of_line(number, self.source.line_at(offset, number), self.name)
 
     def _records(self, keep: bool) -> Iterator[AttributionRecord]:
         return itertools.islice(parsed_records(self.source.text_lines(keep), self.name), self.limit)

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..errors import BadInput
 from ..io import jsonl
 from .record import AttributionRecord
+
+# What the labels of one run may hold: the first settings of each method and each variant's
+# label, estimated as their JSON's characters and a Python object's overhead per value. A file
+# whose every record names a method (or settings) of its own would otherwise be held whole, many
+# times its size; a comparison of methods names a few.
+MOST_HELD = 100_000_000
+_PER_VALUE = 150  # a setting held: its key and value as Python objects, and its slot in a dict
+_PER_LABEL = 400  # a label held: its key, its string, and their slots in a dict and a set
 
 
 class MethodLabels:
@@ -19,14 +28,19 @@ class MethodLabels:
     begin alike), the later one is told apart by a number, ``…#2``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, source: str | None = None) -> None:
+        self.source = source  # the file the records come from, named where too many are refused
         self._first: dict[str, dict] = {}
         self._labels: dict[str, str] = {}  # what a variant is (method, settings as written) -> its label
         self._taken: set[str] = set()
+        self._held = 0  # estimated bytes of the above
 
     def label(self, record: AttributionRecord) -> str:
         own = {**record.settings, "library": record.library}  # a library ablation is a variant too
-        base = self._first.setdefault(record.method, own)
+        base = self._first.get(record.method)
+        if base is None:
+            self._hold(record, len(record.method) + len(jsonl.dumps(own)) + _PER_VALUE * (len(own) + 1))
+            base = self._first[record.method] = own
         names = sorted(set(base) | set(own))
         differing = [(n, own.get(n)) for n in names if not _same(own.get(n), base.get(n))]
         variant = jsonl.dumps([record.method, differing])  # as written: 1 and true are two values
@@ -37,9 +51,21 @@ class MethodLabels:
             while found in self._taken:
                 count += 1
                 found = f"{shown}#{count}"
+            self._hold(record, len(variant) + 2 * len(found) + _PER_LABEL)
             self._labels[variant] = found
             self._taken.add(found)
         return found
+
+    def _hold(self, record: AttributionRecord, size: int) -> None:
+        self._held += size
+        if self._held > MOST_HELD:
+            source = self.source or "records"
+            where = f"{source}:{record.line}" if record.line is not None else f"{source}: record id {record.id!r}"
+            raise BadInput(
+                f"{where}: more methods and variants of methods (by their settings) than one run compares: their "
+                f"names and settings take over {MOST_HELD // 10**6} MB (does each record name a method or settings "
+                "of its own?)"
+            )
 
     def group(self, records: Iterable[AttributionRecord]) -> dict[str, list[AttributionRecord]]:
         groups: dict[str, list[AttributionRecord]] = {}

@@ -373,11 +373,11 @@ class _Scan:
         # The inputs each method of --compare will be evaluated on (id and token ids, hashed): a pair
         # with none in common is refused before the model loads, not after the whole run.
         self.inputs: dict[str, set[bytes] | None] = {name: set() for name in pair or ()}
-        self.labels = MethodLabels()
+        self.labels = MethodLabels(source)
         self.methods: set[str] = set()
         self.models: dict[tuple, object] = {}  # the first record of each (weights, precision)
-        self.reach: list[SimpleNamespace] = []
         self._token = self._class = -1
+        self._by_token = self._by_class = None  # the first record of the largest token id, and of class
         self.gold: dict = {}  # each --target gold label -> (label, line of its first record)
         self.short = self.special = self.total = self.elsewhere = 0
         self.first_elsewhere: int | None = None
@@ -410,18 +410,28 @@ class _Scan:
         if self.settings.target == "gold":
             if record.label is None:
                 raise BadInput(f"{self.source}:{record.line}: {self.named('target')} gold needs a label in every record")
-            self.gold.setdefault(_label_key(record.label), (record.label, record.line))
+            # The first labels are resolved once the model loads, before any work; a file of more
+            # distinct labels than a classifier has classes has its others resolved as it is evaluated.
+            if len(self.gold) < GOLD_KEPT:
+                self.gold.setdefault(_label_key(record.label), (record.label, record.line))
 
     def _reach(self, record) -> None:
-        """Keep the records that raise the largest token id or class seen so far (as much of each as
-        the model check reads): the first one the model cannot take is always among them, so the
-        whole file is judged before any work without being held."""
+        """Keep the record that first reached the largest token id seen, and the one that first
+        reached the largest class (as much of each as the model check reads): if the model cannot
+        take a record of the file, it cannot take one of these, so the whole file is judged before
+        any work without being held."""
         token, klass = max(record.token_ids), max(record.target, record.predicted)
-        if token > self._token or klass > self._class:
-            self._token, self._class = max(token, self._token), max(klass, self._class)
-            self.reach.append(SimpleNamespace(
-                id=record.id, line=record.line, token_ids=[token], target=record.target, predicted=record.predicted,
-            ))
+        kept = SimpleNamespace(id=record.id, line=record.line, token_ids=[token], target=record.target,
+                               predicted=record.predicted)
+        if token > self._token:
+            self._token, self._by_token = token, kept
+        if klass > self._class:
+            self._class, self._by_class = klass, kept
+
+    @property
+    def reach(self) -> list:
+        return sorted((kept for kept in {id(k): k for k in (self._by_token, self._by_class) if k is not None}.values()),
+                      key=lambda kept: kept.line)
 
     def check_model(self, classifier) -> None:
         """Every record's model, vocabulary, classes and gold label, before any work."""
@@ -430,6 +440,10 @@ class _Scan:
         check_records(self.reach, vocabulary, classifier.num_classes, self.source)
         for label, line in sorted(self.gold.values(), key=lambda found: found[1]):
             resolve_label(label, classifier.label_names, f"{self.source}:{line}")
+
+
+# Gold labels resolved before any work (each distinct one kept until the model loads).
+GOLD_KEPT = 10_000
 
 
 def _scan(record_file: RecordFile, settings: EvalSettings, pair: tuple[str, str] | None, named: Names) -> _Scan:

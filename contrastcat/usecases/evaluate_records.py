@@ -306,7 +306,7 @@ class _Evaluation:
         self.predict = predictor(classifier, how.batch_size, forward_dtype)
         self.mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
         self.loo = self._drops(str(forward_dtype or classifier.dtype))
-        self.labels = MethodLabels()
+        self.labels = MethodLabels(how.source)
         self.tallies: dict[str, CurveTally] = {}
         self.taus: dict[str, tuple[list[float], list[float]]] = {}
         self.inputs_seen: dict[str, set[bytes]] = {}  # per method, digests of its inputs' tokens and target

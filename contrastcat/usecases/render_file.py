@@ -109,29 +109,29 @@ class RenderOptions(CommandOptions):
 
 def render_file(chosen: RenderOptions) -> RenderRun:
     """The records file as one page (``html``), as text written to ``output``, or as blocks."""
-    labels = MethodLabels()  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]
-    methods: set[str] = set()
     pair = chosen.compare
     source = RecordFile(chosen.attributions, chosen.limit if pair is None else None)
+    labels = MethodLabels(source.name)  # variants of a method (an ablation run) by what differs: contrastcat[refs_used=5]
+    methods: set[str] = set()
     streamed = chosen.attributions == "-" or not os.path.isfile(chosen.attributions)
     if pair is not None and chosen.limit is not None and streamed:
         # A stream is read once, as the pages are shown, and only until `limit` records are
         # paired: an endless one stops there, and nothing is kept on disk; the records waiting
         # for their pair are bounded, and so are the other methods' names kept for a message.
-        records = _first_pairs(source, pair, labels, chosen)
+        records = _first_pairs(source, pair, labels, chosen, placed=False)
     else:
         # A bad line fails before anything is shown; then the records stream (without compare,
         # the first `limit` only are read: an endless standard input stops there).
         # The labels seen only serve --compare's check: without it, none is kept (a file may hold
         # records of any number of methods).
         source.check(None if pair is None else lambda record: methods.add(labels.label(record)))
-        records = None
         _check_pair_found(pair, methods, chosen, source.name)
-    if records is None:
-        records = source.records()
-        if pair is not None:
-            records = input_major((r for r in records if labels.label(r) in pair), pair, labels.label)
-        records = itertools.islice(records, chosen.limit)
+        if pair is None:
+            records = itertools.islice(source.records(), chosen.limit)
+        else:
+            # Read again (a stream was kept by the check), a record waiting for its pair is held as
+            # where its line is: a file written method by method waits whole.
+            records = itertools.islice(_first_pairs(source, pair, labels, chosen, placed=True), chosen.limit)
     if chosen.html is not None:
         with atomic_text_output(chosen.html, [chosen.attributions]) as stream:
             stream.write(html_page(records, f"contrastcat: {source.name}", chosen.words, chosen.rescale, labels.label,
@@ -159,7 +159,9 @@ def _check_pair_found(pair, methods, chosen: RenderOptions, name: str, more: boo
 
 # What a stream may hold waiting for the other method's record of an input: so many records, and
 # so many bytes of their lines (a record waits as its line, parsed again when paired: parsed, a
-# record takes from a few to tens of times its line, depending on what the line holds).
+# record takes from a few to tens of times its line, depending on what the line holds). A file
+# (or a stream kept by a first pass) holds where a waiting line is, not the line: the same bytes
+# hold many more of them.
 MOST_WAITING = 10_000
 MOST_WAITING_BYTES = 300_000_000
 # Names of the other methods a stream holds, kept for the message that names what it has.
@@ -170,18 +172,20 @@ _LINE_OVERHEAD = 400
 
 @dataclass(frozen=True)
 class _Line:
-    """A record of the pair read from a stream: its input (a digest of id, text and pair), its
-    method's label, its line; and the record itself, until it waits for its pair."""
+    """A record of the pair as read: its input (a digest of id, text and pair), its method's
+    label, its line (number, byte offset where it can be read again, text); and the record
+    itself, until it waits for its pair (held then as its text, or only where it is)."""
 
     input: bytes
     name: str
     number: int
-    raw: str
+    offset: int | None
+    raw: str | None
     record: AttributionRecord | None
 
     @property
     def size(self) -> int:
-        return sys.getsizeof(self.raw) + _LINE_OVERHEAD
+        return (0 if self.raw is None else sys.getsizeof(self.raw)) + _LINE_OVERHEAD
 
 
 def _digest(*parts: str) -> bytes:
@@ -194,19 +198,21 @@ def _digest(*parts: str) -> bytes:
     return digest.digest()
 
 
-def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: RenderOptions):
-    """The first ``chosen.limit`` records ``input_major`` shows, read from a stream as they are
-    shown and stopped there. Records of other methods are passed over: their names (a few, for
+def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: RenderOptions, placed: bool = False):
+    """The records ``input_major`` shows, read as they are shown (``chosen.limit`` of them from a
+    stream, which stops there). Records of other methods are passed over: their names (a few, for
     the message when a method of the pair never comes) are all that is kept of them. A record
-    waiting for its pair is held as its line; more than :data:`MOST_WAITING` of them, or than
-    :data:`MOST_WAITING_BYTES` bytes of lines, is refused: such a stream (written method by
-    method) is only shown whole."""
+    waiting for its pair is held as its line, or (``placed``: a file, or a stream kept by a first
+    pass) as where its line is; more of them than :data:`MOST_WAITING_BYTES` holds (and, as lines,
+    than :data:`MOST_WAITING`) is refused: such records, written method by method, are shown only
+    whole, or from a file."""
     seen: set[str] = set()
     others: dict[bytes, str] = {}  # a digest of each name kept (a name may be long) -> how it prints
     more = [False]  # another name came once NAMES_KEPT were kept
 
     def of_the_pair():
-        for number, raw, record in source.lines():
+        read = source.placed() if placed else ((number, None, raw, record) for number, raw, record in source.lines())
+        for number, offset, raw, record in read:
             # A variant's label begins with its method's name and a bracket (contrastcat[refs_used=5]);
             # a method's own name may hold a bracket too.
             method = record.method
@@ -215,8 +221,7 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
             if name in pair:
                 name = pair[0] if name == pair[0] else pair[1]  # held: the pair's string, not one per record
                 seen.add(name)
-                texts = (record.text,) if record.pair is None else (record.text, record.pair)
-                yield _Line(_digest(repr(record.id), *texts), name, number, raw, record)
+                yield _Line(_input(record), name, number, offset, raw, record)
             else:
                 digest = _digest(name)
                 if digest in others:
@@ -230,6 +235,12 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
         _check_pair_found(pair, seen, chosen, source.name, more[0], [*seen, *others.values()])
 
     def too_many() -> BadInput:
+        if placed:
+            return BadInput(
+                f"{chosen.named('compare')}: more than {MOST_WAITING_BYTES // _LINE_OVERHEAD} records in {source.name} "
+                "come before their input's record of the other method; write each input's records together "
+                f"(explain writes them so), or render them without {chosen.bare('compare')}"
+            )
         # A method of the pair not seen at all may be late (a stream written method by method) or
         # misnamed: say what came instead.
         missing = [name for name in pair if name not in seen]
@@ -243,12 +254,29 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
         )
 
     def held(line: _Line) -> _Line:
-        return dataclasses.replace(line, record=None)
+        return dataclasses.replace(line, record=None, raw=None if placed else line.raw)
 
-    bound = Waiting(MOST_WAITING, MOST_WAITING_BYTES, too_many, lambda line: line.size, held)
+    def again(line: _Line) -> AttributionRecord:
+        if not placed:
+            return record_of_line(line.number, line.raw, source.name)
+        record = source.record_at(line.number, line.offset)
+        if _input(record) != line.input or labels.label(record) != line.name:
+            raise BadInput(f"{source.name}:{line.number}: changed while it was read (another record is there now)")
+        return record
+
+    most = MOST_WAITING_BYTES // _LINE_OVERHEAD if placed else MOST_WAITING
+    bound = Waiting(most, MOST_WAITING_BYTES, too_many, lambda line: line.size, held)
     shown = input_major(of_the_pair(), pair, lambda line: line.name, bound, lambda line: line.input)
-    for line in itertools.islice(shown, chosen.limit):
-        yield line.record if line.record is not None else record_of_line(line.number, line.raw, source.name)
+    if not placed:
+        shown = itertools.islice(shown, chosen.limit)
+    for line in shown:
+        yield line.record if line.record is not None else again(line)
+
+
+def _input(record: AttributionRecord) -> bytes:
+    """An input told by a digest of its id, text and pair."""
+    texts = (record.text,) if record.pair is None else (record.text, record.pair)
+    return _digest(repr(record.id), *texts)
 
 
 @dataclass(frozen=True)

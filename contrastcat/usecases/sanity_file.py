@@ -126,7 +126,7 @@ def sanity_check(
     records = [r for r in records if sum(not flag for flag in r.special) >= 2]
     if not records:
         raise BadInput(f"{source}: no record has two or more non-special tokens: no map to correlate")
-    labels = MethodLabels()
+    labels = MethodLabels(source)
     grouped = labels.group(records)
     methods = {label: MethodSanity(label, group[0].method) for label, group in grouped.items()}
     steps: list[str] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -196,6 +197,54 @@ def test_gold_labels_anywhere_in_a_long_file_are_checked_before_any_work(work, t
     monkeypatch.setattr(reports.CurveTally, "add", _no_work)
     path = _long_file(records, tmp_path, last)
     assert_one_line_error(evaluate(path, "--target", "gold"), f"{path}:1101: ", fragment)
+
+
+def test_what_the_scan_keeps_of_a_file_is_bounded_whatever_its_records_reach(work, tmp_path, monkeypatch):
+    """The scan before the model loads kept each record that raised the largest token id or class
+    (all of a file whose ids climb) and every distinct gold label: a file's worth. It keeps the
+    first record of the largest token id and of the largest class, and the first labels: what the
+    model cannot take is still refused, before any work where the scan kept it, and otherwise as
+    the run reaches it, with nothing written."""
+    import tracemalloc
+    from types import SimpleNamespace
+
+    from contrastcat.records.record import RecordFile
+    from contrastcat.usecases import evaluate_file
+
+    records, _ = work
+    good = json.loads(records.read_text().splitlines()[0])
+    lines = []
+    for i in range(1000):  # each one's token id and class beyond the last's, with a long id and label
+        ids = [*good["token_ids"][:-2], 100 + i, good["token_ids"][-1]]
+        lines.append(json.dumps({**good, "id": f"{i:04d}" + "i" * 900, "token_ids": ids, "target": i, "predicted": i,
+                                 "label": f"{i:04d}" + "l" * 900}))
+    path = tmp_path / "climbing.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(evaluate_file, "GOLD_KEPT", 5)
+    scan = evaluate_file._Scan(str(path), SimpleNamespace(min_tokens=3, target="gold"), None, lambda name: name)
+    tracemalloc.start()
+    try:
+        RecordFile(str(path)).check(scan.add)
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert kept < 100_000, kept  # a record's id and label of 1,000 records: 2 MB
+    assert [entry.line for entry in scan.reach] == [1000] and len(scan.gold) == 5
+    result = evaluate(path, "--target", "gold")
+    assert_one_line_error(result, "is not in the model's vocabulary")
+    line, token = re.search(r"climbing.jsonl:(\d+): token id (\d+) ", result.stderr).groups()
+    assert int(token) == 100 + int(line) - 1  # a line the model cannot take, named with its own token
+
+    # A bad gold label past those the scan kept: refused at its line once the run reaches it.
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    labels = ["0", 0, "neutral", "Neutral", "00", "1", 1, "2", 2, "NEUTRAL", "01", "nosuch"]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps({**row, "label": label}) + "\n" for row, label in zip(rows, labels)))
+    out = tmp_path / "report.json"
+    assert_one_line_error(evaluate(mixed, "--target", "gold", "-o", out), f"{mixed}:12: label 'nosuch' is not one of")
+    assert not out.exists()
+    monkeypatch.setattr(evaluate_file, "GOLD_KEPT", 10_000)
+    assert_one_line_error(evaluate(mixed, "--target", "gold", "-o", out), f"{mixed}:12: label 'nosuch' is not one of")
 
 
 @pytest.mark.parametrize("case", ["too-short", "only-special"])

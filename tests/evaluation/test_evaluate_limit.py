@@ -242,6 +242,89 @@ def test_records_waiting_for_their_pair_are_held_as_their_lines(toy_dir, toy_lib
         peak(grown + pairs)
 
 
+def test_a_file_written_method_by_method_holds_where_its_waiting_records_are(toy_dir, toy_library, tmp_path,
+                                                                             monkeypatch):
+    """From a file (or standard input kept by the check), a record waiting for its pair is held
+    as where its line is and read again when shown: a file written method by method costs a few
+    hundred bytes a waiting record, not its line nor its parsed record. A line changed in between
+    is refused, and more waiting records than the bound holds are refused in one line."""
+    import tracemalloc
+
+    from contrastcat.records.record import RecordFile
+    from contrastcat.records.variants import MethodLabels
+    from contrastcat.usecases import render_file
+
+    a, r = _explained(toy_dir, toy_library, tmp_path)
+    # Many waiting lines, each small beside the records being read: what they cost shows.
+    count = 40
+
+    def renamed(line: str, i: int) -> str:
+        record = json.loads(line)
+        record["id"] = f"input {i}"
+        return json.dumps(record) + "\n"
+
+    grown = [_grown(renamed(a[i % len(a)], i), "many tokens", 40_000) for i in range(count)]
+    pairs = [_grown(renamed(r[i % len(r)], i), "many tokens", 40_000) for i in range(count)]
+    chosen = render_file.RenderOptions.read({"attributions": "x", "compare": "attcat,random"}, OnCommandLine())
+
+    def peak(lines: list[str]) -> tuple[int, list]:
+        path = tmp_path / "file.jsonl"
+        path.write_text("".join(lines))
+        shown = []
+        tracemalloc.start()
+        try:
+            for record in render_file._first_pairs(RecordFile(str(path)), ("attcat", "random"), MethodLabels(),
+                                                   chosen, placed=True):
+                shown.append((record.method, record.line, record.text))
+                del record
+            return tracemalloc.get_traced_memory()[1], shown
+        finally:
+            tracemalloc.stop()
+
+    adjacent, shown_adjacent = peak([line for two in zip(grown, pairs) for line in two])
+    waiting, shown_waiting = peak(grown + pairs)
+    assert [(m, t) for m, _, t in shown_waiting] == [(m, t) for m, _, t in shown_adjacent]
+    assert [line for _, line, _ in shown_waiting] == [n for i in range(1, count + 1) for n in (i, i + count)]
+    # Held as lines, the waiting ones would cost their bytes more (1.6 MB), parsed several times that.
+    assert waiting - adjacent < 0.1 * sum(len(line) for line in grown), (waiting, adjacent)
+
+    # Through the command, from a file with a BOM and from standard input (kept by the check, read
+    # again at each waiting line's place in the copy): what the adjacent file shows.
+    plain = [a[i] for i in range(6)] + [r[i] for i in range(6)]
+    adjacent_file = tmp_path / "adjacent.jsonl"
+    adjacent_file.write_text("".join(line for two in zip(a[:6], r[:6]) for line in two))
+    options = ("--compare", "attcat,random", "--color", "never")
+    expected = invoke("render", adjacent_file, *options)
+    assert expected.exit_code == 0, expected.output
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + "".join(plain).encode())
+    assert invoke("render", bom, *options).stdout == expected.stdout
+    assert invoke("render", "-", *options, stdin="".join(plain)).stdout == expected.stdout
+
+    # A waiting line changed before it is read again (the same length, another text) is refused.
+    path = tmp_path / "changing.jsonl"
+    path.write_text("".join(plain))
+    records = render_file._first_pairs(RecordFile(str(path)), ("attcat", "random"), MethodLabels(), chosen,
+                                       placed=True)
+    assert next(records).line == 1
+    changed = json.loads(a[1])
+    changed["text"] = changed["text"].swapcase()
+    assert changed["text"] != json.loads(a[1])["text"]
+    lines = list(plain)
+    lines[1] = json.dumps(changed) + "\n"
+    assert len(lines[1]) == len(plain[1])
+    path.write_text("".join(lines))
+    assert next(records).line == 7
+    with pytest.raises(BadInput, match=r"changing.jsonl:2: changed while it was read"):
+        next(records)
+
+    monkeypatch.setattr(render_file, "MOST_WAITING_BYTES", 3 * render_file._LINE_OVERHEAD)
+    path.write_text("".join(plain))
+    assert_one_line_error(invoke("render", path, *options),
+                          "more than 3 records in %s come before their input's record of the other method" % path)
+    assert invoke("render", adjacent_file, *options).stdout == expected.stdout  # adjacent: none waits
+
+
 def test_a_records_label_is_a_class_index_or_name(toy_dir, toy_library, tmp_path):
     """As an input's label is read: anything else (a nested list: tens of times its bytes once
     parsed) is refused at its line, as any other field of the wrong type is."""

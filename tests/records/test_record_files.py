@@ -174,3 +174,68 @@ def test_a_label_belongs_to_one_method_and_its_settings():
     assert [labels.label(r) for r in (first, second, third, second)] == [
         "contrastcat", "contrastcat[library=sha256:01234567]", "contrastcat[library=sha256:01234567]#2",
         "contrastcat[library=sha256:01234567]"]
+
+
+@pytest.mark.parametrize("shape", ["a method each", "settings each", "many settings each"])
+def test_what_the_labels_hold_is_counted_and_bounded(records, tmp_path, monkeypatch, shape):
+    """The labels of a run keep the first settings of each method and each variant's label: a file
+    whose every record names a method (or settings) of its own was kept whole, several times its
+    bytes. What they keep is counted as it grows, never less than it takes, and past a bound the
+    file is refused in one line at the record that passed it (render, evaluate)."""
+    import tracemalloc
+
+    from contrastcat.records import variants
+    from contrastcat.records.variants import MethodLabels
+    from tests.helpers import word_piece_record
+
+    def record(i: int):
+        if shape == "a method each":
+            return word_piece_record(method=f"method {i}", settings={"seed": 0, "refine": True})
+        if shape == "settings each":
+            return word_piece_record(settings={"seed": i, "run": f"run {i}"})
+        return word_piece_record(method=f"method {i}", settings={f"k{j}": j for j in range(200)})
+
+    made = [record(i) for i in range(300)]
+    labels = MethodLabels()
+    tracemalloc.start()
+    try:
+        for r in made:
+            labels.label(r)
+        taken = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert taken <= labels._held, (taken, labels._held)
+
+    def own(i: int, r: dict) -> dict:
+        if shape == "settings each":
+            return {**r, "settings": {"seed": i, "run": f"run {i}"}}
+        return {**r, "method": f"method {i}", "settings": {f"k{j}": j for j in range(200 if "many" in shape else 2)}}
+
+    path = write(tmp_path, [own(i, records[i % len(records)]) for i in range(200)])
+    assert invoke("render", path, "--color", "never").exit_code == 0
+    monkeypatch.setattr(variants, "MOST_HELD", 40 * (labels._held // 300))
+    for command in ("render", "evaluate"):
+        result = invoke(command, path, *(("--color", "never") if command == "render" else ("--min-tokens", "1")))
+        assert_one_line_error(result, f"{path}:", "more methods and variants of methods (by their settings) than one "
+                              "run compares")
+        line = int(result.stderr.split(f"{path}:")[1].split(":")[0])
+        assert 30 <= line <= 50, line
+
+
+def test_a_file_read_and_saved_again_keeps_the_fields_this_version_does_not_know(records, tmp_path):
+    """Another tool's fields (or a later version's) were dropped on reading, so ``read_records``
+    then ``save`` changed the user's file silently: they are kept as read, written back after
+    the fields the tool knows, and compared by nothing."""
+    import contrastcat
+
+    extras = {"source": {"tool": "other", "run": [1, 2.5, None]}, "line": 7, "notes": "kept"}
+    path = write(tmp_path, [{**records[0], **extras}, records[1]])
+    read = contrastcat.read_records(path)
+    assert read[0].extra == extras and read[1].extra is None
+    assert read[0] == contrastcat.read_records(write(tmp_path, records[:1]))[0]  # what it explains is the same
+    out = tmp_path / "saved.jsonl"
+    read.save(str(out))
+    saved = [json.loads(line) for line in out.read_text().splitlines()]
+    assert saved == [{**records[0], **extras}, records[1]]
+    assert list(saved[0])[-3:] == list(extras)  # after the fields the tool knows
+    assert invoke("render", out, "--color", "never").exit_code == 0
