@@ -15,7 +15,6 @@ as :class:`Overlong`, read past in small pieces, never held.
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 import sys
@@ -132,8 +131,9 @@ class LineSource:
             yield number, within_limit(line, f"{self.name}:{number}"), offset
             offset += size
 
-    def line_at(self, offset: int, number: int) -> str:
-        """Line ``number``, read again at its byte ``offset`` (:meth:`placed_lines`)."""
+    def line_at(self, offset: int, number: int) -> bytes:
+        """The bytes of line ``number`` (its end included) as they are now at its byte ``offset``
+        (:meth:`placed_lines`): read unbuffered, so that a line changed since is seen changed."""
         if self._copy is not None:  # a pass over the copy may be under way: it goes on where it was
             back = self._copy.tell()
             try:
@@ -143,18 +143,9 @@ class LineSource:
                 self._copy.seek(back)
         else:
             if self._again is None:
-                self._again = self._open_file().detach()  # unbuffered: what is read is the file now
-            self._again.seek(offset)
-            buffered = io.BufferedReader(self._again)
-            try:
-                raw = read_line(buffered, self.limit)
-            finally:
-                buffered.detach()
-        line = within_limit(raw, f"{self.name}:{number}")
-        try:
-            return line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BadInput(f"{self.name}:{number}: changed while it was read (not UTF-8 text now)") from None
+                self._again = self._open_file(buffering=0)
+            raw = _unbuffered_line(self._again, offset, self.limit)
+        return within_limit(raw, f"{self.name}:{number}")
 
     def _regular(self) -> bool:
         """A regular file can be opened again; anything else is read once, like standard input."""
@@ -168,17 +159,8 @@ class LineSource:
         for number, line, _ in self.sized_lines(keep):
             yield number, within_limit(line, f"{self.name}:{number}")
 
-    def _open_file(self) -> BinaryIO:
-        try:
-            return open(self.path, "rb")
-        except FileNotFoundError:
-            if self.path in _STANDARD_INPUT_NAMES and sys.stdin is None:
-                raise BadInput(f"{self.path}: standard input is closed: give a file, or pipe the lines in") from None
-            raise BadInput(f"{self.path}: no such file") from None
-        except IsADirectoryError:
-            raise BadInput(f"{self.path}: is a directory, expected a file") from None
-        except OSError as error:
-            raise BadInput(f"{self.path}: cannot read ({error.strerror})") from None
+    def _open_file(self, buffering: int = -1) -> BinaryIO:
+        return open_input(self.path, buffering)
 
     def _numbered(
         self, handle: BinaryIO, errors: str, copy: BinaryIO | None = None
@@ -217,11 +199,46 @@ class LineSource:
         self._copy = self._again = None
 
 
+def open_input(path: str, buffering: int = -1) -> BinaryIO:
+    """``path`` opened to read bytes, or one line saying why it cannot be."""
+    try:
+        return open(path, "rb", buffering=buffering)
+    except FileNotFoundError:
+        if path in _STANDARD_INPUT_NAMES and sys.stdin is None:
+            raise BadInput(f"{path}: standard input is closed: give a file, or pipe the lines in") from None
+        raise BadInput(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a directory, expected a file") from None
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read ({error.strerror})") from None
+
+
 def within_limit(line: _Line | Overlong, where: str) -> _Line:
     """``line`` itself; where it is an :class:`Overlong`, one line saying so at ``where``."""
     if isinstance(line, Overlong):
         raise BadInput(f"{where}: {line.problem}")
     return line
+
+
+def _unbuffered_line(handle: BinaryIO, offset: int, limit: int) -> bytes | Overlong:
+    """The line at ``offset`` of an unbuffered ``handle`` (with its end), in pieces growing from
+    4 KiB: a short line costs one read, and nothing is kept from an earlier one."""
+    chunks, size, position = [], 4096, offset
+    while True:
+        handle.seek(position)
+        piece = handle.read(size)
+        if not piece:
+            break
+        end = piece.find(b"\n")
+        if end >= 0:
+            chunks.append(piece[: end + 1])
+            break
+        chunks.append(piece)
+        position += len(piece)
+        if position - offset > limit + 2:
+            return Overlong(limit)
+        size = min(2 * size, _DRAIN)
+    return b"".join(chunks)
 
 
 def read_bounded(handle: BinaryIO, limit: int) -> bytes | Overlong:

@@ -26,7 +26,7 @@ from typing import BinaryIO
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
-from ..io.lines import RECORD_LINES, line_limit, read_line, within_limit
+from ..io.lines import RECORD_LINES, line_limit, open_input, read_line, within_limit
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, check_record
 
@@ -163,10 +163,7 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
 
 
 def _open_part(path: str) -> _Part:
-    try:
-        handle = open(path, "rb")
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read ({error.strerror})") from None
+    handle = open_input(path)
     try:
         if not handle.seekable():  # a pipe, bash's <(...): read once, into a file that can be read again
             handle = _spooled(path, handle)

@@ -49,7 +49,7 @@ class AttributionRecord:
     scores: list[float]
     target: int
     target_name: str
-    probs: list[float]  # softmax over classes for the unperturbed input
+    probs: list[float]  # for the unperturbed input: softmax over the classes, or a sigmoid per label (multi_label)
     predicted: int
     label: Any
     method: str
@@ -71,6 +71,9 @@ class AttributionRecord:
     # With ``explain --words``: :meth:`word_scores` as written (word, start, end, score, raw; and segment 1
     # for a word of a pair's second text).
     words: list[dict] | None = None
+    # The model is a multi-label classifier: ``probs`` are a sigmoid per label (several may be
+    # above 0.5), ``target`` a label. Written only where true.
+    multi_label: bool = False
     # Fields this version does not know (another tool's, a later version's), as read: written back
     # after the others, so a file read and saved again loses nothing.
     extra: dict | None = field(default=None, compare=False, repr=False)
@@ -84,6 +87,8 @@ class AttributionRecord:
         for key in (*PAIR_FIELDS, "words"):
             if values[key] is None:
                 del values[key]
+        if not values["multi_label"]:
+            del values["multi_label"]
         raw = values.pop("raw_scores")
         if raw is None:  # a record without them is written as it was read
             return {**values, **extra}
@@ -254,6 +259,7 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "refs_kept": (_optional(_index), "an integer or null"),
     "refs_total": (_optional(_index), "an integer or null"),
     "truncated": (lambda v: isinstance(v, bool), "true or false"),
+    "multi_label": (lambda v: isinstance(v, bool), "true or false"),
     "tokens_dropped": (_index, "an integer, 0 or more"),
     "pad_token_id": (_optional(_index), "a token id or null"),
     "model_dtype": (_optional(lambda v: v in ("float32", "bfloat16", "float16")), "float32, bfloat16, float16 or null"),
@@ -415,7 +421,7 @@ class RecordFile:
     def placed(self) -> Iterator[tuple[int, int, str, AttributionRecord]]:
         """Each record with its line's number, byte offset and text, after :meth:`check` (which
         keeps standard input): a reader holding many records may hold where they are instead,
-        and read each again with :meth:`record_at`."""
+        and read each again with :meth:`line_at`."""
         place = [0]  # the offset of the line read last: each line is parsed as soon as it is read
 
         def remembered():
@@ -426,9 +432,10 @@ class RecordFile:
         for number, raw, record in itertools.islice(parsed_lines(remembered(), self.name), self.limit):
             yield number, place[0], raw, record
 
-    def record_at(self, number: int, offset: int) -> AttributionRecord:
-        """The record of line ``number``, read again at its byte ``offset`` (:meth:`placed`)."""
-        return record_of_line(number, self.source.line_at(offset, number), self.name)
+    def line_at(self, number: int, offset: int) -> bytes:
+        """The bytes of line ``number`` as they are now at its byte ``offset`` (:meth:`placed`):
+        the caller tells whether they are still the line it read."""
+        return self.source.line_at(offset, number)
 
     def _records(self, keep: bool) -> Iterator[AttributionRecord]:
         return itertools.islice(parsed_records(self.source.text_lines(keep), self.name), self.limit)

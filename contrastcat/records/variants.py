@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 
 from ..errors import BadInput
@@ -9,7 +10,8 @@ from ..io import jsonl
 from .record import AttributionRecord
 
 # What the labels of one run may hold: the first settings of each method and each variant's
-# label, estimated as their JSON's characters and a Python object's overhead per value. A file
+# label, estimated as the memory their JSON takes as one string (a string of any character past
+# U+FFFF takes 4 bytes a character) and a Python object's overhead per value. A file
 # whose every record names a method (or settings) of its own would otherwise be held whole, many
 # times its size; a comparison of methods names a few.
 MOST_HELD = 100_000_000
@@ -39,7 +41,8 @@ class MethodLabels:
         own = {**record.settings, "library": record.library}  # a library ablation is a variant too
         base = self._first.get(record.method)
         if base is None:
-            self._hold(record, len(record.method) + len(jsonl.dumps(own)) + _PER_VALUE * (len(own) + 1))
+            size = sys.getsizeof(record.method) + sys.getsizeof(jsonl.dumps(own)) + _PER_VALUE * (len(own) + 1)
+            self._hold(record, size)
             base = self._first[record.method] = own
         names = sorted(set(base) | set(own))
         differing = [(n, own.get(n)) for n in names if not _same(own.get(n), base.get(n))]
@@ -51,7 +54,7 @@ class MethodLabels:
             while found in self._taken:
                 count += 1
                 found = f"{shown}#{count}"
-            self._hold(record, len(variant) + 2 * len(found) + _PER_LABEL)
+            self._hold(record, sys.getsizeof(variant) + 2 * sys.getsizeof(found) + _PER_LABEL)
             self._labels[variant] = found
             self._taken.add(found)
         return found

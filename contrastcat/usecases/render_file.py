@@ -166,11 +166,12 @@ MOST_WAITING = 10_000
 MOST_WAITING_BYTES = 300_000_000
 # Names of the other methods a stream holds, kept for the message that names what it has.
 NAMES_KEPT = 20
-# What a waiting line holds besides its text: its number, digest and name, its place in the lists.
-_LINE_OVERHEAD = 400
+# What a waiting line holds besides its text: its number, offset, digests and name, its input's
+# entry among those waiting (about 610 bytes on CPython 3.11; counted above that).
+_LINE_OVERHEAD = 800
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Line:
     """A record of the pair as read: its input (a digest of id, text and pair), its method's
     label, its line (number, byte offset where it can be read again, text); and the record
@@ -182,6 +183,7 @@ class _Line:
     offset: int | None
     raw: str | None
     record: AttributionRecord | None
+    line: bytes | None = None  # where held by its offset: a digest of the line's bytes, to tell it unchanged
 
     @property
     def size(self) -> int:
@@ -190,9 +192,12 @@ class _Line:
 
 def _digest(*parts: str) -> bytes:
     """A digest of ``parts`` told apart from any other sequence of strings (each one's length first)."""
+    return _digest_bytes(*(part.encode("utf-8", "surrogatepass") for part in parts))
+
+
+def _digest_bytes(*parts: bytes) -> bytes:
     digest = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        data = part.encode("utf-8", "surrogatepass")
+    for data in parts:
         digest.update(len(data).to_bytes(8, "little"))
         digest.update(data)
     return digest.digest()
@@ -216,12 +221,14 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
             # A variant's label begins with its method's name and a bracket (contrastcat[refs_used=5]);
             # a method's own name may hold a bracket too.
             method = record.method
-            ours = any(name == method or name.startswith(method + "[") for name in pair)
+            # A label numbered apart from another's reads like it, then #2: x[s=1]#2.
+            ours = any(name == method or name.startswith((method + "[", method + "#")) for name in pair)
             name = labels.label(record) if ours else method
             if name in pair:
                 name = pair[0] if name == pair[0] else pair[1]  # held: the pair's string, not one per record
                 seen.add(name)
-                yield _Line(_input(record), name, number, offset, raw, record)
+                line = None if offset is None else _digest(raw)
+                yield _Line(_input(record), name, number, offset, raw, record, line)
             else:
                 digest = _digest(name)
                 if digest in others:
@@ -259,10 +266,10 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
     def again(line: _Line) -> AttributionRecord:
         if not placed:
             return record_of_line(line.number, line.raw, source.name)
-        record = source.record_at(line.number, line.offset)
-        if _input(record) != line.input or labels.label(record) != line.name:
-            raise BadInput(f"{source.name}:{line.number}: changed while it was read (another record is there now)")
-        return record
+        now = source.line_at(line.number, line.offset)
+        if _digest_bytes(now) != line.line:  # edited, moved, cut short: other bytes than those read
+            raise BadInput(f"{source.name}:{line.number}: changed while it was read (the file is not as it was)")
+        return record_of_line(line.number, now.decode("utf-8"), source.name)
 
     most = MOST_WAITING_BYTES // _LINE_OVERHEAD if placed else MOST_WAITING
     bound = Waiting(most, MOST_WAITING_BYTES, too_many, lambda line: line.size, held)

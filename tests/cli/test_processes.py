@@ -204,6 +204,7 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
                                    stdout=subprocess.DEVNULL, stderr=full, env={**os.environ, **OFFLINE})
     # stdin closed: whether it is named `-` or by its path, it is said to be closed (not "no such file").
     no_stdin = {name: start("render", name, preexec_fn=closed(0), stdout=None) for name in ("-", "/dev/stdin")}
+    no_stdin["merge"] = start("merge", "/dev/stdin", "-o", tmp_path / "merged.jsonl", preexec_fn=closed(0), stdout=None)
     assert (to_file.wait(timeout=120), to_file.stderr.read()) == (0, f"wrote 12 record(s) to {out}\n")
     closed_said = "error: cannot write to standard output (it was closed by the caller)\n"
     assert (to_stdout.wait(timeout=120), to_stdout.stderr.read()) == (1, closed_said)
@@ -213,7 +214,7 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     assert no_stderr.wait(timeout=120) == 0 and other.exists()
     assert full_stderr.wait(timeout=120) == 2
     for name, process in no_stdin.items():
-        shown = "<stdin>" if name == "-" else name
+        shown = "<stdin>" if name == "-" else "/dev/stdin"
         said = f"error: {shown}: standard input is closed: give a file, or pipe the lines in\n"
         assert (process.wait(timeout=120), process.stderr.read()) == (2, said)
     full.close()

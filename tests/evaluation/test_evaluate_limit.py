@@ -317,6 +317,16 @@ def test_a_file_written_method_by_method_holds_where_its_waiting_records_are(toy
     assert next(records).line == 7
     with pytest.raises(BadInput, match=r"changing.jsonl:2: changed while it was read"):
         next(records)
+    # Moved (a blank line before it): the bytes at its place are part of the line before, and
+    # would read as a syntax error at a line that has none.
+    path.write_text("".join(plain))
+    records = render_file._first_pairs(RecordFile(str(path)), ("attcat", "random"), MethodLabels(), chosen,
+                                       placed=True)
+    assert next(records).line == 1
+    path.write_text("\n" + "".join(plain))
+    assert next(records).line == 7
+    with pytest.raises(BadInput, match=r"changing.jsonl:2: changed while it was read"):
+        next(records)
 
     monkeypatch.setattr(render_file, "MOST_WAITING_BYTES", 3 * render_file._LINE_OVERHEAD)
     path.write_text("".join(plain))
@@ -457,3 +467,23 @@ def test_a_stream_finds_the_variants_of_a_method_whose_name_holds_a_bracket(toy_
     refused = invoke("render", "-", "--compare", f"{cut},random", "--limit", "2",
                      stdin=json.dumps(other) + "\n" + r[0])
     assert_one_line_error(refused, f"--compare: no records of method '{cut}' in <stdin>")
+    # A label numbered apart from another's that reads the same (a method named x[s=1], and the
+    # variant s=1 of x): x[s=1]#2 is one of the pair, from a file and from a stream alike, in
+    # either order of the two.
+    entries = (("x[s=1]", {"s": 0}), ("x", {"s": 0}), ("x", {"s": 1}))
+    for order in ((0, 1, 2), (1, 2, 0)):
+        made = []
+        for method, settings in (entries[i] for i in order):
+            for line in a[:2]:
+                record = json.loads(line)
+                record.update(method=method, settings=settings)
+                made.append(json.dumps(record) + "\n")
+        path.write_text("".join(made) + "".join(r[:2]))
+        labels = [title.split("  ")[1].split(" →")[0] for title in invoke("render", path, "--color", "never").stdout.splitlines()
+                  if " → " in title]
+        numbered = next(label for label in labels if label.endswith("#2"))
+        args = ("--compare", f"{numbered},random", "--color", "never", "--top", "1")
+        whole = invoke("render", path, *args)
+        streamed = invoke("render", "-", *args, "--limit", "4", stdin=path.read_text())
+        assert whole.exit_code == streamed.exit_code == 0, (whole.output, streamed.output)
+        assert streamed.stdout == whole.stdout and whole.stdout.count(f"{numbered} →") == 2

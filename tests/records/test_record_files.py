@@ -8,6 +8,7 @@ in an error kept on one line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -176,7 +177,8 @@ def test_a_label_belongs_to_one_method_and_its_settings():
         "contrastcat[library=sha256:01234567]"]
 
 
-@pytest.mark.parametrize("shape", ["a method each", "settings each", "many settings each"])
+@pytest.mark.parametrize("shape", ["a method each", "settings each", "many settings each", "emoji method each",
+                                   "emoji settings each"])
 def test_what_the_labels_hold_is_counted_and_bounded(records, tmp_path, monkeypatch, shape):
     """The labels of a run keep the first settings of each method and each variant's label: a file
     whose every record names a method (or settings) of its own was kept whole, several times its
@@ -193,9 +195,15 @@ def test_what_the_labels_hold_is_counted_and_bounded(records, tmp_path, monkeypa
             return word_piece_record(method=f"method {i}", settings={"seed": 0, "refine": True})
         if shape == "settings each":
             return word_piece_record(settings={"seed": i, "run": f"run {i}"})
+        if shape == "emoji method each":  # a string of one character past U+FFFF takes 4 bytes a character
+            return word_piece_record(method="\U0001F600" * 2000 + str(i))
+        if shape == "emoji settings each":
+            return word_piece_record(settings={"\U0001F600" * 900 + f"{k:03d}": "\U0001F600" * 999 + str(i % 10)
+                                               for k in range(20)})
         return word_piece_record(method=f"method {i}", settings={f"k{j}": j for j in range(200)})
 
-    made = [record(i) for i in range(300)]
+    # Made as a reader makes them: each string its own object, from JSON.
+    made = [dataclasses.replace(record(i), settings=json.loads(json.dumps(record(i).settings))) for i in range(300)]
     labels = MethodLabels()
     tracemalloc.start()
     try:
@@ -205,6 +213,9 @@ def test_what_the_labels_hold_is_counted_and_bounded(records, tmp_path, monkeypa
     finally:
         tracemalloc.stop()
     assert taken <= labels._held, (taken, labels._held)
+
+    if "emoji" in shape:
+        return
 
     def own(i: int, r: dict) -> dict:
         if shape == "settings each":
