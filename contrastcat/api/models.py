@@ -75,17 +75,23 @@ def _is_pipeline(value) -> bool:
 
 
 def _check_scores(pipeline) -> None:
-    """A pipeline set to turn the logits into sigmoid scores (a multi-label use) or to leave them
-    raw is refused: every method and test here reads softmax probabilities, which that pipeline's
-    user never sees."""
+    """A pipeline set to turn the logits into other scores than the model's own probabilities (a
+    sigmoid for a single-label classifier, a softmax for a multi-label one, or the raw logits) is
+    refused: every method and test here reads the probabilities the model's config says it gives,
+    which that pipeline's user never sees."""
+    from ..models.loading import MULTI_LABEL
+
     chosen = getattr(pipeline, "_postprocess_params", {}).get("function_to_apply")
-    if chosen is None:  # the pipeline's default: the config's, else softmax for several labels
+    if chosen is None:  # the pipeline's default: the config's, else what its problem_type implies
         chosen = getattr(pipeline.model.config, "function_to_apply", None)
     spelled = str(getattr(chosen, "value", chosen)).lower()
-    if chosen is not None and spelled != "softmax" and pipeline.model.config.num_labels > 1:
+    multi_label = getattr(pipeline.model.config, "problem_type", None) == MULTI_LABEL
+    expected = "sigmoid" if multi_label else "softmax"
+    if chosen is not None and spelled != expected and pipeline.model.config.num_labels > 1:
+        kind = "a multi-label classifier (a sigmoid per label)" if multi_label else "a single-label classifier (softmax over the classes)"
         raise BadInput(
             f"load_model: the pipeline turns the model's outputs into {spelled} scores (function_to_apply), "
-            "not softmax probabilities: contrastcat explains single-label classifiers (softmax over the classes) only"
+            f"not {expected} probabilities: its config says it is {kind}, and it is explained as that"
         )
 
 

@@ -173,7 +173,7 @@ def attribute_all(
         several = [b for b, candidate in enumerate(candidates) if len(candidate) > 1]
         if method.refinement is not None and several:
             items = [RefineItem(texts[b].ids, texts[b].special, resolved[b], candidates[b]) for b in several]
-            for b, result in zip(several, refine(items, passes.probabilities, method.refinement)):
+            for b, result in zip(several, refine(items, passes.probabilities, method.refinement, classifier.multi_label)):
                 refined[b] = result
         for b, found in enumerate(maps):
             if found.raw is not None:  # a method of one map: that map unscaled, in its own units
@@ -324,6 +324,7 @@ def _record(run: _Run, row, text, refined, probs, target: int, method) -> Attrib
         tokens_dropped=text.dropped,
         pad_token_id=classifier.pad_id,
         settings=record_settings(method, run.options),
+        multi_label=classifier.multi_label,
     )
     if run.options.words:
         record.words = [word.to_dict() for word in record.word_scores()]
@@ -378,9 +379,11 @@ def reattribute_records(
             method = build_method(name, **method_settings)
             if settings.get("forward_dtype") == AUTO:  # a record says what ran; auto never does
                 raise BadInput("forward_dtype auto names no precision")
+            if not isinstance(settings.get("mask_special", False), bool):  # "false" is not false
+                raise BadInput(f"mask_special must be true or false, got {settings['mask_special']!r}")
             options = on_classifier(ExplainSettings(  # explained again as it was, warned if emulated here
                 batch_size=batch_size,
-                mask_special=bool(settings.get("mask_special", False)),
+                mask_special=settings.get("mask_special", False),
                 forward_dtype=str(settings.get("forward_dtype", SAME)),
             ), classifier)
         except (TypeError, ValueError, BadInput) as error:

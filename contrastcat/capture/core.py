@@ -28,7 +28,7 @@ from ..models.adapters import layer_input
 from ..models.families import LAYER
 from ..models.forward import classify
 from ..models.loading import Classifier
-from ..models.tokens import check_finite, pad
+from ..models.tokens import check_finite, pad, probabilities
 from .lrp_rules import lrp_rules
 
 ACTIVATIONS = "activations"
@@ -87,9 +87,11 @@ class Captured:
     lrp_gradients: torch.Tensor | None = None
     lrp_activations: torch.Tensor | None = None  # A^l of the LRP pass (its forward is the plain one's)
 
+    multi_label: bool = False  # the classifier's: its probabilities are a sigmoid per label
+
     @property
     def probs(self) -> torch.Tensor:
-        return torch.softmax(self.logits.double(), dim=-1)
+        return probabilities(self.logits, self.multi_label)
 
 
 def _received_attention(attention: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
@@ -161,7 +163,8 @@ def capture(
         )
     if captured is None:
         captured = Captured(
-            relevant.token_ids, relevant.lengths, relevant.pooled, relevant.special, relevant.logits, relevant.targets
+            relevant.token_ids, relevant.lengths, relevant.pooled, relevant.special, relevant.logits, relevant.targets,
+            multi_label=classifier.multi_label,
         )
     # With --mask-special the LRP pass starts from the masked pass's logit, not the prediction's.
     captured.relevance_logits = relevant.attributed_logits.gather(1, relevant.targets[:, None])[:, 0]
@@ -330,6 +333,7 @@ def _assemble(classifier, sequences, batch: _Batch, needs, plan: _Plan, done: _P
         logits=logits.detach().float(),
         targets=done.targets,
         attributed_logits=done.logits.detach().float(),
+        multi_label=classifier.multi_label,
     )
     gradients = done.gradients
     if ACTIVATIONS in needs:

@@ -102,17 +102,20 @@ def tested_counts(length: int, grid: int = 10, steps: Sequence[int] | None = Non
     return chosen or counts[:1]
 
 
-def log_odds(probs: np.ndarray, target: int) -> np.ndarray:
+def log_odds(probs: np.ndarray, target: int, multi_label: bool = False) -> np.ndarray:
     """log p_c - log(1 - p_c) per row, 1 - p_c summed from the other classes (exact where p_c
-    rounds to 1); a probability of exactly 0 counts as the smallest positive float."""
+    rounds to 1); a probability of exactly 0 counts as the smallest positive float. For a
+    multi-label classifier the labels are independent sigmoids: 1 - p_c is the label's own
+    complement (float64 tells it from 0 up to a logit of about 36)."""
     tiny = np.finfo(np.float64).tiny
-    others = np.delete(probs, target, axis=1).sum(axis=1)
-    return np.log(np.maximum(probs[:, target], tiny)) - np.log(np.maximum(others, tiny))
+    own = probs[:, target]
+    others = 1.0 - own if multi_label else np.delete(probs, target, axis=1).sum(axis=1)
+    return np.log(np.maximum(own, tiny)) - np.log(np.maximum(others, tiny))
 
 
 def drop_scores(
     items: Sequence[RefineItem], predict: ProbabilityFn, grid: int = 10, score: str = "morf",
-    steps: Sequence[int] | None = None, measure: str = "probability",
+    steps: Sequence[int] | None = None, measure: str = "probability", multi_label: bool = False,
 ) -> list[np.ndarray]:
     """S(I_R) for every map of every item: mean MoRF drop over the steps (``morf-lerf``: minus the
     mean LeRF drop over the same steps); ``steps``: only those of the grid; ``measure``: the drop of
@@ -131,7 +134,7 @@ def drop_scores(
     probs = plan.predict(predict)
     result = []
     for item, (own, per_map) in zip(items, rows):
-        values = probs[:, item.target] if measure == "probability" else log_odds(probs, item.target)
+        values = probs[:, item.target] if measure == "probability" else log_odds(probs, item.target, multi_label)
         base = values[own]
 
         def drop(steps: list[int]) -> float:
@@ -168,10 +171,13 @@ def combine(maps: np.ndarray, kept: np.ndarray, drop_scores: np.ndarray) -> Refi
 
 
 def refine(
-    items: Sequence[RefineItem], predict: ProbabilityFn, settings: RefineSettings = RefineSettings()
+    items: Sequence[RefineItem], predict: ProbabilityFn, settings: RefineSettings = RefineSettings(),
+    multi_label: bool = False,
 ) -> list[Refined]:
+    """Each item's maps kept by the deletion test and averaged (``multi_label``: ``predict`` gives
+    a sigmoid per label, whose log-odds are the label's own)."""
     results = []
-    found = drop_scores(items, predict, settings.grid, settings.score, settings.steps, settings.measure)
+    found = drop_scores(items, predict, settings.grid, settings.score, settings.steps, settings.measure, multi_label)
     for item, scores in zip(items, found):
         kept = select_maps(scores, settings.rho, settings.keep)
         results.append(combine(item.maps, kept, scores))

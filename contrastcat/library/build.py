@@ -111,7 +111,8 @@ def build_library(
     _check_candidates(labels_array, lengths, classifier, options, data)
     options = on_classifier(options, classifier, options.named)
     probs = _scan(classifier, [t.ids for t in tokenized], options, progress)
-    selection = select_references(probs, labels_array, lengths, options.selection, classifier.label_names)
+    selection = select_references(probs, labels_array, lengths, options.selection, classifier.label_names,
+                                  classifier.multi_label)
     _check_selection(selection, classifier, options, data)
     groups = [(group_path("contrast", c.target), classifier.label_names[c.target], c) for c in selection.classes]
     groups += _ablation_pools(probs, labels_array, lengths, classifier, options)
@@ -215,17 +216,24 @@ def _library_info(classifier: Classifier, options: BuildSettings, limit: int, da
 
 
 def _check_candidates(labels: np.ndarray, lengths: np.ndarray, classifier: Classifier, options: BuildSettings, data: str):
-    """Before the scan: every class needs rows of another class, long enough to be references."""
+    """Before the scan: every class needs rows of another class, long enough to be references (a
+    multi-label classifier's references are any rows the model says lack the label: rows long
+    enough)."""
     where = data or "data"
     if len(labels) == 0:
         raise BadInput(f"{where}: no rows to scan")
+    long_enough = lengths >= options.selection.min_tokens
+    if classifier.multi_label:
+        if not long_enough.any():
+            raise BadInput(f"{where}: no row has {options.selection.min_tokens} tokens "
+                           f"({options.named('min_tokens')}; the longest has {int(lengths.max())})")
+        return
     for target, name in enumerate(classifier.label_names):
         if not (labels != target).any():
             raise BadInput(
                 f"{where}: every row is of class {name!r}; references for it are rows of other classes, "
                 "so the data needs at least two classes"
             )
-    long_enough = lengths >= options.selection.min_tokens
     for target, name in enumerate(classifier.label_names):
         others = labels != target
         if not (others & long_enough).any():

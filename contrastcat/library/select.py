@@ -47,23 +47,28 @@ def select_references(
     lengths: np.ndarray,
     settings: SelectionSettings,
     label_names: tuple[str, ...] | None = None,
+    multi_label: bool = False,
 ) -> Selection:
     """Pick up to ``keep`` rows per class with f_c < gamma, ascending f_c over the whole pool.
 
     A row qualifies for target c when the model classifies it correctly as a
-    class other than c and it has at least ``min_tokens`` tokens. When fewer
-    than ``k`` rows pass gamma, the next-lowest candidates fill the class up
-    to ``k`` and a warning says so.
+    class other than c and it has at least ``min_tokens`` tokens. For a
+    multi-label classifier (``probs``: a sigmoid per label) a row may carry
+    several labels and its data one of them at most: any row of ``min_tokens``
+    qualifies, and f_c < gamma (the model says it lacks label c) decides. When
+    fewer than ``k`` rows pass gamma, the next-lowest candidates fill the class
+    up to ``k`` and a warning says so.
     """
     probs = np.asarray(probs, dtype=np.float64)
     labels = np.asarray(labels)
     lengths = np.asarray(lengths)
     num_classes = probs.shape[1]
     names = label_names or tuple(str(c) for c in range(num_classes))
-    usable = (probs.argmax(axis=1) == labels) & (lengths >= settings.min_tokens)
+    long_enough = lengths >= settings.min_tokens
+    usable = long_enough if multi_label else (probs.argmax(axis=1) == labels) & long_enough
     selection = Selection(classes=[])
     for target in range(num_classes):
-        pool = np.flatnonzero(usable & (labels != target))
+        pool = np.flatnonzero(usable if multi_label else usable & (labels != target))
         pool = pool[np.argsort(probs[pool, target], kind="stable")]
         f_c = probs[pool, target]
         passing = int((f_c < settings.gamma).sum())

@@ -23,7 +23,7 @@ import torch
 from .borrowed import eager_eval
 from .families import LAST
 from .precision import forward_precision
-from .tokens import ProbabilityFn, check_finite, length_batches, pad
+from .tokens import ProbabilityFn, check_finite, length_batches, pad, probabilities
 
 if TYPE_CHECKING:
     from .loading import Classifier
@@ -112,7 +112,8 @@ def replaced_embedding_output(classifier: Classifier, value: torch.Tensor) -> It
 
 
 def predictor(classifier: Classifier, batch_size: int, autocast: torch.dtype | None = None) -> ProbabilityFn:
-    """Softmax probabilities [N, C] (float64) of N token-id sequences of any lengths.
+    """Probabilities [N, C] (float64) of N token-id sequences of any lengths: softmax over the
+    classes, or a sigmoid per label for a multi-label classifier.
 
     An empty sequence (every token deleted from an input that has no special
     token, as GPT-2's) is scored as the classifier's ``empty_input``.
@@ -132,7 +133,10 @@ def predictor(classifier: Classifier, batch_size: int, autocast: torch.dtype | N
             with forward_precision(device, autocast):
                 logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
             check_finite(logits, batch)
-            out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
+            if classifier.multi_label:
+                out[batch] = probabilities(logits, True).cpu().numpy()
+            else:  # in float32 first, as every record and library so far was computed
+                out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
         return out
 
     return predict

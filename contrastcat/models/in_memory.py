@@ -20,7 +20,7 @@ import torch
 from ..errors import BadInput
 from .adapters import adapter_for
 from .borrowed import eager_eval, rescales_itself, settings_signature, tokenizer_signature, weight_signature
-from .loading import Classifier, _check_classes, _classifier, check_vocabulary, load_problem, weights_fingerprint
+from .loading import Classifier, _check_classes, _classifier, check_vocabulary, identity, load_problem
 from .precision import dtype_name
 
 __all__ = ["borrow_classifier", "check_unchanged"]
@@ -86,7 +86,7 @@ def check_unchanged(classifier: Classifier, function: str) -> None:
     if now == classifier.versions:
         return
     check_unsaved_buffers(classifier.model, classifier.name, function)  # outside the fingerprint
-    if weights_fingerprint(classifier.model) == classifier.fingerprint:
+    if identity(classifier.model, classifier.multi_label) == classifier.fingerprint:
         classifier.versions = now  # changed and put back: the same weights, no need to hash them again
         return
     again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
@@ -130,7 +130,8 @@ def _check_settings(classifier: Classifier, function: str) -> None:
     if changed == "config.problem_type":  # set by a pass with labels: says what the model is, not an edit
         raise BadInput(
             f"{function}: model {classifier.name!r} now says problem_type {current.get(changed)} (a pass with "
-            "float labels sets it): only single-label classifiers are explained, with one softmax over the classes"
+            f"float labels sets it), not {loaded.get(changed)} as when it was loaded: what its probabilities are "
+            "(a softmax over the classes, or a sigmoid per label) is read once, when it is loaded"
         )
     if changed.endswith("<class>"):
         module = changed.removesuffix("<class>").rstrip(".")

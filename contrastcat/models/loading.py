@@ -61,6 +61,9 @@ class Classifier:
     settings: tuple = ()
     # Its tokenizer's pipeline and settings as loaded (borrowed.tokenizer_signature): likewise.
     tokenizer_state: str = ""
+    # The config says multi_label_classification: each class is a label of its own, scored by its
+    # own sigmoid (not one softmax over the classes), and several may hold at once.
+    multi_label: bool = False
 
     @property
     def num_classes(self) -> int:
@@ -348,14 +351,14 @@ def _check_classes(model: torch.nn.Module, name: str) -> None:
         raise BadInput(f"model {name!r} has {model.config.num_labels} output(s): a classifier needs at least 2 classes")
 
 
-# What each ``problem_type`` a config may declare is, for the refusal's wording. Only a
-# single-label classifier (softmax over its classes) is explained: every method's target and
-# every deletion test's probability is a softmax probability, which for a multi-label model
-# (independent sigmoids) or a regression (raw values) is a number the model never means.
+# What each ``problem_type`` a config may declare is, for the refusal's wording. A classifier is
+# explained with the probabilities it was trained to give: one softmax over the classes, or (a
+# multi-label classifier) one sigmoid per label. A regression's outputs are values, and no
+# probability of them means anything the model does.
 _UNSUPPORTED_PROBLEMS = {
-    "multi_label_classification": "a multi-label classifier (one sigmoid per label)",
     "regression": "a regression model (its outputs are values, not classes)",
 }
+MULTI_LABEL = "multi_label_classification"
 
 
 # Heads that are not a sequence classifier's, by how transformers' class names end, and what they
@@ -393,22 +396,37 @@ def check_head(classes, name: str, said: str, base: bool = False) -> None:
             )
 
 
-def check_problem_type(config, name: str) -> None:
-    """Refuse, in one line, a model whose config says it is not a single-label classifier,
-    rather than explain it with softmax probabilities it does not compute."""
+def check_problem_type(config, name: str) -> bool:
+    """Whether the config says the model is multi-label; a model whose config says it is no
+    classifier is refused in one line, rather than explained with probabilities it does not
+    compute. A config that says nothing is a single-label classifier (what transformers assumes
+    of integer labels): its training objective cannot be known from the weights."""
     problem = getattr(config, "problem_type", None)
     if problem in (None, "", "single_label_classification"):
-        return
+        return False
+    if problem == MULTI_LABEL:
+        return True
     what = _UNSUPPORTED_PROBLEMS.get(str(problem), f"problem_type {problem!r}")
     raise BadInput(
         f"model {name!r}: its config says problem_type={problem!r}, {what}; contrastcat explains "
-        "single-label classifiers (softmax over the classes) only"
+        "classifiers only (softmax over the classes, or a sigmoid per label for multi_label_classification)"
     )
+
+
+def identity(model: torch.nn.Module, multi_label: bool) -> str:
+    """The fingerprint records and libraries name: the weights', and for a multi-label classifier
+    that too (the same weights read with one softmax give other probabilities, other references
+    and other maps). A single-label model's is its weights' alone, as it always was."""
+    fingerprint = weights_fingerprint(model)
+    if not multi_label:
+        return fingerprint
+    return "sha256:" + hashlib.sha256(f"{fingerprint} {MULTI_LABEL}".encode()).hexdigest()[:32]
 
 
 def _classifier(model, tokenizer, name: str, source: str, device, adapter, label_names=None) -> Classifier:
     """The classifier of a model on ``device`` whose adapter is known."""
-    fingerprint = weights_fingerprint(model)  # read on the CPU, wherever the weights are
+    multi_label = check_problem_type(model.config, name)
+    fingerprint = identity(model, multi_label)  # read on the CPU, wherever the weights are
     positions = position_limit(model.config, model)
     tokenizer_limit = getattr(tokenizer, "model_max_length", positions) or positions
     pad_id = choose_pad_id(tokenizer, model.config)
@@ -429,6 +447,7 @@ def _classifier(model, tokenizer, name: str, source: str, device, adapter, label
         versions=weight_signature(model),
         settings=settings_signature(model),
         tokenizer_state=tokenizer_signature(tokenizer),
+        multi_label=multi_label,
     )
 
 
@@ -440,7 +459,7 @@ def recast(classifier: Classifier, dtype: str | torch.dtype) -> Classifier:
         return classifier
     classifier.model.to(chosen)
     return dataclasses.replace(
-        classifier, fingerprint=weights_fingerprint(classifier.model), dtype=chosen,
+        classifier, fingerprint=identity(classifier.model, classifier.multi_label), dtype=chosen,
         versions=weight_signature(classifier.model), settings=settings_signature(classifier.model),
     )
 

@@ -503,3 +503,9 @@ def check_finite(logits: torch.Tensor, rows: Sequence[int]) -> None:
 
 
 ProbabilityFn = Callable[[Sequence[Sequence[int]]], np.ndarray]
+
+
+def probabilities(logits: torch.Tensor, multi_label: bool) -> torch.Tensor:
+    """What a classifier's logits [B, C] mean: one softmax over the classes, or (multi-label) a
+    sigmoid per label, in float64 (a sigmoid near 1 keeps the digits its complement needs)."""
+    return torch.sigmoid(logits.double()) if multi_label else torch.softmax(logits.double(), dim=-1)

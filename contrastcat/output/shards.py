@@ -26,7 +26,7 @@ from typing import BinaryIO
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
-from ..io.lines import RECORD_LINES, line_limit, open_input, read_line, within_limit
+from ..io.lines import RECORD_LINES, Overlong, line_limit, open_input, read_line, within_limit
 from ..records.inputs import InputRow
 from ..records.record import AttributionRecord, check_record
 
@@ -147,15 +147,26 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
         first = ordered[0].header
         window, per_input, total = first["window"], first["per_input"], ordered[0].end["inputs"]
         written = 0
+        limit = line_limit(RECORD_LINES)
+        digests = {id(part): hashlib.sha256() for part in ordered}
         with atomic_text_output(output, list(paths)) as stream:
             # The scan has checked every line, and each part holds exactly its windows' records
-            # (_check_parts): copying needs no second parse.
+            # (_check_parts): copying needs no second parse. What is copied is hashed again: a
+            # part changed since the scan (written over by another run) fails before the output
+            # is kept, never a cut or changed record in it.
             for number, start in enumerate(range(0, total, window)):
                 part = ordered[number % len(ordered)]
                 count = (min(start + window, total) - start) * per_input
                 for _ in range(count):
-                    stream.write(part.handle.readline().decode("utf-8"))
+                    raw = read_line(part.handle, limit)
+                    if isinstance(raw, Overlong) or not raw.endswith(b"\n"):
+                        raise BadInput(f"{part.path}: changed while it was read (a record line is cut or grown)")
+                    digests[id(part)].update(raw)
+                    stream.write(raw.decode("utf-8", "surrogateescape"))
                 written += count
+            for part in ordered:
+                if part.end.get("records_digest") != "sha256:" + digests[id(part)].hexdigest():
+                    raise BadInput(f"{part.path}: changed while it was read (its records' digest differs now)")
         return written
     finally:
         for part in parts:
@@ -283,8 +294,10 @@ def _scan(part: _Part) -> None:
         part.line = number
         value = _read_line(part, raw)
         if value.get("format") == PART_END:
-            if records != part.end["records"] or part.handle.read(1):
+            if records != part.end["records"]:
                 raise BadInput(f"{part.path}:{number}: the end line is not where its record count puts it")
+            if part.handle.read(1):
+                raise BadInput(f"{part.path}:{number + 1}: a line after the end line (a part ends there)")
             break
         check_record(value, f"{part.path}:{number}")
         digest.update(raw)

@@ -14,7 +14,7 @@ from ..evaluation.sanity import MethodSanity, SanityReport, spearman
 from ..evaluation.stats import BootstrapSettings
 from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..models.resolve import load_classifier, model_location
-from ..records.record import AttributionRecord, read_records
+from ..records.record import AttributionRecord, RecordFile
 from ..records.variants import MethodLabels
 from ..spec import CommandOptions
 from . import options
@@ -62,7 +62,15 @@ def sanity_file(chosen: SanityOptions) -> tuple[SanityReport, dict]:
     for target in outputs:
         if target is not None:
             check_output_path(target, [path, library])
-    found = read_records(path)
+    # Every line checked as it streams before any is held: a bad line late in a large file is
+    # refused at the memory of one record. The records are then held: each is explained again at
+    # every step of the randomisation.
+    source = RecordFile(path)
+    try:
+        source.check()
+        found = list(source.records())
+    finally:
+        source.close()
     name = chosen.model or found[0].model
     if not name:
         raise BadInput(f"{path}:{found[0].line}: the record names no model: pass {chosen.bare('model')}")

@@ -1,7 +1,8 @@
-"""A model whose config says it is not a single-label classifier is refused in one line, from a
-directory and in memory: every method's target and every deletion test reads softmax
-probabilities, which a multi-label model (independent sigmoids) or a regression never computes.
-Before, nothing read ``problem_type`` and such models were explained with exit 0."""
+"""A model whose config says it is no classifier (a regression) is refused in one line, from a
+directory and in memory: every method's target and every deletion test reads the classifier's
+probabilities, which a regression never computes. A multi-label classifier is explained with a
+sigmoid per label (tests/models/test_multi_label.py); before, nothing read ``problem_type`` and
+such models were explained with softmax probabilities and exit 0."""
 
 from __future__ import annotations
 
@@ -26,15 +27,12 @@ def _with_problem(toy_dir, tmp_path, problem):
     return model
 
 
-@pytest.mark.parametrize(
-    ("problem", "said"),
-    [("multi_label_classification", "a multi-label classifier"), ("regression", "a regression model")],
-)
-def test_a_directory_model_that_is_not_single_label_is_refused(toy_dir, tmp_path, problem, said):
+@pytest.mark.parametrize(("problem", "said"), [("regression", "a regression model"), ("ranking", "problem_type 'ranking'")])
+def test_a_directory_model_that_is_no_classifier_is_refused(toy_dir, tmp_path, problem, said):
     model = _with_problem(toy_dir, tmp_path, problem)
     out = tmp_path / "out.jsonl"
     result = invoke("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "attcat", "-o", out, "-q")
-    assert_one_line_error(result, f"problem_type={problem!r}", said, "single-label classifiers")
+    assert_one_line_error(result, f"problem_type={problem!r}", said, "explains classifiers only")
     assert not out.exists()
     assert invoke("build-refs", toy_dir / "inputs.jsonl", "--model", model, "-o", tmp_path / "r.h5", "-q").exit_code == 2
 
@@ -47,12 +45,14 @@ def test_a_single_label_model_says_so_and_is_explained(toy_dir, tmp_path):
     assert out.read_text().count("\n") > 0
 
 
-def test_a_multi_label_model_in_memory_is_refused(toy_dir):
+def test_a_model_in_memory_is_read_as_its_config_says(toy_dir):
     model = AutoModelForSequenceClassification.from_pretrained(toy_dir / "model")
     tokenizer = AutoTokenizer.from_pretrained(toy_dir / "model")
-    assert contrastcat.load_model(model, tokenizer).name  # as loaded: single-label, accepted
+    assert not contrastcat.load_model(model, tokenizer).multi_label  # silent: single-label, as transformers reads it
     model.config.problem_type = "multi_label_classification"
-    with pytest.raises(BadInput, match="problem_type='multi_label_classification'.*single-label classifiers"):
+    assert contrastcat.load_model(model, tokenizer).multi_label
+    model.config.problem_type = "regression"
+    with pytest.raises(BadInput, match="problem_type='regression', a regression model.*classifiers only"):
         contrastcat.load_model(model, tokenizer)
 
 

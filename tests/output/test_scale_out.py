@@ -139,6 +139,44 @@ def test_merge_refuses_parts_that_are_not_one_whole_run(tmp_path, two_parts, ref
     assert_one_line_error(invoke("merge", parts[0], odd), "window must be an integer")
 
 
+def test_a_part_changed_after_merge_checked_it_fails_before_the_output_is_kept(tmp_path, two_parts, monkeypatch):
+    """merge checks every line, then copies: a part written over in between (cut short, or a
+    record changed in place) wrote a damaged output and said it had written it all. What is
+    copied is hashed again, so it fails, naming the part, and nothing is kept. A line after the
+    end line is named as that, not as a misplaced end line."""
+    from contrastcat.output import shards
+
+    _, parts = two_parts
+    scan = shards._scan
+    original = parts[0].read_bytes()
+    lines = original.splitlines(keepends=True)
+    for change in ("cut", "edited"):
+        copy = tmp_path / f"{change}.jsonl"
+        copy.write_bytes(original)
+
+        def scanned_then_changed(part, copy=copy, change=change):
+            scan(part)
+            if part.path == str(copy):
+                if change == "cut":
+                    with open(copy, "r+b") as stream:
+                        stream.truncate(len(lines[0]) + len(lines[1]) + 100)
+                else:
+                    # The last record (past what a read ahead may hold), its id changed in place.
+                    record = lines[-2].replace(b'"x', b'"X', 1)
+                    assert record != lines[-2] and len(record) == len(lines[-2])
+                    copy.write_bytes(b"".join(lines[:-2] + [record] + lines[-1:]))
+
+        monkeypatch.setattr(shards, "_scan", scanned_then_changed)
+        out = tmp_path / f"out-{change}.jsonl"
+        assert_one_line_error(invoke("merge", copy, parts[1], "-o", out), f"{copy}: changed while it was read")
+        assert not out.exists()
+    monkeypatch.setattr(shards, "_scan", scan)
+    trailing = tmp_path / "trailing.jsonl"
+    trailing.write_bytes(original + b"\n")
+    assert_one_line_error(invoke("merge", trailing, parts[1], "-o", tmp_path / "t.jsonl"),
+                          f"{trailing}:{len(lines) + 1}: a line after the end line")
+
+
 def test_shard_option_is_checked():
     assert Shard.parse("1/3") == Shard(1, 3)
     for bad in ("3/3", "1", "a/b", "-1/2", "0/0", "²/3", "0/99999999999"):

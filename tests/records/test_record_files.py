@@ -120,6 +120,17 @@ def test_settings_of_the_wrong_type_cannot_be_used_again(tmp_path, records, sett
     assert_one_line_error(result, f"{path}:2: its random settings cannot be used again", "option seed must be int")
 
 
+@pytest.mark.parametrize("value", ["false", "0", 1])
+def test_mask_special_of_another_type_than_true_or_false_cannot_be_used_again(tmp_path, records, value):
+    """``bool("false")`` is true: the method was explained again masking the special tokens the
+    record says it left alone."""
+    path = write(tmp_path, with_second(records, settings={"seed": 0, "mask_special": value}))
+    for command in (("evaluate", "--kendall", "--min-tokens", "2"), ("sanity",)):
+        result = invoke(*command[:1], path, *command[1:], "--model", records[0]["model"])
+        assert_one_line_error(result, f"{path}:2: its random settings cannot be used again",
+                              f"mask_special must be true or false, got {value!r}")
+
+
 def test_data_quoted_in_an_error_stays_on_one_line(tmp_path, records):
     path = write(tmp_path, with_second(records, model_fingerprint="sha256:a\nb\u2028c"))
     result = invoke("evaluate", path, "--model", records[0]["model"])

@@ -1,0 +1,115 @@
+"""A multi-label task where each label's important tokens are known, and a tiny BERT trained on it.
+
+Sentences are random filler words; each of three labels (``sports``, ``music``, ``food``) is
+present, independently, in about half of them, and where it is, one or two of its own keywords are
+planted. So an input carries none, one, two or all three labels, and the evidence for each is its
+keywords only. The model is trained as transformers trains a multi-label classifier (one sigmoid
+per label, binary cross-entropy; ``problem_type="multi_label_classification"`` in its config).
+Used by the tests as a multi-label model that needs no download.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .toy import FILLER, SPECIALS
+
+LABELS = ("sports", "music", "food")
+KEYWORDS = (
+    ("football", "tennis", "goal", "match", "team"),
+    ("guitar", "piano", "song", "concert", "melody"),
+    ("pizza", "bread", "cheese", "soup", "pasta"),
+)
+VOCABULARY = SPECIALS + FILLER + tuple(word for words in KEYWORDS for word in words)
+
+
+@dataclass(frozen=True)
+class MultiLabelExample:
+    text: str
+    labels: tuple[int, ...]  # the labels present, in order
+    keywords: dict[int, tuple[int, ...]]  # per label present: word positions (in ``text.split()``) of its keywords
+
+
+def make_examples(count: int, seed: int, min_filler: int = 8, max_filler: int = 14) -> list[MultiLabelExample]:
+    rng = random.Random(seed)
+    examples = []
+    for _ in range(count):
+        words = [rng.choice(FILLER) for _ in range(rng.randint(min_filler, max_filler))]
+        present = tuple(label for label in range(len(LABELS)) if rng.random() < 0.5)
+        planted: list[tuple[int, int]] = []  # (position, label)
+        for label in present:
+            for _ in range(rng.randint(1, 2)):
+                where = rng.randint(0, len(words))
+                words.insert(where, rng.choice(KEYWORDS[label]))
+                planted = [(p + 1 if p >= where else p, lab) for p, lab in planted] + [(where, label)]
+        keywords = {label: tuple(sorted(p for p, lab in planted if lab == label)) for label in present}
+        examples.append(MultiLabelExample(" ".join(words), present, keywords))
+    return examples
+
+
+def make_tokenizer():
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast(vocab={token: index for index, token in enumerate(VOCABULARY)}, do_lower_case=True)
+
+
+def make_model(seed: int, hidden: int = 64, layers: int = 2, heads: int = 4):
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(VOCABULARY),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=64,
+        num_labels=len(LABELS),
+        id2label=dict(enumerate(LABELS)),
+        label2id={name: i for i, name in enumerate(LABELS)},
+        problem_type="multi_label_classification",
+    )
+    config._attn_implementation = "eager"
+    return BertForSequenceClassification(config)
+
+
+def train_multilabel_classifier(
+    examples: list[MultiLabelExample], seed: int = 0, epochs: int = 6, batch_size: int = 32, lr: float = 1e-3
+):
+    """(model, tokenizer) trained on ``examples`` with transformers' multi-label loss (a float
+    target per label); deterministic for a given seed."""
+    tokenizer = make_tokenizer()
+    model = make_model(seed)
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    texts = [e.text for e in examples]
+    targets = torch.tensor([[float(label in e.labels) for label in range(len(LABELS))] for e in examples])
+    model.train()
+    for _ in range(epochs):
+        order = torch.randperm(len(examples), generator=generator)
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size].tolist()
+            encoded = tokenizer([texts[i] for i in batch], padding=True, return_tensors="pt")
+            loss = model(
+                input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"], labels=targets[batch]
+            ).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    model.eval()
+    return model, tokenizer
+
+
+def save_multilabel_model(directory: str | Path, examples: list[MultiLabelExample], seed: int = 0) -> Path:
+    model, tokenizer = train_multilabel_classifier(examples, seed=seed)
+    directory = Path(directory)
+    from ..models.loading import quiet_transformers
+
+    with quiet_transformers():
+        model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
