@@ -162,7 +162,10 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
                     if isinstance(raw, Overlong) or not raw.endswith(b"\n"):
                         raise BadInput(f"{part.path}: changed while it was read (a record line is cut or grown)")
                     digests[id(part)].update(raw)
-                    stream.write(raw.decode("utf-8", "surrogateescape"))
+                    try:
+                        stream.write(raw.decode("utf-8"))
+                    except UnicodeDecodeError:
+                        raise BadInput(f"{part.path}: changed while it was read (a record line is not UTF-8 now)") from None
                 written += count
             for part in ordered:
                 if part.end.get("records_digest") != "sha256:" + digests[id(part)].hexdigest():

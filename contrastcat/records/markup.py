@@ -94,6 +94,16 @@ def by_input(records: Iterable) -> list[list]:
     return list(groups.values())
 
 
+def _not_predicted(record, probability: float) -> str:
+    """What a map of another class than the predicted one says of it: a multi-label classifier
+    predicts every label above 0.5, not the highest one only."""
+    if not record.multi_label:
+        return " — not the predicted class"
+    if probability != probability:
+        return " — not the highest-scoring label"
+    return " — a label the model predicts" if probability > 0.5 else " — a label the model does not predict"
+
+
 def input_block(records: list, words: bool = False, rescale: bool = True, label=None, signed: bool = True) -> str:
     """One input: its id and prediction, then each method's shading of it (``label``: a record's
     method label, e.g. ``contrastcat[refs_used=5]`` for a variant; default its method)."""
@@ -105,7 +115,7 @@ def input_block(records: list, words: bool = False, rescale: bool = True, label=
         # A record made elsewhere may carry no probabilities: name the class alone.
         probability = _probability(record)
         target = record.target_name if probability != probability else f"{record.target_name} (p = {probability:.3f})"
-        note = "" if record.target == predicted else " — not the predicted class"
+        note = "" if record.target == predicted else _not_predicted(record, probability)
         methods.append(
             f'<div class="method"><h3>{html.escape(visible(label(record) if label else record.method))} → '
             f'{html.escape(visible(target))}{html.escape(note)}</h3>'

@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..deletion.perturb import replacement_id
-from ..errors import BadInput
+from ..errors import BadInput, ContrastCatWarning
 from ..spec import Names, backticked
 from ..evaluation.curves import CurveTally, EvalSettings, Inputs, MethodReport
 from ..evaluation.kendall import Kendall, alternative_class, kendall_confidence
@@ -159,6 +160,16 @@ def check_against_model(
             f"loads weights {classifier.fingerprint} here; pass the model the records were made with ({named('model')}), "
             "or explain them again"
         )
+    # A record says what its probabilities are; the fingerprint already tells a multi-label reading
+    # of the weights from a single-label one, so only an edited record (or another tool's, which
+    # may not say) can disagree: its claim would be false, and is refused.
+    claimed = next((r for r in records if r.multi_label != classifier.multi_label
+                    and (r.multi_label or r.settings.get("made_elsewhere") is not True)), None)
+    if claimed is not None:
+        kind = "a multi-label classifier (a sigmoid per label)" if classifier.multi_label else \
+            "a single-label classifier (a softmax over the classes)"
+        raise BadInput(f"{where(source, claimed)}: record id {claimed.id!r} says multi_label "
+                       f"{str(claimed.multi_label).lower()}, but {classifier.name!r} is {kind} by its config")
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
     check_tokens_are_the_models(records, classifier, source)
 
@@ -310,7 +321,7 @@ class _Evaluation:
         self.tallies: dict[str, CurveTally] = {}
         self.taus: dict[str, tuple[list[float], list[float]]] = {}
         self.inputs_seen: dict[str, set[bytes]] = {}  # per method, digests of its inputs' tokens and target
-        self.count = self.truncated = self.elsewhere = 0
+        self.count = self.truncated = self.elsewhere = self.other_class = 0
 
     def _drops(self, precision: str) -> LeaveOneOut | None:
         """The leave-one-out drops the methods share (None: no leave-one-out)."""
@@ -332,6 +343,8 @@ class _Evaluation:
         mark_special_tokens(chunk, classifier.tokenizer.all_special_ids)
         self.count += len(chunk)
         self.truncated += sum(r.truncated for r in chunk)
+        if self.settings.target == "pred":  # scored by another class than their maps explain: said after
+            self.other_class += sum(r.target != r.predicted for r in chunk)
         for name, group in self.labels.group(chunk).items():
             tally = self._tally(name, group[0])
             used = add_records(tally, group, self.predict, classifier.label_names, source)
@@ -388,6 +401,14 @@ class _Evaluation:
             raise BadInput(
                 f"{source}: none of its {self.count} record(s) could be evaluated ({short} shorter than {self.how.named('min_tokens')} "
                 f"{self.settings.min_tokens}, {special} only special tokens): nothing to report"
+            )
+        if self.other_class:
+            # Normal for a multi-label classifier explained label by label (--target N).
+            warnings.warn(
+                f"{self.other_class} record(s) explain another class than the one the model predicts: "
+                f"{self.how.named('target')} pred scores each by the predicted class's probability, not by the "
+                f"class its map explains ({self.how.named('target')} record scores that one)",
+                ContrastCatWarning, stacklevel=2,
             )
         reports: dict[str, MethodReport] = {}
         for name, tally in tallies.items():

@@ -340,14 +340,14 @@ def test_a_records_label_is_a_class_index_or_name(toy_dir, toy_library, tmp_path
     parsed) is refused at its line, as any other field of the wrong type is."""
     a, _ = _explained(toy_dir, toy_library, tmp_path)
     for label, good in (([[]] * 5, False), ({"x": 1}, False), (1.5, False), (True, False), ("positive", True),
-                        (1, True), (None, True)):
+                        (1, True), (None, True), ("x" * 1000, True), ("x" * 1001, False)):
         record = json.loads(a[0])
         record["label"] = label
         result = invoke("render", "-", "--color", "never", stdin=json.dumps(record) + "\n")
         if good:
             assert result.exit_code == 0, (label, result.output)
         else:
-            assert_one_line_error(result, "<stdin>:1: 'label' must be a class index, a class name or null")
+            assert_one_line_error(result, "<stdin>:1: 'label' must be a class index, a class name (at most 1000 characters) or null")
 
 
 def test_render_compare_limit_reads_a_stream_as_it_shows_it_and_keeps_few_other_names(toy_dir, toy_library, tmp_path):

@@ -212,3 +212,41 @@ def test_a_pipeline_shows_the_scores_the_config_says(trained):
     softmax = pipeline("text-classification", model=model, tokenizer=tokenizer, function_to_apply="softmax")
     with pytest.raises(BadInput, match="softmax scores.*not sigmoid probabilities: its config says it is a multi-label"):
         contrastcat.load_model(softmax)
+
+
+def test_records_of_a_label_that_is_not_the_top_one_are_said_so_and_claims_are_checked(trained, classifier,
+                                                                                        tmp_path):
+    """A map of a label the model predicts (above 0.5) but not the highest is not "not the
+    predicted class"; evaluate's default scores such records by the top label, and says so; a
+    record whose multi_label claim is not the model's is refused at its line."""
+    root, held = trained
+    second = [e for e in held if len(e.labels) >= 2]
+    records = contrastcat.explain(classifier, [e.text for e in second], method="random", target=second[0].labels[0],
+                                  seed=0)
+    records += contrastcat.explain(classifier, [e.text for e in second], method="random",
+                                   target=second[0].labels[1], seed=0)
+    off_top = [r for r in records if r.target != r.predicted]
+    assert off_top and all(r.probs[r.target] > 0.5 or r.probs[r.target] < 0.5 for r in off_top)
+    path = tmp_path / "labels.jsonl"
+    records.save(str(path))
+    page = tmp_path / "page.html"
+    assert invoke("render", path, "--html", page).exit_code == 0
+    text = page.read_text()
+    assert "not the predicted class" not in text
+    active = sum(r.probs[r.target] > 0.5 for r in off_top)
+    assert text.count("a label the model predicts") == active
+    assert text.count("a label the model does not predict") == len(off_top) - active
+
+    model = root / "model"
+    result = invoke("evaluate", path, "--model", model, "--min-tokens", "3", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert f"warning: {len(off_top)} record(s) explain another class than the one the model predicts" in result.stderr
+    quiet = invoke("evaluate", path, "--model", model, "--min-tokens", "3", "--bootstrap", "0", "--target", "record")
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr, quiet.output
+
+    lines = path.read_text().splitlines(keepends=True)
+    flipped = json.loads(lines[1])
+    flipped.pop("multi_label")
+    path.write_text(lines[0] + json.dumps(flipped) + "\n" + "".join(lines[2:]))
+    assert_one_line_error(invoke("evaluate", path, "--model", model),
+                          f"{path}:2: record id", "says multi_label false, but", "is a multi-label classifier")

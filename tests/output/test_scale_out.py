@@ -150,7 +150,7 @@ def test_a_part_changed_after_merge_checked_it_fails_before_the_output_is_kept(t
     scan = shards._scan
     original = parts[0].read_bytes()
     lines = original.splitlines(keepends=True)
-    for change in ("cut", "edited"):
+    for change in ("cut", "edited", "not utf-8"):
         copy = tmp_path / f"{change}.jsonl"
         copy.write_bytes(original)
 
@@ -162,7 +162,7 @@ def test_a_part_changed_after_merge_checked_it_fails_before_the_output_is_kept(t
                         stream.truncate(len(lines[0]) + len(lines[1]) + 100)
                 else:
                     # The last record (past what a read ahead may hold), its id changed in place.
-                    record = lines[-2].replace(b'"x', b'"X', 1)
+                    record = lines[-2].replace(b'"x', b'"X' if change == "edited" else b'"\xff', 1)
                     assert record != lines[-2] and len(record) == len(lines[-2])
                     copy.write_bytes(b"".join(lines[:-2] + [record] + lines[-1:]))
 
