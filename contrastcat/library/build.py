@@ -180,7 +180,7 @@ def _ablation_pools(probs, labels: np.ndarray, lengths: np.ndarray, classifier: 
     """(group, name, selection) of the pools stored beside the contrasting references."""
     groups = []
     if "same" in options.pools:
-        for chosen in select_same_class(probs, labels, lengths, options.selection):
+        for chosen in select_same_class(probs, labels, lengths, options.selection, classifier.multi_label):
             groups.append((group_path("same", chosen.target), classifier.label_names[chosen.target], chosen))
     if "random" in options.pools:
         chosen = select_random(probs, labels, lengths, options.selection, options.seed)

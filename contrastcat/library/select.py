@@ -92,16 +92,20 @@ def select_references(
 
 
 def select_same_class(
-    probs: np.ndarray, labels: np.ndarray, lengths: np.ndarray, settings: SelectionSettings
+    probs: np.ndarray, labels: np.ndarray, lengths: np.ndarray, settings: SelectionSettings,
+    multi_label: bool = False,
 ) -> list[ClassSelection]:
     """The ``same`` ablation pool (paper Table 3): per class c, correctly classified rows OF class c,
-    the most confident (highest f_c) first, up to ``keep``."""
+    the most confident (highest f_c) first, up to ``keep``. For a multi-label classifier, the rows
+    the model says carry label c (its sigmoid above 0.5), whatever label their data names."""
     probs = np.asarray(probs, dtype=np.float64)
     labels = np.asarray(labels)
-    usable = (probs.argmax(axis=1) == labels) & (np.asarray(lengths) >= settings.min_tokens)
+    long_enough = np.asarray(lengths) >= settings.min_tokens
+    usable = long_enough if multi_label else (probs.argmax(axis=1) == labels) & long_enough
     result = []
     for target in range(probs.shape[1]):
-        pool = np.flatnonzero(usable & (labels == target))
+        carrying = probs[:, target] > 0.5 if multi_label else labels == target
+        pool = np.flatnonzero(usable & carrying)
         candidates = len(pool)
         pool = pool[np.argsort(-probs[pool, target], kind="stable")][: settings.keep]
         f_c = probs[pool, target]

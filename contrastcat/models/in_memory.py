@@ -127,11 +127,13 @@ def _check_settings(classifier: Classifier, function: str) -> None:
     if changed is None:
         return
     again = "contrastcat.load_model(model, tokenizer)" if classifier.borrowed else "contrastcat.load_model"
-    if changed == "config.problem_type":  # set by a pass with labels: says what the model is, not an edit
+    if changed == "config.problem_type":  # a pass with float labels sets it, or the caller did
+        now = getattr(classifier.model.config, "problem_type", None)
+        then = "multi-label" if classifier.multi_label else "single-label"
         raise BadInput(
-            f"{function}: model {classifier.name!r} now says problem_type {current.get(changed)} (a pass with "
-            f"float labels sets it), not {loaded.get(changed)} as when it was loaded: what its probabilities are "
-            "(a softmax over the classes, or a sigmoid per label) is read once, when it is loaded"
+            f"{function}: model {classifier.name!r} now says problem_type {now!r}; it was {then} when it was "
+            "loaded (a pass with float labels makes it multi-label): what its probabilities are (a softmax over "
+            f"the classes, or a sigmoid per label) is read once, when it is loaded: load it again with {again}"
         )
     if changed.endswith("<class>"):
         module = changed.removesuffix("<class>").rstrip(".")

@@ -153,6 +153,15 @@ def check_against_model(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with the weights in "
             f"{mismatched.model_dtype}, but the model is loaded in {loaded} here: pass {named('dtype')} {mismatched.model_dtype}"
         )
+    if mismatched is not None and mismatched.multi_label != classifier.multi_label:
+        said = ("multi-label (a sigmoid per label)", "single-label (a softmax over the classes)")
+        then, now = (said[0], said[1]) if mismatched.multi_label else (said[1], said[0])
+        raise BadInput(
+            f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained reading model "
+            f"{mismatched.model!r} as {then}, and {classifier.name!r} is {now} here (its config's problem_type): "
+            "its fingerprint names that reading of the weights; set the problem_type the records were made with, "
+            "or explain them again"
+        )
     if mismatched is not None:
         raise BadInput(
             f"{source}:{mismatched.line}: record id {mismatched.id!r} was explained with model "

@@ -46,7 +46,7 @@ def classifier(trained):
 def library(trained, classifier):
     path = trained[0] / "refs.h5"
     result = invoke("build-refs", "--data", trained[0] / "train.jsonl", "--model", trained[0] / "model", "-o", path,
-                    "-q")
+                    "--pools", "same", "-q")
     assert result.exit_code == 0, result.output
     return path
 
@@ -102,7 +102,9 @@ def test_the_fingerprint_tells_a_multi_label_reading_of_the_weights_from_a_singl
     inputs = tmp_path / "in.jsonl"
     inputs.write_text("".join(json.dumps({"id": i, "text": e.text}) + "\n" for i, e in enumerate(held[:3])))
     assert invoke("explain", inputs, "--model", root / "model", "--method", "random", "-o", out, "-q").exit_code == 0
-    assert_one_line_error(invoke("evaluate", out, "--model", _single_label_copy(root), "-q"), "sha256:")
+    assert_one_line_error(invoke("evaluate", out, "--model", _single_label_copy(root), "-q"),
+                          "was explained reading model", "as multi-label (a sigmoid per label)",
+                          "is single-label (a softmax over the classes) here")
 
 
 def test_planted_keywords_come_first_for_each_label_present(trained, classifier, library):
@@ -192,6 +194,13 @@ def test_the_library_holds_for_each_label_the_rows_whose_sigmoid_for_it_is_lowes
             np.testing.assert_allclose(f_c, np.sort(sigmoids[:, label])[: len(f_c)], atol=2e-6)
             # Rows whose data names this very label are references too, where the model says they lack it.
             assert len(f_c) >= 30
+            # The `same` pool: the rows the model says carry the label, most confident first.
+            same = stored[f"pools/same/{label}"]
+            f_same, rows_same = np.asarray(same["f_c"]), np.asarray(same["source_row"])
+            np.testing.assert_allclose(f_same, sigmoids[rows_same, label], atol=2e-6)
+            carrying = np.sort(sigmoids[sigmoids[:, label] > 0.5, label])[::-1]
+            assert len(f_same) == min(len(carrying), 50) and np.all(f_same > 0.5)
+            np.testing.assert_allclose(f_same, carrying[: len(f_same)], atol=2e-6)
 
 
 def test_log_odds_of_a_label_are_its_own_by_hand():
