@@ -21,6 +21,7 @@ from ..capture.core import capture
 from ..capture.passes import ModelPasses
 from ..deletion.refine import Refined, RefineItem, average, refine
 from ..errors import BadInput, NonFiniteOutput, RunFailed
+from ..io import jsonl
 from ..spec import Names, backticked
 from ..methods import AttributionMethod, Candidates, build_method
 from ..models import Classifier
@@ -380,7 +381,7 @@ def reattribute_records(
             if settings.get("forward_dtype") == AUTO:  # a record says what ran; auto never does
                 raise BadInput("forward_dtype auto names no precision")
             if not isinstance(settings.get("mask_special", False), bool):  # "false" is not false
-                raise BadInput(f"mask_special must be true or false, got {settings['mask_special']!r}")
+                raise BadInput(f"mask_special must be true or false, got {jsonl.dumps(settings['mask_special'])}")
             options = on_classifier(ExplainSettings(  # explained again as it was, warned if emulated here
                 batch_size=batch_size,
                 mask_special=settings.get("mask_special", False),

@@ -201,11 +201,13 @@ class LineSource:
 
 def open_input(path: str, buffering: int = -1) -> BinaryIO:
     """``path`` opened to read bytes, or one line saying why it cannot be."""
+    # Closed when the process started, standard input's number may since be another file's (one
+    # opened before): its names would open that file.
+    if path in _STANDARD_INPUT_NAMES and sys.stdin is None:
+        raise BadInput(f"{path}: standard input is closed: give a file, or pipe the lines in")
     try:
         return open(path, "rb", buffering=buffering)
     except FileNotFoundError:
-        if path in _STANDARD_INPUT_NAMES and sys.stdin is None:
-            raise BadInput(f"{path}: standard input is closed: give a file, or pipe the lines in") from None
         raise BadInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise BadInput(f"{path}: is a directory, expected a file") from None

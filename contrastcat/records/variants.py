@@ -35,6 +35,7 @@ class MethodLabels:
         self._first: dict[str, dict] = {}
         self._labels: dict[str, str] = {}  # what a variant is (method, settings as written) -> its label
         self._taken: set[str] = set()
+        self._numbered: dict[str, int] = {}  # a label that reads like another's -> the last number it took
         self._held = 0  # estimated bytes of the above
 
     def label(self, record: AttributionRecord) -> str:
@@ -50,10 +51,14 @@ class MethodLabels:
         found = self._labels.get(variant)
         if found is None:
             shown = f"{record.method}[{','.join(f'{n}={_short(v)}' for n, v in differing)}]" if differing else record.method
-            found, count = shown, 1
+            # Numbered on from the last number this label took: many variants that print alike (1
+            # and "1") are numbered in linear time, not by trying #2, #3, ... again for each.
+            count = self._numbered.get(shown, 1)
+            found = shown if count == 1 else f"{shown}#{count}"
             while found in self._taken:
                 count += 1
                 found = f"{shown}#{count}"
+            self._numbered[shown] = count
             self._hold(record, sys.getsizeof(variant) + 2 * sys.getsizeof(found) + _PER_LABEL)
             self._labels[variant] = found
             self._taken.add(found)

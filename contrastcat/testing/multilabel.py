@@ -16,7 +16,8 @@ from pathlib import Path
 
 import torch
 
-from .toy import FILLER, SPECIALS
+from . import toy
+from .toy import FILLER, SPECIALS, fit, save
 
 LABELS = ("sports", "music", "food")
 KEYWORDS = (
@@ -58,23 +59,8 @@ def make_tokenizer():
 
 
 def make_model(seed: int, hidden: int = 64, layers: int = 2, heads: int = 4):
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(VOCABULARY),
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        intermediate_size=hidden * 2,
-        max_position_embeddings=64,
-        num_labels=len(LABELS),
-        id2label=dict(enumerate(LABELS)),
-        label2id={name: i for i, name in enumerate(LABELS)},
-        problem_type="multi_label_classification",
-    )
-    config._attn_implementation = "eager"
-    return BertForSequenceClassification(config)
+    return toy.make_model(seed, hidden, layers, heads, vocab_size=len(VOCABULARY), labels=LABELS,
+                          problem_type="multi_label_classification")
 
 
 def train_multilabel_classifier(
@@ -84,32 +70,9 @@ def train_multilabel_classifier(
     target per label); deterministic for a given seed."""
     tokenizer = make_tokenizer()
     model = make_model(seed)
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    texts = [e.text for e in examples]
     targets = torch.tensor([[float(label in e.labels) for label in range(len(LABELS))] for e in examples])
-    model.train()
-    for _ in range(epochs):
-        order = torch.randperm(len(examples), generator=generator)
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size].tolist()
-            encoded = tokenizer([texts[i] for i in batch], padding=True, return_tensors="pt")
-            loss = model(
-                input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"], labels=targets[batch]
-            ).loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-    model.eval()
-    return model, tokenizer
+    return fit(model, tokenizer, [e.text for e in examples], targets, seed, epochs, batch_size, lr), tokenizer
 
 
 def save_multilabel_model(directory: str | Path, examples: list[MultiLabelExample], seed: int = 0) -> Path:
-    model, tokenizer = train_multilabel_classifier(examples, seed=seed)
-    directory = Path(directory)
-    from ..models.loading import quiet_transformers
-
-    with quiet_transformers():
-        model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
+    return save(*train_multilabel_classifier(examples, seed=seed), directory)

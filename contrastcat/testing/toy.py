@@ -59,7 +59,9 @@ def make_tokenizer():
     return BertTokenizerFast(vocab=vocab, do_lower_case=True)
 
 
-def make_model(seed: int, hidden: int = 64, layers: int = 2, heads: int = 4, vocab_size: int | None = None):
+def make_model(seed: int, hidden: int = 64, layers: int = 2, heads: int = 4, vocab_size: int | None = None,
+               labels: tuple[str, ...] = LABELS, **config_values):
+    """A tiny BERT classifier of ``labels``, untrained (``config_values``: more of its config)."""
     from transformers import BertConfig, BertForSequenceClassification
 
     torch.manual_seed(seed)
@@ -70,9 +72,10 @@ def make_model(seed: int, hidden: int = 64, layers: int = 2, heads: int = 4, voc
         num_attention_heads=heads,
         intermediate_size=hidden * 2,
         max_position_embeddings=64,
-        num_labels=len(LABELS),
-        id2label=dict(enumerate(LABELS)),
-        label2id={name: i for i, name in enumerate(LABELS)},
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={name: i for i, name in enumerate(labels)},
+        **config_values,
     )
     config._attn_implementation = "eager"
     return BertForSequenceClassification(config)
@@ -90,13 +93,18 @@ def train_toy_classifier(
     """
     tokenizer = make_tokenizer()
     model = make_model(seed)
+    return fit(model, tokenizer, [e.text for e in examples], torch.tensor([e.label for e in examples]), seed, epochs,
+               batch_size, lr), tokenizer
+
+
+def fit(model, tokenizer, texts: list[str], labels: torch.Tensor, seed: int, epochs: int, batch_size: int, lr: float):
+    """``model`` trained in place on ``texts`` and their ``labels`` (a row each: class indices, or
+    a float per label for a multi-label model), in a seeded order; returned in eval mode."""
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    texts = [e.text for e in examples]
-    labels = torch.tensor([e.label for e in examples])
     model.train()
     for _ in range(epochs):
-        order = torch.randperm(len(examples), generator=generator)
+        order = torch.randperm(len(texts), generator=generator)
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size].tolist()
             encoded = tokenizer([texts[i] for i in batch], padding=True, return_tensors="pt")
@@ -107,11 +115,11 @@ def train_toy_classifier(
             loss.backward()
             optimizer.step()
     model.eval()
-    return model, tokenizer
+    return model
 
 
-def save_toy_model(directory: str | Path, examples: list[ToyExample], seed: int = 0) -> Path:
-    model, tokenizer = train_toy_classifier(examples, seed=seed)
+def save(model, tokenizer, directory: str | Path) -> Path:
+    """``model`` and ``tokenizer`` written to ``directory`` as a local model directory."""
     directory = Path(directory)
     from ..models.loading import quiet_transformers
 
@@ -119,3 +127,7 @@ def save_toy_model(directory: str | Path, examples: list[ToyExample], seed: int 
         model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+def save_toy_model(directory: str | Path, examples: list[ToyExample], seed: int = 0) -> Path:
+    return save(*train_toy_classifier(examples, seed=seed), directory)

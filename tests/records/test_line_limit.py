@@ -383,3 +383,17 @@ def test_a_baseline_of_empty_objects_is_refused_as_not_a_report(tmp_path, monkey
     path.write_text('{"schema": "contrastcat/evaluate-report", "x": [' + ",".join(["{}"] * 300_000) + "]}")
     with pytest.raises(BadInput, match="not a JSON report .more than 24,063 objects, arrays and strings"):
         read_baseline(str(path))
+
+
+def test_standard_input_closed_at_start_is_said_closed_though_its_number_was_reused(monkeypatch):
+    """Closed when the process started (``sys.stdin`` is None), standard input's descriptor is
+    the next file opened: ``/dev/stdin`` then opened that file (merge named one part twice)."""
+    import sys
+
+    from contrastcat.errors import BadInput
+    from contrastcat.io.lines import open_input
+
+    monkeypatch.setattr(sys, "stdin", None)
+    for name in ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
+        with pytest.raises(BadInput, match=f"^{name}: standard input is closed"):
+            open_input(name)
