@@ -95,7 +95,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l no-magnitude
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l clusters -x -d 'TIS: k-means clusters (masks) per input'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l ig-steps -x -d 'Integrated gradients: quadrature nodes'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l ig-baseline -x -a 'zero pad' -d 'Integrated gradients baseline: zero or pad'
-complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l target -x -d 'Class to explain: pred, gold (the input’s label) or an index'
+complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l target -x -d 'Class to explain: pred, gold (the input’s label) or an index; for a multi-label model also all-active: each label above 0.5 (the top one where none is), one record per label and method'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l text-field -x -d 'Name of the text field/column'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l id-field -x -d 'Name of the id field/column (default: line number)'
 complete -c contrastcat -n '__fish_seen_subcommand_from explain' -l label-field -x -d 'Name of the label field/column'

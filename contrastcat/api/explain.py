@@ -45,7 +45,8 @@ def explain(
     method: str | Sequence[str] = "contrastcat",
     **options: Any,
 ) -> Records:
-    """Token attributions: one record per input and method, in input order.
+    """Token attributions: one record per input and method, in input order (with
+    ``target="all-active"``, a multi-label model's, that for each label it predicts).
 
     ``inputs``: texts, dicts with ``text_field`` (and optional id, label), or a
     ``datasets.Dataset``. Sentence pairs (NLI, paraphrase, rerankers): ``(text, pair)`` tuples,
@@ -67,7 +68,7 @@ def explain(
         batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
         forward_dtype=chosen.forward_dtype, words=chosen.words,
     )
-    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"))
+    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
     items = check.collection("explain: inputs", inputs, "texts or rows")
     rows = rows_from_objects(
         items, chosen.text_field, chosen.id_field, chosen.label_field, source="inputs", pair_field=chosen.pair_field

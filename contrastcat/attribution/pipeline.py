@@ -34,12 +34,18 @@ from .pairs import tokenize_rows
 
 PRED = "pred"
 GOLD = "gold"
+ALL_ACTIVE = "all-active"  # a multi-label model: each label it predicts (above 0.5), one record each
+ACTIVE = 0.5  # a label is predicted where its sigmoid, as records write it, is above this
 
 
-def parse_target(spec: str | int, num_classes: int, named: str = "`target`") -> str | int:
-    """``pred``, ``gold`` or a class index (``named``: the option as the caller spells it)."""
+def parse_target(spec: str | int, num_classes: int, named: str = "`target`", multi_label: bool = False) -> str | int:
+    """``pred``, ``gold``, a class index, or for a multi-label model ``all-active`` (``named``:
+    the option as the caller spells it)."""
     if not (arguments.whole(spec) or isinstance(spec, str)):  # True is not class 1
         raise BadInput(f"{named} must be pred, gold or a class index, got {arguments.shown(spec)}")
+    if spec == ALL_ACTIVE:
+        check_all_active(multi_label, named)
+        return spec
     if arguments.whole(spec) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
         index = int(spec) if not isinstance(spec, str) or len(spec) < 10 else num_classes  # no 5000-digit int()
         if not 0 <= index < num_classes:
@@ -53,11 +59,29 @@ def parse_target(spec: str | int, num_classes: int, named: str = "`target`") -> 
     raise BadInput(f"{named} must be pred, gold or a class index, got {spec!r}")
 
 
+def check_all_active(multi_label: bool, named: str = "`target`") -> None:
+    """``all-active`` reads each label's own probability: a softmax model's classes exclude one
+    another, so "each class above 0.5" is only its predicted class, said otherwise."""
+    if not multi_label:
+        raise BadInput(
+            f"{named} {ALL_ACTIVE} explains each label of a multi-label model; this model is single-label "
+            f"(its classes' probabilities are one softmax): use {named} pred"
+        )
+
+
+def active_labels(probs: Sequence[float], predicted: int) -> list[int]:
+    """The labels ``all-active`` explains for one input, in label order: each whose probability,
+    as the records write it, is above 0.5, and the highest-scoring label even where none is (so
+    every input is explained, and a ``pred`` run's record is among its records)."""
+    return sorted({c for c, p in enumerate(probs) if p > ACTIVE} | {predicted})
+
+
 def resolve_targets(
     rows: Sequence[InputRow], target: str | int, label_names: Sequence[str], source: str
 ) -> list[int | None]:
-    """Per row: a class index, or None for the predicted class."""
-    if target == PRED:
+    """Per row: a class index, or None for the predicted class (``all-active``: that first, the
+    other labels once the probabilities are known)."""
+    if target in (PRED, ALL_ACTIVE):
         return [None] * len(rows)
     if target == GOLD:
         resolved = []
@@ -230,8 +254,28 @@ def explain(
     the first records come before the last row is read. With several methods,
     each input gets one record per method, in the order the methods are given
     (input-major); all methods share each batch's forward and backward pass.
+    With ``target="all-active"`` (a multi-label model) each input gets that for
+    each label :func:`active_labels` names, label by label.
     """
+    for records in explain_inputs(classifier, rows, method, library, target, options, source, progress):
+        yield from records
+
+
+def explain_inputs(
+    classifier: Classifier,
+    rows: Iterable[InputRow],
+    method: AttributionMethod | Sequence[AttributionMethod],
+    library=None,
+    target: str | int = PRED,
+    options: ExplainSettings = ExplainSettings(),
+    source: str = "<input>",
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[list[AttributionRecord]]:
+    """:func:`explain`'s records, one list per input: how many an input has is known only once
+    its probabilities are, with ``all-active``."""
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
+    if target == ALL_ACTIVE:
+        check_all_active(classifier.multi_label)
     pending = iter(rows)
     first = next(pending, None)
     if first is None:
@@ -264,37 +308,63 @@ class _Run:
     max_length: int
 
 
-def _explain_window(run: _Run, rows, progress) -> Iterator[AttributionRecord]:
-    """The records of one window of rows, in input order (batches are formed within it, by length)."""
-    classifier = run.classifier
-    targets = resolve_targets(rows, run.target, classifier.label_names, run.source)
-    texts = tokenize_rows(classifier, rows, run.max_length, run.source)
+def _explain_window(run: _Run, rows, progress) -> Iterator[list[AttributionRecord]]:
+    """The records of one window of rows, one list per row in input order (batches are formed
+    within it, by length)."""
+    targets = resolve_targets(rows, run.target, run.classifier.label_names, run.source)
+    texts = tokenize_rows(run.classifier, rows, run.max_length, run.source)
     results: dict[int, list[AttributionRecord]] = {}
-    for indices in length_batches([len(text) for text in texts], run.options.batch_size):
-        try:
-            per_method, probs, resolved = attribute_all(
-                classifier,
-                [texts[i] for i in indices],
-                [targets[i] for i in indices],
-                run.methods,
-                run.library,
-                run.options,
-            )
-        except NonFiniteOutput as error:
-            row = rows[indices[error.rows[0]]] if error.rows else rows[indices[0]]
-            raise NonFiniteOutput(f"{run.source}:{row.line}: {error}", error.rows) from None
-        for position, index in enumerate(indices):
-            results[index] = [
-                _record(run, rows[index], texts[index], refined[position], probs[position], resolved[position], each)
-                for each, refined in zip(run.methods, per_method)
-            ]
+    written: dict[int, tuple[list[float], int]] = {}  # each row's probabilities as written, and predicted label
+    for indices, records in _batches(run, rows, texts, [(i, targets[i]) for i in range(len(rows))], None):
+        for index, found in zip(indices, records):
+            results[index] = found
+            written[index] = (found[0].probs, found[0].predicted)
         if progress is not None:
             progress(len(indices))
+    if run.target == ALL_ACTIVE:
+        # The other labels each row's first pass (its predicted label's) shows above 0.5, batched
+        # among themselves: the predicted label's records are a pred run's, byte for byte.
+        others = [
+            (index, label) for index in range(len(rows)) for label in active_labels(*written[index])
+            if label != written[index][1]
+        ]
+        for tasks, records in _batches(run, rows, texts, others, written):
+            for (index, _), found in zip(tasks, records):
+                results[index] += found
+        for index in results:
+            results[index].sort(key=lambda record: record.target)  # stable: methods stay in their order
     for index in range(len(rows)):
-        yield from results[index]
+        yield results[index]
 
 
-def _record(run: _Run, row, text, refined, probs, target: int, method) -> AttributionRecord:
+def _batches(run: _Run, rows, texts, tasks: list[tuple[int, int | None]], written):
+    """``tasks`` (row, target) explained in batches of like length: per batch, its rows (or
+    tasks, where ``written`` gives the probabilities their records carry) and their records."""
+    classifier = run.classifier
+    for batch in length_batches([len(texts[index]) for index, _ in tasks], run.options.batch_size):
+        chosen = [tasks[b] for b in batch]
+        try:
+            per_method, probs, resolved = attribute_all(
+                classifier, [texts[index] for index, _ in chosen], [target for _, target in chosen], run.methods,
+                run.library, run.options,
+            )
+        except NonFiniteOutput as error:
+            row = rows[chosen[error.rows[0]][0]] if error.rows else rows[chosen[0][0]]
+            raise NonFiniteOutput(f"{run.source}:{row.line}: {error}", error.rows) from None
+        records = [
+            [
+                _record(run, rows[index], texts[index], refined[position], probs[position], resolved[position], each,
+                        None if written is None else written[index])
+                for each, refined in zip(run.methods, per_method)
+            ]
+            for position, (index, _) in enumerate(chosen)
+        ]
+        yield ([index for index, _ in chosen] if written is None else chosen), records
+
+
+def _record(run: _Run, row, text, refined, probs, target: int, method, written=None) -> AttributionRecord:
+    """``written``: the probabilities and predicted label the input's first pass wrote, which
+    every record of the input carries (a later pass, batched otherwise, differs in last digits)."""
     # Raw scores whose magnitudes add up past the largest float are refused when read (their sums
     # would overflow): not written either.
     if not (np.all(np.isfinite(refined.scores)) and np.isfinite(np.abs(refined.raw).sum())):
@@ -313,8 +383,8 @@ def _record(run: _Run, row, text, refined, probs, target: int, method) -> Attrib
         raw_scores=raw_rounded(refined.raw),
         target=target,
         target_name=classifier.label_names[target],
-        probs=[float(f"{p:.6g}") for p in probs],
-        predicted=int(np.argmax(probs)),
+        probs=[float(f"{p:.6g}") for p in probs] if written is None else list(written[0]),
+        predicted=int(np.argmax(probs)) if written is None else written[1],
         label=row.label,
         method=method.name,
         **classifier.identity(),

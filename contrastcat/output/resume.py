@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..attribution.pairs import tokenize_rows
-from ..attribution.pipeline import GOLD, PRED, ExplainSettings, record_settings
+from ..attribution.pipeline import ALL_ACTIVE, GOLD, PRED, ExplainSettings, active_labels, record_settings
 from ..errors import BadInput
 from ..spec import Names, backticked
 from ..io import jsonl
@@ -36,8 +36,9 @@ from .identity import environment
 
 @dataclass(frozen=True)
 class Resumed:
-    inputs: int  # inputs whose records are kept (all methods)
+    inputs: int  # inputs whose records are kept (all methods, and with all-active all labels)
     truncated: int  # of those, inputs that were cut to the length limit
+    records: int  # their records: the lines kept
 
 
 def early_header(batch_size: int, window: int = ExplainSettings.window) -> dict:
@@ -90,35 +91,80 @@ class Run:
 
 def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: int = 1) -> Resumed:
     """How many leading inputs ``lines`` (read from ``where``, starting at line ``first_line``)
-    holds whole; raises :class:`BadInput` on a line this run would not have written."""
+    holds whole; raises :class:`BadInput` on a line this run would not have written. An input's
+    records are one per method, and with all-active that for each label its records' written
+    probabilities name (the digest vouches for those), in label order."""
     per_input = len(run.methods)
-    whole = len(lines) // per_input
-    if whole > len(run.rows):
+    all_active = run.target == ALL_ACTIVE
+    most = len(lines) // per_input  # each input has at least one record per method
+    if most > len(run.rows) and not all_active:
         raise BadInput(
-            f"{where}: holds records for {whole} inputs, but this run has {len(run.rows)}; delete it to start over"
+            f"{where}: holds records for {most} inputs, but this run has {len(run.rows)}; delete it to start over"
         )
     limit = check_max_length(run.classifier, run.options.max_length)
     classifier = run.classifier.paired() if run.rows and run.rows[0].pair is not None else run.classifier
-    texts = tokenize_rows(classifier, run.rows[:whole], limit, run.source)
-    for number, raw in enumerate(lines[: whole * per_input]):
-        index, position = divmod(number, per_input)
-        row, line = run.rows[index], f"{where}:{first_line + number}"
-        record = _valid_record(raw, line)
-        expected = run.expected(row, run.methods[position], texts[index])
-        differs = next((key for key, value in expected.items() if not _same(record.get(key), value)), None)
-        if differs is None and not _target_matches(record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"):
-            differs = "target"
-        if differs is None and ("words" in record) != run.options.words:
-            differs = "words"  # written with --words, or without it
-        if differs is not None:
-            raise BadInput(
-                f"{line}: this record was not made by this run (its {differs} differs from input "
-                f"{run.source}:{row.line} with these options{_values(record.get(differs), expected.get(differs))}); "
-                "delete the file to start over"
-            )
+    texts = tokenize_rows(classifier, run.rows[: min(most, len(run.rows))], limit, run.source)
+    sizes: list[int] = []  # each whole input's records
+    position = 0
+    for index, text in enumerate(texts):
+        row = run.rows[index]
+        labels = None
+        if all_active:
+            if position == len(lines):
+                break
+            first = _valid_record(lines[position], f"{where}:{first_line + position}")
+            labels = _labels_written(first, len(run.classifier.label_names))
+        size = per_input * (len(labels) if labels is not None else 1)
+        if position + size > len(lines):
+            break
+        for offset in range(size):
+            number = position + offset
+            line = f"{where}:{first_line + number}"
+            record = _valid_record(lines[number], line)
+            expected = run.expected(row, run.methods[offset % per_input], text)
+            differs = next((key for key, value in expected.items() if not _same(record.get(key), value)), None)
+            if differs is None and all_active:
+                if labels is None:
+                    differs = "probs"  # not a model's probabilities: no labels to tell from them
+                elif not (_same(record.get("probs"), first.get("probs")) and _same(record.get("predicted"), first.get("predicted"))):
+                    differs = "probs"  # every record of an input carries its one pass's probabilities
+                elif not _is_target(record, labels[offset // per_input], run.classifier.label_names):
+                    differs = "target"
+            if differs is None and not all_active and not _target_matches(
+                record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"
+            ):
+                differs = "target"
+            if differs is None and ("words" in record) != run.options.words:
+                differs = "words"  # written with --words, or without it
+            if differs is not None:
+                raise BadInput(
+                    f"{line}: this record was not made by this run (its {differs} differs from input "
+                    f"{run.source}:{row.line} with these options{_values(record.get(differs), expected.get(differs))}); "
+                    "delete the file to start over"
+                )
+        sizes.append(size)
+        position += size
+    whole = len(sizes)
+    if whole == len(run.rows) and position < len(lines):
+        raise BadInput(
+            f"{where}: holds more records than this run's {len(run.rows)} inputs have; delete it to start over"
+        )
     if whole < len(run.rows):
         whole -= whole % run.options.window_inputs  # resume at a window boundary: same batches as an unbroken run
-    return Resumed(whole, sum(t.truncated for t in texts[:whole]))
+    return Resumed(whole, sum(t.truncated for t in texts[:whole]), sum(sizes[:whole]))
+
+
+def _labels_written(record: dict, labels: int) -> list[int] | None:
+    """The labels an all-active run explains for the input ``record`` is the first record of, as
+    its probabilities were written; None where they are not a model's (the check then fails)."""
+    probs, predicted = record.get("probs"), record.get("predicted")
+    if (
+        not isinstance(probs, list) or len(probs) != labels
+        or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in probs)
+        or not isinstance(predicted, int) or isinstance(predicted, bool) or not 0 <= predicted < labels
+    ):
+        return None
+    return active_labels(probs, predicted)
 
 
 def _same(found, expected) -> bool:
@@ -163,7 +209,7 @@ def finished_output(path: str, run: Run, note: Callable[[str], None] | None = No
     except OSError:
         return None  # written again; a write that fails there says why
     *lines, tail = content.split(b"\n")
-    if tail or len(lines) != len(run.rows) * len(run.methods):
+    if tail or (len(lines) != len(run.rows) * len(run.methods) and run.target != ALL_ACTIVE):
         return None
     try:
         kept = completed_inputs(lines, run, output)
@@ -204,11 +250,15 @@ def write_resumable(
         return
     with checkpointed_output(output, run.header(), inputs, run.named) as checkpoint:
         kept = completed_inputs(checkpoint.lines, run, checkpoint.path)  # the record file: records from line 1
-        checkpoint.keep(kept.inputs * len(run.methods))
+        checkpoint.keep(kept.records)
         if on_resume:
             on_resume(kept, "checkpoint")
         for record in records_from(kept.inputs):
             checkpoint.write(record.to_json())
+
+
+def _is_target(record: dict, label: int, label_names) -> bool:
+    return _same(record.get("target"), label) and record.get("target_name") == label_names[label]
 
 
 def _target_matches(record: dict, row: InputRow, target: str | int, label_names, where: str) -> bool:

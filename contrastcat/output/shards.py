@@ -10,7 +10,10 @@ backward pass depend on the thread count).
 A part file is JSON Lines: a header line (which shard, of which run), the
 records, and an end line (how many inputs the whole run had, and a digest
 of the input). :func:`merge_parts` checks that the parts are every shard of
-one run, complete, before it writes anything.
+one run, complete, before it writes anything. An input's records are one per
+method, or under ``--target all-active`` that for each label its records'
+probabilities name: merge counts them from the records themselves, which the
+part's digest vouches for.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ..attribution.pipeline import ALL_ACTIVE, active_labels
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
@@ -103,19 +107,22 @@ class PartHeader:
 
 
 def write_part(
-    path: str, part: PartHeader, records: Iterable[AttributionRecord], tally: Tally, inputs: Sequence[str | None] = (),
+    path: str, part: PartHeader, inputs_records: Iterable[list[AttributionRecord]], tally: Tally,
+    inputs: Sequence[str | None] = (),
 ) -> int:
-    """Write one shard's part file (atomically); returns the records written."""
+    """Write one shard's part file (atomically) from each of its inputs' records; returns the
+    records written."""
     header = part.as_dict()
     count = 0
     digest = hashlib.sha256()  # of the record lines: merge refuses a part edited or reordered since
     with atomic_text_output(path, inputs) as stream:
         stream.write(jsonl.dumps(header) + "\n")
-        for record in records:
-            line = record.to_json() + "\n"
-            digest.update(line.encode("utf-8"))
-            stream.write(line)
-            count += 1
+        for records in inputs_records:
+            for record in records:
+                line = record.to_json() + "\n"
+                digest.update(line.encode("utf-8"))
+                stream.write(line)
+                count += 1
         stream.write(jsonl.dumps({"format": PART_END, "inputs": tally.rows, "input_digest": tally.digest,
                                   "records": count, "records_digest": "sha256:" + digest.hexdigest()}) + "\n")
     return count
@@ -128,6 +135,18 @@ class _Part:
     header: dict
     end: dict
     line: int = 1  # lines read so far (the header)
+    windows: list[int] | None = None  # records per window of its inputs, once scanned
+    line_inputs: int = 0  # inputs its records are of, once scanned (all-active)
+
+    @property
+    def all_active(self) -> bool:
+        """Its inputs' records are one per method and label the input's probabilities name."""
+        return isinstance(self.header.get("run"), dict) and self.header["run"].get("target") == ALL_ACTIVE
+
+    def window_inputs(self, shards: int, total: int) -> list[int]:
+        """How many inputs each window this part explains has, in order."""
+        window, index = self.header["window"], self.header["shard"]
+        return [min(window, total - start) for number, start in enumerate(range(0, total, window)) if number % shards == index]
 
 
 def merge_parts(paths: Sequence[str], output: str) -> int:
@@ -142,10 +161,12 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
         for path in paths:
             parts.append(_open_part(path))
         ordered = _check_parts(parts)
+        total = ordered[0].end["inputs"]
         for part in ordered:
             _scan(part)  # every line read once before any is written (standard output cannot be taken back)
-        first = ordered[0].header
-        window, per_input, total = first["window"], first["per_input"], ordered[0].end["inputs"]
+            _check_windows(part, len(ordered), total)
+        window = ordered[0].header["window"]
+        counts = {id(part): iter(part.windows) for part in ordered}
         written = 0
         limit = line_limit(RECORD_LINES)
         digests = {id(part): hashlib.sha256() for part in ordered}
@@ -156,7 +177,7 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
             # is kept, never a cut or changed record in it.
             for number, start in enumerate(range(0, total, window)):
                 part = ordered[number % len(ordered)]
-                count = (min(start + window, total) - start) * per_input
+                count = next(counts[id(part)])
                 for _ in range(count):
                     raw = read_line(part.handle, limit)
                     if isinstance(raw, Overlong) or not raw.endswith(b"\n"):
@@ -261,15 +282,27 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
     if missing is not None:
         raise BadInput(f"merge: shard {missing}/{count} is missing ({len(parts)} of {count} parts given)")
     ordered = [by_index[i] for i in range(count)]
-    window, per_input, total = first.header["window"], first.header["per_input"], first.end["inputs"]
+    total = first.end["inputs"]
     for part in ordered:
-        index = part.header["shard"]
-        expected = sum(
-            min(window, total - start) for number, start in enumerate(range(0, total, window)) if number % count == index
-        ) * per_input
+        if part.all_active:
+            continue  # how many records its inputs have is counted as it is scanned
+        expected = sum(part.window_inputs(count, total)) * part.header["per_input"]
         if part.end.get("records") != expected:
             raise BadInput(f"{part.path}: holds {part.end.get('records')} records, its shard of the run has {expected}")
     return ordered
+
+
+def _check_windows(part: _Part, shards: int, total: int) -> None:
+    """A part's records per window of inputs, after its scan: one per method and input, or with
+    all-active as many inputs in each window as its shard of the run has."""
+    inputs = part.window_inputs(shards, total)
+    if not part.all_active:
+        part.windows = [count * part.header["per_input"] for count in inputs]
+        return
+    if part.line_inputs != sum(inputs):  # windows are its inputs taken a window at a time: they match too
+        raise BadInput(
+            f"{part.path}: holds the records of {part.line_inputs} input(s), its shard of the run has {sum(inputs)}"
+        )
 
 
 def _difference(key: str, part: _Part, first: _Part) -> str:
@@ -287,11 +320,15 @@ def _difference(key: str, part: _Part, first: _Part) -> str:
 
 
 def _scan(part: _Part) -> None:
-    """Every line of a part is a JSON object, records then exactly one end line; rewinds after."""
+    """Every line of a part is a JSON object, records then exactly one end line; rewinds after.
+    Under all-active, counts its inputs' records, window by window, as their probabilities say."""
     records = 0
     digest = hashlib.sha256()
     limit = line_limit(RECORD_LINES)
     number = 1
+    window, per_input = part.header["window"], part.header["per_input"]
+    windows: list[int] = []
+    inputs = remaining = 0  # inputs begun; records left of the current one
     while raw := within_limit(read_line(part.handle, limit), f"{part.path}:{number + 1}"):
         number += 1
         part.line = number
@@ -305,11 +342,30 @@ def _scan(part: _Part) -> None:
         check_record(value, f"{part.path}:{number}")
         digest.update(raw)
         records += 1
+        if part.all_active:
+            if remaining == 0:
+                remaining = per_input * len(_labels(value, f"{part.path}:{number}"))
+                if inputs % window == 0:
+                    windows.append(0)
+                inputs += 1
+            windows[-1] += 1
+            remaining -= 1
     if part.end.get("records_digest") != "sha256:" + digest.hexdigest():
         raise BadInput(f"{part.path}: its records were changed since explain wrote them (their digest differs)")
+    if remaining:
+        raise BadInput(f"{part.path}: its last input's records end early ({remaining} of its labels' records missing)")
+    part.windows, part.line_inputs = windows, inputs
     part.handle.seek(0)
     part.handle.readline()
     part.line = 1
+
+
+def _labels(record: dict, where: str) -> list[int]:
+    """The labels an all-active run explained for the input whose first record this is."""
+    probs, predicted = record.get("probs"), record.get("predicted")
+    if not isinstance(probs, list) or not isinstance(predicted, int) or not 0 <= predicted < len(probs):
+        raise BadInput(f"{where}: not the first record of an input of an all-active run (no probabilities per label)")
+    return active_labels(probs, predicted)
 
 
 def _read_line(part: _Part, raw: bytes) -> dict:

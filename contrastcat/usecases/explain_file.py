@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from .. import arguments as check
 from ..attribution.pairs import checked_pairs
 from ..attribution.pipeline import (
+    ALL_ACTIVE,
     GOLD,
     PRED,
     ExplainSettings,
@@ -29,7 +30,7 @@ from ..attribution.pipeline import (
     resolve_targets,
     usable_rows,
 )
-from ..attribution.pipeline import explain as explain_rows
+from ..attribution.pipeline import explain_inputs
 from ..errors import BadInput, ContrastCatWarning, Interrupted
 from ..io.files import check_output_path, is_standard_output
 from ..library import BuildSettings, RefLibrary
@@ -55,10 +56,13 @@ ON_ERROR = ("stop", "skip")
 
 
 def _target(named: str, value: Any) -> str | int:
-    """pred, gold or a class index (whether the model has that class is known once it loads)."""
-    if check.whole(value) or (isinstance(value, str) and (value in (PRED, GOLD) or (value.isascii() and value.isdigit()))):
+    """pred, gold, all-active or a class index (whether the model has that class, or is
+    multi-label, is known once it loads)."""
+    if check.whole(value) or (
+        isinstance(value, str) and (value in (PRED, GOLD, ALL_ACTIVE) or (value.isascii() and value.isdigit()))
+    ):
         return value
-    raise BadInput(f"{named} must be pred, gold or a class index, got {check.shown(value)}")
+    raise BadInput(f"{named} must be pred, gold, all-active or a class index, got {check.shown(value)}")
 
 
 def _shard(named: str, value: Any) -> Shard | None:
@@ -95,7 +99,10 @@ class ExplainOptions(CommandOptions):
         "Attribution method, a comma list, or all: one record per input and method (see --list-methods).",
         lambda named, value: tuple(check.names(named, value)), flags=("--method",), shown_default="contrastcat",
     )
-    target: str | int = option("pred", "Class to explain: pred, gold (the input's label) or an index.", _target)
+    target: str | int = option(
+        "pred", "Class to explain: pred, gold (the input's label) or an index; for a multi-label model also "
+        "all-active: each label above 0.5 (the top one where none is), one record per label and method.", _target,
+    )
     text_field: str = option("text", "Name of the text field/column.", check.text)
     id_field: str = option("id", "Name of the id field/column (default: line number).", check.text)
     label_field: str = option("label", "Name of the label field/column.", check.text)
@@ -166,11 +173,13 @@ class ExplainRun:
     """What a run did: records written now and kept from an earlier run, texts cut, lines skipped."""
 
     output: str
-    per_input: int  # records per input: one per method
+    per_input: int  # records per input and target: one per method
     limit: int  # tokens per input, special ones included
     position_limit: int  # the model's
     records: int = 0
-    kept: int = 0
+    kept: int = 0  # records kept from an earlier run
+    explained: int = 0  # inputs explained now
+    kept_inputs: int = 0  # inputs whose records were kept
     truncated: int = 0
     # on_error="skip": the bad lines, located (the first few messages, and the count); else None
     skipped: SkippedLines | None = None
@@ -180,15 +189,16 @@ class ExplainRun:
 
     @property
     def inputs(self) -> int:
-        return (self.records + self.kept) // self.per_input
+        return self.explained + self.kept_inputs
 
-    def count(self, record) -> None:
-        if self.records % self.per_input == 0 and record.truncated:
-            self.truncated += 1
-        self.records += 1
+    def count(self, records: list) -> None:
+        """One input's records (one per method, and with all-active per label)."""
+        self.explained += 1
+        self.truncated += bool(records[0].truncated)
+        self.records += len(records)
 
     def resumed(self, kept, origin: str) -> None:
-        self.kept = kept.inputs * self.per_input
+        self.kept, self.kept_inputs = kept.records, kept.inputs
         self.truncated += kept.truncated
         self.origin = origin
 
@@ -273,7 +283,7 @@ def _run(plan: _Plan) -> ExplainRun:
     methods = build_methods(names, shared=True, named=chosen.names, **dict(chosen.method_options))
     classifier, library = _model_and_library(plan, methods)
     check_on_model(classifier, methods, chosen.mask_special, chosen.names)
-    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"))
+    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
     settings = on_classifier(ExplainSettings(  # as records say it: forward_dtype "auto" resolved here
         batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
         forward_dtype=chosen.forward_dtype, words=chosen.words,
@@ -306,18 +316,23 @@ class _Job:
     run: ExplainRun
     expected: int | None  # rows to explain, for the progress bar (None: not known up front)
 
-    def records(self, remaining, done: int) -> Iterator:
+    def inputs(self, remaining, done: int) -> Iterator[list]:
+        """Each input's records, counted."""
         def advance(count: int) -> None:
             nonlocal done
             done += count
             self.plan.progress("explaining", done, self.expected)
 
-        for record in explain_rows(
+        for records in explain_inputs(
             self.classifier, remaining, self.methods, self.library, target=self.target, options=self.settings,
             source=self.source, progress=advance,
         ):
-            self.run.count(record)
-            yield record
+            self.run.count(records)
+            yield records
+
+    def records(self, remaining, done: int) -> Iterator:
+        for records in self.inputs(remaining, done):
+            yield from records
 
     def write_part(self, path: str, rows) -> dict:
         plan, settings, methods = self.plan, self.settings, self.methods
@@ -328,8 +343,8 @@ class _Job:
             settings,
         )
         part = PartHeader(plan.shards, identity, len(methods), settings.window_inputs)
-        write_part_file(path, part, self.records(mine, 0), tally, plan.inputs)
-        return {"records": self.run.records, "truncated": self.run.truncated}
+        write_part_file(path, part, self.inputs(mine, 0), tally, plan.inputs)
+        return {"records": self.run.records, "truncated": self.run.truncated, "inputs": self.run.explained}
 
     def write(self, rows) -> None:
         """The records to the output: as a shard's part, merged under torchrun, resumable, or whole."""
@@ -341,6 +356,7 @@ class _Job:
             )
             run.records = sum(o["records"] for o in outcomes)
             run.truncated = sum(o["truncated"] for o in outcomes)
+            run.explained = sum(o["inputs"] for o in outcomes)
         elif plan.chosen.shard is not None:
             self.write_part(output, rows)
         elif plan.chosen.resume:

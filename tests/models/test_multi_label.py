@@ -259,3 +259,150 @@ def test_records_of_a_label_that_is_not_the_top_one_are_said_so_and_claims_are_c
     path.write_text(lines[0] + json.dumps(flipped) + "\n" + "".join(lines[2:]))
     assert_one_line_error(invoke("evaluate", path, "--model", model),
                           f"{path}:2: record id", "says multi_label false, but", "is a multi-label classifier")
+
+
+def _by_input(records) -> list[list]:
+    """Records of one all-active run, one list per input (an input's records share its id)."""
+    grouped: list[list] = []
+    for record in records:
+        if not grouped or grouped[-1][0].id != record.id:
+            grouped.append([])
+        grouped[-1].append(record)
+    return grouped
+
+
+def _keyword_first(example, record) -> bool:
+    """The map's top token begins or lies in one of its label's keywords."""
+    words = example.text.split()
+    top = max((i for i, flag in enumerate(record.special) if not flag), key=lambda i: record.scores[i])
+    word = len(example.text[:record.offsets[top][0]].split())
+    return word in example.keywords[record.target] or words[min(word, len(words) - 1)] in multilabel.KEYWORDS[record.target]
+
+
+def test_all_active_explains_each_label_the_model_predicts_one_record_each(trained, classifier, library):
+    """``target="all-active"``: for each input, one record per method for each label whose sigmoid
+    (computed here, one text at a time) is above 0.5, in label order; the top label's records are
+    a pred run's byte for byte, the others' maps those of a run for that label alone, and each
+    active label's map puts one of its own keywords first."""
+    root, held = trained
+    held = held[:24]
+    refs = contrastcat.open_library(str(library))
+    texts = [e.text for e in held]
+    methods = ["contrastcat", "attcat", "integrated-gradients"]
+    records = contrastcat.explain(classifier, texts, refs, method=methods, target="all-active", seed=0, ig_steps=16)
+    sigmoids = _sigmoids(classifier.model, texts)
+    grouped = _by_input(records)
+    assert len(grouped) == len(held)
+    several = 0
+    for example, probs, found in zip(held, sigmoids, grouped):
+        active = sorted(set(np.flatnonzero(probs > 0.5)) | {int(np.argmax(probs))})
+        assert active == list(example.labels)  # the toy model is right on every held-out input
+        assert [(r.target, r.method) for r in found] == [(label, m) for label in active for m in methods]
+        assert all(r.probs == found[0].probs and r.predicted == int(np.argmax(probs)) for r in found)
+        several += len(active) > 1
+    assert several >= 8  # inputs with two or three labels, not only one
+    pred = contrastcat.explain(classifier, texts, refs, method=methods, seed=0, ig_steps=16)
+    assert [r.to_json() for r in records if r.target == r.predicted] == [r.to_json() for r in pred]
+    for label in range(len(multilabel.LABELS)):
+        alone = contrastcat.explain(classifier, [e.text for e in held if label in e.labels], refs,
+                                    method=["attcat", "integrated-gradients"], target=label, ig_steps=16)
+        mine = [r for r in records if r.target == label and r.method != "contrastcat"]
+        assert [(r.id, r.method) for r in alone] != [] and len(alone) == len(mine)
+        for a, b in zip(alone, mine):  # batched otherwise: the last digits may differ
+            assert (a.method, a.text, a.target) == (b.method, b.text, b.target)
+            np.testing.assert_allclose(a.scores, b.scores, atol=1e-4)
+    rates = {m: np.mean([_keyword_first(e, r) for e, found in zip(held, grouped) for r in found if r.method == m])
+             for m in methods}
+    print("keywords first, per active label (all-active):", rates)
+    assert all(rate >= 0.75 for rate in rates.values()), rates
+
+
+def test_all_active_on_a_single_label_model_is_refused(trained):
+    root, held = trained
+    single = contrastcat.load_model(str(_single_label_copy(root)))
+    with pytest.raises(BadInput, match="all-active explains each label of a multi-label model; this model is single-label"):
+        contrastcat.explain(single, [held[0].text], method="random", target="all-active")
+    inputs = root / "one.jsonl"
+    inputs.write_text(json.dumps({"text": held[0].text}) + "\n")
+    assert_one_line_error(
+        invoke("explain", inputs, "--model", _single_label_copy(root), "--method", "random", "--target", "all-active",
+               "-o", root / "never.jsonl"),
+        "--target all-active explains each label of a multi-label model", "use --target pred",
+    )
+    assert not (root / "never.jsonl").exists()
+
+
+@pytest.fixture(scope="module")
+def all_active_run(trained, library):
+    """An all-active run's inputs (more than two windows of one-input batches) and its bytes."""
+    root, _ = trained
+    inputs = root / "many.jsonl"
+    examples = multilabel.make_examples(30, seed=11)
+    inputs.write_text("".join(json.dumps({"id": f"x{i}", "text": e.text}) + "\n" for i, e in enumerate(examples)))
+    out = root / "whole.jsonl"
+    command = ("explain", inputs, "--refs", library, "--method", "attcat,random", "--seed", "3", "--target",
+               "all-active", "--batch-size", "1")
+    result = invoke(*command, "-o", out, "-q")
+    assert result.exit_code == 0, result.output
+    lines = out.read_bytes().splitlines()
+    assert len(lines) > 2 * 30  # inputs with several labels
+    return command, out.read_bytes()
+
+
+def test_an_all_active_run_resumed_or_sharded_writes_the_same_bytes(all_active_run, tmp_path, monkeypatch):
+    from contrastcat.usecases import explain_file as use_case
+
+    command, whole = all_active_run
+    real, out = use_case.explain_inputs, tmp_path / "resumed.jsonl"
+
+    def stopping(*positional, **named):
+        for number, records in enumerate(real(*positional, **named)):
+            if number == 19:  # past the first window (8 inputs) and into the third
+                raise KeyboardInterrupt
+            yield records
+
+    with monkeypatch.context() as patch:
+        patch.setattr(use_case, "explain_inputs", stopping)
+        assert invoke(*command, "-o", out, "--resume", "-q").exit_code == 130
+    partial = tmp_path / f".{out.name}.contrastcat-partial"
+    assert 0 < partial.read_bytes().count(b"\n") < whole.count(b"\n")
+    result = invoke(*command, "-o", out, "--resume")
+    assert result.exit_code == 0, result.output
+    assert "kept from the checkpoint" in result.output
+    assert out.read_bytes() == whole
+    parts = [tmp_path / f"part{i}" for i in range(3)]
+    for index, part in enumerate(parts):
+        assert invoke(*command, "--shard", f"{index}/3", "-o", part, "-q").exit_code == 0
+    merged = tmp_path / "merged.jsonl"
+    result = invoke("merge", *parts, "-o", merged)
+    assert result.exit_code == 0, result.output
+    assert merged.read_bytes() == whole
+
+
+def test_merge_counts_an_all_active_parts_records_from_their_probabilities(all_active_run, tmp_path):
+    """A part's records cut or shifted, with its end line made to agree (count and digest), is
+    refused: each input's record count follows from its probabilities, not from the end line."""
+    import hashlib
+
+    command, whole = all_active_run
+    parts = [tmp_path / f"part{i}" for i in range(2)]
+    for index, part in enumerate(parts):
+        assert invoke(*command, "--shard", f"{index}/2", "-o", part, "-q").exit_code == 0
+
+    def rewritten(lines: list[bytes]) -> None:
+        records = lines[1:-1]
+        end = json.loads(lines[-1])
+        end["records"] = len(records)
+        end["records_digest"] = "sha256:" + hashlib.sha256(b"".join(r + b"\n" for r in records)).hexdigest()
+        parts[0].write_bytes(b"\n".join([*lines[:-1], json.dumps(end).encode()]) + b"\n")
+
+    original = parts[0].read_bytes().splitlines()
+    rewritten(original[:-2] + original[-1:])  # the last input loses its last record
+    assert_one_line_error(invoke("merge", *parts, "-o", tmp_path / "m.jsonl"), "part0",
+                          "its last input's records end early")
+    first = json.loads(original[1])
+    size = 2 * len({c for c, p in enumerate(first["probs"]) if p > 0.5} | {first["predicted"]})
+    rewritten(original[:1] + original[1 + size:])  # the first input's records gone
+    assert_one_line_error(invoke("merge", *parts, "-o", tmp_path / "m.jsonl"), "part0",
+                          "holds the records of", "its shard of the run has")
+    assert not (tmp_path / "m.jsonl").exists()

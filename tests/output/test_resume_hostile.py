@@ -71,16 +71,18 @@ def leftovers(out) -> list[str]:
 
 def interrupted(monkeypatch, *args, after: int = 10):
     """Run explain with ``args`` and stop it (as Ctrl-C does) once ``after`` records are out."""
-    real = explain_run.explain_rows
+    real = explain_run.explain_inputs
 
     def stopping(*positional, **named):
-        for count, record in enumerate(real(*positional, **named)):
-            if count == after:
+        count = 0
+        for records in real(*positional, **named):  # each input's records
+            if count >= after:
                 raise KeyboardInterrupt
-            yield record
+            count += len(records)
+            yield records
 
     with monkeypatch.context() as patch:
-        patch.setattr(explain_run, "explain_rows", stopping)
+        patch.setattr(explain_run, "explain_inputs", stopping)
         result = invoke(*args)
     assert result.exit_code == 130, result.output
     return result
@@ -188,7 +190,7 @@ def test_a_finished_output_is_kept_only_when_it_is_what_the_run_wrote(tmp_path, 
 
         before = out.stat()
         with monkeypatch.context() as patch:
-            patch.setattr(explain_run, "explain_rows", never)
+            patch.setattr(explain_run, "explain_inputs", never)
             result = invoke(*command)
         assert result.exit_code == 0, result.output
         assert (out.stat().st_ino, out.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
@@ -414,16 +416,16 @@ def test_publishing_renames_the_checkpoint_over_the_output(tmp_path, monkeypatch
 
 def computed(monkeypatch, *args) -> int:
     """Run explain with ``args`` to the end; how many records it computed."""
-    real, count = explain_run.explain_rows, 0
+    real, count = explain_run.explain_inputs, 0
 
     def counting(*positional, **named):
         nonlocal count
-        for record in real(*positional, **named):
-            count += 1
-            yield record
+        for records in real(*positional, **named):  # each input's records
+            count += len(records)
+            yield records
 
     with monkeypatch.context() as patch:
-        patch.setattr(explain_run, "explain_rows", counting)
+        patch.setattr(explain_run, "explain_inputs", counting)
         result = invoke(*args)
     assert result.exit_code == 0, result.output
     return count
