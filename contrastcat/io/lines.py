@@ -113,7 +113,7 @@ class LineSource:
         try:
             yield from self._numbered(handle, errors, copy)
         finally:
-            if handle is not sys.stdin.buffer:
+            if self.path != STDIO:  # standard input stays open (and is None where the shell closed it)
                 handle.close()
             if copy is not None:  # also when a pass stops early (a limit): the next reads what it read
                 copy.flush()
@@ -203,7 +203,7 @@ def open_input(path: str, buffering: int = -1) -> BinaryIO:
     """``path`` opened to read bytes, or one line saying why it cannot be."""
     # Closed when the process started, standard input's number may since be another file's (one
     # opened before): its names would open that file.
-    if path in _STANDARD_INPUT_NAMES and sys.stdin is None:
+    if sys.stdin is None and _names_standard_input(path):
         raise BadInput(f"{path}: standard input is closed: give a file, or pipe the lines in")
     try:
         return open(path, "rb", buffering=buffering)
@@ -213,6 +213,22 @@ def open_input(path: str, buffering: int = -1) -> BinaryIO:
         raise BadInput(f"{path}: is a directory, expected a file") from None
     except OSError as error:
         raise BadInput(f"{path}: cannot read ({error.strerror})") from None
+
+
+def _names_standard_input(path: str) -> bool:
+    """Whether ``path`` leads to a name of standard input (``//dev/stdin``, ``/dev/./stdin``, a
+    link to it), followed link by link but not through standard input's own: closed at start,
+    its number may be another file's by now, which resolving it completely would name."""
+    own = f"/proc/{os.getpid()}/fd/0"
+    current = os.path.abspath(path)
+    for _ in range(40):  # as many links as the kernel follows
+        current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
+        if current in _STANDARD_INPUT_NAMES or current == own:
+            return True
+        if not os.path.islink(current):
+            return False
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    return False
 
 
 def within_limit(line: _Line | Overlong, where: str) -> _Line:

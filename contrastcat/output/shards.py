@@ -136,6 +136,7 @@ class _Part:
     end: dict
     line: int = 1  # lines read so far (the header)
     windows: list[int] | None = None  # records per window of its inputs, once scanned
+    window_digests: list[bytes] | None = None  # of each window's record lines, once scanned
     line_inputs: int = 0  # inputs its records are of, once scanned (all-active)
 
     @property
@@ -163,34 +164,33 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
         ordered = _check_parts(parts)
         total = ordered[0].end["inputs"]
         for part in ordered:
-            _scan(part)  # every line read once before any is written (standard output cannot be taken back)
+            _scan(part, len(ordered), total)  # every line read once before any is written
             _check_windows(part, len(ordered), total)
         window = ordered[0].header["window"]
-        counts = {id(part): iter(part.windows) for part in ordered}
+        counts = {id(part): zip(part.windows, part.window_digests) for part in ordered}
         written = 0
         limit = line_limit(RECORD_LINES)
-        digests = {id(part): hashlib.sha256() for part in ordered}
         with atomic_text_output(output, list(paths)) as stream:
             # The scan has checked every line, and each part holds exactly its windows' records
-            # (_check_parts): copying needs no second parse. What is copied is hashed again: a
-            # part changed since the scan (written over by another run) fails before the output
-            # is kept, never a cut or changed record in it.
+            # (_check_parts): copying needs no second parse. Each window is read whole and hashed
+            # before any of it is written: a part changed since the scan (written over by another
+            # run) fails before its changed records reach the output, standard output included
+            # (which cannot be taken back: what it got before is whole windows, each as scanned).
             for number, start in enumerate(range(0, total, window)):
                 part = ordered[number % len(ordered)]
-                count = next(counts[id(part)])
+                count, expected = next(counts[id(part)])
+                lines = []
+                digest = hashlib.sha256()
                 for _ in range(count):
                     raw = read_line(part.handle, limit)
                     if isinstance(raw, Overlong) or not raw.endswith(b"\n"):
                         raise BadInput(f"{part.path}: changed while it was read (a record line is cut or grown)")
-                    digests[id(part)].update(raw)
-                    try:
-                        stream.write(raw.decode("utf-8"))
-                    except UnicodeDecodeError:
-                        raise BadInput(f"{part.path}: changed while it was read (a record line is not UTF-8 now)") from None
+                    digest.update(raw)
+                    lines.append(raw)
+                if digest.digest() != expected:
+                    raise BadInput(f"{part.path}: changed while it was read (a window of its records differs now)")
+                stream.write(b"".join(lines).decode("utf-8"))  # the bytes the scan parsed
                 written += count
-            for part in ordered:
-                if part.end.get("records_digest") != "sha256:" + digests[id(part)].hexdigest():
-                    raise BadInput(f"{part.path}: changed while it was read (its records' digest differs now)")
         return written
     finally:
         for part in parts:
@@ -202,7 +202,10 @@ def _open_part(path: str) -> _Part:
     try:
         if not handle.seekable():  # a pipe, bash's <(...): read once, into a file that can be read again
             handle = _spooled(path, handle)
-        header = _parse(path, 1, within_limit(read_line(handle, line_limit(RECORD_LINES)), f"{path}:1"))
+        first = within_limit(read_line(handle, line_limit(RECORD_LINES)), f"{path}:1")
+        if not first:
+            raise BadInput(f"{path}: empty: not a contrastcat part file (explain writes them when run in shards)")
+        header = _parse(path, 1, first)
         if header.get("format") != PART:
             raise BadInput(f"{path}:1: not a contrastcat part file (explain writes them when run in shards)")
         if header.get("version") != PART_VERSION:
@@ -219,8 +222,12 @@ def _open_part(path: str) -> _Part:
         size = handle.tell()
         handle.seek(max(0, size - 65536))
         tail = handle.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-        end = _parse(path, None, tail)
+        try:
+            end = _parse(path, None, tail)
+        except BadInput:
+            end = {}
         if end.get("format") != PART_END:
+            _lines_after_the_end(path, handle)  # the usual cause; else it has none
             raise BadInput(f"{path}: the part has no end line: it is incomplete (its explain run did not finish)")
         for key in ("inputs", "records"):
             value = end.get(key)
@@ -232,6 +239,19 @@ def _open_part(path: str) -> _Part:
         handle.close()
         raise
     return _Part(path, handle, header, end)
+
+
+def _lines_after_the_end(path: str, handle: BinaryIO) -> None:
+    """Where a part's last line is not its end line, whether it has one with lines after it
+    (something was appended): said at the first such line."""
+    handle.seek(0)
+    limit, number = line_limit(RECORD_LINES), 0
+    while raw := read_line(handle, limit):
+        number += 1
+        if isinstance(raw, Overlong) or not raw.startswith(b'{"format": "' + PART_END.encode() + b'"'):
+            continue
+        if handle.read(1):
+            raise BadInput(f"{path}:{number + 1}: a line after the end line (a part ends there)")
 
 
 def _spooled(path: str, stream: BinaryIO) -> BinaryIO:
@@ -297,8 +317,7 @@ def _check_windows(part: _Part, shards: int, total: int) -> None:
     all-active as many inputs in each window as its shard of the run has."""
     inputs = part.window_inputs(shards, total)
     if not part.all_active:
-        part.windows = [count * part.header["per_input"] for count in inputs]
-        return
+        return  # its windows were cut where its shard's inputs put them
     if part.line_inputs != sum(inputs):  # windows are its inputs taken a window at a time: they match too
         raise BadInput(
             f"{part.path}: holds the records of {part.line_inputs} input(s), its shard of the run has {sum(inputs)}"
@@ -319,16 +338,20 @@ def _difference(key: str, part: _Part, first: _Part) -> str:
     return f"{key}: {shown[0]} here, {shown[1]} there"
 
 
-def _scan(part: _Part) -> None:
+def _scan(part: _Part, shards: int, total: int) -> None:
     """Every line of a part is a JSON object, records then exactly one end line; rewinds after.
-    Under all-active, counts its inputs' records, window by window, as their probabilities say."""
+    Cuts its records into the windows of inputs they are of (under all-active as their
+    probabilities say) and digests each window."""
     records = 0
     digest = hashlib.sha256()
     limit = line_limit(RECORD_LINES)
     number = 1
     window, per_input = part.header["window"], part.header["per_input"]
+    # Records per window where each input has one per method (_check_parts matched their sum).
+    fixed = None if part.all_active else [count * per_input for count in part.window_inputs(shards, total)]
     windows: list[int] = []
-    inputs = remaining = 0  # inputs begun; records left of the current one
+    digests: list = []
+    inputs = remaining = 0  # all-active: inputs begun; records left of the current one
     while raw := within_limit(read_line(part.handle, limit), f"{part.path}:{number + 1}"):
         number += 1
         part.line = number
@@ -342,19 +365,26 @@ def _scan(part: _Part) -> None:
         check_record(value, f"{part.path}:{number}")
         digest.update(raw)
         records += 1
-        if part.all_active:
+        if fixed is None:
             if remaining == 0:
                 remaining = per_input * len(_labels(value, f"{part.path}:{number}"))
                 if inputs % window == 0:
                     windows.append(0)
+                    digests.append(hashlib.sha256())
                 inputs += 1
-            windows[-1] += 1
             remaining -= 1
+        elif not windows or windows[-1] == fixed[len(windows) - 1]:
+            if len(windows) == len(fixed):
+                raise BadInput(f"{part.path}:{number}: more records than its end line counts")
+            windows.append(0)
+            digests.append(hashlib.sha256())
+        windows[-1] += 1
+        digests[-1].update(raw)
     if part.end.get("records_digest") != "sha256:" + digest.hexdigest():
         raise BadInput(f"{part.path}: its records were changed since explain wrote them (their digest differs)")
     if remaining:
         raise BadInput(f"{part.path}: its last input's records end early ({remaining} of its labels' records missing)")
-    part.windows, part.line_inputs = windows, inputs
+    part.windows, part.window_digests, part.line_inputs = windows, [d.digest() for d in digests], inputs
     part.handle.seek(0)
     part.handle.readline()
     part.line = 1

@@ -30,6 +30,10 @@ from ..spec import Names, backticked
 from ..io import jsonl
 from ..io.lines import LineSource, Overlong, line_limit
 
+# A class name is short. Records carry their input's label, and a reader checking gold labels
+# keeps each distinct one until the model loads: a longer one is refused where it is read.
+LONGEST_LABEL = 1000
+
 
 @dataclass(frozen=True)
 class InputRow:
@@ -123,6 +127,10 @@ def _row(
     label = obj.get(label_field)
     if label is not None and not (isinstance(label, str) or arguments.plain_int(label)):
         raise _RowProblem(f"field {label_field!r} must be a class index or a class name")
+    if isinstance(label, str) and len(label) > LONGEST_LABEL:
+        raise _RowProblem(
+            f"field {label_field!r} is {len(label)} characters long: a class name is at most {LONGEST_LABEL}"
+        )
     return InputRow(line=line, id=identifier, text=text, label=label, pair=pair)
 
 

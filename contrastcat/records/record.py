@@ -19,6 +19,7 @@ from ..errors import BadInput
 from ..io import jsonl
 from ..io.files import atomic_text_output
 from ..io.lines import RECORD_LINES, LineSource, line_limit
+from .inputs import LONGEST_LABEL
 from .markup import notebook_html
 from .spans import Word, word_scores
 from .token_spans import check_tokens_at_offsets, spans_of_tokens
@@ -272,8 +273,8 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     # As an input's label is read: evaluate's gold target resolves it against the model's classes.
     # A reader checking gold labels keeps each distinct one until the model loads: a class name is short.
     "label": (
-        _optional(lambda v: (isinstance(v, str) and len(v) <= LONGEST_SETTING) or arguments.plain_int(v)),
-        f"a class index, a class name (at most {LONGEST_SETTING} characters) or null",
+        _optional(lambda v: (isinstance(v, str) and len(v) <= LONGEST_LABEL) or arguments.plain_int(v)),
+        f"a class index, a class name (at most {LONGEST_LABEL} characters) or null",
     ),
     "segments": (
         _optional(_list_of(lambda v: v is None or (arguments.plain_int(v) and v in (0, 1)))),

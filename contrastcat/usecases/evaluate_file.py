@@ -9,11 +9,13 @@ model, vocabulary, classes and gold label; only then does the deletion test run.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import hashlib
 import json
 import sys
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -376,8 +378,13 @@ class _Scan:
         self.labels = MethodLabels(source)
         self.methods: set[str] = set()
         self.models: dict[tuple, object] = {}  # the first record of each (weights, precision)
-        self._token = self._class = -1
-        self._by_token = self._by_class = None  # the first record of the largest token id, and of class
+        # Where the largest token id and the largest class rose, record by record: a model that
+        # cannot take a record of the file cannot take one of these, and the first such is the
+        # first record it cannot take. Whole numbers only (8 bytes each), not the records.
+        self._tokens, self._token_lines = array("q"), array("q")
+        self._targets, self._predicted, self._class_lines = array("q"), array("q"), array("q")
+        # The first record past what those hold (a JSON integer may be longer): past any model too.
+        self._token_beyond = self._class_beyond = None
         self.gold: dict = {}  # each --target gold label -> (label, line of its first record)
         self.short = self.special = self.total = self.elsewhere = 0
         self.first_elsewhere: int | None = None
@@ -416,34 +423,53 @@ class _Scan:
                 self.gold.setdefault(_label_key(record.label), (record.label, record.line))
 
     def _reach(self, record) -> None:
-        """Keep the record that first reached the largest token id seen, and the one that first
-        reached the largest class (as much of each as the model check reads): if the model cannot
-        take a record of the file, it cannot take one of these, so the whole file is judged before
-        any work without being held."""
         token, klass = max(record.token_ids), max(record.target, record.predicted)
-        kept = SimpleNamespace(id=record.id, line=record.line, token_ids=[token], target=record.target,
-                               predicted=record.predicted)
-        if token > self._token:
-            self._token, self._by_token = token, kept
-        if klass > self._class:
-            self._class, self._by_class = klass, kept
+        if self._token_beyond is None and (not self._tokens or token > self._tokens[-1]):
+            if token < _WHOLE:
+                self._tokens.append(token)
+                self._token_lines.append(record.line)
+            else:
+                self._token_beyond = SimpleNamespace(id=None, line=record.line, token_ids=[token], target=0, predicted=0)
+        if self._class_beyond is None and (not self._targets or klass > max(self._targets[-1], self._predicted[-1])):
+            if klass < _WHOLE:
+                self._targets.append(record.target)
+                self._predicted.append(record.predicted)
+                self._class_lines.append(record.line)
+            else:
+                self._class_beyond = SimpleNamespace(id=None, line=record.line, token_ids=[0], target=record.target,
+                                                     predicted=record.predicted)
 
-    @property
-    def reach(self) -> list:
-        return sorted((kept for kept in {id(k): k for k in (self._by_token, self._by_class) if k is not None}.values()),
-                      key=lambda kept: kept.line)
+    def reach(self, vocabulary: int, classes: int) -> list:
+        """The first record with a token id past ``vocabulary`` and the first with a class past
+        ``classes`` (as much of each as the model check reads), in file order."""
+        found = []
+        first = bisect.bisect_left(self._tokens, vocabulary)
+        if first < len(self._tokens):
+            found.append(SimpleNamespace(id=None, line=self._token_lines[first], token_ids=[self._tokens[first]],
+                                         target=0, predicted=0))
+        elif self._token_beyond is not None:
+            found.append(self._token_beyond)
+        climbs = [max(t, p) for t, p in zip(self._targets, self._predicted)]
+        first = bisect.bisect_left(climbs, classes)
+        if first < len(climbs):
+            found.append(SimpleNamespace(id=None, line=self._class_lines[first], token_ids=[0],
+                                         target=self._targets[first], predicted=self._predicted[first]))
+        elif self._class_beyond is not None:
+            found.append(self._class_beyond)
+        return sorted(found, key=lambda kept: kept.line)
 
     def check_model(self, classifier) -> None:
         """Every record's model, vocabulary, classes and gold label, before any work."""
         check_against_model(list(self.models.values()), classifier, self.source, self.named)
         vocabulary = classifier.model.get_input_embeddings().num_embeddings
-        check_records(self.reach, vocabulary, classifier.num_classes, self.source)
+        check_records(self.reach(vocabulary, classifier.num_classes), vocabulary, classifier.num_classes, self.source)
         for label, line in sorted(self.gold.values(), key=lambda found: found[1]):
             resolve_label(label, classifier.label_names, f"{self.source}:{line}")
 
 
 # Gold labels resolved before any work (each distinct one kept until the model loads).
 GOLD_KEPT = 10_000
+_WHOLE = 1 << 63  # what array("q") holds
 
 
 def _scan(record_file: RecordFile, settings: EvalSettings, pair: tuple[str, str] | None, named: Names) -> _Scan:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
@@ -106,13 +107,13 @@ def input_major(records, pair, label, bound: Waiting | None = None, input_of: Ca
     held = size = 0
     for record in records:
         key = input_of(record)
-        found = waiting.setdefault(key, {name: [] for name in pair})
+        found = waiting.setdefault(key, {name: deque() for name in pair})
         mine = found[label(record)]
         mine.append(record)
         if all(found[name] for name in pair):
             # At most one list of an input holds items between two records: this record's was
             # empty, so it is paired at once with the other's first, which was held.
-            matched = [found[name].pop(0) for name in pair]
+            matched = [found[name].popleft() for name in pair]
             if bound is not None:
                 held, size = held - 1, size - sum(bound.size_of(item) for item in matched if item is not record)
             if not any(found.values()):

@@ -13,6 +13,7 @@ import os
 import resource
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -176,6 +177,14 @@ def test_two_runs_on_one_checkpoint(tmp_path, toy_dir, refs):
     assert invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "-o", "-", "--resume").exit_code == 2
 
 
+def _write_all(descriptor: int, data: bytes) -> None:
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+    except BrokenPipeError:  # a reader cut short by --limit stops reading
+        pass
+
+
 def closed(descriptor: int):
     def setup():
         os.close(descriptor)  # what `>&-` or `2>&-` does
@@ -205,7 +214,21 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     # stdin closed: whether it is named `-` or by its path, it is said to be closed (not "no such file").
     no_stdin = {name: start("render", name, preexec_fn=closed(0), stdout=None) for name in ("-", "/dev/stdin")}
     no_stdin["merge"] = start("merge", "/dev/stdin", "-o", tmp_path / "merged.jsonl", preexec_fn=closed(0), stdout=None)
+    # Other spellings of its name, and a link to it: closed too, not "no such file".
+    (tmp_path / "stdin-link").symlink_to("/dev/stdin")
+    for name in ("//dev/stdin", "/dev/./stdin", tmp_path / "stdin-link"):
+        no_stdin[str(name)] = start("render", name, preexec_fn=closed(0), stdout=None)
     assert (to_file.wait(timeout=120), to_file.stderr.read()) == (0, f"wrote 12 record(s) to {out}\n")
+    # A pipe named by its path is not standard input: read as any file is, stdin closed or not
+    # (whole, and cut short by --limit).
+    piped = []
+    for limit in ((), ("--limit", "1")):
+        read, write = os.pipe()
+        process = start("render", f"/dev/fd/{read}", "--color", "never", *limit, pass_fds=(read,),
+                        preexec_fn=closed(0))
+        os.close(read)
+        threading.Thread(target=_write_all, args=(write, out.read_bytes()), daemon=True).start()
+        piped.append(process)
     closed_said = "error: cannot write to standard output (it was closed by the caller)\n"
     assert (to_stdout.wait(timeout=120), to_stdout.stderr.read()) == (1, closed_said)
     assert version.wait(timeout=120) == 1 and version.stderr.read().count("\n") == 1
@@ -213,8 +236,11 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     assert (debugged.wait(timeout=120), debugged.stderr.read()) == (1, closed_said)
     assert no_stderr.wait(timeout=120) == 0 and other.exists()
     assert full_stderr.wait(timeout=120) == 2
+    for process, shown in zip(piped, (12, 1)):
+        printed, said = process.communicate(timeout=120)
+        assert (process.returncode, said) == (0, "") and printed.count(" → ") == shown, printed
     for name, process in no_stdin.items():
-        shown = "<stdin>" if name == "-" else "/dev/stdin"
+        shown = {"-": "<stdin>", "merge": "/dev/stdin"}.get(name, name)
         said = f"error: {shown}: standard input is closed: give a file, or pipe the lines in\n"
         assert (process.wait(timeout=120), process.stderr.read()) == (2, said)
     full.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 
 import pytest
 
@@ -199,11 +198,11 @@ def test_gold_labels_anywhere_in_a_long_file_are_checked_before_any_work(work, t
     assert_one_line_error(evaluate(path, "--target", "gold"), f"{path}:1101: ", fragment)
 
 
-def test_what_the_scan_keeps_of_a_file_is_bounded_whatever_its_records_reach(work, tmp_path, monkeypatch):
+def test_what_the_scan_keeps_of_a_file_is_bounded_whatever_its_records_reach(work, toy_dir, tmp_path, monkeypatch):
     """The scan before the model loads kept each record that raised the largest token id or class
-    (all of a file whose ids climb) and every distinct gold label: a file's worth. It keeps the
-    first record of the largest token id and of the largest class, and the first labels: what the
-    model cannot take is still refused, before any work where the scan kept it, and otherwise as
+    (all of a file whose ids climb) and every distinct gold label: a file's worth. It keeps where
+    each rose (whole numbers, not records) and the first labels: the first record the model cannot
+    take is still refused, by its line, before any work where the scan kept it, and otherwise as
     the run reaches it, with nothing written."""
     import tracemalloc
     from types import SimpleNamespace
@@ -229,11 +228,23 @@ def test_what_the_scan_keeps_of_a_file_is_bounded_whatever_its_records_reach(wor
     finally:
         tracemalloc.stop()
     assert kept < 100_000, kept  # a record's id and label of 1,000 records: 2 MB
-    assert [entry.line for entry in scan.reach] == [1000] and len(scan.gold) == 5
+    assert len(scan.gold) == 5
+    # The first line past a vocabulary of 150 ids and past 3 classes, whatever comes after.
+    assert [(entry.line, entry.token_ids, entry.target) for entry in scan.reach(150, 3)] == [(4, [0], 3), (51, [150], 0)]
+    assert scan.reach(2000, 2000) == []
     result = evaluate(path, "--target", "gold")
-    assert_one_line_error(result, "is not in the model's vocabulary")
-    line, token = re.search(r"climbing.jsonl:(\d+): token id (\d+) ", result.stderr).groups()
-    assert int(token) == 100 + int(line) - 1  # a line the model cannot take, named with its own token
+    assert_one_line_error(result, "climbing.jsonl:1: token id 100 is not in the model's vocabulary")
+    # Lines the model can take, then lines it cannot: the first of those is named, not the one
+    # reaching furthest (the user fixes it, and the next run names the next).
+    tokens, classes = tmp_path / "tokens.jsonl", tmp_path / "classes.jsonl"
+    tokens.write_text("".join(
+        json.dumps(good if i < 3 else {**json.loads(line), "target": 0, "predicted": 0}) + "\n"
+        for i, line in enumerate(lines)
+    ))
+    assert_one_line_error(evaluate(tokens), "tokens.jsonl:4: token id 103 is not in the model's vocabulary")
+    classes.write_text("".join(json.dumps({**good, "target": i, "predicted": i}) + "\n" for i in range(20)))
+    count = contrastcat.load_model(str(toy_dir / "model")).num_classes
+    assert_one_line_error(evaluate(classes), f"classes.jsonl:{count + 1}: target {count} is not a class of the model")
 
     # A bad gold label past those the scan kept: refused at its line once the run reaches it.
     rows = [json.loads(line) for line in records.read_text().splitlines()]

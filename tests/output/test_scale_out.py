@@ -154,8 +154,8 @@ def test_a_part_changed_after_merge_checked_it_fails_before_the_output_is_kept(t
         copy = tmp_path / f"{change}.jsonl"
         copy.write_bytes(original)
 
-        def scanned_then_changed(part, copy=copy, change=change):
-            scan(part)
+        def scanned_then_changed(part, *sizes, copy=copy, change=change):
+            scan(part, *sizes)
             if part.path == str(copy):
                 if change == "cut":
                     with open(copy, "r+b") as stream:
@@ -170,11 +170,32 @@ def test_a_part_changed_after_merge_checked_it_fails_before_the_output_is_kept(t
         out = tmp_path / f"out-{change}.jsonl"
         assert_one_line_error(invoke("merge", copy, parts[1], "-o", out), f"{copy}: changed while it was read")
         assert not out.exists()
+        if change == "edited":
+            # Standard output cannot be taken back: it gets whole windows as they were scanned,
+            # never the changed record (each window is hashed before any of it is written).
+            copy.write_bytes(original)
+            result = invoke("merge", copy, parts[1], "-o", "-")
+            assert result.exit_code == 2 and f"{copy}: changed while it was read" in result.stderr
+            printed = result.stdout_bytes.splitlines(keepends=True)
+            assert b'"X' not in result.stdout_bytes and printed
+            assert set(printed) <= set(lines) | set(parts[1].read_bytes().splitlines(keepends=True))
     monkeypatch.setattr(shards, "_scan", scan)
     trailing = tmp_path / "trailing.jsonl"
     trailing.write_bytes(original + b"\n")
     assert_one_line_error(invoke("merge", trailing, parts[1], "-o", tmp_path / "t.jsonl"),
                           f"{trailing}:{len(lines) + 1}: a line after the end line")
+    # A line appended after the end line is that, not a part "with no end line"; an empty part is empty.
+    for appended in (b'{"x": 1}\n', b"   \n", b'{"x": 1}'):
+        trailing.write_bytes(original + appended)
+        assert_one_line_error(invoke("merge", trailing, parts[1], "-o", tmp_path / "t.jsonl"),
+                              f"{trailing}:{len(lines) + 1}: a line after the end line")
+    trailing.write_bytes(b"")
+    assert_one_line_error(invoke("merge", trailing, parts[1], "-o", tmp_path / "t.jsonl"),
+                          f"{trailing}: empty: not a contrastcat part file")
+    trailing.write_bytes(b"".join(lines[:-1]))  # cut before its end: incomplete, as before
+    assert_one_line_error(invoke("merge", trailing, parts[1], "-o", tmp_path / "t.jsonl"),
+                          f"{trailing}: the part has no end line: it is incomplete")
+    assert not (tmp_path / "t.jsonl").exists()
 
 
 def test_shard_option_is_checked():

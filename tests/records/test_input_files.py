@@ -217,3 +217,21 @@ def test_a_key_given_twice_is_refused(tmp_path, refs):
     source.write_text('{"text": "a good film", "text": "a dull film"}\n')
     result, _ = explain(tmp_path, refs, source)
     assert_one_line_error(result, f"{source}:1: key 'text' appears more than once")
+
+
+def test_a_label_longer_than_any_class_name_is_refused_where_it_is_read(tmp_path, refs, toy_classifier):
+    """Records carry their input's label, and readers of records refuse one past 1,000 characters
+    (a reader of gold labels keeps each distinct one): explain wrote such records, which no
+    command could then read (render, evaluate, merge of the shards). Refused at the input's line;
+    skipped with --on-error skip; refused from objects in memory too."""
+    source = tmp_path / "in.jsonl"
+    rows = [{"text": "a fine film", "label": "x" * 1000}, {"text": "a film", "label": "y" * 1001}]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result, out = explain(tmp_path, refs, source)
+    assert_one_line_error(result, f"{source}:2: field 'label' is 1001 characters long: a class name is at most 1000")
+    assert not out.exists()
+    skipped, out = explain(tmp_path, refs, source, "--on-error", "skip")
+    assert skipped.exit_code == 0
+    assert invoke("render", out, "--color", "never").exit_code == 0  # what was written reads back
+    with pytest.raises(contrastcat.errors.BadInput, match="is 1001 characters long"):
+        contrastcat.explain(toy_classifier, rows, method="random")
