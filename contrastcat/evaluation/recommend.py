@@ -54,6 +54,7 @@ class Recommendation:
     margin: float
     ranking: tuple[str, ...]  # every method by its mean rank over the protocols (best first)
     not_above_random: tuple[str, ...]  # methods that do not win their contest with "random"
+    wins: dict[str, tuple[str, ...]]  # each method -> the methods it wins its contest with (by ranking)
     inputs: int  # inputs every method was measured on
     paragraph: str
 
@@ -98,8 +99,9 @@ def recommend(
     below = tuple(a for a in ranking if baseline in by_name and a != baseline and baseline not in wins[a])
     inputs = _shared_inputs(candidates, protocols)
     paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs)
-    return Recommendation(best, leaders, cheap, cheap if cheap is None else cheap_of, margin, ranking, below, inputs,
-                          paragraph)
+    won = {a: tuple(b for b in ranking if b in wins[a]) for a in ranking}
+    return Recommendation(best, leaders, cheap, cheap if cheap is None else cheap_of, margin, ranking, below, won,
+                          inputs, paragraph)
 
 
 def _oriented(a: Candidate, b: Candidate, protocol: Protocol, bootstrap: BootstrapSettings) -> Difference | None:

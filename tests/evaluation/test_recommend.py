@@ -43,6 +43,7 @@ def test_a_clear_winner_and_a_cheap_method_within_the_margin():
     assert (found.cheap, found.cheap_of) == ("contrastcat-lrp", "attnlrp")
     assert found.ranking == ("attnlrp", "contrastcat-lrp", "attcat", "random")
     assert found.not_above_random == () and found.inputs == N
+    assert found.wins["attnlrp"] == ("contrastcat-lrp", "attcat", "random") and found.wins["random"] == ()
     assert "attnlrp is the most faithful" in found.paragraph
     assert "contrastcat-lrp (0.1 s/input) is within 10% of attnlrp (0.3 s/input)" in found.paragraph
     # A stricter margin: the cheap method is no longer close enough (0.02 > 2 % of 0.3 on LeRF).

@@ -1,0 +1,57 @@
+"""compare on the toy classifier, whose important tokens are known: every real method is ahead
+of random beyond the paired intervals, the column Contrast-CAT selects by is shown but not judged
+by, and the numbers are those of evaluating the same records directly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
+from contrastcat.records.inputs import InputRow
+from contrastcat.testing import toy
+from contrastcat.usecases.compare import COLUMNS, Choice, compare
+
+
+@pytest.fixture(scope="module")
+def compared(toy_classifier, toy_library):
+    rows = [InputRow(line=i + 1, id=f"t{i}", text=e.text, label=None) for i, e in enumerate(toy.make_examples(24, seed=9))]
+    choices = [Choice("contrastcat", {"refs_used": 6}), Choice("attnlrp"), Choice("attcat"), Choice("random")]
+    return compare(toy_classifier, rows, toy_library, choices, bootstrap=BootstrapSettings(1000, 0.95, 0))
+
+
+def test_every_real_method_is_ahead_of_random_and_the_fitted_column_is_not_judged(compared):
+    found = compared.recommendation
+    assert compared.labels == ["contrastcat", "attnlrp", "attcat", "random"] and compared.inputs == 24
+    assert found.not_above_random == ()
+    for method in ("contrastcat", "attnlrp", "attcat"):
+        assert "random" in found.wins[method], (method, found.wins)
+    assert found.ranking[-1] == "random"
+    # Contrast-CAT chose its maps by deletion MoRF (and partly by comprehensiveness under deletion).
+    assert compared.fitted["contrastcat"] == {"delete:morf_aopc": "fitted", "delete:morf_lodds": "fitted",
+                                              "delete:eraser_comp": "partly"}
+    judged = {column.name for column in compared.judged}
+    assert "delete:morf_aopc" not in judged and "delete:eraser_comp" not in judged
+    assert judged == {c.name for c in COLUMNS} - {"delete:morf_aopc", "delete:eraser_comp"}
+    assert all(seconds > 0 for seconds in compared.seconds.values())
+    assert compared.seconds["contrastcat"] > compared.seconds["random"]
+
+
+def test_its_differences_are_the_reports_own(compared):
+    """A difference the recommendation rests on equals one computed here from the report's per-input
+    values (same keys, same bootstrap)."""
+    column = next(c for c in compared.judged if c.name == "mask:morf_aopc")
+    a, b = compared.values("attnlrp", column), compared.values("random", column)
+    assert len(a) == len(b) == 24
+    here = paired_difference(a, b, BootstrapSettings(1000, 0.95, 0))
+    direct = compared.reports["mask"].difference("attnlrp", "random")["morf_aopc"]
+    assert here.mean == pytest.approx(direct.mean) and here.interval == direct.interval
+    assert np.isclose(here.mean, np.mean([a[k] - b[k] for k in a]))
+
+
+def test_a_method_given_twice_alike_is_refused(toy_classifier, toy_library):
+    from contrastcat.errors import BadInput
+
+    rows = [InputRow(line=1, id="a", text="a good film", label=None)]
+    with pytest.raises(BadInput, match="given twice"):
+        compare(toy_classifier, rows, toy_library, [Choice("attcat"), Choice("attcat")])
