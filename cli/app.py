@@ -8,7 +8,7 @@ import typer
 
 from contrastcat import __version__
 
-from . import build_refs, completions, evaluate, explain, merge, models, render, sanity
+from . import build_refs, compare, completions, evaluate, explain, merge, models, render, sanity
 from .method_flags import with_method_options
 
 HELP = """\
@@ -52,6 +52,7 @@ def build_app() -> typer.Typer:
         (render, "render"),
         (merge, "merge"),
         (sanity, "sanity"),
+        (compare, "compare"),
         (completions, "completions"),
     ):
         command = getattr(module, name.replace("-", "_"))

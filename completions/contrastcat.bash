@@ -2,11 +2,12 @@
 _contrastcat() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" sub="" opts="" words="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$word" in build-refs|completions|evaluate|explain|merge|models|render|sanity) sub="$word"; break ;; esac
+        case "$word" in build-refs|compare|completions|evaluate|explain|merge|models|render|sanity) sub="$word"; break ;; esac
     done
     case "$sub" in
-        "") COMPREPLY=($(compgen -W "build-refs completions evaluate explain merge models render sanity --version --help" -- "$cur")); return ;;
+        "") COMPREPLY=($(compgen -W "build-refs compare completions evaluate explain merge models render sanity --version --help" -- "$cur")); return ;;
         build-refs) opts="--model -m --output -o --data --split --text-field --label-field --pair-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
+        compare) opts="--refs --model -m --method --limit --text-field --id-field --label-field --pair-field --margin --output -o --json --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
         completions) opts="-h --help"; words="bash zsh fish" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --limit --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
         explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --pair-field --mask-special --no-mask-special --words --no-words --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;

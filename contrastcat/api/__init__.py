@@ -24,12 +24,14 @@ from ..io.files import is_standard_output
 from . import choices
 from ..spec import REQUIRED, CommandOptions, OnCommandLine, Option
 from ..usecases.build_refs import BuildRefsOptions
+from ..usecases.compare import CompareOptions
 from ..usecases.evaluate_file import EvaluateOptions
 from ..usecases.explain_file import ExplainOptions
 from ..usecases.merge import MergeOptions, run_merge
 from ..usecases.prepare_model import ListModelsOptions, PrepareOptions, run_prepare
 from ..usecases.render_file import RenderOptions
 from ..usecases.sanity_file import SanityOptions
+from .compare import compare_file, run_compare
 from .evaluate import evaluate, evaluate_file, run_evaluate
 from .explain import explain, explain_file, list_methods, merge, run_explain, torchrun_follower
 from .library import build_library, build_refs, cached_library, labelled_data, run_build_refs
@@ -42,9 +44,9 @@ from .sanity import run_sanity, sanity, sanity_blocks, sanity_file
 ON_COMMAND_LINE = OnCommandLine()
 
 __all__ = [
-    "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "EvaluateOptions", "ExplainOptions", "ListModelsOptions", "MergeOptions", "OnCommandLine", "Option", "PrepareOptions",
-    "RenderOptions", "SanityOptions", "run_build_refs", "run_evaluate", "run_render", "run_explain", "run_merge", "run_prepare", "run_sanity",
-    "build_library", "build_refs", "cached_library", "choices", "embedded_models", "evaluate", "evaluate_file",
+    "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "CompareOptions", "EvaluateOptions", "ExplainOptions", "ListModelsOptions", "MergeOptions", "OnCommandLine", "Option", "PrepareOptions",
+    "RenderOptions", "SanityOptions", "run_build_refs", "run_compare", "run_evaluate", "run_render", "run_explain", "run_merge", "run_prepare", "run_sanity",
+    "build_library", "build_refs", "cached_library", "choices", "compare_file", "embedded_models", "evaluate", "evaluate_file",
     "explain", "explain_file", "is_standard_output", "labelled_data", "list_methods", "load_model", "merge", "open_library",
     "prepare_model", "read_records", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",
 ]

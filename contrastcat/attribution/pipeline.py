@@ -65,7 +65,7 @@ def check_all_active(multi_label: bool, named: str = "`target`") -> None:
     if not multi_label:
         raise BadInput(
             f"{named} {ALL_ACTIVE} explains each label of a multi-label model; this model is single-label "
-            f"(its classes' probabilities are one softmax): use {named} pred"
+            "(its classes' probabilities are one softmax): explain its predicted class with pred"
         )
 
 

@@ -123,23 +123,27 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
             record = _valid_record(lines[number], line)
             expected = run.expected(row, run.methods[offset % per_input], text)
             differs = next((key for key, value in expected.items() if not _same(record.get(key), value)), None)
+            now = None  # the value this run would write, where the check knows it
             if differs is None and all_active:
                 if labels is None:
                     differs = "probs"  # not a model's probabilities: no labels to tell from them
                 elif not (_same(record.get("probs"), first.get("probs")) and _same(record.get("predicted"), first.get("predicted"))):
                     differs = "probs"  # every record of an input carries its one pass's probabilities
                 elif not _is_target(record, labels[offset // per_input], run.classifier.label_names):
-                    differs = "target"
+                    differs, now = "target", labels[offset // per_input]
             if differs is None and not all_active and not _target_matches(
                 record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"
             ):
                 differs = "target"
+                # pred: the class this run would explain is not known without the model's pass
+                now = int(run.target) if run.target not in (PRED, GOLD) else None
             if differs is None and ("words" in record) != run.options.words:
                 differs = "words"  # written with --words, or without it
             if differs is not None:
                 raise BadInput(
                     f"{line}: this record was not made by this run (its {differs} differs from input "
-                    f"{run.source}:{row.line} with these options{_values(record.get(differs), expected.get(differs))}); "
+                    f"{run.source}:{row.line} with these options"
+                    f"{_values(record.get(differs), expected.get(differs, now)) if differs in expected or now is not None else ''}); "
                     "delete the file to start over"
                 )
         sizes.append(size)

@@ -36,7 +36,7 @@ from ..records.record import AttributionRecord, check_record
 
 PART = "contrastcat-part"
 PART_END = "contrastcat-part-end"
-PART_VERSION = 1
+PART_VERSION = 2  # 2: the end line holds a digest of the header
 MAX_SHARDS = 100_000  # more parts than any cluster runs; a bigger N is a typo
 MAX_SHARD_DIGITS = 12  # digits of I or N, leading zeros included: more is not a shard number
 
@@ -115,16 +115,20 @@ def write_part(
     header = part.as_dict()
     count = 0
     digest = hashlib.sha256()  # of the record lines: merge refuses a part edited or reordered since
+    header_line = jsonl.dumps(header) + "\n"
     with atomic_text_output(path, inputs) as stream:
-        stream.write(jsonl.dumps(header) + "\n")
+        stream.write(header_line)
         for records in inputs_records:
             for record in records:
                 line = record.to_json() + "\n"
                 digest.update(line.encode("utf-8"))
                 stream.write(line)
                 count += 1
+        # The header too: which shard a part is and how its inputs are dealt decide where its
+        # records go, and an edited header would interleave them wrongly without a digest of it.
         stream.write(jsonl.dumps({"format": PART_END, "inputs": tally.rows, "input_digest": tally.digest,
-                                  "records": count, "records_digest": "sha256:" + digest.hexdigest()}) + "\n")
+                                  "records": count, "records_digest": "sha256:" + digest.hexdigest(),
+                                  "header_digest": _header_digest(header_line.encode("utf-8"))}) + "\n")
     return count
 
 
@@ -233,6 +237,11 @@ def _open_part(path: str) -> _Part:
             value = end.get(key)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise BadInput(f"{path}: last line: {key} must be a count, got {value!r}")
+        if end.get("header_digest") != _header_digest(first):
+            raise BadInput(f"{path}:1: the header was changed since explain wrote it (its digest differs)")
+        run = header.get("run")
+        if not isinstance(run, dict) or header["window"] != _product(run.get("batch_size"), run.get("window")):
+            raise BadInput(f"{path}:1: the header's window is not its run's batch size times its window")
         handle.seek(0)
         handle.readline()
     except BaseException:
@@ -252,6 +261,15 @@ def _lines_after_the_end(path: str, handle: BinaryIO) -> None:
             continue
         if handle.read(1):
             raise BadInput(f"{path}:{number + 1}: a line after the end line (a part ends there)")
+
+
+def _product(a, b) -> int | None:
+    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (a, b))
+    return a * b if whole else None
+
+
+def _header_digest(raw: bytes) -> str:
+    return "sha256:" + hashlib.sha256(raw.rstrip(b"\n")).hexdigest()
 
 
 def _spooled(path: str, stream: BinaryIO) -> BinaryIO:

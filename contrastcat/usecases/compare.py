@@ -10,10 +10,17 @@ column and the ones it partly fitted are shown, marked, and not judged by.
 
 from __future__ import annotations
 
+import functools
+import json
+import math
+import os
+import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+from .. import arguments as check
 from ..attribution.pipeline import ExplainSettings, check_library, explain
 from ..deletion.perturb import DELETE, LERF, MASK, MORF
 from ..errors import BadInput
@@ -22,11 +29,20 @@ from ..evaluation.fitted import fitted_cells
 from ..evaluation.recommend import DEFAULT_MARGIN, Candidate, Protocol, Recommendation, recommend
 from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
-from ..evaluation.stats import BootstrapSettings
+from ..evaluation.stats import BootstrapSettings, paired_difference
+from ..io.files import atomic_text_output, check_output_path
+from ..evaluation.kendall import finite_or_none
+from ..library import RefLibrary
 from ..methods import build_method, build_methods
-from ..records.inputs import InputRow
-from ..records.record import AttributionRecord
+from ..models import Classifier
+from ..models.precision import describe_hardware
+from ..models.resolve import classifier_for, library_model, model_location
+from ..records.inputs import InputFile, InputRow
+from ..records.record import AttributionRecord, write_records
 from ..records.variants import MethodLabels
+from ..spec import REQUIRED, CommandOptions, option
+from ..views.comparison import markdown_report
+from . import options
 from .evaluate_records import Evaluating, evaluate_records
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -71,16 +87,9 @@ class Choice:
 
 # The paper's method, the tool's LRP variant and its cheap setting (docs/methods.md), the
 # strongest of the others on the embedded models, and chance.
-DEFAULT_CHOICES = (
-    Choice("contrastcat"),
-    Choice("contrastcat-lrp"),
-    Choice("contrastcat-lrp", {"refs_used": 20, "test_steps": "5"}),
-    Choice("attnlrp"),
-    Choice("full-lrp"),
-    Choice("attcat"),
-    Choice("tis"),
-    Choice("integrated-gradients"),
-    Choice("random"),
+DEFAULT_METHODS = (
+    "contrastcat,contrastcat-lrp,contrastcat-lrp[refs_used=20,test_steps=5],attnlrp,full-lrp,attcat,tis,"
+    "integrated-gradients,random"
 )
 
 
@@ -96,6 +105,7 @@ class Compared:
     recommendation: Recommendation
     records: list[AttributionRecord]
     inputs: int
+    bootstrap: BootstrapSettings
 
     def values(self, label: str, column: Column) -> dict[str, float]:
         """Input key -> the method's value on ``column``."""
@@ -107,7 +117,7 @@ def compare(
     classifier,
     rows: Sequence[InputRow],
     library=None,
-    choices: Sequence[Choice] = DEFAULT_CHOICES,
+    choices: Sequence[Choice] | None = None,
     *,
     seed: int = 0,
     batch_size: int = 16,
@@ -118,6 +128,7 @@ def compare(
     """Explain ``rows`` with each choice alone (timed), evaluate every record under both
     perturbations, and recommend from the columns no choice was fitted to."""
     say = progress or (lambda phase, done, total: None)
+    choices = DEFAULT_CHOICES if choices is None else choices
     if len(choices) < 2:
         raise BadInput("compare needs at least two methods")
     if not rows:
@@ -161,7 +172,8 @@ def compare(
     if len(candidates) < 2 or not judged:
         raise BadInput("compare: too few methods had inputs long enough to evaluate")
     recommendation = recommend(candidates, [Protocol(c.name, c.higher_is_better) for c in judged], bootstrap, margin)
-    return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows))
+    return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows),
+                    bootstrap)
 
 
 def _method(choice: Choice, seed: int):
@@ -191,3 +203,240 @@ def _fitted(reports: dict[str, EvaluationReport], label: str) -> dict[str, str]:
                                       report.settings.orders).items():
             cells[f"{perturb}:{key}"] = kind
     return cells
+
+
+# --- the command: options, a sample of an inputs file, the folder it writes -------------------
+
+DEFAULT_LIMIT = 100  # inputs sampled: minutes on a 2-core CPU for a MiniLM-size model
+
+
+def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
+    """``name`` or ``name[option=value,...]``, comma-separated (commas inside brackets belong to
+    the variant): ``contrastcat,contrastcat-lrp[refs_used=20,test_steps=5],attnlrp``."""
+    if isinstance(value, (tuple, list)) and all(isinstance(v, Choice) for v in value):
+        return tuple(value)
+    texts = [value] if isinstance(value, str) else list(value) if isinstance(value, (tuple, list)) else None
+    if texts is None or not all(isinstance(t, str) for t in texts):
+        raise BadInput(f"{named} must be method names, got {check.shown(value)}")
+    found: list[Choice] = []
+    for text in texts:
+        depth, start = 0, 0
+        for index, char in enumerate(text + ","):
+            depth += (char == "[") - (char == "]")
+            if depth < 0:
+                raise BadInput(f"{named} {text!r}: a ']' closes no '['")
+            if char == "," and depth == 0:
+                if text[start:index].strip():
+                    found.append(_choice(named, text[start:index].strip()))
+                start = index + 1
+        if depth:
+            raise BadInput(f"{named} {text!r}: a '[' is never closed")
+    if len(found) < 2:
+        raise BadInput(f"{named}: compare needs at least two methods, got {len(found)}")
+    return tuple(found)
+
+
+def _choice(named: str, text: str) -> Choice:
+    name, bracket, rest = text.partition("[")
+    if not bracket:
+        return Choice(name)
+    if not rest.endswith("]"):
+        raise BadInput(f"{named} {text!r}: a variant is name[option=value,...]")
+    chosen: dict[str, object] = {}
+    for pair in filter(None, (p.strip() for p in rest[:-1].split(","))):
+        key, equals, raw = pair.partition("=")
+        if not equals or not key.strip():
+            raise BadInput(f"{named} {text!r}: {pair!r} is not option=value")
+        chosen[key.strip().replace("-", "_")] = _value(raw.strip())
+    return Choice(name.strip(), chosen)
+
+
+def _value(raw: str) -> object:
+    """An option's value as the method's own check reads it: numbers as numbers, else the text."""
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            continue
+    return {"true": True, "false": False}.get(raw.lower(), raw)
+
+
+DEFAULT_CHOICES = parse_choices("`method`", DEFAULT_METHODS)
+
+
+@dataclass(frozen=True)
+class CompareOptions(CommandOptions):
+    """``contrastcat compare``'s options, each written once: its flag, keyword and check."""
+
+    command: ClassVar[str] = "compare"
+
+    inputs: str = option(
+        REQUIRED, "JSONL or CSV with a text field; - for stdin.", check.path, argument=True, metavar="INPUT",
+        shown_default=None, show_default=False,
+    )
+    library: str | None = options.refs("Reference library from build-refs (the library methods read it).")
+    model: str | Classifier | None = options.model(help="Default: the library's model.")
+    method: tuple[Choice, ...] = option(
+        DEFAULT_CHOICES, "Methods to compare, a comma list; a variant as name[option=value,...]: the default is "
+        "the paper's method, contrastcat-lrp and its cheap setting, the strongest others and chance.",
+        parse_choices, flags=("--method",), shown_default=DEFAULT_METHODS, annotation="str",
+    )
+    limit: int = option(
+        DEFAULT_LIMIT, "Inputs to compare on: a sample of the file's (all of them if it has fewer), drawn with "
+        "--seed, in file order.", lambda named, value: check.count(named, value, minimum=2), kind=int,
+    )
+    text_field: str = option("text", "Name of the text field/column.", check.text)
+    id_field: str = option("id", "Name of the id field/column (default: line number).", check.text)
+    label_field: str = option("label", "Name of the label field/column.", check.text)
+    pair_field: str | None = option(
+        None, "Sentence pairs: the field/column of each input's second text (as explain).", check.optional_text,
+    )
+    margin: float = option(
+        DEFAULT_MARGIN, "How far below the most faithful method (a fraction of its value, at the worse end of "
+        "the paired interval) a cheaper one may be on every protocol to be recommended instead.",
+        functools.partial(check.number, minimum=0.0, maximum=0.5), kind=float,
+    )
+    output: str | None = option(
+        None, "A folder to write records.jsonl, report.json and report.md into.", options.path_or_none,
+        flags=("--output", "-o"), metavar="DIR",
+    )
+    as_json: bool = options.as_json("Print the JSON report on stdout instead of the table.")
+    seed: int = options.seed("Seed of the sample, of the methods that draw (random, tis, contrastcat) and of the bootstrap.")
+    bootstrap: int = options.bootstrap("Bootstrap resamples for each paired interval: 100 to 100000, or 0 (none).")
+    ci: float = options.ci()
+    batch_size: int = options.batch_size(16)
+    device: str = options.device()
+    dtype: str = options.dtype()
+    quiet: bool = options.quiet()
+    progress: Callable[[str, int, int | None], None] | None = options.progress()
+    notify: Callable[[str], None] | None = options.notify()
+
+    def check_together(self) -> None:
+        options.check_resamples_resolve(self)
+
+    @property
+    def intervals(self) -> BootstrapSettings:
+        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
+
+
+def sample_rows(rows: Iterable[InputRow], limit: int, seed: int) -> list[InputRow]:
+    """``limit`` rows drawn evenly from all of ``rows`` (one pass, ``limit`` held), in their
+    order: a file sorted by label gives a sample of every label, and the same seed the same one."""
+    rng = random.Random(seed)
+    kept: list[tuple[int, InputRow]] = []
+    for index, row in enumerate(rows):
+        if index < limit:
+            kept.append((index, row))
+        else:
+            slot = rng.randrange(index + 1)
+            if slot < limit:
+                kept[slot] = (index, row)
+    return [row for _, row in sorted(kept, key=lambda pair: pair[0])]
+
+
+@dataclass
+class CompareRun:
+    compared: Compared
+    document: dict
+    written: list[str]  # the files written into the output folder
+
+    def markdown(self) -> str:
+        """The table and the recommendation, as report.md holds them."""
+        return markdown_report(self.document)
+
+
+def compare_file(chosen: CompareOptions) -> CompareRun:
+    """``contrastcat compare``: a sample of an inputs file, every method on it, the report."""
+    notify = chosen.notify or (lambda line: None)
+    folder = chosen.output
+    files = {name: os.path.join(folder, name) for name in OUTPUTS} if folder is not None else {}
+    _check_folder(folder, chosen)
+    for path in files.values() if folder is not None and os.path.isdir(folder) else ():
+        check_output_path(path, [chosen.inputs, chosen.library])
+    input_file = InputFile(
+        chosen.inputs, text_field=chosen.text_field, id_field=chosen.id_field, label_field=chosen.label_field,
+        pair_field=chosen.pair_field, named=chosen.names,
+    )
+    input_file.check()
+    rows = sample_rows(input_file.rows(), chosen.limit, chosen.seed)
+    input_file.close()
+    library = RefLibrary(chosen.library) if chosen.library is not None else None
+    model = chosen.model
+    if model is None:
+        if library is None:
+            raise BadInput(f"{chosen.named('model')} is required when no {chosen.bare('library')} library is given")
+        model = library_model(library, chosen.names)
+    for path in files.values() if folder is not None and os.path.isdir(folder) else ():
+        check_output_path(path, [model_location(model)])
+    classifier = classifier_for(model, chosen.device, progress=chosen.progress, notify=notify, dtype=chosen.dtype)
+    compared = compare(
+        classifier, rows, library, chosen.method, seed=chosen.seed, batch_size=chosen.batch_size,
+        bootstrap=chosen.intervals, margin=chosen.margin, progress=chosen.progress,
+    )
+    document = report_document(compared, classifier, chosen)
+    written = []
+    if folder is not None:
+        os.makedirs(folder, exist_ok=True)
+        inputs = [chosen.inputs, chosen.library]
+        write_records(files["records.jsonl"], compared.records, inputs)
+        written.append(files["records.jsonl"])
+        with atomic_text_output(files["report.json"], inputs) as stream:
+            stream.write(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+        written.append(files["report.json"])
+        with atomic_text_output(files["report.md"], inputs) as stream:
+            stream.write(markdown_report(document) + "\n")
+        written.append(files["report.md"])
+        notify(f"wrote {', '.join(OUTPUTS)} to {folder}")
+    return CompareRun(compared, document, written)
+
+
+OUTPUTS = ("records.jsonl", "report.json", "report.md")
+
+
+def _check_folder(folder: str | None, chosen: CompareOptions) -> None:
+    """The output folder: one that exists, or one its parent can hold (made once the work is done)."""
+    if folder is None:
+        return
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise BadInput(f"{chosen.named('output')} {folder}: not a folder (compare writes {', '.join(OUTPUTS)} into one)")
+    if not os.path.exists(folder):
+        check_output_path(folder, [chosen.inputs, chosen.library])
+
+
+def report_document(compared: Compared, classifier, chosen: CompareOptions | None = None) -> dict:
+    """Everything the table, the paragraph and a later reader need, as strict JSON."""
+    found = compared.recommendation
+    leader = found.best or found.leaders[0]
+    methods = []
+    for label in found.ranking + tuple(label for label in compared.labels if label not in found.ranking):
+        cells = {}
+        for column in COLUMNS:
+            report = compared.reports[column.perturb]
+            mine = report.methods.get(label)
+            if mine is None:
+                continue
+            values = compared.values(label, column)
+            finite = [v for v in values.values() if math.isfinite(v)]
+            cell = {"mean": finite_or_none(sum(finite) / len(finite)) if finite else None, "inputs": len(finite),
+                    "fitted": compared.fitted.get(label, {}).get(column.name)}
+            if label != leader and leader in report.methods:
+                against = paired_difference(values, compared.values(leader, column), compared.bootstrap)
+                if against is not None:
+                    cell["against_leader"] = against.as_dict()
+            cells[column.name] = cell
+        methods.append({"method": label, "seconds_per_input": compared.seconds[label], "columns": cells})
+    return {
+        "inputs": compared.inputs,
+        "hardware": describe_hardware(classifier.device),
+        "model": classifier.identity(),
+        "columns": [{"name": c.name, "heading": c.heading, "higher_is_better": c.higher_is_better,
+                     "judged": c in compared.judged} for c in COLUMNS],
+        "leader": leader,
+        "recommendation": {
+            "best": found.best, "leaders": list(found.leaders), "cheap": found.cheap, "cheap_of": found.cheap_of,
+            "margin": found.margin, "ranking": list(found.ranking), "not_above_random": list(found.not_above_random),
+            "wins": {k: list(v) for k, v in found.wins.items()}, "paragraph": found.paragraph,
+        },
+        "bootstrap": compared.bootstrap.as_dict(),
+        "methods": methods,
+    }

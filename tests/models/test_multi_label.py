@@ -327,7 +327,7 @@ def test_all_active_on_a_single_label_model_is_refused(trained):
     assert_one_line_error(
         invoke("explain", inputs, "--model", _single_label_copy(root), "--method", "random", "--target", "all-active",
                "-o", root / "never.jsonl"),
-        "--target all-active explains each label of a multi-label model", "use --target pred",
+        "--target all-active explains each label of a multi-label model", "explain its predicted class with pred",
     )
     assert not (root / "never.jsonl").exists()
 
@@ -406,3 +406,28 @@ def test_merge_counts_an_all_active_parts_records_from_their_probabilities(all_a
     assert_one_line_error(invoke("merge", *parts, "-o", tmp_path / "m.jsonl"), "part0",
                           "holds the records of", "its shard of the run has")
     assert not (tmp_path / "m.jsonl").exists()
+
+
+def test_a_checkpoint_with_an_inputs_labels_swapped_is_refused_naming_both_targets(all_active_run, trained, classifier):
+    """The refusal says which target the line has and which this run would write there (it said
+    "None now": the expected fields do not hold the target)."""
+    from pathlib import Path
+
+    from contrastcat.attribution.pipeline import ExplainSettings
+    from contrastcat.methods import build_methods
+    from contrastcat.output.resume import Run, completed_inputs
+    from contrastcat.records.inputs import InputFile
+
+    command, whole = all_active_run
+    lines = whole.splitlines()
+    records = [json.loads(line) for line in lines]
+    start = next(i for i in range(0, len(records) - 3, 2)
+                 if records[i]["id"] == records[i + 2]["id"] and records[i]["target"] != records[i + 2]["target"])
+    first, second = records[start]["target"], records[start + 2]["target"]
+    swapped = lines[:start] + lines[start + 2 : start + 4] + lines[start : start + 2] + lines[start + 4 :]
+    rows = list(InputFile(str(trained[0] / "many.jsonl")).rows())
+    run = Run(rows, build_methods(["attcat", "random"], shared=True, seed=3), classifier, None, "all-active",
+              ExplainSettings(batch_size=1), str(trained[0] / "many.jsonl"))
+    assert completed_inputs(lines, run, Path("ck")).inputs == len(rows)  # the run's own lines: all kept
+    with pytest.raises(BadInput, match=rf"ck:{start + 1}: .*its target differs .*: {second} there, {first} now"):
+        completed_inputs(swapped, run, Path("ck"))

@@ -280,3 +280,32 @@ def test_interrupted_torchrun_leaves_no_output(tmp_path, refs):
     process.communicate(timeout=120)
     assert not out.exists()
     assert parts() == []
+
+
+def test_a_part_whose_header_was_edited_is_refused(tmp_path, two_parts):
+    """Which shard a part is and how inputs are dealt (its window) decide where its records go:
+    the same edit in both parts merged their records out of order, exit 0. The end line holds a
+    digest of the header; a part of the format before it says so."""
+    _, parts = two_parts
+    edits = {
+        "window": lambda header: header.update(window=header["window"] - 1),
+        "swapped": lambda header: header.update(shard=1 - header["shard"]),
+    }
+    for name, edit in edits.items():
+        edited = []
+        for index, part in enumerate(parts):
+            lines = part.read_bytes().splitlines(keepends=True)
+            header = json.loads(lines[0])
+            edit(header)
+            copy = tmp_path / f"{name}{index}.jsonl"
+            copy.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:]))
+            edited.append(copy)
+        out = tmp_path / f"{name}.jsonl"
+        assert_one_line_error(invoke("merge", *edited, "-o", out), "the header was changed since explain wrote it")
+        assert not out.exists()
+    lines = parts[0].read_bytes().splitlines(keepends=True)
+    header, end = json.loads(lines[0]), json.loads(lines[-1])
+    header["version"], end = 1, {k: v for k, v in end.items() if k != "header_digest"}
+    old = tmp_path / "old.jsonl"
+    old.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:-1]) + json.dumps(end).encode() + b"\n")
+    assert_one_line_error(invoke("merge", old, parts[1], "-o", tmp_path / "o.jsonl"), "part format version 1 is not 2")

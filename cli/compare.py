@@ -1,0 +1,54 @@
+"""contrastcat compare: which explanation to trust for this model, measured on its inputs."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from contrastcat.api import ON_COMMAND_LINE, CompareOptions, run_compare
+
+from .common import notifier, phased_progress, reports_errors
+from .spec import command
+
+EPILOG = """\
+Examples:
+
+\b
+  contrastcat compare inputs.jsonl --refs refs.h5
+  contrastcat compare inputs.jsonl --refs refs.h5 --method attnlrp,attcat,random --limit 40 -o cmp/
+  contrastcat compare inputs.jsonl --refs refs.h5 \\
+      --method 'contrastcat,contrastcat-lrp[refs_used=20,test_steps=5],random' --json
+
+A sample of the inputs (--limit, drawn with --seed in file order) is explained
+by each method alone (timed: seconds per input on this machine), and every
+record is evaluated with deletion and with the tokenizer's [MASK]: the MoRF
+and LeRF AOPC, ERASER comprehensiveness and sufficiency, and the
+leave-one-out τ. Methods are ranked only on the protocols none of them chose
+its maps by (Contrast-CAT's selection is the deletion MoRF test: that column
+is shown, marked ᶠ, and not judged by). The recommendation names the most
+faithful method only where the paired intervals single it out, and the
+cheapest method within --margin of it on every protocol; otherwise it says
+there is no clear winner.
+
+Exit codes: 0 done; 1 the run failed; 2 bad input; 130 interrupted.
+"""
+
+
+def _compare(values: dict) -> None:
+    quiet, as_json = values["quiet"], values["as_json"]
+    with phased_progress(quiet) as progress:
+        chosen = CompareOptions.read(
+            {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
+        )
+        run = run_compare(chosen)
+    if as_json:
+        typer.echo(json.dumps(run.document, indent=2, ensure_ascii=False))
+        return
+    typer.echo(run.markdown())
+
+
+compare = reports_errors(command(
+    CompareOptions, _compare,
+    "Which method to trust for this model: every method on a sample of its inputs, timed and evaluated.",
+))

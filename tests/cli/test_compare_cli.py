@@ -1,0 +1,77 @@
+"""contrastcat compare on files: what it writes, what it prints, and what it refuses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contrastcat.records.inputs import InputRow
+from contrastcat.usecases.compare import Choice, parse_choices, sample_rows
+
+from ..helpers import assert_one_line_error, invoke
+
+
+def test_compare_writes_its_folder_and_prints_the_same_report_as_json(tmp_path, toy_dir, toy_library):
+    out = tmp_path / "cmp"
+    args = ("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attnlrp,attcat,random",
+            "--limit", "12", "-q")
+    result = invoke(*args, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["records.jsonl", "report.json", "report.md"]
+    document = json.loads((out / "report.json").read_text())
+    assert document["inputs"] == 12 and [m["method"] for m in document["methods"]][-1] == "random"
+    assert len((out / "records.jsonl").read_text().splitlines()) == 3 * 12
+    table = (out / "report.md").read_text()
+    assert table.startswith("| method | s/input |") and document["recommendation"]["paragraph"] in table
+    assert result.stdout.rstrip("\n") == table.rstrip("\n")  # the table printed is the one written
+    again = invoke(*args, "--json")
+    assert again.exit_code == 0, again.output
+    printed = json.loads(again.stdout)
+    # The same inputs, methods and seeds: the same numbers (only the timings differ).
+    for found in (printed, document):
+        for entry in found["methods"]:
+            entry.pop("seconds_per_input")
+        found["recommendation"].pop("paragraph")
+        found["recommendation"].pop("cheap")
+        found["recommendation"].pop("cheap_of")
+        found["recommendation"].pop("ranking")
+    assert printed["methods"] == document["methods"] and printed["recommendation"] == document["recommendation"]
+
+
+@pytest.mark.parametrize("args, said", [
+    (("--method", "attnlrp"), "--method: compare needs at least two methods, got 1"),
+    (("--method", "attnlrp,attcat[ig_steps=3"), "a '[' is never closed"),
+    (("--method", "attnlrp,attcat[x]"), "'x' is not option=value"),
+    (("--method", "attnlrp,nosuch"), "nosuch"),
+    (("--method", "attnlrp,integrated-gradients[refs_used=3]"), "refs_used"),
+    (("--limit", "1"), "--limit"),
+])
+def test_bad_options_are_refused_in_one_line(tmp_path, toy_dir, toy_library, args, said):
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", tmp_path / "never", *args)
+    assert_one_line_error(result, said)
+    assert not (tmp_path / "never").exists()
+
+
+def test_an_output_that_is_a_file_is_refused(tmp_path, toy_dir, toy_library):
+    taken = tmp_path / "taken"
+    taken.write_text("mine\n")
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", taken,
+                    "--method", "attcat,random")
+    assert_one_line_error(result, f"--output {taken}: not a folder")
+    assert taken.read_text() == "mine\n"
+
+
+def test_variants_are_parsed_with_their_commas():
+    found = parse_choices("--method", "contrastcat,contrastcat-lrp[refs_used=20,test_steps=5],attnlrp[]")
+    assert found == (Choice("contrastcat"), Choice("contrastcat-lrp", {"refs_used": 20, "test_steps": 5}),
+                     Choice("attnlrp"))
+
+
+def test_the_sample_is_drawn_from_the_whole_file_in_its_order():
+    rows = [InputRow(line=i + 1, id=i, text=f"t{i}", label=i // 50) for i in range(200)]  # sorted by label
+    sample = sample_rows(iter(rows), 20, seed=3)
+    assert len(sample) == 20 and [r.line for r in sample] == sorted(r.line for r in sample)
+    assert {r.label for r in sample} == {0, 1, 2, 3}  # not the first 20 rows (one label)
+    assert sample == sample_rows(iter(rows), 20, seed=3) != sample_rows(iter(rows), 20, seed=4)
+    assert sample_rows(iter(rows[:5]), 20, seed=3) == rows[:5]
