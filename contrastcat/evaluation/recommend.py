@@ -65,8 +65,11 @@ def recommend(
     bootstrap: BootstrapSettings = BootstrapSettings(),
     margin: float = DEFAULT_MARGIN,
     baseline: str = "random",
+    fails_sanity: Sequence[str] = (),
 ) -> Recommendation:
-    """The recommendation ``candidates`` measured on ``protocols`` support (module docstring)."""
+    """The recommendation ``candidates`` measured on ``protocols`` support (module docstring).
+    ``fails_sanity``: methods whose maps barely change when the model is destroyed (model
+    randomisation), named in the paragraph as such."""
     if len(candidates) < 2 or not protocols:
         raise ValueError("a recommendation compares at least two methods on at least one protocol")
     if not 0 <= margin < 1:
@@ -99,6 +102,12 @@ def recommend(
     below = tuple(a for a in ranking if baseline in by_name and a != baseline and baseline not in wins[a])
     inputs = _shared_inputs(candidates, protocols)
     paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs)
+    failing = [name for name in ranking if name in set(fails_sanity) and name != baseline]  # chance's maps never depend on the model
+    if failing:
+        paragraph += (
+            f" Fails the model-randomisation check (its maps barely change when the model's weights are destroyed, "
+            f"so they describe the input more than the model): {_listed(failing)}."
+        )
     won = {a: tuple(b for b in ranking if b in wins[a]) for a in ranking}
     return Recommendation(best, leaders, cheap, cheap if cheap is None else cheap_of, margin, ranking, below, won,
                           inputs, paragraph)

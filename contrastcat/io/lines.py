@@ -16,6 +16,7 @@ as :class:`Overlong`, read past in small pieces, never held.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -219,11 +220,13 @@ def _names_standard_input(path: str) -> bool:
     """Whether ``path`` leads to a name of standard input (``//dev/stdin``, ``/dev/./stdin``, a
     link to it), followed link by link but not through standard input's own: closed at start,
     its number may be another file's by now, which resolving it completely would name."""
-    own = f"/proc/{os.getpid()}/fd/0"
+    own = f"/proc/{os.getpid()}/"
     current = os.path.abspath(path)
     for _ in range(40):  # as many links as the kernel follows
         current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
-        if current in _STANDARD_INPUT_NAMES or current == own:
+        # This process's descriptor 0, or one of its threads' (/proc/thread-self/fd/0).
+        mine = current.startswith(own) and (current == f"{own}fd/0" or re.fullmatch(r"task/\d+/fd/0", current[len(own):]))
+        if current in _STANDARD_INPUT_NAMES or mine:
             return True
         if not os.path.islink(current):
             return False

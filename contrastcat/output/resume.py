@@ -129,14 +129,15 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
                     differs = "probs"  # not a model's probabilities: no labels to tell from them
                 elif not (_same(record.get("probs"), first.get("probs")) and _same(record.get("predicted"), first.get("predicted"))):
                     differs = "probs"  # every record of an input carries its one pass's probabilities
-                elif not _is_target(record, labels[offset // per_input], run.classifier.label_names):
-                    differs, now = "target", labels[offset // per_input]
+                else:
+                    differs, now = _target_difference(record, labels[offset // per_input], run.classifier.label_names)
             if differs is None and not all_active and not _target_matches(
                 record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"
             ):
-                differs = "target"
                 # pred: the class this run would explain is not known without the model's pass
-                now = int(run.target) if run.target not in (PRED, GOLD) else None
+                want = _wanted(row, run.target, run.classifier.label_names, f"{run.source}:{row.line}")
+                differs, now = _target_difference(record, want, run.classifier.label_names) if want is not None else (None, None)
+                differs = differs or "target"
             if differs is None and ("words" in record) != run.options.words:
                 differs = "words"  # written with --words, or without it
             if differs is not None:
@@ -261,8 +262,25 @@ def write_resumable(
             checkpoint.write(record.to_json())
 
 
-def _is_target(record: dict, label: int, label_names) -> bool:
-    return _same(record.get("target"), label) and record.get("target_name") == label_names[label]
+def _target_difference(record: dict, label: int, label_names) -> tuple[str | None, object]:
+    """Which of the record's target fields differs from explaining ``label``, and its value now."""
+    if not _same(record.get("target"), label):
+        return "target", label
+    if record.get("target_name") != label_names[label]:
+        return "target_name", label_names[label]
+    return None, None
+
+
+def _wanted(row: InputRow, target, label_names, where: str) -> int | None:
+    """The class a run of ``target`` explains for ``row``, where it is known without the model."""
+    if target == PRED:
+        return None
+    if target == GOLD:
+        try:
+            return resolve_label(row.label, label_names, where)
+        except BadInput:
+            return None
+    return int(target)
 
 
 def _target_matches(record: dict, row: InputRow, target: str | int, label_names, where: str) -> bool:

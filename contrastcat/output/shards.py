@@ -168,7 +168,7 @@ def merge_parts(paths: Sequence[str], output: str) -> int:
         ordered = _check_parts(parts)
         total = ordered[0].end["inputs"]
         for part in ordered:
-            _scan(part, len(ordered), total)  # every line read once before any is written
+            _scan(part)  # every line read once before any is written
             _check_windows(part, len(ordered), total)
         window = ordered[0].header["window"]
         counts = {id(part): zip(part.windows, part.window_digests) for part in ordered}
@@ -321,6 +321,11 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
         raise BadInput(f"merge: shard {missing}/{count} is missing ({len(parts)} of {count} parts given)")
     ordered = [by_index[i] for i in range(count)]
     total = first.end["inputs"]
+    # Each input has a record per method at least: an end line counting more inputs than the
+    # parts' records can hold is refused before anything is counted by it.
+    held = sum(part.end["records"] for part in ordered) // first.header["per_input"]
+    if total > held:
+        raise BadInput(f"{first.path}: last line: {total} inputs, but the parts' records hold at most {held}")
     for part in ordered:
         if part.all_active:
             continue  # how many records its inputs have is counted as it is scanned
@@ -331,12 +336,10 @@ def _check_parts(parts: Sequence[_Part]) -> list[_Part]:
 
 
 def _check_windows(part: _Part, shards: int, total: int) -> None:
-    """A part's records per window of inputs, after its scan: one per method and input, or with
-    all-active as many inputs in each window as its shard of the run has."""
+    """After its scan: the part holds the records of as many inputs as its shard of the run has
+    (its windows are those inputs taken a window at a time, so they match too)."""
     inputs = part.window_inputs(shards, total)
-    if not part.all_active:
-        return  # its windows were cut where its shard's inputs put them
-    if part.line_inputs != sum(inputs):  # windows are its inputs taken a window at a time: they match too
+    if part.line_inputs != sum(inputs):
         raise BadInput(
             f"{part.path}: holds the records of {part.line_inputs} input(s), its shard of the run has {sum(inputs)}"
         )
@@ -346,7 +349,10 @@ def _difference(key: str, part: _Part, first: _Part) -> str:
     """Which of the header's values differ, and how, where that is short to say."""
     mine, theirs = part.header.get(key), first.header.get(key)
     if key == "run" and isinstance(mine, dict) and isinstance(theirs, dict):
-        inner = next(name for name in sorted({*mine, *theirs}) if mine.get(name) != theirs.get(name))
+        inner = next(
+            name for name in sorted({*mine, *theirs})
+            if name not in mine or name not in theirs or mine[name] != theirs[name]
+        )
         key, mine, theirs = f"its run differs in {inner}", mine.get(inner), theirs.get(inner)
     else:
         key = f"its {key} differs"
@@ -356,20 +362,22 @@ def _difference(key: str, part: _Part, first: _Part) -> str:
     return f"{key}: {shown[0]} here, {shown[1]} there"
 
 
-def _scan(part: _Part, shards: int, total: int) -> None:
+def _scan(part: _Part) -> None:
     """Every line of a part is a JSON object, records then exactly one end line; rewinds after.
-    Cuts its records into the windows of inputs they are of (under all-active as their
-    probabilities say) and digests each window."""
+    Cuts its records into its inputs (one record per method, under all-active per method and
+    label its probabilities name), each record checked to be the one explain writes at its place
+    (its input's, its method, its label), and the inputs into windows, each window digested."""
     records = 0
     digest = hashlib.sha256()
     limit = line_limit(RECORD_LINES)
     number = 1
     window, per_input = part.header["window"], part.header["per_input"]
-    # Records per window where each input has one per method (_check_parts matched their sum).
-    fixed = None if part.all_active else [count * per_input for count in part.window_inputs(shards, total)]
+    methods = part.header["run"].get("methods")
     windows: list[int] = []
     digests: list = []
-    inputs = remaining = 0  # all-active: inputs begun; records left of the current one
+    inputs = offset = size = 0  # inputs begun; where the current one's records are, and how many
+    first: dict = {}
+    labels: list[int] = []
     while raw := within_limit(read_line(part.handle, limit), f"{part.path}:{number + 1}"):
         number += 1
         part.line = number
@@ -380,32 +388,49 @@ def _scan(part: _Part, shards: int, total: int) -> None:
             if part.handle.read(1):
                 raise BadInput(f"{part.path}:{number + 1}: a line after the end line (a part ends there)")
             break
-        check_record(value, f"{part.path}:{number}")
+        where = f"{part.path}:{number}"
+        check_record(value, where)
         digest.update(raw)
         records += 1
-        if fixed is None:
-            if remaining == 0:
-                remaining = per_input * len(_labels(value, f"{part.path}:{number}"))
-                if inputs % window == 0:
-                    windows.append(0)
-                    digests.append(hashlib.sha256())
-                inputs += 1
-            remaining -= 1
-        elif not windows or windows[-1] == fixed[len(windows) - 1]:
-            if len(windows) == len(fixed):
-                raise BadInput(f"{part.path}:{number}: more records than its end line counts")
-            windows.append(0)
-            digests.append(hashlib.sha256())
+        if offset == size:  # an input's first record
+            first, offset = value, 0
+            labels = _labels(value, where) if part.all_active else []
+            size = per_input * (len(labels) if part.all_active else 1)
+            if inputs % window == 0:
+                windows.append(0)
+                digests.append(hashlib.sha256())
+            inputs += 1
+        _check_place(value, first, offset, labels, methods, per_input, part.all_active, where)
+        offset += 1
         windows[-1] += 1
         digests[-1].update(raw)
     if part.end.get("records_digest") != "sha256:" + digest.hexdigest():
         raise BadInput(f"{part.path}: its records were changed since explain wrote them (their digest differs)")
-    if remaining:
-        raise BadInput(f"{part.path}: its last input's records end early ({remaining} of its labels' records missing)")
+    if offset != size:
+        raise BadInput(f"{part.path}: its last input's records end early ({size - offset} of them missing)")
     part.windows, part.window_digests, part.line_inputs = windows, [d.digest() for d in digests], inputs
     part.handle.seek(0)
     part.handle.readline()
     part.line = 1
+
+
+def _check_place(record: dict, first: dict, offset: int, labels, methods, per_input: int, all_active: bool,
+                 where: str) -> None:
+    """``record`` is the one explain writes ``offset`` records into an input whose first record is
+    ``first``: the same input (and under all-active the same probabilities), the method in the
+    run's order, and under all-active the label in label order."""
+    same = ("id", "text", "pair", "token_ids") + (("probs", "predicted") if all_active else ())
+    differs = next((key for key in same if jsonl.dumps(record.get(key)) != jsonl.dumps(first.get(key))), None)
+    if differs is None and isinstance(methods, list) and len(methods) == per_input:
+        if record.get("method") != methods[offset % per_input]:
+            differs = "method"
+    if differs is None and all_active and record.get("target") != labels[offset // per_input]:
+        differs = "target"
+    if differs is not None:
+        raise BadInput(
+            f"{where}: not the record explain writes here (its {differs} is not that of its input's "
+            f"{'first record' if differs not in ('method', 'target') else 'place in the part'})"
+        )
 
 
 def _labels(record: dict, where: str) -> list[int]:

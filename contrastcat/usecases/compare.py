@@ -40,10 +40,12 @@ from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile, InputRow
 from ..records.record import AttributionRecord, write_records
 from ..records.variants import MethodLabels
-from ..spec import REQUIRED, CommandOptions, option
+from ..spec import REQUIRED, CommandOptions, InCall, option
+from ..evaluation.sanity import SanityReport
 from ..views.comparison import markdown_report
 from . import options
 from .evaluate_records import Evaluating, evaluate_records
+from .sanity_file import SanityOptions, sanity_check
 
 Progress = Callable[[str, int, "int | None"], None]
 
@@ -106,6 +108,7 @@ class Compared:
     records: list[AttributionRecord]
     inputs: int
     bootstrap: BootstrapSettings
+    sanity: SanityReport | None = None  # model randomisation on the first inputs' maps
 
     def values(self, label: str, column: Column) -> dict[str, float]:
         """Input key -> the method's value on ``column``."""
@@ -123,10 +126,12 @@ def compare(
     batch_size: int = 16,
     bootstrap: BootstrapSettings = BootstrapSettings(),
     margin: float = DEFAULT_MARGIN,
+    sanity: int = 0,
     progress: Progress | None = None,
 ) -> Compared:
     """Explain ``rows`` with each choice alone (timed), evaluate every record under both
-    perturbations, and recommend from the columns no choice was fitted to."""
+    perturbations, check the maps of the first ``sanity`` inputs under model randomisation, and
+    recommend from the columns no choice was fitted to."""
     say = progress or (lambda phase, done, total: None)
     choices = DEFAULT_CHOICES if choices is None else choices
     if len(choices) < 2:
@@ -171,9 +176,21 @@ def compare(
     ]
     if len(candidates) < 2 or not judged:
         raise BadInput("compare: too few methods had inputs long enough to evaluate")
-    recommendation = recommend(candidates, [Protocol(c.name, c.higher_is_better) for c in judged], bootstrap, margin)
+    checked = None
+    if sanity:
+        say("randomising the model", len(methods) + len(PERTURBATIONS), None)
+        subset = [record for start in range(0, len(records), len(rows)) for record in records[start:start + sanity]]
+        checked = sanity_check(classifier, subset, library, SanityOptions.read(
+            {"seed": seed, "bootstrap": bootstrap.resamples, "ci": bootstrap.level, "batch_size": batch_size},
+            InCall("compare"), only=("seed", "bootstrap", "ci", "batch_size"),
+        ), source="compare")
+    failing = [] if checked is None else [
+        label for label, found in checked.methods.items() if found.passes(checked.steps[-1]) is False
+    ]
+    recommendation = recommend(candidates, [Protocol(c.name, c.higher_is_better) for c in judged], bootstrap, margin,
+                               fails_sanity=failing)
     return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows),
-                    bootstrap)
+                    bootstrap, checked)
 
 
 def _method(choice: Choice, seed: int):
@@ -208,6 +225,7 @@ def _fitted(reports: dict[str, EvaluationReport], label: str) -> dict[str, str]:
 # --- the command: options, a sample of an inputs file, the folder it writes -------------------
 
 DEFAULT_LIMIT = 100  # inputs sampled: minutes on a 2-core CPU for a MiniLM-size model
+DEFAULT_SANITY = 10  # inputs whose maps are explained again on each randomised copy of the model
 
 
 def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
@@ -291,6 +309,11 @@ class CompareOptions(CommandOptions):
     pair_field: str | None = option(
         None, "Sentence pairs: the field/column of each input's second text (as explain).", check.optional_text,
     )
+    sanity: int = option(
+        DEFAULT_SANITY, "Model randomisation on the maps of this many of the sampled inputs (0: none): a method "
+        "whose maps barely change when the model is destroyed is named.",
+        lambda named, value: check.count(named, value, minimum=0), kind=int,
+    )
     margin: float = option(
         DEFAULT_MARGIN, "How far below the most faithful method (a fraction of its value, at the worse end of "
         "the paired interval) a cheaper one may be on every protocol to be recommended instead.",
@@ -371,7 +394,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     classifier = classifier_for(model, chosen.device, progress=chosen.progress, notify=notify, dtype=chosen.dtype)
     compared = compare(
         classifier, rows, library, chosen.method, seed=chosen.seed, batch_size=chosen.batch_size,
-        bootstrap=chosen.intervals, margin=chosen.margin, progress=chosen.progress,
+        bootstrap=chosen.intervals, margin=chosen.margin, sanity=chosen.sanity, progress=chosen.progress,
     )
     document = report_document(compared, classifier, chosen)
     written = []
@@ -424,7 +447,11 @@ def report_document(compared: Compared, classifier, chosen: CompareOptions | Non
                 if against is not None:
                     cell["against_leader"] = against.as_dict()
             cells[column.name] = cell
-        methods.append({"method": label, "seconds_per_input": compared.seconds[label], "columns": cells})
+        entry = {"method": label, "seconds_per_input": compared.seconds[label], "columns": cells}
+        if compared.sanity is not None and label in compared.sanity.methods:
+            mine, last = compared.sanity.methods[label], compared.sanity.steps[-1]
+            entry["sanity"] = {"rho_randomised": finite_or_none(mine.mean(last)), "passes": mine.passes(last)}
+        methods.append(entry)
     return {
         "inputs": compared.inputs,
         "hardware": describe_hardware(classifier.device),
@@ -438,5 +465,6 @@ def report_document(compared: Compared, classifier, chosen: CompareOptions | Non
             "wins": {k: list(v) for k, v in found.wins.items()}, "paragraph": found.paragraph,
         },
         "bootstrap": compared.bootstrap.as_dict(),
+        "sanity_inputs": None if compared.sanity is None else compared.sanity.inputs,
         "methods": methods,
     }

@@ -11,11 +11,16 @@ def markdown_report(document: dict) -> str:
     where the interval excludes 0; ᶠ/ᵖ on fitted cells; columns not judged by in italics) and
     the recommendation."""
     columns = document["columns"]
-    head = ["method", "s/input"] + [c["heading"] + (" ↑" if c["higher_is_better"] else " ↓") if c["judged"]
+    checked = document.get("sanity_inputs") is not None
+    head = ["method", "s/input"] + (["ρ, model destroyed"] if checked else []) + [c["heading"] + (" ↑" if c["higher_is_better"] else " ↓") if c["judged"]
                                     else f"*{c['heading']}*" for c in columns]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for entry in document["methods"]:
         row = [entry["method"], f"{entry['seconds_per_input']:.3g}"]
+        if checked:
+            found = entry.get("sanity") or {}
+            rho = found.get("rho_randomised")
+            row.append("n/a" if rho is None else f"{rho:.2f}" + ("" if found.get("passes") else " ✗"))
         for column in columns:
             cell = entry["columns"].get(column["name"])
             if cell is None or cell["mean"] is None:
@@ -34,7 +39,10 @@ def markdown_report(document: dict) -> str:
         f"{document['inputs']} inputs; {document['hardware']}. The leader's values, then every other method's "
         f"paired difference from {document['leader']} with its {document['bootstrap']['ci']:.0%} bootstrap interval "
         f"({document['bootstrap']['resamples']} resamples), bold where it excludes 0. Columns in italics were "
-        "fitted by a method's own selection and are not judged by.",
+        "fitted by a method's own selection and are not judged by."
+        + (f" ρ, model destroyed: the Spearman correlation of a method's maps of {document['sanity_inputs']} inputs "
+           "with its maps on the fully randomised model (✗: not below 0.5, the maps barely depend on the model)."
+           if checked else ""),
         *(LEGEND[kind] for kind in LEGEND if any(
             cell.get("fitted") == kind for entry in document["methods"] for cell in entry["columns"].values())),
     ]

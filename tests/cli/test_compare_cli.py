@@ -15,7 +15,7 @@ from ..helpers import assert_one_line_error, invoke
 def test_compare_writes_its_folder_and_prints_the_same_report_as_json(tmp_path, toy_dir, toy_library):
     out = tmp_path / "cmp"
     args = ("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attnlrp,attcat,random",
-            "--limit", "12", "-q")
+            "--limit", "12", "--sanity", "2", "-q")
     result = invoke(*args, "-o", out)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["records.jsonl", "report.json", "report.md"]

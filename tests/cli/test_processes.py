@@ -216,7 +216,7 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     no_stdin["merge"] = start("merge", "/dev/stdin", "-o", tmp_path / "merged.jsonl", preexec_fn=closed(0), stdout=None)
     # Other spellings of its name, and a link to it: closed too, not "no such file".
     (tmp_path / "stdin-link").symlink_to("/dev/stdin")
-    for name in ("//dev/stdin", "/dev/./stdin", tmp_path / "stdin-link"):
+    for name in ("//dev/stdin", "/dev/./stdin", "/proc/thread-self/fd/0", tmp_path / "stdin-link"):
         no_stdin[str(name)] = start("render", name, preexec_fn=closed(0), stdout=None)
     assert (to_file.wait(timeout=120), to_file.stderr.read()) == (0, f"wrote 12 record(s) to {out}\n")
     # A pipe named by its path is not standard input: read as any file is, stdin closed or not

@@ -17,7 +17,7 @@ from contrastcat.usecases.compare import COLUMNS, Choice, compare
 def compared(toy_classifier, toy_library):
     rows = [InputRow(line=i + 1, id=f"t{i}", text=e.text, label=None) for i, e in enumerate(toy.make_examples(24, seed=9))]
     choices = [Choice("contrastcat", {"refs_used": 6}), Choice("attnlrp"), Choice("attcat"), Choice("random")]
-    return compare(toy_classifier, rows, toy_library, choices, bootstrap=BootstrapSettings(1000, 0.95, 0))
+    return compare(toy_classifier, rows, toy_library, choices, bootstrap=BootstrapSettings(1000, 0.95, 0), sanity=5)
 
 
 def test_every_real_method_is_ahead_of_random_and_the_fitted_column_is_not_judged(compared):
@@ -55,3 +55,19 @@ def test_a_method_given_twice_alike_is_refused(toy_classifier, toy_library):
     rows = [InputRow(line=1, id="a", text="a good film", label=None)]
     with pytest.raises(BadInput, match="given twice"):
         compare(toy_classifier, rows, toy_library, [Choice("attcat"), Choice("attcat")])
+
+
+def test_the_sanity_subset_is_each_methods_first_inputs(compared, toy_classifier, toy_library):
+    """Model randomisation on the first 5 inputs' maps of every method: the ρ a direct check of
+    those records gives; random's maps never depend on the model and are not named as failing."""
+    import contrastcat
+
+    subset = [r for label in compared.labels for r in [x for x in compared.records if x.method == label][:5]]
+    assert len(subset) == 4 * 5 and compared.sanity.inputs == 5
+    direct = contrastcat.sanity(toy_classifier, subset, toy_library, seed=0)
+    last = direct.steps[-1]
+    for label in compared.labels:
+        assert compared.sanity.methods[label].rho == direct.methods[label].rho
+    assert compared.sanity.methods["random"].passes(last) is False
+    assert "random" not in compared.recommendation.paragraph.split("Fails the model-randomisation check")[-1] \
+        or "Fails the model-randomisation" not in compared.recommendation.paragraph

@@ -91,6 +91,12 @@ def test_methods_not_ahead_of_random_are_named():
     )
     assert found.best == "attnlrp" and found.not_above_random == ("tis",)
     assert "Not ahead of random (a map of chance): tis." in found.paragraph
+    warned = recommend(
+        [_candidate("random", 0.001, base), _candidate("tis", 0.5, base), _candidate("attnlrp", 0.3, _shifted(base, 0.2))],
+        PROTOCOLS, BOOT, fails_sanity=["attnlrp", "elsewhere", "random"],
+    )
+    assert warned.paragraph.endswith("Fails the model-randomisation check (its maps barely change when the model's "
+                                     "weights are destroyed, so they describe the input more than the model): attnlrp.")
 
 
 def test_without_intervals_nothing_is_claimed():

@@ -405,6 +405,13 @@ def test_merge_counts_an_all_active_parts_records_from_their_probabilities(all_a
     rewritten(original[:1] + original[1 + size:])  # the first input's records gone
     assert_one_line_error(invoke("merge", *parts, "-o", tmp_path / "m.jsonl"), "part0",
                           "holds the records of", "its shard of the run has")
+    # One record's probabilities changed (its input's first says how many records the input has:
+    # another record saying otherwise could move records across windows).
+    second = json.loads(original[2])
+    second["probs"] = [round(1 - p, 6) for p in second["probs"]]
+    rewritten(original[:2] + [json.dumps(second).encode()] + original[3:])
+    assert_one_line_error(invoke("merge", *parts, "-o", tmp_path / "m.jsonl"), "part0:3",
+                          "not the record explain writes here (its probs is not that of its input's first record)")
     assert not (tmp_path / "m.jsonl").exists()
 
 
@@ -431,3 +438,8 @@ def test_a_checkpoint_with_an_inputs_labels_swapped_is_refused_naming_both_targe
     assert completed_inputs(lines, run, Path("ck")).inputs == len(rows)  # the run's own lines: all kept
     with pytest.raises(BadInput, match=rf"ck:{start + 1}: .*its target differs .*: {second} there, {first} now"):
         completed_inputs(swapped, run, Path("ck"))
+    renamed = json.loads(lines[0])
+    renamed["target_name"] = renamed["target_name"].upper()
+    with pytest.raises(BadInput, match=rf"ck:1: .*its target_name differs .*: '{renamed['target_name']}' there, "
+                                       rf"'{renamed['target_name'].lower()}' now"):
+        completed_inputs([json.dumps(renamed, ensure_ascii=False).encode(), *lines[1:]], run, Path("ck"))

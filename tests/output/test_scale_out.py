@@ -309,3 +309,53 @@ def test_a_part_whose_header_was_edited_is_refused(tmp_path, two_parts):
     old = tmp_path / "old.jsonl"
     old.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:-1]) + json.dumps(end).encode() + b"\n")
     assert_one_line_error(invoke("merge", old, parts[1], "-o", tmp_path / "o.jsonl"), "part format version 1 is not 2")
+
+
+def _rewritten(part, path, header=None, records=None, end=None):
+    """``part`` written again with its header, records or end line changed by the given functions,
+    and its digests made to agree (what a careful edit would do)."""
+    import hashlib
+
+    lines = part.read_bytes().splitlines()
+    head, body, last = json.loads(lines[0]), lines[1:-1], json.loads(lines[-1])
+    if header:
+        header(head)
+    if records:
+        body = records(body)
+    if end:
+        end(last)
+    head_line = json.dumps(head).encode()
+    last |= {"records": len(body), "records_digest": "sha256:" + hashlib.sha256(b"".join(r + b"\n" for r in body)).hexdigest(),
+             "header_digest": "sha256:" + hashlib.sha256(head_line).hexdigest()}
+    if end:
+        end(last)
+    path.write_bytes(b"\n".join([head_line, *body, json.dumps(last).encode()]) + b"\n")
+    return path
+
+
+def test_records_are_checked_to_be_where_explain_writes_them(tmp_path, source, refs):
+    """Digests are plain sha256 (they find accidents, not a part rewritten with its digests): what
+    a part holds is checked too. Two methods' records of an input swapped, an input's records
+    moved into the next's, an end line counting a huge number of inputs (merge counted windows
+    up to it: it hung), a header key dropped: each refused in one line."""
+    parts = explain_parts(source, refs, tmp_path, 2, "--method", "attcat,random")
+
+    def swap(body):
+        return [body[1], body[0], *body[2:]]
+
+    def move(body):
+        return [body[0], body[2], body[1], *body[3:]]
+
+    for name, edit, said in (
+        ("swapped", {"records": swap}, "not the record explain writes here (its method"),
+        ("moved", {"records": move}, "not the record explain writes here"),
+        ("huge", {"end": lambda last: last.update(inputs=10**15)}, "inputs, but the parts' records hold at most"),
+    ):
+        edited = _rewritten(parts[0], tmp_path / f"{name}.jsonl", **edit)
+        others = [_rewritten(parts[1], tmp_path / f"{name}-1.jsonl", **edit)] if name == "huge" else [parts[1]]
+        out = tmp_path / f"{name}-out.jsonl"
+        assert_one_line_error(invoke("merge", edited, *others, "-o", out), said)
+        assert not out.exists()
+    dropped = _rewritten(parts[0], tmp_path / "dropped.jsonl", header=lambda head: head["run"].pop("max_length"))
+    assert_one_line_error(invoke("merge", dropped, parts[1], "-o", tmp_path / "d.jsonl"),
+                          "from another run than", "its run differs in max_length")
