@@ -45,7 +45,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l label-field 
 complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l pair-field -x -d 'Sentence pairs: the field/column of each input’s second text (as explain)'
 complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l sanity -x -d 'Model randomisation on the maps of this many of the sampled inputs (0: none): a method whose maps barely change when the model is destroyed is named'
 complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l margin -x -d 'How far below the most faithful method (a fraction of its value, at the worse end of the paired interval) a cheaper one may be on every protocol to be recommended instead'
-complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l output -s o -r -F -d 'A folder to write records.jsonl, report.json and report.md into'
+complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l output -s o -r -F -d 'A folder to write records.jsonl, report.json, report.md and report.html into'
 complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l json -d 'Print the JSON report on stdout instead of the table'
 complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l seed -x -d 'Seed of the sample, of the methods that draw (random, tis, contrastcat) and of the bootstrap'
 complete -c contrastcat -n '__fish_seen_subcommand_from compare' -l bootstrap -x -d 'Bootstrap resamples for each paired interval: 100 to 100000, or 0 (none)'

@@ -42,7 +42,8 @@ from ..records.record import AttributionRecord, write_records
 from ..records.variants import MethodLabels
 from ..spec import REQUIRED, CommandOptions, InCall, option
 from ..evaluation.sanity import SanityReport
-from ..views.comparison import markdown_report
+from ..views.comparison import html_report, markdown_report
+from ..views.plots import frontier_svg
 from . import options
 from .evaluate_records import Evaluating, evaluate_records
 from .sanity_file import SanityOptions, sanity_check
@@ -320,7 +321,7 @@ class CompareOptions(CommandOptions):
         functools.partial(check.number, minimum=0.0, maximum=0.5), kind=float,
     )
     output: str | None = option(
-        None, "A folder to write records.jsonl, report.json and report.md into.", options.path_or_none,
+        None, "A folder to write records.jsonl, report.json, report.md and report.html into.", options.path_or_none,
         flags=("--output", "-o"), metavar="DIR",
     )
     as_json: bool = options.as_json("Print the JSON report on stdout instead of the table.")
@@ -409,11 +410,14 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         with atomic_text_output(files["report.md"], inputs) as stream:
             stream.write(markdown_report(document) + "\n")
         written.append(files["report.md"])
+        with atomic_text_output(files["report.html"], inputs) as stream:
+            stream.write(html_report(document, frontier_svg(document)))
+        written.append(files["report.html"])
         notify(f"wrote {', '.join(OUTPUTS)} to {folder}")
     return CompareRun(compared, document, written)
 
 
-OUTPUTS = ("records.jsonl", "report.json", "report.md")
+OUTPUTS = ("records.jsonl", "report.json", "report.md", "report.html")
 
 
 def _check_folder(folder: str | None, chosen: CompareOptions) -> None:

@@ -153,3 +153,39 @@ def plot_sanity(report, path: str, inputs=()) -> None:
         _save(plt, figure, path, fmt, inputs)
     finally:
         plt.close(figure)
+
+
+def frontier_svg(document: dict) -> str | None:
+    """compare's cost–faithfulness picture as SVG text: each method's seconds per input (log
+    scale) against its mean on the first column no method was fitted to where higher is better;
+    None where matplotlib is not installed (the page says so)."""
+    try:
+        plt = _pyplot()
+    except BadInput:
+        return None
+    import io
+
+    column = next((c for c in document["columns"] if c["judged"] and c["higher_is_better"]), None)
+    points = [
+        (entry["method"], entry["seconds_per_input"], entry["columns"].get(column["name"], {}).get("mean"))
+        for entry in document["methods"]
+    ] if column else []
+    points = [(name, cost, mean) for name, cost, mean in points if mean is not None and cost > 0]
+    if not points:
+        return None
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    leaders = set(document["recommendation"]["leaders"])
+    for name, cost, mean in points:
+        axes.scatter([cost], [mean], s=46, color="#b2182b" if name in leaders else "#2166ac", zorder=3)
+        axes.annotate(name, (cost, mean), textcoords="offset points", xytext=(6, 4), fontsize=8)
+    axes.set_xscale("log")
+    axes.set_xlabel("seconds per input (log scale), explaining alone")
+    axes.set_ylabel(f"{column['heading']} (mean)")
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    buffer = io.StringIO()
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contrastcat"}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]  # inline in a page: no XML declaration or doctype

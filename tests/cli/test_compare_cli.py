@@ -18,13 +18,19 @@ def test_compare_writes_its_folder_and_prints_the_same_report_as_json(tmp_path, 
             "--limit", "12", "--sanity", "2", "-q")
     result = invoke(*args, "-o", out)
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == ["records.jsonl", "report.json", "report.md"]
+    assert sorted(p.name for p in out.iterdir()) == ["records.jsonl", "report.html", "report.json", "report.md"]
+    page = (out / "report.html").read_text()
+    assert page.startswith("<!doctype html>") and "<script" not in page and "default-src 'none'" in page
+    assert "<svg" in page  # the cost–faithfulness picture, inline (matplotlib is a test dependency)
     document = json.loads((out / "report.json").read_text())
     assert document["inputs"] == 12 and [m["method"] for m in document["methods"]][-1] == "random"
     assert len((out / "records.jsonl").read_text().splitlines()) == 3 * 12
     table = (out / "report.md").read_text()
     assert table.startswith("| method | s/input |") and document["recommendation"]["paragraph"] in table
     assert result.stdout.rstrip("\n") == table.rstrip("\n")  # the table printed is the one written
+    import html
+
+    assert html.escape(document["recommendation"]["paragraph"]) in page
     again = invoke(*args, "--json")
     assert again.exit_code == 0, again.output
     printed = json.loads(again.stdout)
