@@ -33,7 +33,7 @@ from ..evaluation.stats import BootstrapSettings, paired_difference
 from ..io.files import atomic_text_output, check_output_path
 from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
-from ..methods import build_method, build_methods
+from ..methods import build_method, build_methods, method_class
 from ..models import Classifier
 from ..models.precision import describe_hardware
 from ..models.resolve import classifier_for, library_model, model_location
@@ -196,10 +196,31 @@ def compare(
 
 def _method(choice: Choice, seed: int):
     """The choice's method, with the comparison's seed where the method takes one."""
-    method = build_method(choice.method, **choice.options)  # an option it does not take is refused here
-    if "seed" in method.settings() and "seed" not in choice.options:
-        method = build_method(choice.method, **{**choice.options, "seed": seed})
+    options = _typed(choice)
+    method = build_method(choice.method, **options)  # an option it does not take is refused here
+    if "seed" in method.settings() and "seed" not in options:
+        method = build_method(choice.method, **{**options, "seed": seed})
     return method
+
+
+def _typed(choice: Choice) -> dict[str, object]:
+    """A variant's options as its method takes them: text written in brackets (``refs_used=20``)
+    read as the option's type; values of other types, and names the method lacks, as given (the
+    method's own check says what is wrong with them)."""
+    specs = {spec.name: spec for spec in method_class(choice.method).Options.specs()}
+    typed: dict[str, object] = {}
+    for name, value in choice.options.items():
+        spec = specs.get(name)
+        if isinstance(value, str) and spec is not None and str not in spec.accepts:
+            if spec.kind is bool and value.lower() in ("true", "false"):
+                value = value.lower() == "true"
+            elif spec.kind in (int, float):
+                try:
+                    value = spec.kind(value)
+                except ValueError:
+                    pass
+        typed[name] = value
+    return typed
 
 
 def _values(found, column: Column) -> dict[str, float]:
@@ -266,18 +287,8 @@ def _choice(named: str, text: str) -> Choice:
         key, equals, raw = pair.partition("=")
         if not equals or not key.strip():
             raise BadInput(f"{named} {text!r}: {pair!r} is not option=value")
-        chosen[key.strip().replace("-", "_")] = _value(raw.strip())
+        chosen[key.strip().replace("-", "_")] = raw.strip()  # typed as the method's option once it is known
     return Choice(name.strip(), chosen)
-
-
-def _value(raw: str) -> object:
-    """An option's value as the method's own check reads it: numbers as numbers, else the text."""
-    for kind in (int, float):
-        try:
-            return kind(raw)
-        except ValueError:
-            continue
-    return {"true": True, "false": False}.get(raw.lower(), raw)
 
 
 DEFAULT_CHOICES = parse_choices("`method`", DEFAULT_METHODS)
@@ -385,6 +396,8 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     rows = sample_rows(input_file.rows(), chosen.limit, chosen.seed)
     input_file.close()
     library = RefLibrary(chosen.library) if chosen.library is not None else None
+    # Every method built and its library checked before the model loads: a wrong call fails fast.
+    check_library([_method(choice, chosen.seed) for choice in chosen.method], library, chosen.names)
     model = chosen.model
     if model is None:
         if library is None:

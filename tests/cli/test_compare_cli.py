@@ -70,8 +70,13 @@ def test_an_output_that_is_a_file_is_refused(tmp_path, toy_dir, toy_library):
 
 def test_variants_are_parsed_with_their_commas():
     found = parse_choices("--method", "contrastcat,contrastcat-lrp[refs_used=20,test_steps=5],attnlrp[]")
-    assert found == (Choice("contrastcat"), Choice("contrastcat-lrp", {"refs_used": 20, "test_steps": 5}),
+    assert found == (Choice("contrastcat"), Choice("contrastcat-lrp", {"refs_used": "20", "test_steps": "5"}),
                      Choice("attnlrp"))
+    # Typed as each option is: refs_used a count, test_steps text (a step or a comma list of steps).
+    from contrastcat.usecases.compare import _method
+
+    assert {k: v for k, v in _method(found[1], seed=0).settings().items() if k in ("refs_used", "test_steps")} == \
+        {"refs_used": 20, "test_steps": "5"}
 
 
 def test_the_sample_is_drawn_from_the_whole_file_in_its_order():
@@ -81,3 +86,17 @@ def test_the_sample_is_drawn_from_the_whole_file_in_its_order():
     assert {r.label for r in sample} == {0, 1, 2, 3}  # not the first 20 rows (one label)
     assert sample == sample_rows(iter(rows), 20, seed=3) != sample_rows(iter(rows), 20, seed=4)
     assert sample_rows(iter(rows[:5]), 20, seed=3) == rows[:5]
+
+
+def test_a_library_method_without_a_library_is_refused_before_the_model_loads(tmp_path, toy_dir, monkeypatch):
+    from contrastcat.usecases import compare as use_case
+
+    def never(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(use_case, "classifier_for", never)
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--limit", "5")
+    assert_one_line_error(result, "method contrastcat needs a reference library: pass --refs")
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--model", toy_dir / "model",
+                    "--method", "attcat,integrated-gradients[ig_steps=many]")
+    assert_one_line_error(result, "option ig_steps must be int, got 'many'")
