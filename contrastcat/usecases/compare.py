@@ -40,7 +40,7 @@ from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile, InputRow
 from ..records.record import AttributionRecord, write_records
 from ..records.variants import MethodLabels
-from ..spec import REQUIRED, CommandOptions, InCall, option
+from ..spec import CommandOptions, InCall, option
 from ..evaluation.sanity import SanityReport
 from ..views.comparison import html_report, markdown_report
 from ..views.plots import frontier_svg
@@ -300,10 +300,7 @@ class CompareOptions(CommandOptions):
 
     command: ClassVar[str] = "compare"
 
-    inputs: str = option(
-        REQUIRED, "JSONL or CSV with a text field; - for stdin.", check.path, argument=True, metavar="INPUT",
-        shown_default=None, show_default=False,
-    )
+    inputs: str = options.inputs()
     library: str | None = options.refs("Reference library from build-refs (the library methods read it).")
     model: str | Classifier | None = options.model(help="Default: the library's model.")
     method: tuple[Choice, ...] = option(
@@ -315,11 +312,11 @@ class CompareOptions(CommandOptions):
         DEFAULT_LIMIT, "Inputs to compare on: a sample of the file's (all of them if it has fewer), drawn with "
         "--seed, in file order.", lambda named, value: check.count(named, value, minimum=2), kind=int,
     )
-    text_field: str = option("text", "Name of the text field/column.", check.text)
-    id_field: str = option("id", "Name of the id field/column (default: line number).", check.text)
-    label_field: str = option("label", "Name of the label field/column.", check.text)
-    pair_field: str | None = option(
-        None, "Sentence pairs: the field/column of each input's second text (as explain).", check.optional_text,
+    text_field: str = options.text_field()
+    id_field: str = options.id_field()
+    label_field: str = options.label_field()
+    pair_field: str | None = options.pair_field(
+        "Sentence pairs: the field/column of each input's second text (as explain).",
     )
     sanity: int = option(
         DEFAULT_SANITY, "Model randomisation on the maps of this many of the sampled inputs (0: none): a method "
@@ -347,6 +344,7 @@ class CompareOptions(CommandOptions):
     notify: Callable[[str], None] | None = options.notify()
 
     def check_together(self) -> None:
+        options.check_pair_field_apart(self)
         options.check_resamples_resolve(self)
 
     @property

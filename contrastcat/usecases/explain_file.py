@@ -48,7 +48,7 @@ from ..output.shards import PartHeader, Shard, Tally, merge_parts, shard_rows
 from ..output.shards import write_part as write_part_file
 from ..records.inputs import InputFile, SkippedLines
 from ..records.record import write_records
-from ..spec import REQUIRED, CommandOptions, Names, option
+from ..spec import CommandOptions, Names, option
 from . import options
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -84,10 +84,7 @@ class ExplainOptions(CommandOptions):
 
     command: ClassVar[str] = "explain"
 
-    inputs: str = option(
-        REQUIRED, "JSONL or CSV with a text field; - for stdin.", check.path, argument=True, metavar="INPUT",
-        shown_default=None, show_default=False,
-    )
+    inputs: str = options.inputs()
     output: str = option("-", "Records (JSONL); - for stdout.", check.path, flags=("--output", "-o"))
     library: str | None = options.refs(
         "Reference library from build-refs (needed by contrastcat). With neither --refs nor --model: ./refs.h5 if it "
@@ -103,12 +100,12 @@ class ExplainOptions(CommandOptions):
         "pred", "Class to explain: pred, gold (the input's label) or an index; for a multi-label model also "
         "all-active: each label above 0.5 (the top one where none is), one record per label and method.", _target,
     )
-    text_field: str = option("text", "Name of the text field/column.", check.text)
-    id_field: str = option("id", "Name of the id field/column (default: line number).", check.text)
-    label_field: str = option("label", "Name of the label field/column.", check.text)
-    pair_field: str | None = option(
-        None, "Sentence pairs (NLI, paraphrase, rerankers): the field/column of each input's second "
-        "text. Both texts are scored; the library must be built with --pair-field too.", check.optional_text,
+    text_field: str = options.text_field()
+    id_field: str = options.id_field()
+    label_field: str = options.label_field()
+    pair_field: str | None = options.pair_field(
+        "Sentence pairs (NLI, paraphrase, rerankers): the field/column of each input's second "
+        "text. Both texts are scored; the library must be built with --pair-field too.",
     )
     mask_special: bool = option(
         False, "Reference-code quirk: zero special tokens in the attribution pass's mask.", check.flag, kind=bool
@@ -150,8 +147,7 @@ class ExplainOptions(CommandOptions):
     method_options: Mapping[str, object] = field(default_factory=dict, kw_only=True)
 
     def check_together(self) -> None:
-        if self.pair_field is not None and self.pair_field in (self.text_field, self.id_field, self.label_field):
-            raise BadInput(f"{self.named('pair_field')} {self.pair_field!r} is also the text, id or label field")
+        options.check_pair_field_apart(self)
         if self.resume and self.shard is not None:
             raise self.resume_with_shards()
         if self.resume and is_standard_output(self.output):

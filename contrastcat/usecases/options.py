@@ -69,6 +69,36 @@ def _plot(named: str, value: Any) -> str | None:
     return path
 
 
+def inputs() -> Any:
+    """An inputs file, the command's argument (explain, compare)."""
+    return option(
+        REQUIRED, "JSONL or CSV with a text field; - for stdin.", check.path, argument=True, metavar="INPUT",
+        shown_default=None, show_default=False,
+    )
+
+
+def text_field() -> Any:
+    return option("text", "Name of the text field/column.", check.text)
+
+
+def id_field() -> Any:
+    return option("id", "Name of the id field/column (default: line number).", check.text)
+
+
+def label_field() -> Any:
+    return option("label", "Name of the label field/column.", check.text)
+
+
+def pair_field(help: str) -> Any:
+    return option(None, help, check.optional_text)
+
+
+def check_pair_field_apart(chosen: Any) -> None:
+    """The second text's field is none of the others (a row's text read twice is no pair)."""
+    if chosen.pair_field is not None and chosen.pair_field in (chosen.text_field, chosen.id_field, chosen.label_field):
+        raise BadInput(f"{chosen.named('pair_field')} {chosen.pair_field!r} is also the text, id or label field")
+
+
 def records() -> Any:
     return option(REQUIRED, "Records from explain (JSONL); - for stdin.", check.path, argument=True, metavar="ATTR")
 
