@@ -225,7 +225,8 @@ def _names_standard_input(path: str) -> bool:
     for _ in range(40):  # as many links as the kernel follows
         current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
         # This process's descriptor 0, or one of its threads' (/proc/thread-self/fd/0).
-        mine = current.startswith(own) and (current == f"{own}fd/0" or re.fullmatch(r"task/\d+/fd/0", current[len(own):]))
+        thread = re.fullmatch(r"task/(\d+)/fd/0", current[len(own):]) if current.startswith(own) else None
+        mine = current == f"{own}fd/0" or (thread is not None and os.path.isdir(f"{own}task/{thread.group(1)}"))
         if current in _STANDARD_INPUT_NAMES or mine:
             return True
         if not os.path.islink(current):

@@ -38,6 +38,7 @@ PART = "contrastcat-part"
 PART_END = "contrastcat-part-end"
 PART_VERSION = 2  # 2: the end line holds a digest of the header
 MAX_SHARDS = 100_000  # more parts than any cluster runs; a bigger N is a typo
+SHORTEST_RECORD = 64  # bytes: fewer than any record line explain writes (its fields' names alone are more)
 MAX_SHARD_DIGITS = 12  # digits of I or N, leading zeros included: more is not a shard number
 
 
@@ -242,6 +243,10 @@ def _open_part(path: str) -> _Part:
         run = header.get("run")
         if not isinstance(run, dict) or header["window"] != _product(run.get("batch_size"), run.get("window")):
             raise BadInput(f"{path}:1: the header's window is not its run's batch size times its window")
+        # Its counts are read before its records are: a record line is far longer than this, so a
+        # count the file cannot hold is refused before anything is counted up to it.
+        if end["records"] > size // SHORTEST_RECORD:
+            raise BadInput(f"{path}: last line: {end['records']} records cannot fit in its {size} bytes")
         handle.seek(0)
         handle.readline()
     except BaseException:
@@ -345,6 +350,13 @@ def _check_windows(part: _Part, shards: int, total: int) -> None:
         )
 
 
+class _Absent:
+    """A run key one part has and the other does not: said so, not as a null."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
 def _difference(key: str, part: _Part, first: _Part) -> str:
     """Which of the header's values differ, and how, where that is short to say."""
     mine, theirs = part.header.get(key), first.header.get(key)
@@ -353,7 +365,8 @@ def _difference(key: str, part: _Part, first: _Part) -> str:
             name for name in sorted({*mine, *theirs})
             if name not in mine or name not in theirs or mine[name] != theirs[name]
         )
-        key, mine, theirs = f"its run differs in {inner}", mine.get(inner), theirs.get(inner)
+        absent = _Absent()
+        key, mine, theirs = f"its run differs in {inner}", mine.get(inner, absent), theirs.get(inner, absent)
     else:
         key = f"its {key} differs"
     shown = [repr(value) for value in (mine, theirs)]
@@ -427,10 +440,11 @@ def _check_place(record: dict, first: dict, offset: int, labels, methods, per_in
     if differs is None and all_active and record.get("target") != labels[offset // per_input]:
         differs = "target"
     if differs is not None:
-        raise BadInput(
-            f"{where}: not the record explain writes here (its {differs} is not that of its input's "
-            f"{'first record' if differs not in ('method', 'target') else 'place in the part'})"
+        shown = (
+            f"its {differs} is not that of its input's first record" if differs not in ("method", "target")
+            else f"not the {'method' if differs == 'method' else 'label'} explain writes at this place"
         )
+        raise BadInput(f"{where}: not the record explain writes here ({shown})")
 
 
 def _labels(record: dict, where: str) -> list[int]:

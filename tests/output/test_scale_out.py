@@ -347,15 +347,17 @@ def test_records_are_checked_to_be_where_explain_writes_them(tmp_path, source, r
         return [body[0], body[2], body[1], *body[3:]]
 
     for name, edit, said in (
-        ("swapped", {"records": swap}, "not the record explain writes here (its method"),
+        ("swapped", {"records": swap}, "not the record explain writes here (not the method explain writes at this place)"),
         ("moved", {"records": move}, "not the record explain writes here"),
         ("huge", {"end": lambda last: last.update(inputs=10**15)}, "inputs, but the parts' records hold at most"),
+        # Both counts inflated (neither is under a digest): the file cannot hold that many records.
+        ("inflated", {"end": lambda last: last.update(inputs=10**11, records=10**11)}, "records cannot fit in its"),
     ):
         edited = _rewritten(parts[0], tmp_path / f"{name}.jsonl", **edit)
-        others = [_rewritten(parts[1], tmp_path / f"{name}-1.jsonl", **edit)] if name == "huge" else [parts[1]]
+        others = [_rewritten(parts[1], tmp_path / f"{name}-1.jsonl", **edit)] if name in ("huge", "inflated") else [parts[1]]
         out = tmp_path / f"{name}-out.jsonl"
         assert_one_line_error(invoke("merge", edited, *others, "-o", out), said)
         assert not out.exists()
     dropped = _rewritten(parts[0], tmp_path / "dropped.jsonl", header=lambda head: head["run"].pop("max_length"))
     assert_one_line_error(invoke("merge", dropped, parts[1], "-o", tmp_path / "d.jsonl"),
-                          "from another run than", "its run differs in max_length")
+                          "from another run than", "its run differs in max_length: None here, absent there")
