@@ -30,6 +30,7 @@ from ..evaluation.recommend import DEFAULT_MARGIN, Candidate, Protocol, Recommen
 from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
+from ..io import jsonl
 from ..io.files import atomic_text_output, check_output_path
 from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
@@ -141,6 +142,9 @@ def compare(
         raise BadInput("compare: no inputs to explain")
     methods = [_method(choice, seed) for choice in choices]
     check_library(methods, library)
+    made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
+    if len(set(made)) != len(made):  # before any work: the same records twice compare nothing
+        raise BadInput("compare: a method is given twice with the same options")
     settings = ExplainSettings(batch_size=batch_size)
     # One input first, by the cheapest method: what a first pass costs once (allocations, lazy
     # set-up) is not the first method's.

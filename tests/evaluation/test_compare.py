@@ -55,6 +55,19 @@ def test_a_method_given_twice_alike_is_refused(toy_classifier, toy_library):
     rows = [InputRow(line=1, id="a", text="a good film", label=None)]
     with pytest.raises(BadInput, match="given twice"):
         compare(toy_classifier, rows, toy_library, [Choice("attcat"), Choice("attcat")])
+    # The same options spelt otherwise (a default given, text or number): refused before any work.
+    from contrastcat.usecases import compare as use_case
+
+    def never(*args, **kwargs):
+        raise AssertionError("explained before the duplicate was found")
+
+    original, use_case.explain = use_case.explain, never
+    try:
+        with pytest.raises(BadInput, match="given twice"):
+            compare(toy_classifier, rows, toy_library,
+                    [Choice("integrated-gradients", {"ig_steps": "50"}), Choice("integrated-gradients")])
+    finally:
+        use_case.explain = original
 
 
 def test_the_sanity_subset_is_each_methods_first_inputs(compared, toy_classifier, toy_library):
