@@ -104,8 +104,9 @@ variants: install
 	$(OFFLINE) $(BIN)/python benchmarks/variants.py --model minilm-rt --split report --variants paper,plus,attcat,tis,attnlrp,random
 	$(OFFLINE) $(BIN)/python benchmarks/variants.py --model minilm-bbc --split report --variants paper,plus,attcat
 
-# The verdict: every method, every protocol (deletion and [MASK]: curves, ERASER, LOO),
-# paired against contrastcat on the report halves of both models (build/verdict/; about 1 h for
+# The verdict: one `contrastcat compare` per model (every method, every protocol: deletion and [MASK],
+# curves, ERASER, LOO), paired against contrastcat on the report halves of both models (build/verdict/;
+# each method's records kept in build/verdict/<model>-report/work/, so a run cut short continues; about 1 h for
 # minilm-bbc on 2 cores, without contrastcat-plus, which alone would take longer; contrastcat-lrp is
 # measured with the cheaper variants, by `make frontier`). The sanity check runs on a subset of the same records:
 # docs/results.md gives the commands.

@@ -9,9 +9,11 @@
 ``--skip a,b`` leaves variants out (``--variants methods --skip plus``).
 
 Records are benchmarks/variants.py's (``build/variants/<model>/<split>/<name>.jsonl``, same
-held-out rows, never the examples). Each variant is evaluated alone, with deletion and with the
-tokenizer's [MASK], each time with the curves, ERASER comprehensiveness and sufficiency and the
-leave-one-out τ, and that evaluation is cached next to its records (``<name>.<perturb>.json``,
+held-out rows, never the examples). Each variant is evaluated alone, as ``contrastcat compare``
+evaluates (:func:`contrastcat.usecases.compare.evaluation`, its columns: deletion and the
+tokenizer's [MASK], each with the curves, ERASER comprehensiveness and sufficiency and the
+leave-one-out τ); what is particular here is the variants, the held-out halves and a cache of
+every evaluation, so tens of variants are compared without evaluating any twice. That evaluation is cached next to its records (``<name>.<perturb>.json``,
 recomputed when the records are newer; for the methods at their defaults the per-input values of
 ``build/verdict/<model>.json`` are used when it covers the split). The inputs' leave-one-out drops
 are the same for every variant: they are kept in ``loo.<perturb>.json`` beside the records, and an
@@ -43,9 +45,9 @@ from variants import VARIANTS, held_out, library_for, records_of, variant_librar
 
 from contrastcat.api import explain, load_model
 from contrastcat.errors import BadInput
-from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.fitted import SIGNS, fitted_cells
-from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
+from contrastcat.usecases.compare import COLUMNS as COMPARED
+from contrastcat.usecases.compare import evaluation as compare_evaluation
 from contrastcat.evaluation.scalars import LeaveOneOut
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
 from contrastcat.io.files import atomic_text_output
@@ -54,17 +56,8 @@ from contrastcat.models.precision import describe_hardware
 from contrastcat.records.record import RecordFile
 
 ROOT = Path(__file__).resolve().parent.parent
-# (perturbation, metric, heading): the fitted protocol first, then the ones no method selects by.
-COLUMNS = (
-    ("delete", "morf_aopc", "MoRF AOPC, deletion ↑"),
-    ("mask", "morf_aopc", "MoRF AOPC, [MASK] ↑"),
-    ("mask", "lerf_aopc", "LeRF AOPC, [MASK] ↓"),
-    ("delete", "eraser_comp", "comprehensiveness ↑"),
-    ("delete", "eraser_suff", "sufficiency ↓"),
-    ("mask", "eraser_comp", "comprehensiveness, [MASK] ↑"),
-    ("mask", "eraser_suff", "sufficiency, [MASK] ↓"),
-    ("delete", "loo_tau", "LOO τ ↑"),
-)
+# (perturbation, metric, heading): compare's protocols, the fitted one first.
+COLUMNS = tuple((c.perturb, c.key, f"{c.heading} {'↑' if c.higher_is_better else '↓'}") for c in COMPARED)
 BOOTSTRAP = BootstrapSettings(10_000, 0.95, 0)
 
 
@@ -95,8 +88,7 @@ def evaluation(classifier, library, model: str, split: str, name: str, perturb: 
         if entry is not None and entry["evaluated"] == sum(1 for _ in records_in(source)):
             cache.write_text(json.dumps(entry))
             return entry
-    settings = EvalSettings(perturb=perturb, eraser=True, loo=True)
-    report = evaluate_records(classifier, records, settings, Evaluating(library, bootstrap=BOOTSTRAP, loo=loo))
+    report = compare_evaluation(classifier, records, perturb, library, BOOTSTRAP, loo=loo, source=str(source))
     (entry,) = report.to_dict(per_input=True, compare=None)["methods"].values()
     cache.write_text(json.dumps(entry))
     return entry

@@ -1,17 +1,22 @@
 """The verdict: every method, every protocol, on held-out inputs, against Contrast-CAT.
 
     python benchmarks/verdict.py --model minilm-rt      # then --model minilm-bbc --skip contrastcat-plus
+    python benchmarks/verdict.py --model minilm-rt --methods contrastcat,attnlrp,attcat,random --limit 60
     make verdict                                         # both, into build/verdict/
 
-The inputs are the held-out report half of benchmarks/variants.py (never the examples; the
-select half is left for choosing variants), each method's records cached there
-(``build/variants/<model>/report/<name>.jsonl``). Evaluated twice, with deletion and with the
-tokenizer's [MASK], each time with the curves, ERASER comprehensiveness and sufficiency and the
-leave-one-out τ. Printed as a Markdown table: Contrast-CAT's value, then for every other method
-the paired difference against it (mean over the inputs both evaluated, 95 % bootstrap interval,
-10,000 resamples, seed 0), **bold** where the interval excludes 0; ᶠ / ᵖ mark the cells a
-method's own selection was fitted to (docs/cli.md). Written to ``build/verdict/<model>.md`` and,
-with every number, ``build/verdict/<model>.json``.
+One ``contrastcat compare`` (:func:`contrastcat.usecases.compare.compare`) per model, on the
+held-out report half of benchmarks/variants.py (never the examples; the select half is left for
+choosing variants; ``--limit N``: its first N inputs): every method explains the inputs alone,
+timed, and every record is evaluated with deletion and with the tokenizer's [MASK], each time
+with the curves, ERASER comprehensiveness and sufficiency and the leave-one-out τ. What is
+particular to the verdict: the inputs, and a table paired against Contrast-CAT rather than
+against the leader: Contrast-CAT's value, then for every other method the paired difference
+against it (mean over the inputs both evaluated, 95 % bootstrap interval, 10,000 resamples, seed
+0), **bold** where the interval excludes 0; ᶠ / ᵖ mark the cells a method's own selection was
+fitted to (docs/cli.md). compare's own table (paired against the leader) and its recommendation
+follow. Each method's records are kept in ``build/verdict/<model>-<split>/work/`` (a run cut short
+continues from them; change the methods or inputs and it says to remove that folder). Written to
+``build/verdict/<model>.md`` and, with every number, ``build/verdict/<model>.json``.
 """
 
 from __future__ import annotations
@@ -22,32 +27,23 @@ import sys
 from pathlib import Path
 
 import torch
-from variants import NAMES, held_out, library_for, records_of  # benchmarks/variants.py
+from variants import held_out, library_for  # benchmarks/variants.py
 
 from contrastcat.api import load_model
-from contrastcat.evaluation.curves import EvalSettings
+from contrastcat.attribution.pipeline import ExplainSettings
 from contrastcat.evaluation.fitted import LEGEND, SIGNS
-from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.methods import METHODS
 from contrastcat.models.precision import describe_hardware
+from contrastcat.records.inputs import InputRow
+from contrastcat.usecases.compare import COLUMNS, Choice, ResumableFolder, compare, report_document
+from contrastcat.views.comparison import markdown_report
 
 ROOT = Path(__file__).resolve().parent.parent
-# (perturbation, column key, heading): the protocols of the table, the fitted one first.
-COLUMNS = (
-    ("delete", "morf_aopc", "MoRF AOPC, deletion ↑"),
-    ("mask", "morf_aopc", "MoRF AOPC, [MASK] ↑"),
-    ("delete", "lerf_aopc", "LeRF AOPC, deletion ↓"),
-    ("mask", "lerf_aopc", "LeRF AOPC, [MASK] ↓"),
-    ("delete", "eraser_comp", "comprehensiveness ↑"),
-    ("delete", "eraser_suff", "sufficiency ↓"),
-    ("mask", "eraser_comp", "comprehensiveness, [MASK] ↑"),
-    ("mask", "eraser_suff", "sufficiency, [MASK] ↓"),
-    ("delete", "loo_tau", "LOO τ ↑"),
-    ("mask", "loo_tau", "LOO τ, [MASK] ↑"),
-)
 AGAINST = "contrastcat"
 SLOW = ("contrastcat-plus", "integrated-gradients")  # 3.9x and 1.1x Contrast-CAT's cost (README)
+BOOTSTRAP = BootstrapSettings(10_000, 0.95, 0)
+BATCH_SIZE = 16
 
 
 def main() -> None:
@@ -56,6 +52,7 @@ def main() -> None:
     parser.add_argument("--methods", default="all", help="comma list of method names (default: every method)")
     parser.add_argument("--split", choices=("select", "report"), default="report")
     parser.add_argument("--skip", default="", help="comma list of methods to leave out (e.g. the slowest)")
+    parser.add_argument("--limit", type=int, default=0, metavar="N", help="the split's first N inputs (0: all)")
     args = parser.parse_args()
     methods = list(METHODS) if args.methods == "all" else [m.strip() for m in args.methods.split(",")]
     skipped = {m.strip() for m in args.skip.split(",") if m.strip()}
@@ -67,46 +64,53 @@ def main() -> None:
     methods = [m for m in methods if m not in skipped]
     if AGAINST not in methods:
         methods.insert(0, AGAINST)
+    if args.limit < 0 or args.limit == 1:
+        raise SystemExit(f"--limit {args.limit}: 0 (all) or at least 2")
 
     classifier = load_model(args.model)
     library = library_for(classifier, args.model)
-    rows = held_out(args.model, args.split)
-    records = []
-    # The slow ones last: a run cut short keeps the cheap methods' cached records.
-    for method in sorted(methods, key=lambda name: name in SLOW):
-        found, _ = records_of(classifier, library, rows, args.model, args.split, NAMES.get(method, method))
-        records += found
-        print(f"{method}: {len(found)} records", file=sys.stderr)
-    bootstrap = BootstrapSettings(10_000, 0.95, 0)
-    reports = {}
-    for perturb in ("delete", "mask"):
-        settings = EvalSettings(perturb=perturb, eraser=True, loo=True)
-        reports[perturb] = evaluate_records(classifier, records, settings, Evaluating(library, bootstrap=bootstrap))
-        print(f"evaluated with {perturb}", file=sys.stderr)
+    chosen = held_out(args.model, args.split)[: args.limit or None]
+    rows = [InputRow(line=n + 1, id=r["id"], text=r["text"], label=r["label"]) for n, r in enumerate(chosen)]
     out = ROOT / "build" / "verdict"
-    out.mkdir(parents=True, exist_ok=True)
+    # The slow ones last: a run cut short keeps the cheap methods' records.
+    order = sorted(methods, key=lambda name: name in SLOW)
+    store = ResumableFolder(str(out / f"{args.model}-{args.split}"), classifier, library,
+                            ExplainSettings(batch_size=BATCH_SIZE), [], source=f"{args.model} {args.split} half")
+    compared = compare(classifier, rows, library, [Choice(m) for m in order], batch_size=BATCH_SIZE,
+                       bootstrap=BOOTSTRAP, store=store, progress=_progress, notify=lambda line: print(line, file=sys.stderr))
+    reports = compared.reports
     header = (
         f"{describe_hardware(torch.device('cpu'))}; {args.model}, {args.split} half: {len(rows)} held-out inputs "
         f"(not the examples); differences paired against {AGAINST}, 95 % bootstrap (10,000 resamples, seed 0)"
     )
     table = markdown(reports, methods)
-    (out / f"{args.model}.md").write_text(header + "\n\n" + table + "\n")
+    document = report_document(compared, classifier)
+    text = header + "\n\n" + table + "\n\n" + "compare's own table, paired against the leader:\n\n" + markdown_report(document)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{args.model}.md").write_text(text + "\n")
     (out / f"{args.model}.json").write_text(json.dumps(
-        {perturb: report.to_dict(per_input=True, compare=None) for perturb, report in reports.items()}, indent=1
+        {**{perturb: report.to_dict(per_input=True, compare=None) for perturb, report in reports.items()},
+         "compare": document}, indent=1
     ))
-    print(header + "\n\n" + table)
+    print(text)
+
+
+def _progress(phase: str, done: int, total: int | None) -> None:
+    if done == 0:
+        print(phase, file=sys.stderr)
 
 
 def markdown(reports: dict, methods: list[str]) -> str:
     lines = [
-        "| method | " + " | ".join(heading for _, _, heading in COLUMNS) + " |",
+        "| method | " + " | ".join(f"{c.heading} {'↑' if c.higher_is_better else '↓'}" for c in COLUMNS) + " |",
         "|---|" + "---|" * len(COLUMNS),
     ]
     rows = {perturb: {row.method: row for row in report.comparison(3).rows} for perturb, report in reports.items()}
     marks = set()
     for method in methods:
         cells = []
-        for perturb, key, _ in COLUMNS:
+        for column in COLUMNS:
+            perturb, key = column.perturb, column.key
             report, row = reports[perturb], rows[perturb].get(method)
             if row is None or row.values.get(key) is None:
                 cells.append("n/a")

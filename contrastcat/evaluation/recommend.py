@@ -9,7 +9,10 @@ its contest* with b where it beats b on more protocols than b beats it. The most
 method is the one that wins its contest with every other; where none does, the leaders are the
 methods losing the fewest contests, and no single one is picked. A cheaper method is *within
 the margin* of a leader where, on every protocol, the worse end of its paired interval is no
-further below the leader than ``margin`` times the leader's mean (in absolute value).
+further below the leader than ``margin`` times the distance from chance to the leader (the
+baseline's mean to the leader's): a scale every protocol has, where the leader's own value
+does not give one (sufficiency and LeRF AOPC sit near 0, and go below it). Without the baseline
+compared, the leader's mean (in absolute value) is the scale.
 Arrays in, a :class:`Recommendation` out: no records, no models.
 """
 
@@ -24,7 +27,7 @@ import numpy as np
 
 from .stats import BootstrapSettings, Difference, paired_difference
 
-DEFAULT_MARGIN = 0.1  # a cheaper method may fall this fraction of the leader's value below it
+DEFAULT_MARGIN = 0.1  # a cheaper method may fall this fraction of the way from the leader to chance below it
 
 
 @dataclass(frozen=True)
@@ -96,12 +99,13 @@ def recommend(
     within = [
         c for c in sorted(candidates, key=lambda c: c.seconds_per_input)
         if c.seconds_per_input < by_name[cheap_of].seconds_per_input
-        and _within_margin(c.method, cheap_of, protocols, differences, by_name, margin)
+        and _within_margin(c.method, cheap_of, protocols, differences, by_name, margin, baseline)
     ]
     cheap = within[0].method if within else None
     below = tuple(a for a in ranking if baseline in by_name and a != baseline and baseline not in wins[a])
     inputs = _shared_inputs(candidates, protocols)
-    paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs)
+    paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs,
+                           bootstrap.level)
     failing = [name for name in ranking if name in set(fails_sanity) and name != baseline]  # chance's maps never depend on the model
     if failing:
         paragraph += (
@@ -127,13 +131,16 @@ def _beats(difference: Difference | None) -> bool:
     return difference is not None and difference.interval is not None and difference.interval.low > 0
 
 
-def _within_margin(method: str, leader: str, protocols, differences, by_name, margin: float) -> bool:
-    """On every protocol, the worse end of (method − leader) no lower than −margin·|leader's mean|."""
+def _within_margin(method: str, leader: str, protocols, differences, by_name, margin: float, baseline: str) -> bool:
+    """On every protocol, the worse end of (method − leader) no lower than −margin × the scale:
+    |leader's mean − the baseline's| where the baseline was measured, else |leader's mean|."""
     for protocol in protocols:
         found = differences[method, leader, protocol.name]
         if found is None or found.interval is None:
             return False  # an interval the numbers cannot give supports no claim
         scale = abs(_mean(by_name[leader], protocol))
+        if baseline in by_name and baseline != leader:
+            scale = abs(_mean(by_name[leader], protocol) - _mean(by_name[baseline], protocol))
         if not math.isfinite(scale) or found.interval.low < -margin * scale:
             return False
     return True
@@ -175,13 +182,15 @@ def _listed(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs) -> str:
+def _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs, level) -> str:
     count = len(protocols)
+    of_the_way = f" (of the way from {baseline} to it)" if baseline in by_name and baseline != cheap_of else ""
     measured = f"On these {inputs} inputs and the {count} protocol(s) no method's selection was fitted to"
     if best is not None:
         said = (
             f"{measured}, {best} is the most faithful: against every other method it is ahead, beyond the "
-            f"paired 95 % interval, on more protocols than it is behind ({_seconds(by_name[best].seconds_per_input)})."
+            f"paired {level:.0%} interval, on more protocols than it is behind "
+            f"({_seconds(by_name[best].seconds_per_input)})."
         )
     else:
         said = (
@@ -192,10 +201,11 @@ def _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline,
     if cheap is not None:
         said += (
             f" {cheap} ({_seconds(by_name[cheap].seconds_per_input)}) is within {margin:.0%} of {cheap_of} "
-            f"({_seconds(by_name[cheap_of].seconds_per_input)}) on every protocol, at the worse end of its interval."
+            f"({_seconds(by_name[cheap_of].seconds_per_input)}) on every protocol, at the worse end of its interval"
+            f"{of_the_way}."
         )
     else:
-        said += f" No cheaper method is within {margin:.0%} of {cheap_of} on every protocol."
+        said += f" No cheaper method is within {margin:.0%} of {cheap_of} on every protocol{of_the_way}."
     if below:
         said += f" Not ahead of {baseline} (a map of chance): {_listed(below)}."
     return said

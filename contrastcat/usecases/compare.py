@@ -10,20 +10,22 @@ column and the ones it partly fitted are shown, marked, and not judged by.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import os
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from .. import arguments as check
-from ..attribution.pipeline import ExplainSettings, check_library, explain
+from ..attribution.pipeline import PRED, ExplainSettings, check_library, explain
 from ..deletion.perturb import DELETE, LERF, MASK, MORF
-from ..errors import BadInput
+from ..errors import BadInput, Interrupted
 from ..evaluation.curves import EvalSettings
 from ..evaluation.fitted import fitted_cells
 from ..evaluation.recommend import DEFAULT_MARGIN, Candidate, Protocol, Recommendation, recommend
@@ -31,17 +33,19 @@ from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
 from ..io import jsonl
-from ..io.files import atomic_text_output, check_output_path
+from ..io.files import TEMP_SUFFIX, atomic_text_output, check_output_path
 from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
-from ..methods import build_method, build_methods, method_class
+from ..methods import build_method, method_class
 from ..models import Classifier
 from ..models.precision import describe_hardware
 from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile, InputRow
-from ..records.record import AttributionRecord, write_records
+from ..output.checkpoint import digests_path, partial_path
+from ..output.resume import Run, finished_output, write_resumable
+from ..records.record import AttributionRecord, RecordFile, write_records
 from ..records.variants import MethodLabels
-from ..spec import CommandOptions, InCall, option
+from ..spec import CommandOptions, InCall, Names, backticked, option
 from ..evaluation.sanity import SanityReport
 from ..views.comparison import html_report, markdown_report
 from ..views.plots import frontier_svg
@@ -111,6 +115,7 @@ class Compared:
     inputs: int
     bootstrap: BootstrapSettings
     sanity: SanityReport | None = None  # model randomisation on the first inputs' maps
+    timed: dict[str, int] = field(default_factory=dict)  # label -> inputs its seconds were measured on
 
     def values(self, label: str, column: Column) -> dict[str, float]:
         """Input key -> the method's value on ``column``."""
@@ -130,11 +135,16 @@ def compare(
     margin: float = DEFAULT_MARGIN,
     sanity: int = 0,
     progress: Progress | None = None,
+    notify: Callable[[str], None] | None = None,
+    store: "MethodStore | None" = None,
 ) -> Compared:
     """Explain ``rows`` with each choice alone (timed), evaluate every record under both
     perturbations, check the maps of the first ``sanity`` inputs under model randomisation, and
-    recommend from the columns no choice was fitted to."""
+    recommend from the columns no choice was fitted to. ``notify`` hears the estimate of the
+    run's time first; ``store`` keeps each method's records (:class:`ResumableFolder`: on disk,
+    so an interrupted comparison continues)."""
     say = progress or (lambda phase, done, total: None)
+    notify = notify or (lambda line: None)
     choices = DEFAULT_CHOICES if choices is None else choices
     if len(choices) < 2:
         raise BadInput("compare needs at least two methods")
@@ -146,17 +156,31 @@ def compare(
     if len(set(made)) != len(made):  # before any work: the same records twice compare nothing
         raise BadInput("compare: a method is given twice with the same options")
     settings = ExplainSettings(batch_size=batch_size)
-    # One input first, by the cheapest method: what a first pass costs once (allocations, lazy
-    # set-up) is not the first method's.
-    list(explain(classifier, rows[:1], build_methods(["random"]), None, options=settings))
+    store = store or InMemory()
+    # One input first, through every method and both evaluations: it warms each method up (what a
+    # first pass costs once is not its time) and times the whole run before it starts.
+    notify(_estimate(classifier, rows, methods, library, settings, sanity, batch_size))
     records: list[AttributionRecord] = []
     seconds: list[float] = []
+    timed: list[int] = []
     for number, method in enumerate(methods):
-        say(f"explaining ({method.name})", number, len(methods))
-        began = time.perf_counter()
-        found = list(explain(classifier, rows, [method], library if method.uses_library else None, options=settings))
-        seconds.append((time.perf_counter() - began) / len(rows))
+        phase = f"explaining with {method.name} ({number + 1}/{len(methods)})"
+        say(phase, 0, len(rows))
+
+        def explained(start: int, method=method, phase=phase) -> Iterator[AttributionRecord]:
+            done = [start]
+
+            def advance(inputs: int) -> None:
+                done[0] += inputs
+                say(phase, done[0], len(rows))
+
+            return explain(classifier, rows[start:], [method], library if method.uses_library else None,
+                           options=settings, progress=advance)
+
+        found, per_input, count = store.explained(number, method, rows, explained)
         records += found
+        seconds.append(per_input)
+        timed.append(count)
     labels_of = MethodLabels("compare")
     labels, start = [], 0
     for method in methods:  # labelled as the evaluation labels them: the same records, in the same order
@@ -166,12 +190,10 @@ def compare(
         raise BadInput("compare: a method is given twice with the same options")
     reports = {}
     for number, perturb in enumerate(PERTURBATIONS):
-        say(f"evaluating ({perturb})", len(methods) + number, None)
-        reports[perturb] = evaluate_records(
-            classifier, records, EvalSettings(perturb=perturb, eraser=True, loo=True),
-            Evaluating(library, bootstrap=bootstrap, batch_size=batch_size * 4, loo=LeaveOneOut(perturb, None),
-                       source="compare"),
-        )
+        phase = f"evaluating with {perturb} ({number + 1}/{len(PERTURBATIONS)})"
+        say(phase, 0, len(records))
+        reports[perturb] = evaluation(classifier, records, perturb, library, bootstrap, batch_size * 4,
+                                      progress=functools.partial(say, phase, total=len(records)))
     fitted = {label: _fitted(reports, label) for label in labels}
     judged = [column for column in COLUMNS if not any(column.name in cells for cells in fitted.values())]
     candidates = [
@@ -183,19 +205,185 @@ def compare(
         raise BadInput("compare: too few methods had inputs long enough to evaluate")
     checked = None
     if sanity:
-        say("randomising the model", len(methods) + len(PERTURBATIONS), None)
+        say("randomising the model", 0, None)
         subset = [record for start in range(0, len(records), len(rows)) for record in records[start:start + sanity]]
         checked = sanity_check(classifier, subset, library, SanityOptions.read(
             {"seed": seed, "bootstrap": bootstrap.resamples, "ci": bootstrap.level, "batch_size": batch_size},
             InCall("compare"), only=("seed", "bootstrap", "ci", "batch_size"),
-        ), source="compare")
+        ), source="compare", last_only=True)
     failing = [] if checked is None else [
         label for label, found in checked.methods.items() if found.passes(checked.steps[-1]) is False
     ]
     recommendation = recommend(candidates, [Protocol(c.name, c.higher_is_better) for c in judged], bootstrap, margin,
                                fails_sanity=failing)
     return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows),
-                    bootstrap, checked)
+                    bootstrap, checked, dict(zip(labels, timed)))
+
+
+def evaluation(
+    classifier, records: Iterable[AttributionRecord], perturb: str, library=None,
+    bootstrap: BootstrapSettings = BootstrapSettings(), batch_size: int = 64, loo: LeaveOneOut | None = None,
+    progress: Callable[[int], None] | None = None, source: str = "compare",
+) -> EvaluationReport:
+    """``records`` evaluated under ``perturb`` as compare evaluates them: the MoRF and LeRF curves,
+    ERASER comprehensiveness and sufficiency, and the leave-one-out τ (``loo``: drops kept from
+    an earlier evaluation of the same inputs, and added to)."""
+    return evaluate_records(
+        classifier, records, EvalSettings(perturb=perturb, eraser=True, loo=True),
+        Evaluating(library, bootstrap=bootstrap, batch_size=batch_size, loo=loo or LeaveOneOut(perturb, None),
+                   source=source, progress=progress),
+    )
+
+
+def _estimate(classifier, rows, methods, library, settings: ExplainSettings, sanity: int, batch_size: int) -> str:
+    """The run's time, told before it starts: one input of median length through every method
+    and both evaluations, times the inputs (the run batches them, so it is mostly quicker)."""
+    pilot = sorted(rows, key=lambda row: len(row.text) + len(row.pair or ""))[len(rows) // 2]
+    found, explaining = [], 0.0
+    for method in methods:
+        began = time.perf_counter()
+        found += explain(classifier, [pilot], [method], library if method.uses_library else None, options=settings)
+        explaining += time.perf_counter() - began
+    began = time.perf_counter()
+    for perturb in PERTURBATIONS:
+        evaluation(classifier, found, perturb, library, BootstrapSettings(0), batch_size * 4)
+    evaluating = time.perf_counter() - began
+    total = len(rows) * (explaining + evaluating) + min(sanity, len(rows)) * explaining  # sanity: the last copy
+    return (f"estimate: at most about {_duration(total)} for {len(rows)} inputs and {len(methods)} methods on this "
+            f"machine (one input of median length took {explaining + evaluating:.1f} s through every method and both "
+            "evaluations; the run batches inputs, and is mostly quicker)")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class MethodStore:
+    """Where :func:`compare` keeps each method's records, and how long they took."""
+
+    def explained(self, number: int, method, rows: Sequence[InputRow],
+                  records_from: Callable[[int], Iterable[AttributionRecord]]) -> tuple[list[AttributionRecord], float, int]:
+        """The ``number``-th method's records of ``rows`` (``records_from(n)``: those of rows n
+        on, as explain makes them), its seconds per input and how many inputs that was measured on."""
+        raise NotImplementedError
+
+
+class InMemory(MethodStore):
+    def explained(self, number, method, rows, records_from):
+        began = time.perf_counter()
+        found = list(records_from(0))
+        return found, (time.perf_counter() - began) / len(rows), len(rows)
+
+
+WORK = "work"  # the folder, inside the output folder, of a resumable comparison's records
+
+
+@dataclass
+class ResumableFolder(MethodStore):
+    """Each method's records in ``<folder>/work/NN.jsonl``, written through explain's checkpoint
+    (the records an interrupted run kept are checked as explain --resume checks them, and the
+    finished file is the same, byte for byte), and its time in ``NN.seconds.json``. The time of
+    a method an interrupted run began is measured on the inputs this run explains."""
+
+    folder: str
+    classifier: Classifier
+    library: object | None
+    settings: ExplainSettings
+    inputs: Sequence[str | None]
+    source: str = "<input>"
+    named: Names = backticked
+    notify: Callable[[str], None] | None = None
+    kept: list[str] = field(default_factory=list)  # what each method kept, for the message
+
+    @property
+    def work(self) -> str:
+        return os.path.join(self.folder, WORK)
+
+    def paths(self, number: int) -> tuple[str, str]:
+        stem = os.path.join(self.work, f"{number + 1:02d}")
+        return f"{stem}.jsonl", f"{stem}.seconds.json"
+
+    def explained(self, number, method, rows, records_from):
+        path, timing = self.paths(number)
+        os.makedirs(self.work, exist_ok=True)
+        run = Run(rows, [method], self.classifier, self.library if method.uses_library else None, PRED,
+                  self.settings, self.source, self.named)
+        finished = finished_output(path, run)
+        if finished is None and os.path.lexists(path):
+            raise BadInput(
+                f"{path}: holds records another comparison made (other inputs, methods, options or model), or "
+                f"was changed: continue that one with its own options, or remove {self.work} to start again"
+            )
+        seconds = _seconds(timing) if finished is not None else None
+        if seconds is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(timing)  # a time is kept only beside the records it measured
+            kept: list[int] = []
+            began = time.perf_counter()
+            write_resumable(path, run, self.inputs, records_from, lambda found, origin: kept.append(found.inputs),
+                            self.notify)
+            elapsed, count = time.perf_counter() - began, len(rows) - kept[0]
+            if count == 0:  # every record was kept, but not how long they took: made again, timed
+                began = time.perf_counter()
+                write_records(path, records_from(0), self.inputs)
+                elapsed, count = time.perf_counter() - began, len(rows)
+            seconds = (elapsed / count, count)
+            with atomic_text_output(timing, self.inputs) as stream:
+                stream.write(json.dumps({"seconds_per_input": seconds[0], "inputs": seconds[1]}) + "\n")
+            if kept[0]:
+                self.kept.append(f"{method.name}: {kept[0]} of {len(rows)} inputs kept")
+        else:
+            self.kept.append(f"{method.name}: all {len(rows)} inputs kept")
+        return list(RecordFile(path).records()), seconds[0], seconds[1]
+
+    def clear(self, methods: int) -> None:
+        """The finished run's work files, once records.jsonl holds them all; the folder too
+        when nothing else is in it."""
+        for number in range(methods):
+            for path in self.paths(number):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(self.work)
+
+
+def _seconds(path: str) -> tuple[float, int] | None:
+    """A finished method's time, as its run wrote it; None where it is missing or not its form."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            found = json.load(stream)
+        seconds, inputs = found["seconds_per_input"], found["inputs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        return None
+    if isinstance(inputs, bool) or not isinstance(inputs, int) or inputs < 1:
+        return None
+    return float(seconds), inputs
+
+
+def check_work_folder(folder: str, methods: int, named: Names = backticked) -> None:
+    """Before any work: ``<folder>/work`` holds only what a resumable comparison writes there
+    (it is cleared when the run is done; another file there is the user's, never touched)."""
+    work = os.path.join(folder, WORK)
+    if not os.path.lexists(work):
+        return
+    if os.path.islink(work) or not os.path.isdir(work):
+        raise BadInput(f"{work}: not a folder (compare keeps an unfinished run's records there)")
+    ours = set()
+    for number in range(max(methods, 99)):
+        stem = f"{number + 1:02d}"
+        records = Path(work) / f"{stem}.jsonl"
+        partial = partial_path(records)
+        ours |= {records.name, f"{stem}.seconds.json", partial.name, digests_path(partial).name}
+    foreign = sorted(name for name in os.listdir(work) if name not in ours and not name.endswith(TEMP_SUFFIX))
+    if foreign:
+        raise BadInput(f"{work}: holds {foreign[0]!r}, which compare did not write: move it, or write the "
+                       f"comparison elsewhere with {named('output')}")
 
 
 def _method(choice: Choice, seed: int):
@@ -328,13 +516,17 @@ class CompareOptions(CommandOptions):
         lambda named, value: check.count(named, value, minimum=0), kind=int,
     )
     margin: float = option(
-        DEFAULT_MARGIN, "How far below the most faithful method (a fraction of its value, at the worse end of "
-        "the paired interval) a cheaper one may be on every protocol to be recommended instead.",
+        DEFAULT_MARGIN, "How far below the most faithful method a cheaper one may be on every protocol to be "
+        "recommended instead: a fraction of the way from random to it, at the worse end of the paired interval.",
         functools.partial(check.number, minimum=0.0, maximum=0.5), kind=float,
     )
     output: str | None = option(
         None, "A folder to write records.jsonl, report.json, report.md and report.html into.", options.path_or_none,
         flags=("--output", "-o"), metavar="DIR",
+    )
+    resume: bool = option(
+        False, "Keep each method's records in -o DIR/work as they are made, and continue what an interrupted "
+        "run kept there (the same records, byte for byte, as an uninterrupted run's).", check.flag, kind=bool,
     )
     as_json: bool = options.as_json("Print the JSON report on stdout instead of the table.")
     seed: int = options.seed("Seed of the sample, of the methods that draw (random, tis, contrastcat) and of the bootstrap.")
@@ -350,6 +542,8 @@ class CompareOptions(CommandOptions):
     def check_together(self) -> None:
         options.check_pair_field_apart(self)
         options.check_resamples_resolve(self)
+        if self.resume and self.output is None:
+            raise BadInput(f"{self.named('resume')} needs {self.bare('output')} DIR: the records are kept there")
 
     @property
     def intervals(self) -> BootstrapSettings:
@@ -388,6 +582,8 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     folder = chosen.output
     files = {name: os.path.join(folder, name) for name in OUTPUTS} if folder is not None else {}
     _check_folder(folder, chosen)
+    if chosen.resume:
+        check_work_folder(folder, len(chosen.method), chosen.names)
     for path in files.values() if folder is not None and os.path.isdir(folder) else ():
         check_output_path(path, [chosen.inputs, chosen.library])
     input_file = InputFile(
@@ -408,10 +604,25 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     for path in files.values() if folder is not None and os.path.isdir(folder) else ():
         check_output_path(path, [model_location(model)])
     classifier = classifier_for(model, chosen.device, progress=chosen.progress, notify=notify, dtype=chosen.dtype)
-    compared = compare(
-        classifier, rows, library, chosen.method, seed=chosen.seed, batch_size=chosen.batch_size,
-        bootstrap=chosen.intervals, margin=chosen.margin, sanity=chosen.sanity, progress=chosen.progress,
-    )
+    store = None
+    if chosen.resume:
+        store = ResumableFolder(folder, classifier, library, ExplainSettings(batch_size=chosen.batch_size),
+                                [chosen.inputs, chosen.library], chosen.inputs, chosen.names, notify)
+    try:
+        compared = compare(
+            classifier, rows, library, chosen.method, seed=chosen.seed, batch_size=chosen.batch_size,
+            bootstrap=chosen.intervals, margin=chosen.margin, sanity=chosen.sanity, progress=chosen.progress,
+            notify=notify, store=store,
+        )
+    except KeyboardInterrupt:
+        if store is None:
+            raise
+        raise Interrupted(  # said of the whole run, not of the one method's checkpoint it was in
+            f"interrupted; the methods' records made so far are kept in {store.work}: run the same command "
+            f"with {chosen.bare('resume')} to continue"
+        ) from None
+    if store is not None and store.kept:
+        notify("resumed: " + "; ".join(store.kept))
     document = report_document(compared, classifier, chosen)
     written = []
     if folder is not None:
@@ -428,6 +639,8 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         with atomic_text_output(files["report.html"], inputs) as stream:
             stream.write(html_report(document, frontier_svg(document)))
         written.append(files["report.html"])
+        if store is not None:
+            store.clear(len(chosen.method))
         notify(f"wrote {', '.join(OUTPUTS)} to {folder}")
     return CompareRun(compared, document, written)
 
@@ -466,7 +679,8 @@ def report_document(compared: Compared, classifier, chosen: CompareOptions | Non
                 if against is not None:
                     cell["against_leader"] = against.as_dict()
             cells[column.name] = cell
-        entry = {"method": label, "seconds_per_input": compared.seconds[label], "columns": cells}
+        entry = {"method": label, "seconds_per_input": compared.seconds[label],
+                 "inputs_timed": compared.timed.get(label, compared.inputs), "columns": cells}
         if compared.sanity is not None and label in compared.sanity.methods:
             mine, last = compared.sanity.methods[label], compared.sanity.steps[-1]
             entry["sanity"] = {"rho_randomised": finite_or_none(mine.mean(last)), "passes": mine.passes(last)}

@@ -79,8 +79,10 @@ def test_the_sanity_subset_is_each_methods_first_inputs(compared, toy_classifier
     assert len(subset) == 4 * 5 and compared.sanity.inputs == 5
     direct = contrastcat.sanity(toy_classifier, subset, toy_library, seed=0)
     last = direct.steps[-1]
+    # compare re-explains on the fully randomised copy alone: the cascade's last step, unchanged.
+    assert compared.sanity.steps == [last] and len(direct.steps) > 1
     for label in compared.labels:
-        assert compared.sanity.methods[label].rho == direct.methods[label].rho
+        assert compared.sanity.methods[label].rho == {last: direct.methods[label].rho[last]}
     assert compared.sanity.methods["random"].passes(last) is False
     assert "random" not in compared.recommendation.paragraph.split("Fails the model-randomisation check")[-1] \
         or "Fails the model-randomisation" not in compared.recommendation.paragraph

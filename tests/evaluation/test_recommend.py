@@ -35,7 +35,7 @@ def _measures():
 def test_a_clear_winner_and_a_cheap_method_within_the_margin():
     base = _measures()
     best = _candidate("attnlrp", 0.30, _shifted(base, 0.2))
-    near = _candidate("contrastcat-lrp", 0.10, _shifted(base, 0.18))  # 0.02 behind: within 10 % of 0.3 to 0.7
+    near = _candidate("contrastcat-lrp", 0.10, _shifted(base, 0.18))  # 0.02 behind: within 10 % of 0.5 (from chance)
     far = _candidate("attcat", 0.05, base)  # 0.2 behind: not within
     chance = _candidate("random", 0.001, _shifted(base, -0.3))
     found = recommend([far, near, best, chance], PROTOCOLS, BOOT)
@@ -45,8 +45,9 @@ def test_a_clear_winner_and_a_cheap_method_within_the_margin():
     assert found.not_above_random == () and found.inputs == N
     assert found.wins["attnlrp"] == ("contrastcat-lrp", "attcat", "random") and found.wins["random"] == ()
     assert "attnlrp is the most faithful" in found.paragraph
-    assert "contrastcat-lrp (0.1 s/input) is within 10% of attnlrp (0.3 s/input)" in found.paragraph
-    # A stricter margin: the cheap method is no longer close enough (0.02 > 2 % of 0.3 on LeRF).
+    assert ("contrastcat-lrp (0.1 s/input) is within 10% of attnlrp (0.3 s/input) on every protocol, at the worse "
+            "end of its interval (of the way from random to it)") in found.paragraph
+    # A stricter margin: the cheap method is no longer close enough (0.02 > 2 % of 0.5).
     strict = recommend([far, near, best, chance], PROTOCOLS, BOOT, margin=0.02)
     assert strict.best == "attnlrp" and strict.cheap is None
     assert "No cheaper method is within 2% of attnlrp" in strict.paragraph
@@ -121,3 +122,22 @@ def test_bad_arguments_are_refused(bad):
         recommend([_candidate("a", 0.1, base), _candidate("b", 0.2, base)], PROTOCOLS, BOOT, **bad)
     with pytest.raises(ValueError):
         recommend([_candidate("a", 0.1, base)], PROTOCOLS, BOOT)
+
+
+def test_the_margin_of_a_measure_near_zero_is_the_distance_from_chance():
+    """Sufficiency sits near 0 (here below it): 10 % of the leader's own value is no scale. The
+    cheap method is 0.01 worse where chance is 0.33 worse: within 10 % of the way from chance."""
+    rng = np.random.default_rng(7)
+    suff = [Protocol("sufficiency", False)]
+    leader = -0.03 + rng.normal(0, 0.02, N)
+    found = recommend([
+        _candidate("full-lrp", 0.03, {"sufficiency": leader}),
+        _candidate("attnlrp", 0.02, {"sufficiency": leader + 0.01}),
+        _candidate("random", 0.01, {"sufficiency": leader + 0.33}),
+    ], suff, BOOT)
+    assert found.best == "full-lrp" and (found.cheap, found.cheap_of) == ("attnlrp", "full-lrp")
+    # Without chance compared, the leader's own |mean| (0.03) is the scale: 0.01 is beyond 10 % of it.
+    alone = recommend([_candidate("full-lrp", 0.03, {"sufficiency": leader}),
+                       _candidate("attnlrp", 0.02, {"sufficiency": leader + 0.01})], suff, BOOT)
+    assert alone.best == "full-lrp" and alone.cheap is None
+    assert alone.paragraph.endswith("No cheaper method is within 10% of full-lrp on every protocol.")
