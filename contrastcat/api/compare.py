@@ -22,7 +22,8 @@ def compare_file(
     ``seed``) explained by each method alone (timed), every record evaluated with deletion and
     [MASK] (curves, ERASER, leave-one-out τ), the methods ranked on the protocols none of them was
     fitted to, and the recommendation those numbers support (``run.document["recommendation"]``).
-    ``output``: a folder for records.jsonl, report.json and report.md."""
+    ``output``: a folder for records.jsonl, report.json, report.md and report.html; ``resume``:
+    continue an interrupted comparison from ``output``/work."""
     values = {"inputs": inputs, "library": library, "model": model, **options}
     return _compare_file(CompareOptions.read(values, InCall("compare_file")))
 

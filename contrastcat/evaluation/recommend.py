@@ -102,10 +102,19 @@ def recommend(
         and _within_margin(c.method, cheap_of, protocols, differences, by_name, margin, baseline)
     ]
     cheap = within[0].method if within else None
-    below = tuple(a for a in ranking if baseline in by_name and a != baseline and baseline not in wins[a])
+    # Without intervals no method is ahead of any: nothing is below chance either, only unmeasured.
+    below = tuple(a for a in ranking if baseline in by_name and a != baseline and baseline not in wins[a]
+                  and bootstrap.resamples)
     inputs = _shared_inputs(candidates, protocols)
-    paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs,
-                           bootstrap.level)
+    if bootstrap.resamples:
+        paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs,
+                               bootstrap.level)
+    else:
+        paragraph = (
+            f"On these {inputs} inputs and the {len(protocols)} protocol(s) no method's selection was fitted to, "
+            "without intervals (no bootstrap resamples) no method can be shown ahead of another: the table is "
+            "ordered by mean rank, and no method is recommended."
+        )
     failing = [name for name in ranking if name in set(fails_sanity) and name != baseline]  # chance's maps never depend on the model
     if failing:
         paragraph += (

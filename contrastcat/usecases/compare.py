@@ -11,11 +11,13 @@ column and the ones it partly fitted are shown, marked, and not judged by.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import math
 import os
 import random
+import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
 from ..io import jsonl
-from ..io.files import TEMP_SUFFIX, atomic_text_output, check_output_path
+from ..io.files import TEMP_SUFFIX, PendingFile, atomic_text_output, check_output_path, output_target
 from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
 from ..methods import build_method, method_class
@@ -42,7 +44,7 @@ from ..models.precision import describe_hardware
 from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile, InputRow
 from ..output.checkpoint import digests_path, partial_path
-from ..output.resume import Run, finished_output, write_resumable
+from ..output.resume import Resumed, Run, finished_output, write_resumable
 from ..records.record import AttributionRecord, RecordFile, write_records
 from ..records.variants import MethodLabels
 from ..spec import CommandOptions, InCall, Names, backticked, option
@@ -159,6 +161,7 @@ def compare(
     store = store or InMemory()
     # One input first, through every method and both evaluations: it warms each method up (what a
     # first pass costs once is not its time) and times the whole run before it starts.
+    store.check(methods, rows)
     notify(_estimate(classifier, rows, methods, library, settings, sanity, batch_size))
     records: list[AttributionRecord] = []
     seconds: list[float] = []
@@ -182,18 +185,26 @@ def compare(
         seconds.append(per_input)
         timed.append(count)
     labels_of = MethodLabels("compare")
-    labels, start = [], 0
+    keys, start = [], 0
     for method in methods:  # labelled as the evaluation labels them: the same records, in the same order
-        labels.append(labels_of.label(records[start]))
+        keys.append(labels_of.label(records[start]))
         start += len(rows)
+    # A variant given without its method's defaults beside it is named with its options all the
+    # same: the report is read without the command that made it.
+    labels = [_shown(key, method, choice) for key, method, choice in zip(keys, methods, choices)]
     if len(set(labels)) != len(labels):
         raise BadInput("compare: a method is given twice with the same options")
+    shown = dict(zip(keys, labels))
     reports = {}
     for number, perturb in enumerate(PERTURBATIONS):
         phase = f"evaluating with {perturb} ({number + 1}/{len(PERTURBATIONS)})"
         say(phase, 0, len(records))
-        reports[perturb] = evaluation(classifier, records, perturb, library, bootstrap, batch_size * 4,
-                                      progress=functools.partial(say, phase, total=len(records)))
+        found = evaluation(classifier, records, perturb, library, bootstrap, batch_size * 4,
+                           progress=functools.partial(say, phase, total=len(records)))
+        reports[perturb] = dataclasses.replace(found, methods={
+            shown.get(key, key): dataclasses.replace(entry, method=shown.get(key, key))
+            for key, entry in found.methods.items()
+        })
     fitted = {label: _fitted(reports, label) for label in labels}
     judged = [column for column in COLUMNS if not any(column.name in cells for cells in fitted.values())]
     candidates = [
@@ -204,13 +215,21 @@ def compare(
     if len(candidates) < 2 or not judged:
         raise BadInput("compare: too few methods had inputs long enough to evaluate")
     checked = None
-    if sanity:
+    # The first inputs with two tokens to rank (a map of one token has no order to correlate).
+    usable = [index for index, record in enumerate(records[:len(rows)]) if sum(not flag for flag in record.special) >= 2]
+    if sanity and not usable:
+        notify("compare: no sampled input has two tokens to rank: the model-randomisation check is left out")
+    elif sanity:
         say("randomising the model", 0, None)
-        subset = [record for start in range(0, len(records), len(rows)) for record in records[start:start + sanity]]
-        checked = sanity_check(classifier, subset, library, SanityOptions.read(
+        subset = [records[start + index] for start in range(0, len(records), len(rows)) for index in usable[:sanity]]
+        found = sanity_check(classifier, subset, library, SanityOptions.read(
             {"seed": seed, "bootstrap": bootstrap.resamples, "ci": bootstrap.level, "batch_size": batch_size},
             InCall("compare"), only=("seed", "bootstrap", "ci", "batch_size"),
         ), source="compare", last_only=True)
+        checked = dataclasses.replace(found, methods={
+            shown.get(key, key): dataclasses.replace(entry, method=shown.get(key, key))
+            for key, entry in found.methods.items()
+        })
     failing = [] if checked is None else [
         label for label, found in checked.methods.items() if found.passes(checked.steps[-1]) is False
     ]
@@ -237,21 +256,31 @@ def evaluation(
 
 def _estimate(classifier, rows, methods, library, settings: ExplainSettings, sanity: int, batch_size: int) -> str:
     """The run's time, told before it starts: one input of median length through every method
-    and both evaluations, times the inputs (the run batches them, so it is mostly quicker)."""
-    pilot = sorted(rows, key=lambda row: len(row.text) + len(row.pair or ""))[len(rows) // 2]
-    found, explaining = [], 0.0
-    for method in methods:
+    and both evaluations, times the inputs (the run batches them, so it is mostly quicker). An
+    input too short to evaluate gives way to the longest; where even that one is, no input can
+    be evaluated, and the run is refused before its work."""
+    ordered = sorted(rows, key=lambda row: len(row.text) + len(row.pair or ""))
+    for which, pilot in (("one input of median length", ordered[len(rows) // 2]), ("the longest input", ordered[-1])):
+        found, explaining = [], 0.0
+        for method in methods:
+            began = time.perf_counter()
+            found += explain(classifier, [pilot], [method], library if method.uses_library else None, options=settings)
+            explaining += time.perf_counter() - began
         began = time.perf_counter()
-        found += explain(classifier, [pilot], [method], library if method.uses_library else None, options=settings)
-        explaining += time.perf_counter() - began
-    began = time.perf_counter()
-    for perturb in PERTURBATIONS:
-        evaluation(classifier, found, perturb, library, BootstrapSettings(0), batch_size * 4)
-    evaluating = time.perf_counter() - began
-    total = len(rows) * (explaining + evaluating) + min(sanity, len(rows)) * explaining  # sanity: the last copy
-    return (f"estimate: at most about {_duration(total)} for {len(rows)} inputs and {len(methods)} methods on this "
-            f"machine (one input of median length took {explaining + evaluating:.1f} s through every method and both "
-            "evaluations; the run batches inputs, and is mostly quicker)")
+        try:
+            for perturb in PERTURBATIONS:
+                evaluation(classifier, found, perturb, library, BootstrapSettings(0), batch_size * 4)
+        except BadInput:  # too few tokens to evaluate
+            continue
+        evaluating = time.perf_counter() - began
+        total = len(rows) * (explaining + evaluating) + min(sanity, len(rows)) * explaining  # sanity: the last copy
+        return (f"estimate: at most about {_duration(total)} for {len(rows)} inputs and {len(methods)} methods on "
+                f"this machine ({which} took {explaining + evaluating:.1f} s through every method "
+                "and both evaluations; the run batches inputs, and is mostly quicker)")
+    raise BadInput(
+        f"compare: no sampled input is long enough to evaluate (the longest, {pilot.id!r}, has fewer than "
+        f"{EvalSettings().min_tokens} tokens): nothing to compare"
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -270,6 +299,10 @@ class MethodStore:
         """The ``number``-th method's records of ``rows`` (``records_from(n)``: those of rows n
         on, as explain makes them), its seconds per input and how many inputs that was measured on."""
         raise NotImplementedError
+
+
+    def check(self, methods: Sequence, rows: Sequence[InputRow]) -> None:
+        """Before any work: what is kept from an earlier run is this run's (else :class:`BadInput`)."""
 
 
 class InMemory(MethodStore):
@@ -307,17 +340,30 @@ class ResumableFolder(MethodStore):
         stem = os.path.join(self.work, f"{number + 1:02d}")
         return f"{stem}.jsonl", f"{stem}.seconds.json"
 
-    def explained(self, number, method, rows, records_from):
-        path, timing = self.paths(number)
-        os.makedirs(self.work, exist_ok=True)
-        run = Run(rows, [method], self.classifier, self.library if method.uses_library else None, PRED,
-                  self.settings, self.source, self.named)
+    def run(self, method, rows: Sequence[InputRow]) -> Run:
+        return Run(rows, [method], self.classifier, self.library if method.uses_library else None, PRED,
+                   self.settings, self.source, self.named)
+
+    def check(self, methods, rows):
+        for number, method in enumerate(methods):
+            self._finished(number, self.run(method, rows))
+
+    def _finished(self, number: int, run: Run) -> Resumed | None:
+        """What the method's finished file holds, None where it has none; another run's is refused."""
+        path = self.paths(number)[0]
         finished = finished_output(path, run)
         if finished is None and os.path.lexists(path):
             raise BadInput(
                 f"{path}: holds records another comparison made (other inputs, methods, options or model), or "
                 f"was changed: continue that one with its own options, or remove {self.work} to start again"
             )
+        return finished
+
+    def explained(self, number, method, rows, records_from):
+        path, timing = self.paths(number)
+        os.makedirs(self.work, exist_ok=True)
+        run = self.run(method, rows)
+        finished = self._finished(number, run)
         seconds = _seconds(timing) if finished is not None else None
         if seconds is None:
             with contextlib.suppress(FileNotFoundError):
@@ -386,13 +432,30 @@ def check_work_folder(folder: str, methods: int, named: Names = backticked) -> N
                        f"comparison elsewhere with {named('output')}")
 
 
-def _method(choice: Choice, seed: int):
-    """The choice's method, with the comparison's seed where the method takes one."""
+def _method(choice: Choice, seed: int, named: str = "`method`"):
+    """The choice's method, with the comparison's seed where the method takes one; an option it
+    does not take, or a value it refuses, is said of the choice as given."""
     options = _typed(choice)
-    method = build_method(choice.method, **options)  # an option it does not take is refused here
-    if "seed" in method.settings() and "seed" not in options:
-        method = build_method(choice.method, **{**options, "seed": seed})
+    as_written = lambda name: name  # noqa: E731 -- an option is named as the brackets spell it
+    try:
+        method = build_method(choice.method, as_written, **options)  # an option it does not take is refused here
+        if "seed" in method.settings() and "seed" not in options:
+            method = build_method(choice.method, as_written, **{**options, "seed": seed})
+    except BadInput as error:
+        raise BadInput(f"{named} {_written(choice)}: {error}") from None
     return method
+
+
+def _written(choice: Choice) -> str:
+    if not choice.options:
+        return choice.method
+    return f"{choice.method}[{','.join(f'{key}={value}' for key, value in choice.options.items())}]"
+
+
+def _shown(key: str, method, choice: Choice) -> str:
+    """A choice's name in the report: the evaluation's label, which names a method's first
+    settings by the method alone, or the choice as written where it has options of its own."""
+    return _written(choice) if choice.options and key == method.name else key
 
 
 def _typed(choice: Choice) -> dict[str, object]:
@@ -444,7 +507,8 @@ DEFAULT_SANITY = 10  # inputs whose maps are explained again on each randomised 
 
 def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
     """``name`` or ``name[option=value,...]``, comma-separated (commas inside brackets belong to
-    the variant): ``contrastcat,contrastcat-lrp[refs_used=20,test_steps=5],attnlrp``."""
+    the variant, and a piece without ``=`` to the value before it): ``contrastcat,
+    contrastcat-lrp[refs_used=20,test_steps=2,5],attnlrp``."""
     if isinstance(value, (tuple, list)) and all(isinstance(v, Choice) for v in value):
         return tuple(value)
     texts = [value] if isinstance(value, str) else list(value) if isinstance(value, (tuple, list)) else None
@@ -475,11 +539,16 @@ def _choice(named: str, text: str) -> Choice:
     if not rest.endswith("]"):
         raise BadInput(f"{named} {text!r}: a variant is name[option=value,...]")
     chosen: dict[str, object] = {}
+    last = None
     for pair in filter(None, (p.strip() for p in rest[:-1].split(","))):
         key, equals, raw = pair.partition("=")
+        if not equals and last is not None:  # a value's own comma: test_steps=2,5
+            chosen[last] = f"{chosen[last]},{pair}"
+            continue
         if not equals or not key.strip():
             raise BadInput(f"{named} {text!r}: {pair!r} is not option=value")
-        chosen[key.strip().replace("-", "_")] = raw.strip()  # typed as the method's option once it is known
+        last = key.strip().replace("-", "_")
+        chosen[last] = raw.strip()  # typed as the method's option once it is known
     return Choice(name.strip(), chosen)
 
 
@@ -595,7 +664,8 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     input_file.close()
     library = RefLibrary(chosen.library) if chosen.library is not None else None
     # Every method built and its library checked before the model loads: a wrong call fails fast.
-    check_library([_method(choice, chosen.seed) for choice in chosen.method], library, chosen.names)
+    check_library([_method(choice, chosen.seed, chosen.named("method")) for choice in chosen.method], library,
+                  chosen.names)
     model = chosen.model
     if model is None:
         if library is None:
@@ -627,22 +697,64 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     written = []
     if folder is not None:
         os.makedirs(folder, exist_ok=True)
-        inputs = [chosen.inputs, chosen.library]
-        write_records(files["records.jsonl"], compared.records, inputs)
-        written.append(files["records.jsonl"])
-        with atomic_text_output(files["report.json"], inputs) as stream:
-            stream.write(json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-        written.append(files["report.json"])
-        with atomic_text_output(files["report.md"], inputs) as stream:
-            stream.write(markdown_report(document) + "\n")
-        written.append(files["report.md"])
-        with atomic_text_output(files["report.html"], inputs) as stream:
-            stream.write(html_report(document, frontier_svg(document)))
-        written.append(files["report.html"])
+        contents = {  # every file made before any is written: they are published together
+            "records.jsonl": (record.to_json() + "\n" for record in compared.records),
+            "report.json": [json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"],
+            "report.md": [markdown_report(document) + "\n"],
+            "report.html": [html_report(document, frontier_svg(document))],
+        }
+        publish(files, contents, [chosen.inputs, chosen.library])
+        written = [files[name] for name in OUTPUTS]
         if store is not None:
             store.clear(len(chosen.method))
         notify(f"wrote {', '.join(OUTPUTS)} to {folder}")
     return CompareRun(compared, document, written)
+
+
+@contextlib.contextmanager
+def _held_back() -> Iterator[list[int]]:
+    """Ctrl-C and SIGTERM noted, not acted on, while the block runs (Python handles signals in
+    its main thread; elsewhere there is no handler to replace, and nothing is held back)."""
+    caught: list[int] = []
+    previous = {}
+    try:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield caught
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def publish(files: Mapping[str, str], contents: Mapping[str, Iterable[str]], inputs: Sequence[str | None]) -> None:
+    """Each file written to a temporary one first, then all of them put in place with Ctrl-C held
+    back (a few renames): a folder holds one comparison's files, never two runs' mixed; an
+    interrupt while the temporaries are written leaves the old files as they were."""
+    pending: dict[str, PendingFile] = {}
+    try:
+        for name, lines in contents.items():
+            target = output_target(files[name], inputs)
+            pending[name] = PendingFile(target)
+            with open(pending[name].temp, "w", encoding="utf-8", newline="\n") as stream:
+                for line in lines:
+                    stream.write(line)
+        with _held_back() as caught:
+            for name in list(pending):
+                pending.pop(name).commit()
+        if caught:  # the Ctrl-C held back while the files were put in place
+            raise Interrupted(f"interrupted; {_listed(list(files.values()))} were written")
+    except OSError as error:
+        raise BadInput(f"{error.filename or files[next(iter(contents))]}: cannot write there ({error.strerror})") from None
+    finally:
+        for left in pending.values():
+            left.discard()
 
 
 OUTPUTS = ("records.jsonl", "report.json", "report.md", "report.html")

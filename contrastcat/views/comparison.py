@@ -39,16 +39,23 @@ def table(document: dict) -> tuple[list[Cell], list[list[Cell]], list[str]]:
                 continue
             sign = SIGNS.get(cell["fitted"], "")
             against = cell.get("against_leader")
-            if entry["method"] == document["leader"] or against is None or against["interval"] is None:
+            if entry["method"] == document["leader"] or against is None:
                 row.append(Cell(f"{cell['mean']:.3f}{sign}"))
+                continue
+            if against["interval"] is None:  # no bootstrap: the difference alone
+                row.append(Cell(f"{against['mean']:+.3f}{sign}"))
                 continue
             low, high = against["interval"]["low"], against["interval"]["high"]
             row.append(Cell(f"{against['mean']:+.3f} [{low:+.3f}, {high:+.3f}]{sign}", ahead=bool(against["excludes_zero"])))
         rows.append(row)
+    intervals = (
+        f"with its {document['bootstrap']['ci']:.0%} bootstrap interval ({document['bootstrap']['resamples']} "
+        "resamples), bold where it excludes 0" if document["bootstrap"]["resamples"]
+        else "(no bootstrap resamples: no intervals)"
+    )
     legend = [
         f"{document['inputs']} inputs; {document['hardware']}. The leader's values, then every other method's "
-        f"paired difference from {document['leader']} with its {document['bootstrap']['ci']:.0%} bootstrap interval "
-        f"({document['bootstrap']['resamples']} resamples), bold where it excludes 0. Columns in italics were "
+        f"paired difference from {document['leader']} {intervals}. Columns in italics were "
         "fitted by a method's own selection and are not judged by."
         + (f" ρ, model destroyed: the Spearman correlation of a method's maps of {document['sanity_inputs']} inputs "
            "with its maps on the fully randomised model (✗: not below 0.5, the maps barely depend on the model)."

@@ -52,6 +52,7 @@ def test_compare_writes_its_folder_and_prints_the_same_report_as_json(tmp_path, 
     (("--method", "attnlrp,nosuch"), "nosuch"),
     (("--method", "attnlrp,integrated-gradients[refs_used=3]"), "refs_used"),
     (("--limit", "1"), "--limit"),
+    (("--method", "attnlrp,random[seed=99999999999]"), "--method random[seed=99999999999]: seed must be at most"),
 ])
 def test_bad_options_are_refused_in_one_line(tmp_path, toy_dir, toy_library, args, said):
     result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", tmp_path / "never", *args)
@@ -77,6 +78,10 @@ def test_variants_are_parsed_with_their_commas():
 
     assert {k: v for k, v in _method(found[1], seed=0).settings().items() if k in ("refs_used", "test_steps")} == \
         {"refs_used": 20, "test_steps": "5"}
+    # A value's own comma (several test steps) stays with it: a piece without "=" is not an option.
+    several = parse_choices("--method", "contrastcat-lrp[refs_used=4,test_steps=2,5],random")
+    assert several[0] == Choice("contrastcat-lrp", {"refs_used": "4", "test_steps": "2,5"})
+    assert _method(several[0], seed=0).settings()["test_steps"] == "2,5"
 
 
 def test_the_sample_is_drawn_from_the_whole_file_in_its_order():

@@ -22,19 +22,20 @@ def compared(toy_classifier, toy_library):
 
 def test_every_real_method_is_ahead_of_random_and_the_fitted_column_is_not_judged(compared):
     found = compared.recommendation
-    assert compared.labels == ["contrastcat", "attnlrp", "attcat", "random"] and compared.inputs == 48
+    # A variant given without its method's defaults beside it is named with its options.
+    assert compared.labels == ["contrastcat[refs_used=6]", "attnlrp", "attcat", "random"] and compared.inputs == 48
     assert found.not_above_random == ()
-    for method in ("contrastcat", "attnlrp", "attcat"):
+    for method in ("contrastcat[refs_used=6]", "attnlrp", "attcat"):
         assert "random" in found.wins[method], (method, found.wins)
     assert found.ranking[-1] == "random"
     # Contrast-CAT chose its maps by deletion MoRF (and partly by comprehensiveness under deletion).
-    assert compared.fitted["contrastcat"] == {"delete:morf_aopc": "fitted", "delete:morf_lodds": "fitted",
+    assert compared.fitted["contrastcat[refs_used=6]"] == {"delete:morf_aopc": "fitted", "delete:morf_lodds": "fitted",
                                               "delete:eraser_comp": "partly"}
     judged = {column.name for column in compared.judged}
     assert "delete:morf_aopc" not in judged and "delete:eraser_comp" not in judged
     assert judged == {c.name for c in COLUMNS} - {"delete:morf_aopc", "delete:eraser_comp"}
     assert all(seconds > 0 for seconds in compared.seconds.values())
-    assert compared.seconds["contrastcat"] > compared.seconds["random"]
+    assert compared.seconds["contrastcat[refs_used=6]"] > compared.seconds["random"]
 
 
 def test_its_differences_are_the_reports_own(compared):
@@ -75,14 +76,14 @@ def test_the_sanity_subset_is_each_methods_first_inputs(compared, toy_classifier
     those records gives; random's maps never depend on the model and are not named as failing."""
     import contrastcat
 
-    subset = [r for label in compared.labels for r in [x for x in compared.records if x.method == label][:5]]
+    subset = [r for start in range(0, 4 * 48, 48) for r in compared.records[start:start + 5]]  # method by method
     assert len(subset) == 4 * 5 and compared.sanity.inputs == 5
     direct = contrastcat.sanity(toy_classifier, subset, toy_library, seed=0)
     last = direct.steps[-1]
     # compare re-explains on the fully randomised copy alone: the cascade's last step, unchanged.
     assert compared.sanity.steps == [last] and len(direct.steps) > 1
-    for label in compared.labels:
-        assert compared.sanity.methods[label].rho == {last: direct.methods[label].rho[last]}
+    for label, key in zip(compared.labels, ["contrastcat", "attnlrp", "attcat", "random"]):  # as sanity names them
+        assert compared.sanity.methods[label].rho == {last: direct.methods[key].rho[last]}
     assert compared.sanity.methods["random"].passes(last) is False
     assert "random" not in compared.recommendation.paragraph.split("Fails the model-randomisation check")[-1] \
         or "Fails the model-randomisation" not in compared.recommendation.paragraph
@@ -93,7 +94,7 @@ def test_random_is_behind_every_real_method_beyond_the_intervals(compared):
     of random, its paired interval excluding 0, on most columns the ranking uses, and random is
     ahead of it on none."""
     bootstrap = BootstrapSettings(1000, 0.95, 0)
-    for method in ("contrastcat", "attnlrp", "attcat"):
+    for method in ("contrastcat[refs_used=6]", "attnlrp", "attcat"):
         ahead, behind = [], []
         for column in compared.judged:
             found = paired_difference(compared.values(method, column), compared.values("random", column), bootstrap)
@@ -101,3 +102,23 @@ def test_random_is_behind_every_real_method_beyond_the_intervals(compared):
             worse = found.interval.high < 0 if column.higher_is_better else found.interval.low > 0
             (ahead if better else behind if worse else []).append(column.name)
         assert not behind and len(ahead) > len(compared.judged) / 2, (method, ahead, behind)
+
+
+def test_short_inputs_first_neither_stop_the_estimate_nor_the_sanity_check(toy_classifier, toy_library):
+    """The median input and the first ones too short to evaluate or to rank: the estimate times the
+    longest, the sanity check takes the first inputs with two tokens, and a variant given without
+    its method's defaults is named with its options."""
+    long = [e.text for e in toy.make_examples(5, seed=3)]
+    texts = ["good"] * 7 + long
+    rows = [InputRow(line=i + 1, id=f"m{i}", text=t, label=None) for i, t in enumerate(texts)]
+    said = []
+    found = compare(toy_classifier, rows, toy_library, [Choice("attcat", {"layers": "2"}), Choice("random")],
+                    bootstrap=BootstrapSettings(200, 0.95, 0), sanity=3, notify=said.append)
+    assert found.labels == ["attcat[layers=2]", "random"]
+    assert set(found.reports["mask"].methods) == {"attcat[layers=2]", "random"}
+    assert any(line.startswith("estimate: ") and "the longest input took" in line for line in said)
+    assert found.sanity.inputs == 3 and set(found.sanity.methods) == {"attcat[layers=2]", "random"}
+    from contrastcat.errors import BadInput
+
+    with pytest.raises(BadInput, match="no sampled input is long enough to evaluate"):
+        compare(toy_classifier, rows[:7], toy_library, [Choice("attcat"), Choice("random")])

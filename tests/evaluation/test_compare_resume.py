@@ -76,3 +76,42 @@ def test_resume_needs_a_folder_and_leaves_a_foreign_file_alone(tmp_path, toy_dir
     with pytest.raises(BadInput, match="notes.txt"):
         _run(toy_dir, toy_library, tmp_path / "cmp", resume=True)
     assert (tmp_path / "cmp" / "work" / "notes.txt").read_text() == "mine"
+
+
+def test_the_four_files_are_replaced_together(tmp_path, toy_dir, toy_library, monkeypatch):
+    """A folder holds one comparison's files: Ctrl-C while they are made leaves the old ones, and a
+    Ctrl-C while they are put in place is held back until all four are (and says so)."""
+    import os
+    import signal
+
+    from contrastcat.io import files as io_files
+    from contrastcat.usecases import compare as use_case
+
+    out = tmp_path / "cmp"
+    contrastcat.compare_file(toy_dir / "inputs.jsonl", toy_library.path, method="attcat,random", sanity=0, limit=6,
+                             bootstrap=0, output=out)
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def interrupted(document):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(use_case, "frontier_svg", interrupted)  # the page is made after the others' text
+        with pytest.raises(KeyboardInterrupt):
+            contrastcat.compare_file(toy_dir / "inputs.jsonl", toy_library.path, method="attnlrp,random", sanity=0,
+                                     limit=6, bootstrap=0, output=out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old
+    commit = io_files.PendingFile.commit
+
+    def signalled(self):
+        os.kill(os.getpid(), signal.SIGINT)  # held back: arrives once all four are in place
+        commit(self)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(io_files.PendingFile, "commit", signalled)
+        with pytest.raises(Interrupted, match="report.html were written"):
+            contrastcat.compare_file(toy_dir / "inputs.jsonl", toy_library.path, method="attnlrp,random", sanity=0,
+                                     limit=6, bootstrap=0, output=out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(old)
+    assert all("attnlrp" in (out / name).read_text() for name in ("report.json", "report.md", "report.html"))
+    assert b'"attnlrp"' in (out / "records.jsonl").read_bytes()

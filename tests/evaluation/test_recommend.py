@@ -105,6 +105,12 @@ def test_without_intervals_nothing_is_claimed():
     found = recommend([_candidate("a", 0.2, _shifted(base, 0.2)), _candidate("b", 0.1, base)], PROTOCOLS,
                       BootstrapSettings(resamples=0))
     assert found.best is None and found.cheap is None and found.ranking == ("a", "b")
+    # Not "no clear winner", nor "not ahead of random": nothing can be shown ahead without intervals.
+    chance = recommend([_candidate("a", 0.2, _shifted(base, 0.2)), _candidate("random", 0.1, base)], PROTOCOLS,
+                       BootstrapSettings(resamples=0))
+    assert chance.not_above_random == () and chance.best is None
+    assert "without intervals" in chance.paragraph and "no method is recommended" in chance.paragraph
+    assert "random" not in chance.paragraph and "no clear winner" not in chance.paragraph
 
 
 def test_inputs_are_paired_by_key():
