@@ -87,6 +87,8 @@ th.fitted { font-style: italic; font-weight: normal; }
 td.ahead { font-weight: bold; }
 figure { margin: 1rem 0; } figure svg { max-width: 100%; height: auto; }
 .muted { opacity: 0.75; }
+.wide { overflow-x: auto; max-width: 100%; }
+body { padding-left: 2rem; padding-right: 2rem; } p, figure { max-width: 72rem; }
 """
 
 
@@ -114,9 +116,9 @@ def html_report(document: dict, picture: str | None, title: str = "Which explana
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{PAGE_STYLE}{TABLE_STYLE}</style></head><body>"
         f"<h1>{html.escape(title)}</h1><p><strong>{html.escape(found['paragraph'])}</strong></p>"
-        f"<table><thead><tr>{''.join(map(heading, head))}</tr></thead><tbody>"
+        f'<div class="wide"><table><thead><tr>{"".join(map(heading, head))}</tr></thead><tbody>'
         + "".join("<tr>" + "".join(map(data, row)) + "</tr>" for row in rows)
-        + "</tbody></table>"
+        + "</tbody></table></div>"  # a table wider than the window scrolls in its own box
         + "".join(f'<p class="muted">{html.escape(sentence)}</p>' for sentence in legend)
         + f"{drawn}</body></html>\n"
     )
