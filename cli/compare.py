@@ -8,7 +8,7 @@ import typer
 
 from contrastcat.api import ON_COMMAND_LINE, CompareOptions, run_compare
 
-from .common import notifier, phased_progress, reports_errors
+from .common import notifier, phased_progress, printing_after, reports_errors
 from .spec import command
 
 EPILOG = """\
@@ -42,10 +42,9 @@ def _compare(values: dict) -> None:
             {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
         run = run_compare(chosen)
-    if as_json:
-        typer.echo(json.dumps(run.document, indent=2, ensure_ascii=False))
-        return
-    typer.echo(run.markdown())
+    with printing_after(("records.jsonl, report.json, report.md and report.html", chosen.output),
+                        stdout="the JSON report" if as_json else "the table"):
+        typer.echo(json.dumps(run.document, indent=2, ensure_ascii=False) if as_json else run.markdown())
 
 
 compare = reports_errors(command(

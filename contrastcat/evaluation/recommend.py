@@ -86,6 +86,10 @@ def recommend(
         for a, b in itertools.permutations(names, 2) for p in protocols
     }
 
+    # Intervals may be missing though resamples were asked for (too few inputs for the level):
+    # then, as with none asked for, nothing can be shown ahead.
+    intervals = any(d is not None and d.interval is not None for d in differences.values())
+
     def beats(a: str, b: str) -> int:
         return sum(_beats(differences[a, b, p.name]) for p in protocols)
 
@@ -104,16 +108,18 @@ def recommend(
     cheap = within[0].method if within else None
     # Without intervals no method is ahead of any: nothing is below chance either, only unmeasured.
     below = tuple(a for a in ranking if baseline in by_name and a != baseline and baseline not in wins[a]
-                  and bootstrap.resamples)
+                  and intervals)
     inputs = _shared_inputs(candidates, protocols)
-    if bootstrap.resamples:
+    if intervals:
         paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs,
                                bootstrap.level)
     else:
+        why = (f"{bootstrap.resamples} bootstrap resamples, too few for a {bootstrap.level:.0%} interval on these "
+               "inputs" if bootstrap.resamples else "no bootstrap resamples")
         paragraph = (
             f"On these {inputs} inputs and the {len(protocols)} protocol(s) no method's selection was fitted to, "
-            "without intervals (no bootstrap resamples) no method can be shown ahead of another: the table is "
-            "ordered by mean rank, and no method is recommended."
+            f"without intervals ({why}) no method can be shown ahead of another: the table is ordered by mean "
+            "rank, and no method is recommended."
         )
     failing = [name for name in ranking if name in set(fails_sanity) and name != baseline]  # chance's maps never depend on the model
     if failing:

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .. import arguments as check
+from ..attribution.pairs import tokenize_rows
 from ..attribution.pipeline import PRED, ExplainSettings, check_library, explain
+from ..models.loading import check_max_length
 from ..deletion.perturb import DELETE, LERF, MASK, MORF
 from ..errors import BadInput, Interrupted
 from ..evaluation.curves import EvalSettings
@@ -35,7 +37,7 @@ from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
 from ..io import jsonl
-from ..io.files import TEMP_SUFFIX, PendingFile, atomic_text_output, check_output_path, output_target
+from ..io.files import TEMP_SUFFIX, PendingFile, atomic_text_output, check_output_path, interrupted_after, output_target
 from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
 from ..methods import build_method, method_class
@@ -189,9 +191,9 @@ def compare(
     for method in methods:  # labelled as the evaluation labels them: the same records, in the same order
         keys.append(labels_of.label(records[start]))
         start += len(rows)
-    # A variant given without its method's defaults beside it is named with its options all the
-    # same: the report is read without the command that made it.
-    labels = [_shown(key, method, choice) for key, method, choice in zip(keys, methods, choices)]
+    # Each choice is named as it was written (a variant by its own options, not by how it differs
+    # from another variant given before it): the report is read without the command that made it.
+    labels = [_written(choice) for choice in choices]
     if len(set(labels)) != len(labels):
         raise BadInput("compare: a method is given twice with the same options")
     shown = dict(zip(keys, labels))
@@ -259,7 +261,10 @@ def _estimate(classifier, rows, methods, library, settings: ExplainSettings, san
     and both evaluations, times the inputs (the run batches them, so it is mostly quicker). An
     input too short to evaluate gives way to the longest; where even that one is, no input can
     be evaluated, and the run is refused before its work."""
-    ordered = sorted(rows, key=lambda row: len(row.text) + len(row.pair or ""))
+    # By tokens, as the evaluation counts them (a long run of spaces is no token; a URL is many).
+    tokens = tokenize_rows(classifier, rows, check_max_length(classifier, settings.max_length), "compare")
+    count = {id(row): sum(not flag for flag in text.special) for row, text in zip(rows, tokens)}
+    ordered = sorted(rows, key=lambda row: count[id(row)])
     for which, pilot in (("one input of median length", ordered[len(rows) // 2]), ("the longest input", ordered[-1])):
         found, explaining = [], 0.0
         for method in methods:
@@ -450,12 +455,6 @@ def _written(choice: Choice) -> str:
     if not choice.options:
         return choice.method
     return f"{choice.method}[{','.join(f'{key}={value}' for key, value in choice.options.items())}]"
-
-
-def _shown(key: str, method, choice: Choice) -> str:
-    """A choice's name in the report: the evaluation's label, which names a method's first
-    settings by the method alone, or the choice as written where it has options of its own."""
-    return _written(choice) if choice.options and key == method.name else key
 
 
 def _typed(choice: Choice) -> dict[str, object]:
@@ -655,6 +654,8 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         check_work_folder(folder, len(chosen.method), chosen.names)
     for path in files.values() if folder is not None and os.path.isdir(folder) else ():
         check_output_path(path, [chosen.inputs, chosen.library])
+        if os.path.lexists(path) and not os.path.isfile(path):  # a FIFO or device would block the publishing
+            raise BadInput(f"{path}: not a regular file (compare replaces its four files whole, together)")
     input_file = InputFile(
         chosen.inputs, text_field=chosen.text_field, id_field=chosen.id_field, label_field=chosen.label_field,
         pair_field=chosen.pair_field, named=chosen.names,
@@ -705,9 +706,10 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         }
         publish(files, contents, [chosen.inputs, chosen.library])
         written = [files[name] for name in OUTPUTS]
-        if store is not None:
-            store.clear(len(chosen.method))
-        notify(f"wrote {', '.join(OUTPUTS)} to {folder}")
+        with interrupted_after(_listed(written), plural=True):
+            if store is not None:
+                store.clear(len(chosen.method))
+            notify(f"wrote {', '.join(OUTPUTS)} to {folder}")
     return CompareRun(compared, document, written)
 
 

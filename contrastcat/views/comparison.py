@@ -48,10 +48,12 @@ def table(document: dict) -> tuple[list[Cell], list[list[Cell]], list[str]]:
             low, high = against["interval"]["low"], against["interval"]["high"]
             row.append(Cell(f"{against['mean']:+.3f} [{low:+.3f}, {high:+.3f}]{sign}", ahead=bool(against["excludes_zero"])))
         rows.append(row)
+    measured = any((cell.get("against_leader") or {}).get("interval") is not None
+                   for entry in document["methods"] for cell in entry["columns"].values())
     intervals = (
         f"with its {document['bootstrap']['ci']:.0%} bootstrap interval ({document['bootstrap']['resamples']} "
-        "resamples), bold where it excludes 0" if document["bootstrap"]["resamples"]
-        else "(no bootstrap resamples: no intervals)"
+        "resamples), bold where it excludes 0" if measured
+        else f"(no intervals: {document['bootstrap']['resamples']} bootstrap resamples)"
     )
     legend = [
         f"{document['inputs']} inputs; {document['hardware']}. The leader's values, then every other method's "

@@ -105,3 +105,17 @@ def test_a_library_method_without_a_library_is_refused_before_the_model_loads(tm
     result = invoke("compare", toy_dir / "inputs.jsonl", "--model", toy_dir / "model",
                     "--method", "attcat,integrated-gradients[ig_steps=many]")
     assert_one_line_error(result, "option ig_steps must be int, got 'many'")
+
+
+def test_a_fifo_among_the_folders_files_is_refused_before_the_work(tmp_path, toy_dir, toy_library):
+    """Publishing replaces the four files together with Ctrl-C held back: a FIFO there would block
+    it, so it is refused first."""
+    import os
+
+    out = tmp_path / "cmp"
+    out.mkdir()
+    os.mkfifo(out / "report.md")
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", out,
+                    "--method", "attcat,random")
+    assert_one_line_error(result, "report.md: not a regular file")
+    assert sorted(p.name for p in out.iterdir()) == ["report.md"]

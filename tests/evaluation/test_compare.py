@@ -112,12 +112,23 @@ def test_short_inputs_first_neither_stop_the_estimate_nor_the_sanity_check(toy_c
     texts = ["good"] * 7 + long
     rows = [InputRow(line=i + 1, id=f"m{i}", text=t, label=None) for i, t in enumerate(texts)]
     said = []
-    found = compare(toy_classifier, rows, toy_library, [Choice("attcat", {"layers": "2"}), Choice("random")],
+    found = compare(toy_classifier, rows, toy_library,
+                    [Choice("attcat", {"layers": "2"}), Choice("attcat", {"layers": "1"}), Choice("random")],
                     bootstrap=BootstrapSettings(200, 0.95, 0), sanity=3, notify=said.append)
-    assert found.labels == ["attcat[layers=2]", "random"]
-    assert set(found.reports["mask"].methods) == {"attcat[layers=2]", "random"}
+    # Each variant named as written, not by how it differs from the one before it.
+    assert found.labels == ["attcat[layers=2]", "attcat[layers=1]", "random"]
+    assert set(found.reports["mask"].methods) == set(found.labels) == set(found.recommendation.ranking)
     assert any(line.startswith("estimate: ") and "the longest input took" in line for line in said)
-    assert found.sanity.inputs == 3 and set(found.sanity.methods) == {"attcat[layers=2]", "random"}
+    assert found.sanity.inputs == 3 and set(found.sanity.methods) == set(found.labels)
+    # The longest by tokens, not by characters: a run of spaces is no token.
+    from contrastcat.attribution.pipeline import ExplainSettings
+    from contrastcat.methods import build_method
+    from contrastcat.usecases.compare import _estimate
+
+    spaced = [InputRow(line=20 + i, id=f"s{i}", text="good" + " " * 400 + "film", label=None) for i in range(2)]
+    said = _estimate(toy_classifier, rows[:7] + spaced + rows[-1:], [build_method("random")], None, ExplainSettings(),
+                     0, 16)
+    assert "the longest input took" in said
     from contrastcat.errors import BadInput
 
     with pytest.raises(BadInput, match="no sampled input is long enough to evaluate"):

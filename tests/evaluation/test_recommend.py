@@ -111,6 +111,12 @@ def test_without_intervals_nothing_is_claimed():
     assert chance.not_above_random == () and chance.best is None
     assert "without intervals" in chance.paragraph and "no method is recommended" in chance.paragraph
     assert "random" not in chance.paragraph and "no clear winner" not in chance.paragraph
+    # Resamples asked for but too few for an interval on 8 inputs: the same, and said why.
+    few = {name: values[:8] for name, values in base.items()}
+    short = recommend([_candidate("a", 0.2, _shifted(few, 0.5)), _candidate("random", 0.1, few)], PROTOCOLS,
+                      BootstrapSettings(resamples=100))
+    assert short.not_above_random == () and short.best is None
+    assert "100 bootstrap resamples, too few for a 95% interval on these inputs" in short.paragraph
 
 
 def test_inputs_are_paired_by_key():
