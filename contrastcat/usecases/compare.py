@@ -27,7 +27,6 @@ from typing import Any, ClassVar
 from .. import arguments as check
 from ..attribution.pairs import tokenize_rows
 from ..attribution.pipeline import PRED, ExplainSettings, check_library, explain
-from ..models.loading import check_max_length
 from ..deletion.perturb import DELETE, LERF, MASK, MORF
 from ..errors import BadInput, Interrupted
 from ..evaluation.curves import EvalSettings
@@ -42,6 +41,7 @@ from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
 from ..methods import build_method, method_class
 from ..models import Classifier
+from ..models.loading import check_max_length
 from ..models.precision import describe_hardware
 from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile, InputRow
@@ -203,10 +203,7 @@ def compare(
         say(phase, 0, len(records))
         found = evaluation(classifier, records, perturb, library, bootstrap, batch_size * 4,
                            progress=functools.partial(say, phase, total=len(records)))
-        reports[perturb] = dataclasses.replace(found, methods={
-            shown.get(key, key): dataclasses.replace(entry, method=shown.get(key, key))
-            for key, entry in found.methods.items()
-        })
+        reports[perturb] = _renamed(found, shown)
     fitted = {label: _fitted(reports, label) for label in labels}
     judged = [column for column in COLUMNS if not any(column.name in cells for cells in fitted.values())]
     candidates = [
@@ -228,10 +225,7 @@ def compare(
             {"seed": seed, "bootstrap": bootstrap.resamples, "ci": bootstrap.level, "batch_size": batch_size},
             InCall("compare"), only=("seed", "bootstrap", "ci", "batch_size"),
         ), source="compare", last_only=True)
-        checked = dataclasses.replace(found, methods={
-            shown.get(key, key): dataclasses.replace(entry, method=shown.get(key, key))
-            for key, entry in found.methods.items()
-        })
+        checked = _renamed(found, shown)
     failing = [] if checked is None else [
         label for label, found in checked.methods.items() if found.passes(checked.steps[-1]) is False
     ]
@@ -239,6 +233,14 @@ def compare(
                                fails_sanity=failing)
     return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows),
                     bootstrap, checked, dict(zip(labels, timed)))
+
+
+def _renamed(report, shown: Mapping[str, str]):
+    """An evaluation's or a sanity check's report with each method under the name compare shows."""
+    return dataclasses.replace(report, methods={
+        shown.get(key, key): dataclasses.replace(entry, method=shown.get(key, key))
+        for key, entry in report.methods.items()
+    })
 
 
 def evaluation(
@@ -262,7 +264,9 @@ def _estimate(classifier, rows, methods, library, settings: ExplainSettings, san
     input too short to evaluate gives way to the longest; where even that one is, no input can
     be evaluated, and the run is refused before its work."""
     # By tokens, as the evaluation counts them (a long run of spaces is no token; a URL is many).
-    tokens = tokenize_rows(classifier, rows, check_max_length(classifier, settings.max_length), "compare")
+    pairs = any(row.pair is not None for row in rows)  # tokenized as explain tokenizes them
+    tokens = tokenize_rows(classifier.paired() if pairs else classifier, rows,
+                           check_max_length(classifier, settings.max_length), "compare")
     count = {id(row): sum(not flag for flag in text.special) for row, text in zip(rows, tokens)}
     ordered = sorted(rows, key=lambda row: count[id(row)])
     for which, pilot in (("one input of median length", ordered[len(rows) // 2]), ("the longest input", ordered[-1])):
@@ -304,7 +308,6 @@ class MethodStore:
         """The ``number``-th method's records of ``rows`` (``records_from(n)``: those of rows n
         on, as explain makes them), its seconds per input and how many inputs that was measured on."""
         raise NotImplementedError
-
 
     def check(self, methods: Sequence, rows: Sequence[InputRow]) -> None:
         """Before any work: what is kept from an earlier run is this run's (else :class:`BadInput`)."""

@@ -119,3 +119,16 @@ def test_a_fifo_among_the_folders_files_is_refused_before_the_work(tmp_path, toy
                     "--method", "attcat,random")
     assert_one_line_error(result, "report.md: not a regular file")
     assert sorted(p.name for p in out.iterdir()) == ["report.md"]
+
+
+def test_sentence_pairs_are_compared(tmp_path, toy_dir, toy_library):
+    """Pairs are tokenized for the estimate as explain tokenizes them (the paired model)."""
+    rows = [json.loads(line) for line in (toy_dir / "inputs.jsonl").read_text().splitlines()][:8]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps({"id": f"p{i}", "text": row["text"], "hyp": rows[(i + 1) % 8]["text"]}) + "\n"
+                             for i, row in enumerate(rows)))
+    result = invoke("compare", pairs, "--refs", toy_library.path, "--pair-field", "hyp", "--method", "attnlrp,random",
+                    "--sanity", "2", "--json", "-q")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["inputs"] == 8 and [m["method"] for m in document["methods"]][-1] == "random"
