@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import BadInput
@@ -29,6 +29,12 @@ def shown(value: Any, limit: int = 60) -> str:
         text = f"<{type(value).__name__}>"
     text = text.encode("unicode_escape").decode("ascii")
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def listed(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: names in a sentence of a message."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def plain_int(value: Any) -> bool:

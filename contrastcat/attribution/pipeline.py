@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +74,20 @@ def active_labels(probs: Sequence[float], predicted: int) -> list[int]:
     as the records write it, is above 0.5, and the highest-scoring label even where none is (so
     every input is explained, and a ``pred`` run's record is among its records)."""
     return sorted({c for c, p in enumerate(probs) if p > ACTIVE} | {predicted})
+
+
+def written_active_labels(record: Mapping, labels: int | None = None) -> list[int] | None:
+    """The labels an all-active run explained for the input whose first record is ``record``, as
+    its probabilities and predicted label were written (what resume and merge cut a file into
+    inputs by); None where they are not a model's (of ``labels`` labels, where that is known)."""
+    probs, predicted = record.get("probs"), record.get("predicted")
+    if (
+        not isinstance(probs, list) or (labels is not None and len(probs) != labels)
+        or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in probs)
+        or not isinstance(predicted, int) or isinstance(predicted, bool) or not 0 <= predicted < len(probs)
+    ):
+        return None
+    return active_labels(probs, predicted)
 
 
 def resolve_targets(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arguments import listed
 from .stats import BootstrapSettings, Difference, paired_difference
 
 DEFAULT_MARGIN = 0.1  # a cheaper method may fall this fraction of the way from the leader to chance below it
@@ -125,7 +126,7 @@ def recommend(
     if failing:
         paragraph += (
             f" Fails the model-randomisation check (its maps barely change when the model's weights are destroyed, "
-            f"so they describe the input more than the model): {_listed(failing)}."
+            f"so they describe the input more than the model): {listed(failing)}."
         )
     won = {a: tuple(b for b in ranking if b in wins[a]) for a in ranking}
     return Recommendation(best, leaders, cheap, cheap if cheap is None else cheap_of, margin, ranking, below, won,
@@ -153,9 +154,8 @@ def _within_margin(method: str, leader: str, protocols, differences, by_name, ma
         found = differences[method, leader, protocol.name]
         if found is None or found.interval is None:
             return False  # an interval the numbers cannot give supports no claim
-        scale = abs(_mean(by_name[leader], protocol))
-        if baseline in by_name and baseline != leader:
-            scale = abs(_mean(by_name[leader], protocol) - _mean(by_name[baseline], protocol))
+        chance = _mean(by_name[baseline], protocol) if baseline in by_name and baseline != leader else 0.0
+        scale = abs(_mean(by_name[leader], protocol) - chance)
         if not math.isfinite(scale) or found.interval.low < -margin * scale:
             return False
     return True
@@ -192,11 +192,6 @@ def _seconds(value: float) -> str:
     return f"{value:.3g} s/input"
 
 
-def _listed(names: Sequence[str]) -> str:
-    names = list(names)
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs, level) -> str:
     count = len(protocols)
     of_the_way = f" (of the way from {baseline} to it)" if baseline in by_name and baseline != cheap_of else ""
@@ -210,7 +205,7 @@ def _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline,
     else:
         said = (
             f"{measured}, there is no clear winner: no method is ahead of every other beyond the paired intervals. "
-            f"{_listed(leaders)} {'leads' if len(leaders) == 1 else 'lead'} (fewest methods ahead of "
+            f"{listed(leaders)} {'leads' if len(leaders) == 1 else 'lead'} (fewest methods ahead of "
             f"{'it' if len(leaders) == 1 else 'them'}); the numbers do not pick one."
         )
     if cheap is not None:
@@ -222,5 +217,5 @@ def _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline,
     else:
         said += f" No cheaper method is within {margin:.0%} of {cheap_of} on every protocol{of_the_way}."
     if below:
-        said += f" Not ahead of {baseline} (a map of chance): {_listed(below)}."
+        said += f" Not ahead of {baseline} (a map of chance): {listed(below)}."
     return said

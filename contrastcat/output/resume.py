@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..attribution.pairs import tokenize_rows
-from ..attribution.pipeline import ALL_ACTIVE, GOLD, PRED, ExplainSettings, active_labels, record_settings
+from ..attribution.pipeline import ALL_ACTIVE, GOLD, PRED, ExplainSettings, record_settings, written_active_labels
 from ..errors import BadInput
 from ..spec import Names, backticked
 from ..io import jsonl
@@ -113,7 +113,7 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
             if position == len(lines):
                 break
             first = _valid_record(lines[position], f"{where}:{first_line + position}")
-            labels = _labels_written(first, len(run.classifier.label_names))
+            labels = written_active_labels(first, len(run.classifier.label_names))
         size = per_input * (len(labels) if labels is not None else 1)
         if position + size > len(lines):
             break
@@ -157,19 +157,6 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
     if whole < len(run.rows):
         whole -= whole % run.options.window_inputs  # resume at a window boundary: same batches as an unbroken run
     return Resumed(whole, sum(t.truncated for t in texts[:whole]), sum(sizes[:whole]))
-
-
-def _labels_written(record: dict, labels: int) -> list[int] | None:
-    """The labels an all-active run explains for the input ``record`` is the first record of, as
-    its probabilities were written; None where they are not a model's (the check then fails)."""
-    probs, predicted = record.get("probs"), record.get("predicted")
-    if (
-        not isinstance(probs, list) or len(probs) != labels
-        or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in probs)
-        or not isinstance(predicted, int) or isinstance(predicted, bool) or not 0 <= predicted < labels
-    ):
-        return None
-    return active_labels(probs, predicted)
 
 
 def _same(found, expected) -> bool:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..attribution.pipeline import ALL_ACTIVE, active_labels
+from ..attribution.pipeline import ALL_ACTIVE, written_active_labels
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
@@ -449,10 +449,10 @@ def _check_place(record: dict, first: dict, offset: int, labels, methods, per_in
 
 def _labels(record: dict, where: str) -> list[int]:
     """The labels an all-active run explained for the input whose first record this is."""
-    probs, predicted = record.get("probs"), record.get("predicted")
-    if not isinstance(probs, list) or not isinstance(predicted, int) or not 0 <= predicted < len(probs):
+    labels = written_active_labels(record)
+    if labels is None:
         raise BadInput(f"{where}: not the first record of an input of an all-active run (no probabilities per label)")
-    return active_labels(probs, predicted)
+    return labels
 
 
 def _read_line(part: _Part, raw: bytes) -> dict:

@@ -709,7 +709,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         }
         publish(files, contents, [chosen.inputs, chosen.library])
         written = [files[name] for name in OUTPUTS]
-        with interrupted_after(_listed(written), plural=True):
+        with interrupted_after(check.listed(written), plural=True):
             if store is not None:
                 store.clear(len(chosen.method))
             notify(f"wrote {', '.join(OUTPUTS)} to {folder}")
@@ -734,10 +734,6 @@ def _held_back() -> Iterator[list[int]]:
             signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
-def _listed(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def publish(files: Mapping[str, str], contents: Mapping[str, Iterable[str]], inputs: Sequence[str | None]) -> None:
     """Each file written to a temporary one first, then all of them put in place with Ctrl-C held
     back (a few renames): a folder holds one comparison's files, never two runs' mixed; an
@@ -754,7 +750,7 @@ def publish(files: Mapping[str, str], contents: Mapping[str, Iterable[str]], inp
             for name in list(pending):
                 pending.pop(name).commit()
         if caught:  # the Ctrl-C held back while the files were put in place
-            raise Interrupted(f"interrupted; {_listed(list(files.values()))} were written")
+            raise Interrupted(f"interrupted; {check.listed(list(files.values()))} were written")
     except OSError as error:
         raise BadInput(f"{error.filename or files[next(iter(contents))]}: cannot write there ({error.strerror})") from None
     finally:
