@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..deletion.perturb import replacement_id
+from ..deletion.plan import Remembered
 from ..errors import BadInput, ContrastCatWarning
 from ..spec import Names, backticked
 from ..evaluation.curves import CurveTally, EvalSettings, Inputs, MethodReport
@@ -323,7 +324,8 @@ class _Evaluation:
             classifier = classifier.paired()  # perturbed pairs keep their segment ids (models.segments)
         self.classifier, self.settings, self.how, self.pairs = classifier, settings, how, pairs
         forward_dtype = resolve_forward_dtype(settings.forward_dtype)
-        self.predict = predictor(classifier, how.batch_size, forward_dtype)
+        # Remembered: every method's tally of a chunk perturbs the same inputs (docs/spec.md §5).
+        self.predict = Remembered(predictor(classifier, how.batch_size, forward_dtype))
         self.mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
         self.loo = self._drops(str(forward_dtype or classifier.dtype))
         self.labels = MethodLabels(how.source)
