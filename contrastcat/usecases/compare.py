@@ -141,12 +141,13 @@ def compare(
     progress: Progress | None = None,
     notify: Callable[[str], None] | None = None,
     store: "MethodStore | None" = None,
+    named: str = "`method`",
 ) -> Compared:
     """Explain ``rows`` with each choice alone (timed), evaluate every record under both
     perturbations, check the maps of the first ``sanity`` inputs under model randomisation, and
     recommend from the columns no choice was fitted to. ``notify`` hears the estimate of the
     run's time first; ``store`` keeps each method's records (:class:`ResumableFolder`: on disk,
-    so an interrupted comparison continues)."""
+    so an interrupted comparison continues). ``named``: how the caller spells the choices' option."""
     say = progress or (lambda phase, done, total: None)
     notify = notify or (lambda line: None)
     choices = DEFAULT_CHOICES if choices is None else choices
@@ -154,7 +155,10 @@ def compare(
         raise BadInput("compare needs at least two methods")
     if not rows:
         raise BadInput("compare: no inputs to explain")
-    methods = [_method(choice, seed) for choice in choices]
+    methods = [_method(choice, seed, named) for choice in choices]
+    for choice, method in zip(choices, methods):  # what the options ask of this model (its layers), before any pass
+        with _said_of(choice, named):
+            method.check_model(classifier.num_layers, _as_written)
     check_library(methods, library)
     made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
     if len(set(made)) != len(made):  # before any work: the same records twice compare nothing
@@ -440,17 +444,26 @@ def check_work_folder(folder: str, methods: int, named: Names = backticked) -> N
                        f"comparison elsewhere with {named('output')}")
 
 
-def _method(choice: Choice, seed: int, named: str = "`method`"):
-    """The choice's method, with the comparison's seed where the method takes one; an option it
-    does not take, or a value it refuses, is said of the choice as given."""
-    options = _typed(choice)
-    as_written = lambda name: name  # noqa: E731 -- an option is named as the brackets spell it
+def _as_written(name: str) -> str:
+    return name  # an option is named as the brackets spell it
+
+
+@contextlib.contextmanager
+def _said_of(choice: Choice, named: str) -> Iterator[None]:
+    """An option a choice's method does not take, or a value it refuses, said of the choice as given."""
     try:
-        method = build_method(choice.method, as_written, **options)  # an option it does not take is refused here
-        if "seed" in method.settings() and "seed" not in options:
-            method = build_method(choice.method, as_written, **{**options, "seed": seed})
+        yield
     except BadInput as error:
         raise BadInput(f"{named} {_written(choice)}: {error}") from None
+
+
+def _method(choice: Choice, seed: int, named: str = "`method`"):
+    """The choice's method, with the comparison's seed where the method takes one."""
+    options = _typed(choice)
+    with _said_of(choice, named):
+        method = build_method(choice.method, _as_written, **options)  # an option it does not take is refused here
+        if "seed" in method.settings() and "seed" not in options:
+            method = build_method(choice.method, _as_written, **{**options, "seed": seed})
     return method
 
 
@@ -686,7 +699,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         compared = compare(
             classifier, rows, library, chosen.method, seed=chosen.seed, batch_size=chosen.batch_size,
             bootstrap=chosen.intervals, margin=chosen.margin, sanity=chosen.sanity, progress=chosen.progress,
-            notify=notify, store=store,
+            notify=notify, store=store, named=chosen.named("method"),
         )
     except KeyboardInterrupt:
         if store is None:
