@@ -451,8 +451,10 @@ def reattribute_records(
     library=None,
     batch_size: int = 16,
     source: str = "<records>",
+    named: Names = backticked,
 ) -> list[list[float]]:
-    """Each record explained again, by its own method and settings, for ``targets`` (Kendall-τ)."""
+    """Each record explained again, by its own method and settings, for ``targets`` (Kendall-τ);
+    ``named`` spells the library's option as the caller does."""
     groups: dict[tuple[str, str], list[int]] = {}
     for index, record in enumerate(records):
         groups.setdefault((record.method, json.dumps(record.settings, sort_keys=True)), []).append(index)
@@ -477,7 +479,7 @@ def reattribute_records(
             raise BadInput(f"{where}: its {name} settings cannot be used again ({error})") from None
         if method.uses_library:
             if library is None:
-                raise BadInput(f"records of method {name} need their reference library to be explained again: pass `library`")
+                raise BadInput(f"records of method {name} need their reference library to be explained again: pass {named('library')}")
             library.check_model(classifier)
             used = {records[i].library for i in indices} - {None, library.fingerprint}
             if used:

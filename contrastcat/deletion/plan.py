@@ -7,6 +7,7 @@ The step grids live here too, so the two count tokens the same way.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -78,15 +79,18 @@ class Remembered:
     the tokens both rank first, a fraction's complement), and an evaluation predicts one method's
     plan at a time: remembered, a sequence a method before asked for is not predicted again (on
     a held-out sample of 100 ``minilm-rt`` reviews, 9 sets of maps, about a fifth of the passes).
-    What is remembered is bounded by ``tokens`` (the oldest forgotten first), so a stream of
-    records keeps the memory of a window. Each sequence's probabilities are those of the pass that
-    first predicted it, so the same records in the same order give the same bits.
+    What is kept is bounded by ``values`` (a sequence's tokens plus its probabilities: a model of
+    thousands of labels keeps fewer), the oldest forgotten first, so a stream of records keeps the
+    memory of a window. Each sequence's probabilities are those of the pass that first predicted
+    it, so the same records in the same order give the same bits.
     """
 
-    def __init__(self, predict: ProbabilityFn, tokens: int = 4_000_000) -> None:
-        self._predict, self._budget = predict, tokens
-        self._kept: dict[tuple[int, ...], np.ndarray] = {}
-        self._tokens = 0
+    def __init__(self, predict: ProbabilityFn, values: int = 4_000_000) -> None:
+        self._predict, self._budget = predict, values
+        # Ordered, popped from the front: a dict's oldest key, deleted, leaves a hole every later
+        # look for the oldest walks past (evicting took seconds a call once the bound was reached).
+        self._kept: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
+        self._values = 0
 
     def __call__(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         keys = [tuple(ids) for ids in sequences]
@@ -96,10 +100,9 @@ class Remembered:
         if missing:
             for key, row in zip(missing, self._predict(missing)):
                 self._kept[key] = row
-                self._tokens += len(key) + 1
+                self._values += len(key) + row.size
         out = np.stack([self._kept[key] for key in keys])
-        while self._tokens > self._budget:  # the oldest first: insertion order
-            key = next(iter(self._kept))
-            self._tokens -= len(key) + 1
-            del self._kept[key]
+        while self._values > self._budget:  # the oldest first
+            key, row = self._kept.popitem(last=False)
+            self._values -= len(key) + row.size
         return out

@@ -159,7 +159,7 @@ def compare(
     for choice, method in zip(choices, methods):  # what the options ask of this model (its layers), before any pass
         with _said_of(choice, named):
             method.check_model(classifier.num_layers, _as_written)
-    check_library(methods, library)
+    _check_libraries(choices, methods, library, named)
     made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
     if len(set(made)) != len(made):  # before any work: the same records twice compare nothing
         raise BadInput("compare: a method is given twice with the same options")
@@ -457,6 +457,18 @@ def _said_of(choice: Choice, named: str) -> Iterator[None]:
         raise BadInput(f"{named} {_written(choice)}: {error}") from None
 
 
+def _check_libraries(choices: Sequence[Choice], methods: Sequence, library, named: str,
+                     names: Names = backticked) -> None:
+    """Each method that reads a library has one (``names``: the caller's spelling of the
+    library's option), holding the references its options ask for (said of the choice as written)."""
+    if library is None:
+        check_library(methods, None, names)
+        return
+    for choice, method in zip(choices, methods):
+        with _said_of(choice, named):
+            check_library([method], library, _as_written)
+
+
 def _method(choice: Choice, seed: int, named: str = "`method`"):
     """The choice's method, with the comparison's seed where the method takes one."""
     options = _typed(choice)
@@ -681,8 +693,8 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     input_file.close()
     library = RefLibrary(chosen.library) if chosen.library is not None else None
     # Every method built and its library checked before the model loads: a wrong call fails fast.
-    check_library([_method(choice, chosen.seed, chosen.named("method")) for choice in chosen.method], library,
-                  chosen.names)
+    _check_libraries(chosen.method, [_method(choice, chosen.seed, chosen.named("method")) for choice in chosen.method],
+                     library, chosen.named("method"), chosen.names)
     model = chosen.model
     if model is None:
         if library is None:

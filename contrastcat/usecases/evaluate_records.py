@@ -318,14 +318,20 @@ class _Evaluation:
     """One evaluation under way: a tally of curves per method label, fed chunk by chunk."""
 
     def __init__(self, classifier, settings: EvalSettings, how: Evaluating, pairs: bool) -> None:
+        import torch
+
         from ..models import predictor, resolve_forward_dtype
 
         if pairs:
             classifier = classifier.paired()  # perturbed pairs keep their segment ids (models.segments)
         self.classifier, self.settings, self.how, self.pairs = classifier, settings, how, pairs
         forward_dtype = resolve_forward_dtype(settings.forward_dtype)
-        # Remembered: every method's tally of a chunk perturbs the same inputs (docs/spec.md §5).
-        self.predict = Remembered(predictor(classifier, how.batch_size, forward_dtype))
+        self.predict = predictor(classifier, how.batch_size, forward_dtype)
+        if (forward_dtype or classifier.dtype) in (torch.float32, torch.float64):
+            # Remembered: every method's tally of a chunk perturbs the same inputs. Not in a lower
+            # precision, where a sequence's probabilities depend on what shares its batch (0.79
+            # and 0.82 measured): there a method's numbers would depend on the methods before it.
+            self.predict = Remembered(self.predict)
         self.mask_id = replacement_id(settings.perturb, classifier.tokenizer, classifier.pad_id)
         self.loo = self._drops(str(forward_dtype or classifier.dtype))
         self.labels = MethodLabels(how.source)
@@ -395,7 +401,7 @@ class _Evaluation:
             used,
             classifier.num_classes,
             lambda recs, targets: reattribute_records(
-                classifier, recs, targets, how.library, max(1, how.batch_size // 4), how.source
+                classifier, recs, targets, how.library, max(1, how.batch_size // 4), how.source, how.named
             ),
         )
         index_taus, score_taus = self.taus.setdefault(name, ([], []))

@@ -150,7 +150,8 @@ def sanity_check(
         copy = copy.paired() if pairs else copy
         references = RecapturedLibrary(library, copy) if library is not None else None
         for label, group in grouped.items():
-            scores = reattribute_records(copy, group, [r.target for r in group], references, chosen.batch_size, source)
+            scores = reattribute_records(copy, group, [r.target for r in group], references, chosen.batch_size, source,
+                                         chosen.names)
             methods[label].rho[step.name] = [
                 spearman(*_non_special(record, new)) for record, new in zip(group, scores)
             ]

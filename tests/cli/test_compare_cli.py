@@ -55,6 +55,8 @@ def test_compare_writes_its_folder_and_prints_the_same_report_as_json(tmp_path, 
     (("--method", "attnlrp,random[seed=99999999999]"), "--method random[seed=99999999999]: seed must be at most"),
     # Known only once the model is read (the toy has 2 layers): still said of the choice as written.
     (("--method", "attnlrp,attcat[layers=99]"), "--method attcat[layers=99]: layers 99: the model has 2 layers"),
+    # More references than the library holds: said of the choice, not as a flag compare does not have.
+    (("--method", "contrastcat[refs_used=99999],random"), "--method contrastcat[refs_used=99999]: refs_used 99999 reads"),
 ])
 def test_bad_options_are_refused_in_one_line(tmp_path, toy_dir, toy_library, args, said):
     result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", tmp_path / "never", *args)

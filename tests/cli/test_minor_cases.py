@@ -52,6 +52,21 @@ def test_records_asking_for_more_references_than_the_library_holds_are_refused(t
         assert_one_line_error(invoke(*command), "reads 5000 references", "holds only")
 
 
+def test_records_without_their_library_name_the_flag_to_give_it(toy_dir, toy_library, tmp_path):
+    """Contrast-CAT records whose ``library`` is null, explained again without one: the refusal
+    names --refs, as the command line spells it (not the Python keyword)."""
+    made = tmp_path / "attr.jsonl"
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat",
+                  "-o", made, "-q").exit_code == 0
+    records = [json.loads(line) for line in made.read_text().splitlines()][:3]
+    for record in records:
+        record["library"] = None
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = invoke("evaluate", bare, "--model", toy_dir / "model", "--kendall", "--min-tokens", "1", "--bootstrap", "0", "-q")
+    assert_one_line_error(result, "explained again: pass --refs")
+
+
 def test_sanity_headers_show_variant_labels(toy_dir, toy_library, tmp_path):
     """A variant's label (``contrastcat[refs_used=5]``) is text, not Rich markup that swallows it."""
     parts = []

@@ -39,14 +39,36 @@ def test_nothing_asked_gives_the_predictors_empty_array():
 
 def test_the_oldest_sequences_are_forgotten_beyond_the_bound():
     fake = Counting()
-    remembered = Remembered(fake, tokens=6)  # a sequence counts its tokens and one more
-    remembered([[1, 1], [2, 2]])  # 6: both kept
-    remembered([[3, 3]])  # 9: [1, 1] forgotten, the oldest
+    remembered = Remembered(fake, values=8)  # a sequence counts its tokens and its 2 probabilities
+    remembered([[1, 1], [2, 2]])  # 8: both kept
+    remembered([[3, 3]])  # 12: [1, 1] forgotten, the oldest
     remembered([[2, 2], [1, 1]])
     assert fake.asked[-1] == [(1, 1)]  # [2, 2] was still kept: not asked again
     # What a call returns is whole even where the call itself is over the bound.
     big = remembered([[5] * 10, [6] * 10])
     assert big.tolist() == [[50.0, 10.0], [60.0, 10.0]]
+
+
+def test_a_model_of_many_labels_keeps_fewer_sequences():
+    """The bound counts each sequence's probabilities too: 4,000 labels' rows are not 4,000
+    times the memory a three-class model's are."""
+    wide = lambda sequences: np.zeros((len(sequences), 4000))  # noqa: E731
+    remembered = Remembered(wide, values=40_000)
+    for start in range(0, 1000, 10):
+        remembered([[i, i] for i in range(start, start + 10)])
+    kept = remembered._kept
+    assert len(kept) == 9 and sum(len(k) + row.size for k, row in kept.items()) <= 40_000
+
+
+def test_only_float32_passes_are_remembered(toy_classifier):
+    """In bfloat16 a sequence's probabilities depend on what shares its batch: remembered, a
+    method's numbers would depend on the methods evaluated before it."""
+    from contrastcat.evaluation.curves import EvalSettings
+    from contrastcat.usecases.evaluate_records import Evaluating, _Evaluation
+
+    plain = _Evaluation(toy_classifier, EvalSettings(), Evaluating(), pairs=False)
+    lower = _Evaluation(toy_classifier, EvalSettings(forward_dtype="bfloat16"), Evaluating(), pairs=False)
+    assert isinstance(plain.predict, Remembered) and not isinstance(lower.predict, Remembered)
 
 
 @pytest.mark.parametrize("perturb", ["delete", "mask"])
