@@ -94,9 +94,9 @@ class Remembered:
 
     def __call__(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         keys = [tuple(ids) for ids in sequences]
-        missing = list(dict.fromkeys(key for key in keys if key not in self._kept))
         if not keys:
             return self._predict([])  # its empty array, as many classes wide as the model's
+        missing = list(dict.fromkeys(key for key in keys if key not in self._kept))
         if missing:
             for key, row in zip(missing, self._predict(missing)):
                 self._kept[key] = row
