@@ -110,10 +110,15 @@ def describe(group) -> list[Command]:
 
 
 def _argument_choices(param) -> tuple[str, ...]:
+    if getattr(param, "param_type_name", "") != "argument":
+        return ()
+    # Typer 0.27 gives the parameter a click type holding the choices; 0.29 (with a click of its
+    # own) keeps the annotation instead. Both are read: the script must not depend on which.
     annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
-    if getattr(param, "param_type_name", "") == "argument" and isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return tuple(str(member.value) for member in annotation)
-    return ()
+    found = getattr(getattr(param, "type", None), "choices", None) or ()
+    return tuple(str(getattr(choice, "value", choice)) for choice in found)
 
 
 def bash(commands: list[Command], values: dict[str, tuple[str, ...]]) -> str:

@@ -392,7 +392,11 @@ class _Code:
 
     def _foreign(self, thing) -> object | None:
         if isinstance(thing, _SCRIPTED):
-            return thing  # compiled: the code that runs is not where any file says
+            source = _scripted_from(thing)
+            # compiled: the code that runs is not where any file says, unless it is a library's
+            # own function compiled where it is defined (transformers' DeBERTa, up to 5.17, has
+            # ``@torch.jit.script`` on module functions): then it runs what that function's file says.
+            return thing if source is None else self._foreign_parts((source,))
         if isinstance(thing, type):
             return self._foreign_class(thing)
         if isinstance(thing, (functools.partial, functools.partialmethod)):
@@ -442,6 +446,17 @@ class _Code:
             (getattr(thing, "__wrapped__", None), *getattr(thing, "__dict__", {}).values()))
 
 
+def _scripted_from(thing) -> types.FunctionType | None:
+    """The Python function a ``torch.jit.script``-ed function was compiled from, when the compiled
+    one says it is that very function (its qualified name is the function's module and name), and
+    None for anything else compiled (a module, a script made from a string or a lambda)."""
+    function = getattr(thing, "_torchdynamo_inline", None)  # set by torch.jit.script on the result
+    if not isinstance(function, types.FunctionType) or not isinstance(thing, torch.jit.ScriptFunction):
+        return None
+    expected = f"__torch__.{function.__module__}.{function.__qualname__}"
+    return function if getattr(thing, "qualified_name", None) == expected else None
+
+
 def _followed(value) -> bool:
     """Code, or something that holds code: what a check follows (data is left alone)."""
     if isinstance(value, (str, bytes, int, float, complex, bool, torch.Tensor, types.ModuleType)) or value is None:
@@ -466,6 +481,8 @@ def _code_like(value) -> bool:
 def _shown(thing) -> str:
     """Where the code is: a function by its code (a wrapper copies the name of what it wraps, not
     its code), anything else by its class."""
+    if isinstance(thing, torch.jit.ScriptFunction):  # its class calls itself torch.jit.ScriptFunction, twice
+        return f"a torch.jit script, {getattr(thing, 'qualified_name', '?').removeprefix('__torch__.')}"
     function = thing
     while isinstance(function, functools.partial):
         function = function.func

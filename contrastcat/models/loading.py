@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import types
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -177,6 +178,11 @@ def load_pretrained(
     where = f"model {name!r}: cannot load {source}" if is_local else f"model {name!r} ({source})"
     with quiet_transformers(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch and transformers warn about odd configs on stderr
+        if is_local:
+            # Some transformers versions (5.17) refuse at reading a problem_type outside their own
+            # three, in words that name no kind of model: read it first, so the refusal is the same
+            # whatever version reads the file.
+            check_problem_type(_as_written(Path(source) / "config.json", "problem_type"), name)
         with _loading(where, "config.json", is_local):
             config = AutoConfig.from_pretrained(source, trust_remote_code=False)
         check_known_code(config, name)
@@ -199,6 +205,17 @@ def load_pretrained(
         raise BadInput(f"model {name!r}: a fast tokenizer is needed for character offsets")
     check_vocabulary(tokenizer, name, source)
     return wrap_classifier(model, tokenizer, name=name, source=source, device=device, label_names=label_names)
+
+
+def _as_written(path: Path, key: str) -> types.SimpleNamespace:
+    """``key`` of a JSON file as written (None where the file cannot be read as an object: the
+    loader that follows says what is wrong with it)."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            found = json.load(stream)
+    except (OSError, ValueError):
+        found = None
+    return types.SimpleNamespace(**{key: found.get(key) if isinstance(found, dict) else None})
 
 
 class _MismatchedShapes(Exception):
@@ -235,6 +252,8 @@ def load_problem(error: BaseException) -> str:
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     # transformers points at a report it logged (we keep its log quiet): the first line alone says nothing.
     lines = [line for line in lines if "look at the above report" not in line] or lines
+    if len(lines) > 1 and lines[0].endswith(":"):  # a heading whose reason is on the next line (a field's validation)
+        return f"{lines[0]} {lines[1]}"
     return lines[0] if lines else type(error).__name__
 
 

@@ -50,7 +50,7 @@ def test_api_explain_equals_the_cli(toy_dir, toy_library, tmp_path):
 
     out = tmp_path / "cli.jsonl"
     result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat,rollout",
-                    "--refs-used", "5", "-o", out, "-q")
+                    "--refs-used", "5", "--device", "cpu", "-o", out, "-q")
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (toy_dir / "inputs.jsonl").read_text().splitlines()]
     clf = contrastcat.load_model(str(toy_dir / "model"), device="cpu")

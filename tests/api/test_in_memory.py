@@ -54,7 +54,8 @@ def test_a_pipeline_gives_the_directorys_records(toy_dir, toy_library, directory
     _, expected = directory_records
     model, tokenizer = _from_directory(toy_dir / "model", attention="eager", training=False)
     model.config._attn_implementation = "sdpa"
-    classifier = contrastcat.load_model(pipeline("text-classification", model=model, tokenizer=tokenizer))
+    # device: a pipeline moves the model to a GPU where there is one; the directory's records are the CPU's.
+    classifier = contrastcat.load_model(pipeline("text-classification", model=model, tokenizer=tokenizer, device="cpu"))
     assert classifier.model is model
     records = contrastcat.explain(classifier, TEXTS, toy_library, METHODS, ig_steps=8)
     assert [r.to_dict() for r in records] == [r.to_dict() for r in expected]
@@ -79,7 +80,7 @@ def test_a_pair_model_in_memory(pair_models):
     examples = pair_models["bert"]["held_out"][:4]
     inputs = [(e.text, e.pair) for e in examples]
     borrowed = contrastcat.explain(contrastcat.load_model(model, tokenizer), inputs, method="attcat")
-    loaded = contrastcat.explain(contrastcat.load_model(str(root / "model")), inputs, method="attcat")
+    loaded = contrastcat.explain(contrastcat.load_model(str(root / "model"), device="cpu"), inputs, method="attcat")
     assert [r.to_dict() for r in borrowed] == [r.to_dict() for r in loaded]
 
 
@@ -171,12 +172,13 @@ def test_the_file_calls_take_a_model_in_memory(toy_dir, toy_library, tmp_path):
     classifier = contrastcat.load_model(model, tokenizer)
     by_name, borrowed = tmp_path / "by-name.jsonl", tmp_path / "borrowed.jsonl"
     common = {"library": toy_library.path, "method": "contrastcat,attcat"}
-    contrastcat.explain_file(toy_dir / "inputs.jsonl", by_name, model=toy_dir / "model", **common)
+    # device="cpu": where the borrowed model is (by name, "auto" would take a GPU where there is one).
+    contrastcat.explain_file(toy_dir / "inputs.jsonl", by_name, model=toy_dir / "model", device="cpu", **common)
     run = contrastcat.explain_file(toy_dir / "inputs.jsonl", borrowed, model=classifier, resume=True, **common)
     assert run.records == 24 and borrowed.read_bytes() == by_name.read_bytes()
     reports = [
-        contrastcat.evaluate_file(path, model=model_, bootstrap=0, min_tokens=3, fail_under="morf.aopc=0.01")
-        for path, model_ in ((by_name, None), (borrowed, classifier))
+        contrastcat.evaluate_file(path, model=model_, bootstrap=0, min_tokens=3, fail_under="morf.aopc=0.01", **where)
+        for path, model_, where in ((by_name, None, {"device": "cpu"}), (borrowed, classifier, {}))
     ]
     documents = [dict(report.document, input=None) for report in reports]  # "input": the file's name
     assert reports[1].passed and documents[1] == documents[0]

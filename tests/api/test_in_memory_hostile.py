@@ -737,3 +737,36 @@ def test_the_tokenizer_digest_leaves_out_truncation_and_padding_in_either_order(
     document["normalizer"] = None
     assert _pipeline_text(moved) == _pipeline_text(json.dumps({**reordered, "truncation": None, "padding": None}))
     assert _pipeline_text(moved) != _pipeline_text(json.dumps(document))
+
+
+def _compiled_here(x: torch.Tensor, size: int) -> torch.Tensor:
+    return torch.sign(x) * size
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+def test_a_library_function_compiled_where_it_is_defined_runs_its_own_code(tmp_path, monkeypatch):
+    """transformers' DeBERTa (up to 5.17) defines module functions under ``@torch.jit.script``:
+    what runs is compiled from the library's own file, so it is the library's (it was refused,
+    and with it every DeBERTa model in memory). A script of anyone else's code is still not."""
+    from contrastcat.models.in_memory import _Code, _shown
+
+    package = tmp_path / "their_library"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "layers.py").write_text(
+        "import torch\n\n\n@torch.jit.script\ndef bucket(x: torch.Tensor, size: int) -> torch.Tensor:\n"
+        "    return torch.sign(x) * size\n\n\ndef plain(x: torch.Tensor, size: int) -> torch.Tensor:\n"
+        "    return x * size\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from their_library import layers
+
+    own = (str(package.resolve()) + "/",)
+    assert layers.bucket(torch.tensor([-2.0, 3.0]), 4).tolist() == [-4.0, 4.0]  # compiled and running
+    assert _Code(own).foreign(layers.bucket) is None
+    assert _Code(own).foreign(layers.plain) is None
+    mine = torch.jit.script(_compiled_here)
+    assert _shown(_Code(own).foreign(mine)).startswith("_compiled_here in ")  # named by the file it came from
+    mine._torchdynamo_inline = layers.plain  # says it was made from the library's function: it was not
+    assert _Code(own).foreign(mine) is mine
+    assert _shown(mine) == "a torch.jit script, tests.api.test_in_memory_hostile._compiled_here"
+    assert _Code(()).foreign(layers.bucket) is not None  # a library's only when its folder is the packages'

@@ -57,7 +57,8 @@ def _sigmoids(model, texts) -> np.ndarray:
     rows = []
     with torch.no_grad():
         for text in texts:
-            rows.append(torch.sigmoid(model(**tokenizer(text, return_tensors="pt")).logits[0].double()).numpy())
+            encoded = tokenizer(text, return_tensors="pt").to(model.device)  # on a GPU where the model is
+            rows.append(torch.sigmoid(model(**encoded).logits[0].double()).cpu().numpy())
     return np.array(rows)
 
 
