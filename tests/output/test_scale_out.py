@@ -255,7 +255,11 @@ def test_torchrun_two_processes_equal_one_process_byte_for_byte(tmp_path, source
         _, stderr = refused.communicate(timeout=300)
         assert refused.returncode != 0
         said = [line for line in stderr.splitlines() if line.startswith("error: ")]  # torchrun adds its report
-        assert len(said) == 1 and "bad.jsonl:46: missing text field" in said[0], stderr
+        # The refusal once; a process torchrun stopped before it read the line itself (torch 2.11's
+        # launcher sends SIGTERM sooner than 2.13's) says it was interrupted, and nothing else.
+        refusals = [line for line in said if line != "error: interrupted"]
+        assert len(refusals) == 1 and "bad.jsonl:46: missing text field" in refusals[0], stderr
+        assert len(said) <= 2, stderr
         assert not (elsewhere / "never.jsonl").exists()
     finally:
         for process in (good, refused):
