@@ -12,6 +12,7 @@ import functools
 import importlib.util
 import inspect
 import os
+import re
 import sys
 import types
 
@@ -447,14 +448,24 @@ class _Code:
 
 
 def _scripted_from(thing) -> types.FunctionType | None:
-    """The Python function a ``torch.jit.script``-ed function was compiled from, when the compiled
-    one says it is that very function (its qualified name is the function's module and name), and
-    None for anything else compiled (a module, a script made from a string or a lambda)."""
-    function = getattr(thing, "_torchdynamo_inline", None)  # set by torch.jit.script on the result
-    if not isinstance(function, types.FunctionType) or not isinstance(thing, torch.jit.ScriptFunction):
+    """The Python function a ``torch.jit.script``-ed function was compiled from, when torch's own
+    record of what it compiled says so, and None for anything else compiled (a module, a script
+    made from other code or from a string). ``_torchdynamo_inline`` (set by torch.jit.script on
+    its result) and the names are attributes anyone can set; torch's cache of compiled functions,
+    keyed by the function object itself, is what ties the script to that function. (Source that
+    Python's line cache was made to lie about is past what this check can tell.)"""
+    function = getattr(thing, "_torchdynamo_inline", None)
+    cached = getattr(getattr(torch.jit, "_script", None), "_try_get_jit_cached_function", None)
+    if not isinstance(function, types.FunctionType) or not isinstance(thing, torch.jit.ScriptFunction) \
+            or cached is None:
         return None
-    expected = f"__torch__.{function.__module__}.{function.__qualname__}"
-    return function if getattr(thing, "qualified_name", None) == expected else None
+    compiled = cached(function)
+    name = getattr(thing, "qualified_name", None)
+    if compiled is None or getattr(compiled, "qualified_name", None) != name:
+        return None
+    # A module loaded again (importlib.reload) has its functions compiled again, under a mangled name.
+    plain = re.sub(r"\.___torch_mangle_\d+(?=\.)", "", name)
+    return function if plain == f"__torch__.{function.__module__}.{function.__qualname__}" else None
 
 
 def _followed(value) -> bool:

@@ -213,7 +213,7 @@ def _as_written(path: Path, key: str) -> types.SimpleNamespace:
     try:
         with open(path, encoding="utf-8") as stream:
             found = json.load(stream)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: arrays nested past Python's limit
         found = None
     return types.SimpleNamespace(**{key: found.get(key) if isinstance(found, dict) else None})
 
@@ -425,9 +425,10 @@ def check_problem_type(config, name: str) -> bool:
         return False
     if problem == MULTI_LABEL:
         return True
-    what = _UNSUPPORTED_PROBLEMS.get(str(problem), f"problem_type {problem!r}")
+    shown = repr(problem) if len(repr(problem)) <= 60 else repr(problem)[:57] + "..."
+    what = _UNSUPPORTED_PROBLEMS.get(str(problem), "which is no problem type transformers knows")
     raise BadInput(
-        f"model {name!r}: its config says problem_type={problem!r}, {what}; contrastcat explains "
+        f"model {name!r}: its config says problem_type={shown}, {what}; contrastcat explains "
         "classifiers only (softmax over the classes, or a sigmoid per label for multi_label_classification)"
     )
 

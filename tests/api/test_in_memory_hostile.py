@@ -8,6 +8,7 @@ the others ended in raw exceptions."""
 from __future__ import annotations
 
 import functools
+import types
 import shutil
 
 import h5py
@@ -743,6 +744,10 @@ def _compiled_here(x: torch.Tensor, size: int) -> torch.Tensor:
     return torch.sign(x) * size
 
 
+def _forged(x: torch.Tensor, size: int) -> torch.Tensor:
+    return x * 0
+
+
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 def test_a_library_function_compiled_where_it_is_defined_runs_its_own_code(tmp_path, monkeypatch):
     """transformers' DeBERTa (up to 5.17) defines module functions under ``@torch.jit.script``:
@@ -770,3 +775,13 @@ def test_a_library_function_compiled_where_it_is_defined_runs_its_own_code(tmp_p
     assert _Code(own).foreign(mine) is mine
     assert _shown(mine) == "a torch.jit script, tests.api.test_in_memory_hostile._compiled_here"
     assert _Code(()).foreign(layers.bucket) is not None  # a library's only when its folder is the packages'
+    # Every attribute the names are read from forged: the script of this file's code says it was made
+    # from a copy of the library's function under the script's own name. torch's record of what it
+    # compiled from that copy (nothing) is what tells.
+    _forged.__module__, _forged.__qualname__, _forged.__name__ = "mine", "anything", "anything"
+    forged = torch.jit.script(_forged)
+    alias = types.FunctionType(layers.plain.__code__, layers.plain.__globals__, "anything")
+    alias.__module__, alias.__qualname__ = "mine", "anything"
+    forged._torchdynamo_inline = alias
+    assert forged.qualified_name == "__torch__.mine.anything"
+    assert _Code(own).foreign(forged) is forged

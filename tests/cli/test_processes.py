@@ -193,6 +193,11 @@ def closed(descriptor: int):
     return setup
 
 
+# Fourteen processes start at once below, each importing torch (seconds of CPU each): on a 2-core
+# machine running other tests beside it the first took over 120 s.
+TOGETHER = 400
+
+
 def test_closed_standard_streams(tmp_path, toy_dir, refs):
     out, other = tmp_path / "out.jsonl", tmp_path / "other.jsonl"
     explain = ["explain", toy_dir / "inputs.jsonl", "--refs", refs, "--method", "random"]
@@ -218,7 +223,7 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     (tmp_path / "stdin-link").symlink_to("/dev/stdin")
     for name in ("//dev/stdin", "/dev/./stdin", "/proc/thread-self/fd/0", tmp_path / "stdin-link"):
         no_stdin[str(name)] = start("render", name, preexec_fn=closed(0), stdout=None)
-    assert (to_file.wait(timeout=120), to_file.stderr.read()) == (0, f"wrote 12 record(s) to {out}\n")
+    assert (to_file.wait(timeout=TOGETHER), to_file.stderr.read()) == (0, f"wrote 12 record(s) to {out}\n")
     # A pipe named by its path is not standard input: read as any file is, stdin closed or not
     # (whole, and cut short by --limit).
     piped = []
@@ -230,17 +235,17 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
         threading.Thread(target=_write_all, args=(write, out.read_bytes()), daemon=True).start()
         piped.append(process)
     closed_said = "error: cannot write to standard output (it was closed by the caller)\n"
-    assert (to_stdout.wait(timeout=120), to_stdout.stderr.read()) == (1, closed_said)
-    assert version.wait(timeout=120) == 1 and version.stderr.read().count("\n") == 1
-    assert (listed.wait(timeout=120), listed.stderr.read()) == (1, closed_said)
-    assert (debugged.wait(timeout=120), debugged.stderr.read()) == (1, closed_said)
-    assert no_stderr.wait(timeout=120) == 0 and other.exists()
-    assert full_stderr.wait(timeout=120) == 2
+    assert (to_stdout.wait(timeout=TOGETHER), to_stdout.stderr.read()) == (1, closed_said)
+    assert version.wait(timeout=TOGETHER) == 1 and version.stderr.read().count("\n") == 1
+    assert (listed.wait(timeout=TOGETHER), listed.stderr.read()) == (1, closed_said)
+    assert (debugged.wait(timeout=TOGETHER), debugged.stderr.read()) == (1, closed_said)
+    assert no_stderr.wait(timeout=TOGETHER) == 0 and other.exists()
+    assert full_stderr.wait(timeout=TOGETHER) == 2
     for process, shown in zip(piped, (12, 1)):
-        printed, said = process.communicate(timeout=120)
+        printed, said = process.communicate(timeout=TOGETHER)
         assert (process.returncode, said) == (0, "") and printed.count(" → ") == shown, printed
     for name, process in no_stdin.items():
         shown = {"-": "<stdin>", "merge": "/dev/stdin"}.get(name, name)
         said = f"error: {shown}: standard input is closed: give a file, or pipe the lines in\n"
-        assert (process.wait(timeout=120), process.stderr.read()) == (2, said)
+        assert (process.wait(timeout=TOGETHER), process.stderr.read()) == (2, said)
     full.close()

@@ -27,7 +27,7 @@ def _with_problem(toy_dir, tmp_path, problem):
     return model
 
 
-@pytest.mark.parametrize(("problem", "said"), [("regression", "a regression model"), ("ranking", "problem_type 'ranking'")])
+@pytest.mark.parametrize(("problem", "said"), [("regression", "a regression model"), ("ranking", "no problem type transformers knows")])
 def test_a_directory_model_that_is_no_classifier_is_refused(toy_dir, tmp_path, problem, said):
     model = _with_problem(toy_dir, tmp_path, problem)
     out = tmp_path / "out.jsonl"
@@ -118,3 +118,22 @@ def test_architectures_given_as_one_string_is_one_class(toy_dir, tmp_path):
         assert_one_line_error(result, "config.json", "architectures", "expected a list, got str")
         return
     assert result.exit_code == 0, result.output
+
+
+def test_a_config_that_cannot_be_read_as_written_is_one_line(toy_dir, tmp_path):
+    """problem_type is read from config.json before transformers reads the file: arrays nested past
+    Python's limit raised RecursionError there (exit 1, a bare exception from load_model), and a
+    long value was repeated whole in the message."""
+    deep = tmp_path / "deep"
+    shutil.copytree(toy_dir / "model", deep)
+    (deep / "config.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    out = tmp_path / "out.jsonl"
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", deep, "--method", "rawatt", "-o", out, "-q")
+    assert_one_line_error(result, "config.json")
+    assert not out.exists()
+    with pytest.raises(BadInput, match="config.json"):
+        contrastcat.load_model(str(deep))
+    long = _with_problem(toy_dir, tmp_path / "long", "x" * 100_000)
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", long, "--method", "rawatt", "-q")
+    assert_one_line_error(result, "problem_type='xxxxx", "...,", "no problem type transformers knows")
+    assert len(result.stderr) < 1_000
