@@ -707,12 +707,25 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     if chosen.resume:
         store = ResumableFolder(folder, classifier, library, ExplainSettings(batch_size=chosen.batch_size),
                                 [chosen.inputs, chosen.library], chosen.inputs, chosen.names, notify)
-    try:
+    try:  # till the files are in place, an interrupt leaves the records in DIR/work, whatever phase it hits
         compared = compare(
             classifier, rows, library, chosen.method, seed=chosen.seed, batch_size=chosen.batch_size,
             bootstrap=chosen.intervals, margin=chosen.margin, sanity=chosen.sanity, progress=chosen.progress,
             notify=notify, store=store, named=chosen.named("method"),
         )
+        if store is not None and store.kept:
+            notify("resumed: " + "; ".join(store.kept))
+        document = report_document(compared, classifier, chosen)
+        written = []
+        if folder is not None:
+            os.makedirs(folder, exist_ok=True)
+            contents = {  # every file made before any is written: they are published together
+                "records.jsonl": (record.to_json() + "\n" for record in compared.records),
+                "report.json": [json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"],
+                "report.md": [markdown_report(document) + "\n"],
+                "report.html": [html_report(document, frontier_svg(document))],
+            }
+            publish(files, contents, [chosen.inputs, chosen.library])
     except KeyboardInterrupt:
         if store is None:
             raise
@@ -720,19 +733,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
             f"interrupted; the methods' records made so far are kept in {store.work}: run the same command "
             f"with {chosen.bare('resume')} to continue"
         ) from None
-    if store is not None and store.kept:
-        notify("resumed: " + "; ".join(store.kept))
-    document = report_document(compared, classifier, chosen)
-    written = []
     if folder is not None:
-        os.makedirs(folder, exist_ok=True)
-        contents = {  # every file made before any is written: they are published together
-            "records.jsonl": (record.to_json() + "\n" for record in compared.records),
-            "report.json": [json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"],
-            "report.md": [markdown_report(document) + "\n"],
-            "report.html": [html_report(document, frontier_svg(document))],
-        }
-        publish(files, contents, [chosen.inputs, chosen.library])
         written = [files[name] for name in OUTPUTS]
         with interrupted_after(check.listed(written), plural=True):
             if store is not None:

@@ -115,3 +115,26 @@ def test_the_four_files_are_replaced_together(tmp_path, toy_dir, toy_library, mo
     assert sorted(p.name for p in out.iterdir()) == sorted(old)
     assert all("attnlrp" in (out / name).read_text() for name in ("report.json", "report.md", "report.html"))
     assert b'"attnlrp"' in (out / "records.jsonl").read_bytes()
+
+
+def test_an_interrupt_after_the_last_method_says_the_records_are_kept(tmp_path, toy_dir, toy_library, monkeypatch):
+    """Ctrl-C while the report is made or the files written (every method's records kept in
+    DIR/work) said "no output was written", as if nothing had been kept; --resume continues."""
+    import contrastcat.usecases.compare as compare_module
+
+    real = compare_module.report_document
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = tmp_path / "late"
+    monkeypatch.setattr(compare_module, "report_document", interrupted)
+    with pytest.raises(Interrupted, match=r"kept in .*work: run the same command with resume"):
+        _run(toy_dir, toy_library, out, resume=True)
+    assert sorted(p.name for p in (out / "work").iterdir() if p.name.endswith(".jsonl")) == ["01.jsonl", "02.jsonl"]
+    assert not (out / "records.jsonl").exists()
+    monkeypatch.setattr(compare_module, "report_document", real)
+    said = []
+    _run(toy_dir, toy_library, out, resume=True, notify=said.append)
+    assert (out / "records.jsonl").exists() and not (out / "work").exists()
+    assert any("all 12 inputs kept" in line for line in said if line.startswith("resumed: "))
