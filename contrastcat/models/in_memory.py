@@ -395,8 +395,9 @@ class _Code:
         if isinstance(thing, _SCRIPTED):
             source = _scripted_from(thing)
             # compiled: the code that runs is not where any file says, unless it is a library's
-            # own function compiled where it is defined (transformers' DeBERTa, up to 5.17, has
-            # ``@torch.jit.script`` on module functions): then it runs what that function's file says.
+            # own function compiled where it is defined (transformers 5.17's DeBERTa has
+            # ``@torch.jit.script`` on module functions; 5.24's has none): then it runs what that
+            # function's file says.
             return thing if source is None else self._foreign_parts((source,))
         if isinstance(thing, type):
             return self._foreign_class(thing)

@@ -750,7 +750,7 @@ def _forged(x: torch.Tensor, size: int) -> torch.Tensor:
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 def test_a_library_function_compiled_where_it_is_defined_runs_its_own_code(tmp_path, monkeypatch):
-    """transformers' DeBERTa (up to 5.17) defines module functions under ``@torch.jit.script``:
+    """transformers 5.17's DeBERTa (not 5.24's) defines module functions under ``@torch.jit.script``:
     what runs is compiled from the library's own file, so it is the library's (it was refused,
     and with it every DeBERTa model in memory). A script of anyone else's code is still not."""
     from contrastcat.models.in_memory import _Code, _shown
