@@ -182,7 +182,8 @@ def load_pretrained(
             # Some transformers versions (5.17) refuse at reading a problem_type outside their own
             # three, in words that name no kind of model: read it first, so the refusal is the same
             # whatever version reads the file.
-            check_problem_type(_as_written(Path(source) / "config.json", "problem_type"), name)
+            written = _json_object(Path(source) / "config.json") or {}
+            check_problem_type(types.SimpleNamespace(problem_type=written.get("problem_type")), name)
         with _loading(where, "config.json", is_local):
             config = AutoConfig.from_pretrained(source, trust_remote_code=False)
         check_known_code(config, name)
@@ -207,15 +208,16 @@ def load_pretrained(
     return wrap_classifier(model, tokenizer, name=name, source=source, device=device, label_names=label_names)
 
 
-def _as_written(path: Path, key: str) -> types.SimpleNamespace:
-    """``key`` of a JSON file as written (None where the file cannot be read as an object: the
-    loader that follows says what is wrong with it)."""
+def _json_object(path: Path) -> dict | None:
+    """A JSON file's object as written; None where it cannot be read as one (missing, not JSON,
+    arrays nested past Python's limit, not an object): the loader that reads it next says what is
+    wrong with it."""
     try:
         with open(path, encoding="utf-8") as stream:
             found = json.load(stream)
-    except (OSError, ValueError, RecursionError):  # RecursionError: arrays nested past Python's limit
-        found = None
-    return types.SimpleNamespace(**{key: found.get(key) if isinstance(found, dict) else None})
+    except (OSError, ValueError, RecursionError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 class _MismatchedShapes(Exception):
@@ -301,11 +303,8 @@ def check_known_code(config, name: str) -> None:
 def check_tokenizer_code(directory: Path, name: str) -> None:
     """A tokenizer that declares its own code (``auto_map`` in tokenizer_config.json) is refused
     as a model's is: loaded as its base type it would split text otherwise than its author's."""
-    try:
-        settings = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return  # none, or unreadable: the tokenizer's own loading says what is wrong
-    if isinstance(settings, dict) and settings.get("auto_map"):
+    settings = _json_object(directory / "tokenizer_config.json")  # None: the tokenizer's loading says why
+    if settings is not None and settings.get("auto_map"):
         raise BadInput(
             f"model {name!r}: tokenizer_config.json declares its own tokenizer code, which contrastcat does not "
             "run (no trust_remote_code); use a tokenizer transformers supports itself"

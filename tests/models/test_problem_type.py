@@ -133,6 +133,13 @@ def test_a_config_that_cannot_be_read_as_written_is_one_line(toy_dir, tmp_path):
     assert not out.exists()
     with pytest.raises(BadInput, match="config.json"):
         contrastcat.load_model(str(deep))
+    # Its twin, read before the tokenizer loads (a tokenizer declaring code of its own is refused).
+    nested = tmp_path / "nested"
+    shutil.copytree(toy_dir / "model", nested)
+    (nested / "tokenizer_config.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
+    result = invoke("explain", toy_dir / "inputs.jsonl", "--model", nested, "--method", "rawatt", "-o", out, "-q")
+    assert_one_line_error(result, "tokenizer")
+    assert not out.exists()
     long = _with_problem(toy_dir, tmp_path / "long", "x" * 100_000)
     result = invoke("explain", toy_dir / "inputs.jsonl", "--model", long, "--method", "rawatt", "-q")
     assert_one_line_error(result, "problem_type='xxxxx", "...,", "no problem type transformers knows")
