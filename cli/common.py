@@ -19,7 +19,7 @@ from contrastcat import api
 from contrastcat.api import choices, torchrun_follower
 from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
 
-from .signals import BROKEN_PIPE, INTERRUPTED, is_closed_stdout, silence_stdout, stop_if_interrupted
+from .signals import BROKEN_PIPE, ERROR_LINE, INTERRUPTED, bounded, is_stdout_failure, silence_stdout, stop_if_interrupted
 
 DeviceOption = Annotated[
     str, typer.Option("--device", help="auto (CUDA when available), cpu, cuda or cuda:N.", show_default=True)
@@ -170,13 +170,13 @@ def reports_errors(command: Callable) -> Callable:
                 # it before torchrun stops everyone because this process has ended.
                 time.sleep(FOLLOWER_GRACE)
                 raise typer.Exit(error.exit_code) from None
-            raise fail(_escape(str(error)), error.exit_code) from None
+            raise fail(_escape(str(error), ERROR_LINE), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
             if torchrun_follower():
                 raise SystemExit(INTERRUPTED) from None
             # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
             message = str(interrupt) if isinstance(interrupt, Interrupted) else _interrupted(kwargs.get("output"))
-            _quietly(lambda: stderr_console().print(f"[bold red]error:[/] {_escape(message)}", soft_wrap=True))
+            _quietly(lambda: stderr_console().print(f"[bold red]error:[/] {_escape(message, ERROR_LINE)}", soft_wrap=True))
             raise SystemExit(INTERRUPTED) from None
         except BrokenPipeError:
             silence_stdout()
@@ -184,12 +184,12 @@ def reports_errors(command: Callable) -> Callable:
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as error:  # a bug, or an environment problem we did not foresee
-            if is_closed_stdout(error):  # the shell closed standard output (>&-): the caller's doing
+            if is_stdout_failure(error):  # closed by the shell (>&-), or a full disk behind > file
                 raise fail(f"cannot write to standard output ({error.strerror})", 1) from None
             if os.environ.get("CONTRASTCAT_DEBUG"):
                 raise
             raise fail(
-                _escape(f"{type(error).__name__}: {error} (set CONTRASTCAT_DEBUG=1 for a traceback)"), 1
+                _escape(f"{type(error).__name__}: {error} (set CONTRASTCAT_DEBUG=1 for a traceback)", ERROR_LINE), 1
             ) from None
 
     return wrapper
@@ -220,11 +220,12 @@ def _show_warning(fallback):
     return show
 
 
-def _escape(text: str) -> str:
+def _escape(text: str, limit: int | None = None) -> str:
     """Data quoted in a message, made safe to print: one line (control characters and line
-    separators shown as escapes, so an error stays one line) and no Rich markup."""
+    separators shown as escapes, so an error stays one line), no Rich markup, and, with
+    ``limit``, no longer than that (the middle left out, said so)."""
     visible = "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
-    return visible.replace("[", r"\[")
+    return (visible if limit is None else bounded(visible, limit)).replace("[", r"\[")
 
 
 def _quietly(action: Callable[[], None]) -> None:

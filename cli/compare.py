@@ -27,9 +27,11 @@ and LeRF AOPC, ERASER comprehensiveness and sufficiency, and the
 leave-one-out τ. Methods are ranked only on the protocols none of them chose
 its maps by (Contrast-CAT's selection is the deletion MoRF test: that column
 is shown, marked ᶠ, and not judged by). The recommendation names the most
-faithful method only where the paired intervals single it out, and the
-cheapest method within --margin of it on every protocol; otherwise it says
-there is no clear winner.
+faithful method only where the paired intervals single it out, otherwise it
+says there is no clear winner; and a method at most half the leader's time
+per input within --margin of it on every protocol (a cheaper method by less
+than that is timing noise). Methods that made the same maps of every input
+are said to be one method.
 
 Exit codes: 0 done; 1 the run failed; 2 bad input; 130 interrupted.
 """

@@ -19,7 +19,9 @@ from .signals import (
     INTERRUPTED,
     BestEffort,
     ClosedStream,
-    is_closed_stdout,
+    MarkedStdout,
+    bounded,
+    is_stdout_failure,
     quiet_unraisable,
     say,
     say_interrupted,
@@ -42,7 +44,7 @@ def main() -> None:
         silence_stdout()
         code = BROKEN_PIPE
     except OSError as error:  # standard output closed (>&-) under --help, --version or a table
-        if os.environ.get("CONTRASTCAT_DEBUG") and not is_closed_stdout(error):  # a traceback of the unforeseen
+        if os.environ.get("CONTRASTCAT_DEBUG") and not is_stdout_failure(error):  # a traceback of the unforeseen
             raise
         say(f"error: cannot write to standard output ({error.strerror})")
         code = 1
@@ -62,6 +64,8 @@ def _take_over() -> None:
     sys.stderr = BestEffort(sys.stderr)
     if sys.stdout is None:
         sys.stdout = ClosedStream()
+    else:
+        sys.stdout = MarkedStdout(sys.stdout)
 
 
 def _click_exceptions() -> tuple[tuple[type, ...], tuple[type, ...]]:
@@ -101,7 +105,7 @@ def _run() -> int:
         say_interrupted()
         return INTERRUPTED
     except errors as error:  # a usage error (a misspelt flag): one line, exit 2
-        say(f"error: {error.format_message()}")
+        say(f"error: {bounded(error.format_message())}")
         return error.exit_code
     if code == INTERRUPTED:
         # Typer turns a Ctrl-C outside a command (while parsing) into a silent 130;

@@ -52,6 +52,18 @@ def silence_stdout() -> None:
         pass
 
 
+# An error line this long quotes data (what the caller gave) at length: its start and end say enough.
+ERROR_LINE = 2000
+
+
+def bounded(text: str, limit: int = ERROR_LINE) -> str:
+    """``text`` no longer than ``limit`` characters: the middle left out, and said so."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]} … ({len(text) - 2 * keep} characters left out) … {text[-keep:]}"
+
+
 def say(line: str) -> None:
     try:
         sys.stderr.write(line + "\n")
@@ -90,6 +102,43 @@ class ClosedStream:
 
     def fileno(self) -> int:
         raise OSError(errno.EBADF, "it was closed by the caller")
+
+
+_FAILED_HERE = "contrastcat_standard_output"  # set on an OSError that writing standard output raised
+
+
+def is_stdout_failure(error: BaseException) -> bool:
+    """An error of writing standard output: closed by the shell (``>&-``), or a full disk or a
+    failing device behind ``> file`` (raised through :class:`MarkedStdout`)."""
+    return is_closed_stdout(error) or (isinstance(error, OSError) and getattr(error, _FAILED_HERE, False))
+
+
+class MarkedStdout:
+    """Standard output, marking the errors its writes raise, so that a full disk under any command
+    (its table, its JSON, a completion script) is said as "cannot write to standard output",
+    not as an unforeseen OSError. A closed pipe (EPIPE) is left as it is: the CLI exits quietly."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._marked(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._marked(self._stream.flush)
+
+    @staticmethod
+    def _marked(action, *args):
+        try:
+            return action(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            setattr(error, _FAILED_HERE, True)
+            raise
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 class BestEffort:

@@ -23,11 +23,18 @@ MAX_SEED = 2**32 - 1
 
 def shown(value: Any, limit: int = 60) -> str:
     """``repr`` on one line, cut to ``limit`` characters: a message stays one line."""
+    if isinstance(value, int) and value.bit_length() > 256:  # Python writes no int past 4,300 digits
+        return f"a whole number of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001 - an object whose repr fails still gets a message
         text = f"<{type(value).__name__}>"
     text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def cut(text: str, limit: int = 80) -> str:
+    """Text as the user wrote it (a method and its options), cut to ``limit`` characters in a message."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -21,14 +21,21 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..arguments import listed
-from .stats import BootstrapSettings, Difference, paired_difference
+from .stats import BootstrapSettings, Difference, level_text, paired_difference, why_no_interval
 
 DEFAULT_MARGIN = 0.1  # a cheaper method may fall this fraction of the way from the leader to chance below it
+# One method is called cheaper than another only where it takes at most 1/COST_FACTOR of its time.
+# Costs are measured once, on one machine: a run of two methods that make the same maps measured
+# them 26 % apart (0.000903 and 0.00122 s/input, a toy model), and AttnLRP and Full LRP, 1.5 % apart,
+# swap places between CPUs. A factor of two is beyond what timing noise does, and below it the
+# saving is too small to trade faithfulness for.
+COST_FACTOR = 2.0  # the paragraph says "at most half the cost"
+SAME_MAPS_TOLERANCE = 2e-6  # two maps are the same where no score differs by more (records keep 6 decimals)
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,7 @@ class Candidate:
 class Recommendation:
     best: str | None  # the method that wins its contest with every other; None: no clear winner
     leaders: tuple[str, ...]  # the best alone, or the methods losing the fewest contests (by mean rank)
-    cheap: str | None  # the cheapest method within the margin of the leader it is compared with
+    cheap: str | None  # a method at most 1/COST_FACTOR of the leader's cost, within the margin of it
     cheap_of: str | None  # that leader
     margin: float
     ranking: tuple[str, ...]  # every method by its mean rank over the protocols (best first)
@@ -61,6 +68,41 @@ class Recommendation:
     wins: dict[str, tuple[str, ...]]  # each method -> the methods it wins its contest with (by ranking)
     inputs: int  # inputs every method was measured on
     paragraph: str
+    same_maps: tuple[tuple[str, ...], ...] = ()  # methods that made the same maps: one method, several names
+    no_intervals: str | None = None  # why no paired interval was drawn; None where some were
+
+
+@dataclass(frozen=True)
+class _Judging:
+    """How a recommendation judges: on which protocols, with which intervals, how near is near."""
+
+    protocols: tuple[Protocol, ...]
+    bootstrap: BootstrapSettings
+    margin: float
+    baseline: str
+
+
+@dataclass(frozen=True)
+class _Contests:
+    """Who is ahead of whom: each method's wins, by the paired differences on every protocol."""
+
+    names: tuple[str, ...]
+    differences: dict  # (a, b, protocol) -> (a − b) oriented so that above 0 is a better
+    wins: dict[str, set[str]]
+    twins: dict[str, frozenset[str]]  # each method -> the methods with its maps, itself included
+
+    @property
+    def intervals(self) -> bool:
+        return any(d is not None and d.interval is not None for d in self.differences.values())
+
+    def best(self) -> str | None:
+        """The method ahead of every other but those that made its maps (they are the same method)."""
+        return next((a for a in self.names if self.wins[a] >= set(self.names) - self.twins[a]), None)
+
+    def groups(self) -> tuple[tuple[str, ...], ...]:
+        """The methods that made the same maps, a group each, in the order given."""
+        return tuple(tuple(a for a in self.names if a in group) for group in dict.fromkeys(self.twins.values())
+                     if len(group) > 1)
 
 
 def recommend(
@@ -70,67 +112,113 @@ def recommend(
     margin: float = DEFAULT_MARGIN,
     baseline: str = "random",
     fails_sanity: Sequence[str] = (),
+    same_maps: Sequence[Sequence[str]] = (),
 ) -> Recommendation:
     """The recommendation ``candidates`` measured on ``protocols`` support (module docstring).
     ``fails_sanity``: methods whose maps barely change when the model is destroyed (model
-    randomisation), named in the paragraph as such."""
+    randomisation), named in the paragraph as such. ``same_maps``: groups of methods that made
+    the same maps on every input (:func:`same_maps`): one method under several names, never
+    ahead of each other nor each other's cheap choice."""
     if len(candidates) < 2 or not protocols:
         raise ValueError("a recommendation compares at least two methods on at least one protocol")
     if not 0 <= margin < 1:
         raise ValueError(f"margin must be at least 0 and below 1, got {margin!r}")
-    names = [c.method for c in candidates]
+    names = tuple(c.method for c in candidates)
     if len(set(names)) != len(names):
         raise ValueError("each method is measured once")
-    by_name = {c.method: c for c in candidates}
-    differences = {
-        (a, b, p.name): _oriented(by_name[a], by_name[b], p, bootstrap)
-        for a, b in itertools.permutations(names, 2) for p in protocols
-    }
-
-    # Intervals may be missing though resamples were asked for (too few inputs for the level):
-    # then, as with none asked for, nothing can be shown ahead.
-    intervals = any(d is not None and d.interval is not None for d in differences.values())
-
-    def beats(a: str, b: str) -> int:
-        return sum(_beats(differences[a, b, p.name]) for p in protocols)
-
-    wins = {a: {b for b in names if b != a and beats(a, b) > beats(b, a)} for a in names}
+    judging = _Judging(tuple(protocols), bootstrap, margin, baseline)
+    contests = _contests(candidates, judging, _twins(names, same_maps))
+    wins = contests.wins
     losses = {a: {b for b in names if a in wins[b]} for a in names}
     ranking = _ranking(candidates, protocols)
-    best = next((a for a in names if len(wins[a]) == len(names) - 1), None)
+    best = contests.best()
     fewest = min(len(lost) for lost in losses.values())
     leaders = (best,) if best else tuple(a for a in ranking if len(losses[a]) == fewest)
     cheap_of = best or leaders[0]
-    within = [
-        c for c in sorted(candidates, key=lambda c: c.seconds_per_input)
-        if c.seconds_per_input < by_name[cheap_of].seconds_per_input
-        and _within_margin(c.method, cheap_of, protocols, differences, by_name, margin, baseline)
-    ]
-    cheap = within[0].method if within else None
+    cheap = _cheap(candidates, cheap_of, ranking, contests, judging)
     # Without intervals no method is ahead of any: nothing is below chance either, only unmeasured.
-    below = tuple(a for a in ranking if baseline in by_name and a != baseline and baseline not in wins[a]
-                  and intervals)
-    inputs = _shared_inputs(candidates, protocols)
-    if intervals:
-        paragraph = _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs,
-                               bootstrap.level)
-    else:
-        why = (f"{bootstrap.resamples} bootstrap resamples, too few for a {bootstrap.level:.0%} interval on these "
-               "inputs" if bootstrap.resamples else "no bootstrap resamples")
-        paragraph = (
-            f"On these {inputs} inputs and the {len(protocols)} protocol(s) no method's selection was fitted to, "
-            f"without intervals ({why}) no method can be shown ahead of another: the table is ordered by mean "
-            "rank, and no method is recommended."
-        )
+    below = tuple(a for a in ranking if baseline in names and a != baseline and baseline not in wins[a]
+                  and contests.intervals)
+    found = Recommendation(
+        best, leaders, cheap, cheap if cheap is None else cheap_of, margin, ranking, below,
+        {a: tuple(b for b in ranking if b in wins[a]) for a in ranking}, _shared_inputs(candidates, protocols), "",
+        contests.groups(), None if contests.intervals else _why_no_intervals(bootstrap, contests),
+    )
     failing = [name for name in ranking if name in set(fails_sanity) and name != baseline]  # chance's maps never depend on the model
-    if failing:
-        paragraph += (
-            f" Fails the model-randomisation check (its maps barely change when the model's weights are destroyed, "
-            f"so they describe the input more than the model): {listed(failing)}."
-        )
-    won = {a: tuple(b for b in ranking if b in wins[a]) for a in ranking}
-    return Recommendation(best, leaders, cheap, cheap if cheap is None else cheap_of, margin, ranking, below, won,
-                          inputs, paragraph)
+    return replace(found, paragraph=_paragraph(found, {c.method: c for c in candidates}, judging, failing))
+
+
+def same_maps(maps: Mapping[str, Sequence[Sequence[float]]], tolerance: float = SAME_MAPS_TOLERANCE
+              ) -> tuple[tuple[str, ...], ...]:
+    """Groups of methods whose maps of every input are the same (each method's maps of the same
+    inputs, in the same order; no score more than ``tolerance`` apart), in the order given.
+    Two such methods are one method under two names, whatever their options say."""
+    arrays = {name: [np.asarray(m, dtype=np.float64) for m in found] for name, found in maps.items()}
+    placed: dict[str, list[str]] = {}
+    for name, mine in arrays.items():
+        for first, group in placed.items():
+            theirs = arrays[first]
+            if len(theirs) == len(mine) and all(
+                a.shape == b.shape and (not a.size or float(np.max(np.abs(a - b))) <= tolerance)
+                for a, b in zip(mine, theirs)
+            ):
+                group.append(name)
+                break
+        else:
+            placed[name] = [name]
+    return tuple(tuple(group) for group in placed.values() if len(group) > 1)
+
+
+def _twins(names: Sequence[str], groups: Sequence[Sequence[str]]) -> dict[str, frozenset[str]]:
+    twins = {name: frozenset((name,)) for name in names}
+    for group in groups:
+        if isinstance(group, str) or any(name not in twins for name in group) or len(set(group)) != len(group) \
+                or any(len(twins[name]) > 1 for name in group):
+            raise ValueError(f"same_maps: each group names measured methods, each method in one group; got {group!r}"[:200])
+        for name in group:
+            twins[name] = frozenset(group)
+    return twins
+
+
+def _contests(candidates: Sequence[Candidate], judging: _Judging, twins) -> _Contests:
+    names = tuple(c.method for c in candidates)
+    by_name = {c.method: c for c in candidates}
+    differences = {
+        (a, b, p.name): _oriented(by_name[a], by_name[b], p, judging.bootstrap)
+        for a, b in itertools.permutations(names, 2) for p in judging.protocols
+    }
+
+    def beats(a: str, b: str) -> int:
+        return sum(_beats(differences[a, b, p.name]) for p in judging.protocols)
+
+    wins = {a: {b for b in names if b != a and beats(a, b) > beats(b, a)} for a in names}
+    return _Contests(names, differences, wins, twins)
+
+
+def _cheap(candidates: Sequence[Candidate], leader: str, ranking, contests: _Contests, judging: _Judging) -> str | None:
+    """The method to show where cost matters: of those at most 1/COST_FACTOR of the leader's cost
+    and within the margin of it (never one with the leader's own maps), the best by rank among
+    the cheapest and those not COST_FACTOR times dearer than it (no closer cost tells them apart)."""
+    by_name = {c.method: c for c in candidates}
+    limit = by_name[leader].seconds_per_input / COST_FACTOR
+    within = [
+        c for c in candidates
+        if c.method not in contests.twins[leader] and c.seconds_per_input <= limit
+        and _within_margin(c.method, leader, contests.differences, by_name, judging)
+    ]
+    if not within:
+        return None
+    cheapest = min(c.seconds_per_input for c in within)
+    as_cheap = [c.method for c in within if c.seconds_per_input <= cheapest * COST_FACTOR]
+    return min(as_cheap, key=ranking.index)
+
+
+def _why_no_intervals(bootstrap: BootstrapSettings, contests: _Contests) -> str:
+    """Why no paired difference got an interval: said of the most inputs any pair shared."""
+    if bootstrap.resamples == 0:
+        return "no bootstrap resamples"
+    most = max((d.inputs for d in contests.differences.values() if d is not None), default=0)
+    return why_no_interval(bootstrap, most) or f"{most} inputs"
 
 
 def _oriented(a: Candidate, b: Candidate, protocol: Protocol, bootstrap: BootstrapSettings) -> Difference | None:
@@ -147,16 +235,17 @@ def _beats(difference: Difference | None) -> bool:
     return difference is not None and difference.interval is not None and difference.interval.low > 0
 
 
-def _within_margin(method: str, leader: str, protocols, differences, by_name, margin: float, baseline: str) -> bool:
+def _within_margin(method: str, leader: str, differences, by_name, judging: _Judging) -> bool:
     """On every protocol, the worse end of (method − leader) no lower than −margin × the scale:
     |leader's mean − the baseline's| where the baseline was measured, else |leader's mean|."""
-    for protocol in protocols:
+    baseline = judging.baseline
+    for protocol in judging.protocols:
         found = differences[method, leader, protocol.name]
         if found is None or found.interval is None:
             return False  # an interval the numbers cannot give supports no claim
         chance = _mean(by_name[baseline], protocol) if baseline in by_name and baseline != leader else 0.0
         scale = abs(_mean(by_name[leader], protocol) - chance)
-        if not math.isfinite(scale) or found.interval.low < -margin * scale:
+        if not math.isfinite(scale) or found.interval.low < -judging.margin * scale:
             return False
     return True
 
@@ -192,30 +281,51 @@ def _seconds(value: float) -> str:
     return f"{value:.3g} s/input"
 
 
-def _paragraph(best, leaders, cheap, cheap_of, by_name, margin, below, baseline, protocols, inputs, level) -> str:
-    count = len(protocols)
-    of_the_way = f" (of the way from {baseline} to it)" if baseline in by_name and baseline != cheap_of else ""
-    measured = f"On these {inputs} inputs and the {count} protocol(s) no method's selection was fitted to"
-    if best is not None:
+def _paragraph(found: Recommendation, by_name: Mapping[str, Candidate], judging: _Judging, failing) -> str:
+    """What the numbers support, in words: the winner or the leaders, the cheap choice, the methods
+    not ahead of chance, those that made the same maps, those that fail model randomisation."""
+    measured = (f"On these {found.inputs} inputs and the {len(judging.protocols)} protocol(s) no method's selection "
+                "was fitted to")
+    if found.no_intervals is not None:
+        said = (f"{measured}, without intervals ({found.no_intervals}) no method can be shown ahead of another: the "
+                "table is ordered by mean rank, and no method is recommended.")
+    else:
+        said = _leading(found, by_name, judging, measured)
+    said += "".join(f" {listed(group)} made the same maps on every input: one method under {len(group)} names, "
+                    "whatever their times say (those differ by measurement alone)." for group in found.same_maps)
+    if failing:
+        said += (
+            f" Fails the model-randomisation check (its maps barely change when the model's weights are destroyed, "
+            f"so they describe the input more than the model): {listed(failing)}."
+        )
+    return said
+
+
+def _leading(found: Recommendation, by_name: Mapping[str, Candidate], judging: _Judging, measured: str) -> str:
+    leader, baseline, margin = found.best or found.leaders[0], judging.baseline, level_text(found.margin)
+    of_the_way = f" (of the way from {baseline} to it)" if baseline in by_name and baseline != leader else ""
+    if found.best is not None:
         said = (
-            f"{measured}, {best} is the most faithful: against every other method it is ahead, beyond the "
-            f"paired {level:.0%} interval, on more protocols than it is behind "
-            f"({_seconds(by_name[best].seconds_per_input)})."
+            f"{measured}, {found.best} is the most faithful: against every other method it is ahead, beyond the "
+            f"paired {level_text(judging.bootstrap.level)} interval, on more protocols than it is behind "
+            f"({_seconds(by_name[found.best].seconds_per_input)})."
         )
     else:
+        many = len(found.leaders) > 1
         said = (
             f"{measured}, there is no clear winner: no method is ahead of every other beyond the paired intervals. "
-            f"{listed(leaders)} {'leads' if len(leaders) == 1 else 'lead'} (fewest methods ahead of "
-            f"{'it' if len(leaders) == 1 else 'them'}); the numbers do not pick one."
+            f"{listed(found.leaders)} {'lead' if many else 'leads'} (fewest methods ahead of "
+            f"{'them' if many else 'it'}); the numbers do not pick one."
         )
-    if cheap is not None:
+    if found.cheap is not None:
         said += (
-            f" {cheap} ({_seconds(by_name[cheap].seconds_per_input)}) is within {margin:.0%} of {cheap_of} "
-            f"({_seconds(by_name[cheap_of].seconds_per_input)}) on every protocol, at the worse end of its interval"
-            f"{of_the_way}."
+            f" {found.cheap} ({_seconds(by_name[found.cheap].seconds_per_input)}), at most half the cost of {leader} "
+            f"({_seconds(by_name[leader].seconds_per_input)}), is within {margin} of it on every protocol, at the "
+            f"worse end of its interval{of_the_way}."
         )
     else:
-        said += f" No cheaper method is within {margin:.0%} of {cheap_of} on every protocol{of_the_way}."
-    if below:
-        said += f" Not ahead of {baseline} (a map of chance): {listed(below)}."
+        said += (f" No method at most half the cost of {leader} is within {margin} of it on every protocol"
+                 f"{of_the_way}.")
+    if found.not_above_random:
+        said += f" Not ahead of {baseline} (a map of chance): {listed(found.not_above_random)}."
     return said

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..deletion.plan import step_labels
+from ..arguments import shown
 from ..errors import BadInput
+from ..spec import Names, backticked
 from .comparison import KENDALL_METRIC, SCALAR_METRICS, Comparison, compare_methods
 from .curves import EvalSettings, MethodReport
 from .report_markup import (
@@ -50,13 +52,14 @@ class EvaluationReport:
             self.settings.perturb,
         )
 
-    def difference(self, first: str, second: str) -> dict[str, Difference]:
-        """``first`` − ``second`` per metric, paired over the inputs both evaluated, with intervals."""
+    def difference(self, first: str, second: str, named: Names = backticked) -> dict[str, Difference]:
+        """``first`` − ``second`` per metric, paired over the inputs both evaluated, with intervals
+        (``named`` spells the option that asked for it in a message, as the caller does)."""
         if not (isinstance(first, str) and isinstance(second, str)) or first == second:
-            raise BadInput(f"`compare` takes two different method names, got {first!r} and {second!r}")
+            raise BadInput(f"{named('compare')} takes two different method names, got {shown(first)} and {shown(second)}")
         for name in (first, second):
             if name not in self.methods:
-                raise BadInput(f"`compare`: no method {name!r} in the report (it has: {', '.join(self.methods)})")
+                raise BadInput(f"{named('compare')}: no method {shown(name)} in the report (it has: {', '.join(self.methods)})")
         a, b = self.methods[first], self.methods[second]
         found = {}
         for order in self.settings.orders:
@@ -78,12 +81,14 @@ class EvaluationReport:
             if paired is not None:
                 found["kendall_tau_index"] = paired
         if not found:
-            raise BadInput(f"`compare`: {first} and {second} have no evaluated input in common")
+            raise BadInput(f"{named('compare')}: {first} and {second} have no evaluated input in common")
         return found
 
-    def to_dict(self, per_input: bool = False, compare: tuple[str, str] | None = None) -> dict:
+    def to_dict(self, per_input: bool = False, compare: tuple[str, str] | None = None,
+                named: Names = backticked) -> dict:
         """The JSON report (strict JSON: an undefined value is null); ``per_input`` adds every input's
-        values (what a later run needs to pair its inputs with these), ``compare`` a paired difference."""
+        values (what a later run needs to pair its inputs with these), ``compare`` a paired difference
+        (``named``: how the caller spells that option)."""
         from ..version import __version__
 
         document = {
@@ -114,8 +119,8 @@ class EvaluationReport:
         }
         if compare is not None:
             if isinstance(compare, str) or not isinstance(compare, (tuple, list)) or len(compare) != 2:
-                raise BadInput(f"`compare` takes a pair of method names (A, B), got {compare!r}"[:200])
-            differences = self.difference(*compare)
+                raise BadInput(f"{named('compare')} takes a pair of method names (A, B), got {shown(compare)}")
+            differences = self.difference(*compare, named=named)
             document["compare"] = {
                 "first": compare[0], "second": compare[1],
                 "differences": {key: d.as_dict() for key, d in differences.items()},

@@ -183,7 +183,7 @@ def why_no_interval(settings: BootstrapSettings, count: int) -> str | None:
     if settings.resamples <= 0:
         return None
     if count < fewest_inputs(settings.level):
-        return f"{count} inputs, fewer than the {fewest_inputs(settings.level)} a {level} interval needs"
+        return f"{count} input{'' if count == 1 else 's'}, fewer than the {fewest_inputs(settings.level)} a {level} interval needs"
     needed = fewest_resamples(expanded_level(settings.level, count))
     if needed > MAX_RESAMPLES:
         return f"{count} inputs need {needed} resamples for a {level} interval, more than the {MAX_RESAMPLES} allowed"

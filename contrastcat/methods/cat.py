@@ -60,16 +60,20 @@ REFERENCE_SELECTIONS = ("contrast", "same", "random", "contrast+random")
 MIXED = "contrast+random"
 
 
+# More digits than any layer count has: refused as text, never read as a number (Python refuses
+# to read a number of over 4,300 digits, with a ValueError that is no message for a user).
+LAYER_DIGITS = 9
+
+
 def parse_layers(layers: str | int, named: Names = backticked) -> int | None:
     """``all`` (None) or the number of last layers to use (the paper's Figure 5A)."""
-    if isinstance(layers, int) or (isinstance(layers, str) and layers.isascii() and layers.isdigit()):
-        count = int(layers)
-        if count < 1:
-            raise BadInput(f"{named('layers')} must be all or a positive number of last layers")
-        return count
-    if layers == "all":
+    digits = isinstance(layers, str) and layers.isascii() and layers.isdigit() and len(layers) <= LAYER_DIGITS
+    if (isinstance(layers, int) and not isinstance(layers, bool)) or digits:
+        if 1 <= int(layers) < 10**LAYER_DIGITS:
+            return int(layers)
+    elif layers == "all":
         return None
-    raise BadInput(f"{named('layers')} must be all or a positive number of last layers, got {layers!r}")
+    raise BadInput(f"{named('layers')} must be all or a positive number of last layers, got {shown(layers)}")
 
 
 def last_layers(count: int | None, num_layers: int, named: Names = backticked) -> slice:

@@ -15,6 +15,7 @@ import math
 from dataclasses import InitVar, dataclass
 from typing import Any
 
+from ..arguments import shown
 from ..errors import BadInput
 from ..spec import Names, backticked
 
@@ -69,15 +70,15 @@ class MethodOptions:
         for spec in self.specs():
             value = getattr(self, spec.name)
             if spec.choices is not None and value not in spec.choices:
-                raise BadInput(f"{named(spec.name)} must be one of {', '.join(spec.choices)}, got {value!r}")
+                raise BadInput(f"{named(spec.name)} must be one of {', '.join(spec.choices)}, got {shown(value)}")
             if spec.minimum is not None and value < spec.minimum:
                 why = self._why(spec.name) or f"must be at least {spec.minimum}"
                 raise BadInput(f"{named(spec.name)} {why}")
             if isinstance(value, float) and not math.isfinite(value):
-                raise BadInput(f"{named(spec.name)} must be a finite number, got {value!r}")
+                raise BadInput(f"{named(spec.name)} must be a finite number, got {shown(value)}")
             if isinstance(value, int) and not isinstance(value, bool) and value > MAX_INTEGER:
                 # No count or seed here means anything this large: a typo, refused before it overflows.
-                raise BadInput(f"{named(spec.name)} must be at most {MAX_INTEGER}, got {value}")
+                raise BadInput(f"{named(spec.name)} must be at most {MAX_INTEGER}, got {shown(value)}")
         self.check(named)
 
     def check(self, named: Names) -> None:
@@ -89,7 +90,7 @@ class MethodOptions:
             value = values.get(spec.name, spec.default)
             if not any(_of_type(value, kind) for kind in spec.accepts):
                 expected = " or ".join(kind.__name__ for kind in spec.accepts)
-                raise BadInput(f"{owner}: option {spec.name} must be {expected}, got {value!r}")
+                raise BadInput(f"{owner}: option {spec.name} must be {expected}, got {shown(value)}")
 
     def _check_types(self, owner: str) -> None:
         self._check_values(owner, {name: getattr(self, name) for name in self.names()})

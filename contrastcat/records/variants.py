@@ -19,12 +19,17 @@ _PER_VALUE = 150  # a setting held: its key and value as Python objects, and its
 _PER_LABEL = 400  # a label held: its key, its string, and their slots in a dict and a set
 
 
+MADE_ELSEWHERE = "made_elsewhere"  # the setting of a record another tool made, once aligned to a model
+
+
 class MethodLabels:
     """Labels of method variants, kept across chunks of a record stream.
 
     The first settings seen for a method label it by its name alone; other
     variants of it (an ablation run) are labelled by the settings in which
-    they differ from the first, e.g. ``contrastcat[refs_used=5]``. A label is
+    they differ from the first, e.g. ``contrastcat[refs_used=5]``; another tool's records under
+    a method's name, beside this tool's, by that alone: ``contrastcat[made_elsewhere=True]``
+    (or ``…=False`` for this tool's, where the other tool's came first). A label is
     one method's and settings' only: where another's would read the same (a
     method named ``contrastcat[refs_used=5]``; two libraries whose fingerprints
     begin alike), the later one is told apart by a number, ``…#2``.
@@ -32,7 +37,8 @@ class MethodLabels:
 
     def __init__(self, source: str | None = None) -> None:
         self.source = source  # the file the records come from, named where too many are refused
-        self._first: dict[str, dict] = {}
+        self._first: dict[tuple[str, bool], dict] = {}  # (method, made elsewhere) -> its first settings
+        self._kind: dict[str, bool] = {}  # method -> whether its first record was made elsewhere
         self._labels: dict[str, str] = {}  # what a variant is (method, settings as written) -> its label
         self._taken: set[str] = set()
         self._numbered: dict[str, int] = {}  # a label that reads like another's -> the last number it took
@@ -40,13 +46,19 @@ class MethodLabels:
 
     def label(self, record: AttributionRecord) -> str:
         own = {**record.settings, "library": record.library}  # a library ablation is a variant too
-        base = self._first.get(record.method)
+        # Another tool's map under a method's name has none of its settings: set against this
+        # tool's records of that name, it differs by where it was made, not by every setting.
+        elsewhere = record.settings.get(MADE_ELSEWHERE) is True
+        first_kind = self._kind.setdefault(record.method, elsewhere)
+        base = self._first.get((record.method, elsewhere))
         if base is None:
             size = sys.getsizeof(record.method) + sys.getsizeof(jsonl.dumps(own)) + _PER_VALUE * (len(own) + 1)
             self._hold(record, size)
-            base = self._first[record.method] = own
-        names = sorted(set(base) | set(own))
+            base = self._first[record.method, elsewhere] = own
+        names = sorted((set(base) | set(own)) - {MADE_ELSEWHERE})
         differing = [(n, own.get(n)) for n in names if not _same(own.get(n), base.get(n))]
+        if elsewhere != first_kind:
+            differing.insert(0, (MADE_ELSEWHERE, elsewhere))
         variant = jsonl.dumps([record.method, differing])  # as written: 1 and true are two values
         found = self._labels.get(variant)
         if found is None:

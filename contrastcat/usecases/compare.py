@@ -31,7 +31,7 @@ from ..deletion.perturb import DELETE, LERF, MASK, MORF
 from ..errors import BadInput, Interrupted
 from ..evaluation.curves import EvalSettings
 from ..evaluation.fitted import fitted_cells
-from ..evaluation.recommend import DEFAULT_MARGIN, Candidate, Protocol, Recommendation, recommend
+from ..evaluation.recommend import DEFAULT_MARGIN, Candidate, Protocol, Recommendation, recommend, same_maps
 from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
@@ -95,6 +95,12 @@ class Choice:
 
     method: str
     options: Mapping[str, object] = field(default_factory=dict)
+    written: str | None = field(default=None, compare=False)  # as the caller wrote it (``refs-used=5``), if in text
+    spelled: Mapping[str, str] = field(default_factory=dict, compare=False)  # option -> its name as written
+
+    def names(self, name: str) -> str:
+        """An option named as the brackets spell it (``refs-used``), in a message about it."""
+        return self.spelled.get(name, name)
 
 
 # The paper's method, the tool's LRP variant and its cheap setting (docs/methods.md), the
@@ -158,7 +164,7 @@ def compare(
     methods = [_method(choice, seed, named) for choice in choices]
     for choice, method in zip(choices, methods):  # what the options ask of this model (its layers), before any pass
         with _said_of(choice, named):
-            method.check_model(classifier.num_layers, _as_written)
+            method.check_model(classifier.num_layers, choice.names)
     _check_libraries(choices, methods, library, named)
     made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
     if len(set(made)) != len(made):  # before any work: the same records twice compare nothing
@@ -234,9 +240,21 @@ def compare(
         label for label, found in checked.methods.items() if found.passes(checked.steps[-1]) is False
     ]
     recommendation = recommend(candidates, [Protocol(c.name, c.higher_is_better) for c in judged], bootstrap, margin,
-                               fails_sanity=failing)
+                               fails_sanity=failing, same_maps=_same_maps(records, labels, candidates))
     return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows),
                     bootstrap, checked, dict(zip(labels, timed)))
+
+
+def _same_maps(records: Sequence[AttributionRecord], labels: Sequence[str], candidates: Sequence[Candidate]
+               ) -> tuple[tuple[str, ...], ...]:
+    """The compared methods that made the same maps of every input (records: each method's in
+    turn, in ``labels``' order): one method under several names, whatever their options say
+    (``attcat[layers=2]`` on a model of two layers is ``attcat``)."""
+    count = len(records) // len(labels)
+    ranked = {c.method for c in candidates}
+    maps = {label: [record.scores for record in records[index * count:(index + 1) * count]]
+            for index, label in enumerate(labels) if label in ranked}
+    return same_maps(maps)
 
 
 def _renamed(report, shown: Mapping[str, str]):
@@ -398,6 +416,16 @@ class ResumableFolder(MethodStore):
             self.kept.append(f"{method.name}: all {len(rows)} inputs kept")
         return list(RecordFile(path).records()), seconds[0], seconds[1]
 
+    def keeps_records(self, methods: int) -> bool:
+        """Whether the work folder holds a record of some method: a finished file, or a checkpoint
+        with a record written (one holding only its header keeps nothing to continue from)."""
+        for number in range(methods):
+            finished = Path(self.paths(number)[0])
+            partial = partial_path(finished)
+            if finished.exists() or (partial.exists() and partial.stat().st_size > 0):
+                return True
+        return False
+
     def clear(self, methods: int) -> None:
         """The finished run's work files, once records.jsonl holds them all; the folder too
         when nothing else is in it."""
@@ -438,14 +466,15 @@ def check_work_folder(folder: str, methods: int, named: Names = backticked) -> N
         records = Path(work) / f"{stem}.jsonl"
         partial = partial_path(records)
         ours |= {records.name, f"{stem}.seconds.json", partial.name, digests_path(partial).name}
-    foreign = sorted(name for name in os.listdir(work) if name not in ours and not name.endswith(TEMP_SUFFIX))
+    names = sorted(os.listdir(work))
+    foreign = [name for name in names if name not in ours and not name.endswith(TEMP_SUFFIX)]
     if foreign:
         raise BadInput(f"{work}: holds {foreign[0]!r}, which compare did not write: move it, or write the "
                        f"comparison elsewhere with {named('output')}")
-
-
-def _as_written(name: str) -> str:
-    return name  # an option is named as the brackets spell it
+    linked = next((name for name in names if os.path.islink(os.path.join(work, name))), None)
+    if linked is not None:  # compare never makes one: following it would write a method's records elsewhere
+        raise BadInput(f"{os.path.join(work, linked)}: a symbolic link, which compare did not make: remove it, "
+                       f"or write the comparison elsewhere with {named('output')}")
 
 
 @contextlib.contextmanager
@@ -454,7 +483,7 @@ def _said_of(choice: Choice, named: str) -> Iterator[None]:
     try:
         yield
     except BadInput as error:
-        raise BadInput(f"{named} {_written(choice)}: {error}") from None
+        raise BadInput(f"{named} {check.cut(_written(choice))}: {error}") from None
 
 
 def _check_libraries(choices: Sequence[Choice], methods: Sequence, library, named: str,
@@ -466,20 +495,22 @@ def _check_libraries(choices: Sequence[Choice], methods: Sequence, library, name
         return
     for choice, method in zip(choices, methods):
         with _said_of(choice, named):
-            check_library([method], library, _as_written)
+            check_library([method], library, choice.names)
 
 
 def _method(choice: Choice, seed: int, named: str = "`method`"):
     """The choice's method, with the comparison's seed where the method takes one."""
     options = _typed(choice)
     with _said_of(choice, named):
-        method = build_method(choice.method, _as_written, **options)  # an option it does not take is refused here
+        method = build_method(choice.method, choice.names, **options)  # an option it does not take is refused here
         if "seed" in method.settings() and "seed" not in options:
-            method = build_method(choice.method, _as_written, **{**options, "seed": seed})
+            method = build_method(choice.method, choice.names, **{**options, "seed": seed})
     return method
 
 
 def _written(choice: Choice) -> str:
+    if choice.written is not None:
+        return choice.written
     if not choice.options:
         return choice.method
     return f"{choice.method}[{','.join(f'{key}={value}' for key, value in choice.options.items())}]"
@@ -547,13 +578,13 @@ def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
         for index, char in enumerate(text + ","):
             depth += (char == "[") - (char == "]")
             if depth < 0:
-                raise BadInput(f"{named} {text!r}: a ']' closes no '['")
+                raise BadInput(f"{named} {check.shown(text)}: a ']' closes no '['")
             if char == "," and depth == 0:
                 if text[start:index].strip():
                     found.append(_choice(named, text[start:index].strip()))
                 start = index + 1
         if depth:
-            raise BadInput(f"{named} {text!r}: a '[' is never closed")
+            raise BadInput(f"{named} {check.shown(text)}: a '[' is never closed")
     if len(found) < 2:
         raise BadInput(f"{named}: compare needs at least two methods, got {len(found)}")
     return tuple(found)
@@ -562,10 +593,11 @@ def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
 def _choice(named: str, text: str) -> Choice:
     name, bracket, rest = text.partition("[")
     if not bracket:
-        return Choice(name)
+        return Choice(name, written=text)
     if not rest.endswith("]"):
-        raise BadInput(f"{named} {text!r}: a variant is name[option=value,...]")
+        raise BadInput(f"{named} {check.shown(text)}: a variant is name[option=value,...]")
     chosen: dict[str, object] = {}
+    spelled: dict[str, str] = {}
     last = None
     for pair in filter(None, (p.strip() for p in rest[:-1].split(","))):
         key, equals, raw = pair.partition("=")
@@ -573,10 +605,11 @@ def _choice(named: str, text: str) -> Choice:
             chosen[last] = f"{chosen[last]},{pair}"
             continue
         if not equals or not key.strip():
-            raise BadInput(f"{named} {text!r}: {pair!r} is not option=value")
+            raise BadInput(f"{named} {check.shown(text)}: {check.shown(pair)} is not option=value")
         last = key.strip().replace("-", "_")
         chosen[last] = raw.strip()  # typed as the method's option once it is known
-    return Choice(name.strip(), chosen)
+        spelled[last] = key.strip()
+    return Choice(name.strip(), chosen, text if chosen else name.strip(), spelled)
 
 
 DEFAULT_CHOICES = parse_choices("`method`", DEFAULT_METHODS)
@@ -682,8 +715,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         check_work_folder(folder, len(chosen.method), chosen.names)
     for path in files.values() if folder is not None and os.path.isdir(folder) else ():
         check_output_path(path, [chosen.inputs, chosen.library])
-        if os.path.lexists(path) and not os.path.isfile(path):  # a FIFO or device would block the publishing
-            raise BadInput(f"{path}: not a regular file (compare replaces its four files whole, together)")
+        _check_own_file(path)
     input_file = InputFile(
         chosen.inputs, text_field=chosen.text_field, id_field=chosen.id_field, label_field=chosen.label_field,
         pair_field=chosen.pair_field, named=chosen.names,
@@ -729,6 +761,9 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     except KeyboardInterrupt:
         if store is None:
             raise
+        if not store.keeps_records(len(chosen.method)):
+            raise Interrupted(f"interrupted before the first records were made: nothing is kept in {store.work}, "
+                              "and no output was written") from None
         raise Interrupted(  # said of the whole run, not of the one method's checkpoint it was in
             f"interrupted; the methods' records made so far are kept in {store.work}: run the same command "
             f"with {chosen.bare('resume')} to continue"
@@ -765,6 +800,8 @@ def publish(files: Mapping[str, str], contents: Mapping[str, Iterable[str]], inp
     back (a few renames): a folder holds one comparison's files, never two runs' mixed; an
     interrupt while the temporaries are written leaves the old files as they were."""
     pending: dict[str, PendingFile] = {}
+    for path in files.values():  # again: a link may have been made while the methods ran
+        _check_own_file(path)
     try:
         for name, lines in contents.items():
             target = output_target(files[name], inputs)
@@ -785,6 +822,18 @@ def publish(files: Mapping[str, str], contents: Mapping[str, Iterable[str]], inp
 
 
 OUTPUTS = ("records.jsonl", "report.json", "report.md", "report.html")
+
+
+def _check_own_file(path: str) -> None:
+    """One of the folder's four files: absent, or a regular file compare replaces. A symbolic
+    link is refused, not followed: the user named a folder, and a link in it would have the
+    report written over whatever file it points to, outside the folder. A FIFO or a device
+    would block the publishing."""
+    if os.path.islink(path):
+        raise BadInput(f"{path}: a symbolic link (compare writes its files into the folder, never through a "
+                       "link to a file elsewhere): remove the link, or write the comparison elsewhere")
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise BadInput(f"{path}: not a regular file (compare replaces its four files whole, together)")
 
 
 def _check_folder(folder: str | None, chosen: CompareOptions) -> None:
@@ -834,7 +883,8 @@ def report_document(compared: Compared, classifier, chosen: CompareOptions | Non
         "recommendation": {
             "best": found.best, "leaders": list(found.leaders), "cheap": found.cheap, "cheap_of": found.cheap_of,
             "margin": found.margin, "ranking": list(found.ranking), "not_above_random": list(found.not_above_random),
-            "wins": {k: list(v) for k, v in found.wins.items()}, "paragraph": found.paragraph,
+            "wins": {k: list(v) for k, v in found.wins.items()}, "same_maps": [list(g) for g in found.same_maps],
+            "no_intervals": found.no_intervals, "paragraph": found.paragraph,
         },
         "bootstrap": compared.bootstrap.as_dict(),
         "sanity_inputs": None if compared.sanity is None else compared.sanity.inputs,

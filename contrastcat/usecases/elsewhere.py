@@ -20,6 +20,7 @@ from ..spec import Names, backticked
 from ..models.tokens import tokenize
 from ..records.record import AttributionRecord
 from ..records.token_spans import spans_of_tokens
+from ..records.variants import MADE_ELSEWHERE
 
 
 def made_elsewhere(record: AttributionRecord) -> bool:
@@ -30,7 +31,7 @@ def made_elsewhere(record: AttributionRecord) -> bool:
 def aligned_settings(settings: dict) -> dict:
     """A record made elsewhere says so once aligned; its label (``MethodLabels``) is made from
     these settings, before the model loads as after."""
-    return {**settings, "made_elsewhere": True}
+    return {**settings, MADE_ELSEWHERE: True}
 
 
 def align(record: AttributionRecord, classifier, where: str, named: Names = backticked) -> AttributionRecord:

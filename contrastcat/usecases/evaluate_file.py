@@ -237,7 +237,7 @@ def evaluate_file(options: EvaluateOptions) -> EvaluateRun:
     ))
     before.record_file.close()
     evaluation = dataclasses.replace(evaluation, limit=before.limit)
-    document = evaluation.to_dict(options.per_input or options.baseline is not None, options.compare)
+    document = evaluation.to_dict(options.per_input or options.baseline is not None, options.compare, options.named)
     text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
     if options.output is not None:
         with atomic_text_output(options.output, before.inputs) as stream:
@@ -329,7 +329,9 @@ def _check_compare(options: EvaluateOptions, scan: _Scan) -> None:
             f"{options.bare('compare')}: no method {missing[0]!r} in {scan.where} "
             f"(it has: {', '.join(sorted(scan.methods))})"
         )
-    if pair and None not in scan.inputs.values() and not set.intersection(*scan.inputs.values()):
+    # Records made elsewhere have tokens once the model loads: before it, their ids can be paired.
+    known = None not in scan.inputs.values()
+    if pair and (not set.intersection(*scan.ids.values()) or (known and not set.intersection(*scan.inputs.values()))):
         raise BadInput(
             f"{options.bare('compare')}: {pair[0]} and {pair[1]} have no input in common that will be evaluated "
             f"(same id and tokens, at least {options.bare('min_tokens')} {options.min_tokens})"
@@ -364,6 +366,11 @@ def _draw(options: EvaluateOptions, evaluation: EvaluationReport, written: str |
         notify(f"wrote the curves to {options.plot}")
 
 
+def _digest(value) -> bytes:
+    """What the scan keeps of an input (its id, or its id and tokens): 16 bytes, whatever its length."""
+    return hashlib.blake2b(repr(value).encode(), digest_size=16).digest()
+
+
 class _Scan:
     """What one pass over the records finds before the model loads: the methods, the models, the
     records that reach furthest into the vocabulary and the classes, the gold labels, and how
@@ -375,6 +382,8 @@ class _Scan:
         # The inputs each method of --compare will be evaluated on (id and token ids, hashed): a pair
         # with none in common is refused before the model loads, not after the whole run.
         self.inputs: dict[str, set[bytes] | None] = {name: set() for name in pair or ()}
+        # Their ids alone, records made elsewhere included (their tokens are known once the model loads).
+        self.ids: dict[str, set[bytes]] = {name: set() for name in pair or ()}
         self.labels = MethodLabels(source)
         self.methods: set[str] = set()
         self.models: dict[tuple, object] = {}  # the first record of each (weights, precision)
@@ -398,6 +407,7 @@ class _Scan:
             self.methods.add(label)
             if label in self.inputs:  # its tokens are known once the model loads
                 self.inputs[label] = None
+                self.ids[label].add(_digest(record.id))
             return
         check_explained([record], self.source)
         check_fingerprinted([record], self.source)
@@ -412,8 +422,10 @@ class _Scan:
         if all(record.special):
             self.special += 1
             return
+        if label in self.ids:
+            self.ids[label].add(_digest(record.id))
         if self.inputs.get(label) is not None:
-            self.inputs[label].add(hashlib.blake2b(repr((record.id, [int(i) for i in record.token_ids])).encode(), digest_size=16).digest())
+            self.inputs[label].add(_digest((record.id, [int(i) for i in record.token_ids])))
         if self.settings.target == "gold":
             if record.label is None:
                 raise BadInput(f"{self.source}:{record.line}: {self.named('target')} gold needs a label in every record")

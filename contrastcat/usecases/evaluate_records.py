@@ -178,8 +178,11 @@ def check_against_model(
     if claimed is not None:
         kind = "a multi-label classifier (a sigmoid per label)" if classifier.multi_label else \
             "a single-label classifier (a softmax over the classes)"
-        raise BadInput(f"{where(source, claimed)}: record id {claimed.id!r} says multi_label "
-                       f"{str(claimed.multi_label).lower()}, but {classifier.name!r} is {kind} by its config")
+        # A single-label record says so by leaving multi_label out (explain writes it only when
+        # true): a record without it is not said to have written "false".
+        said = "says multi_label true" if claimed.multi_label else "is a single-label record (no multi_label true)"
+        raise BadInput(f"{where(source, claimed)}: record id {claimed.id!r} {said}, but {classifier.name!r} is "
+                       f"{kind} by its config")
     check_records(records, classifier.model.get_input_embeddings().num_embeddings, classifier.num_classes, source)
     check_tokens_are_the_models(records, classifier, source)
 

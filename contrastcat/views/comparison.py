@@ -7,6 +7,7 @@ import html
 from dataclasses import dataclass
 
 from ..evaluation.fitted import LEGEND, SIGNS
+from ..evaluation.stats import level_text
 from .html_page import PAGE_STYLE, POLICY
 
 
@@ -50,10 +51,10 @@ def table(document: dict) -> tuple[list[Cell], list[list[Cell]], list[str]]:
         rows.append(row)
     measured = any((cell.get("against_leader") or {}).get("interval") is not None
                    for entry in document["methods"] for cell in entry["columns"].values())
+    why = document["recommendation"].get("no_intervals") or f"{document['bootstrap']['resamples']} bootstrap resamples"
     intervals = (
-        f"with its {document['bootstrap']['ci']:.0%} bootstrap interval ({document['bootstrap']['resamples']} "
-        "resamples), bold where it excludes 0" if measured
-        else f"(no intervals: {document['bootstrap']['resamples']} bootstrap resamples)"
+        f"with its {level_text(document['bootstrap']['ci'])} bootstrap interval ({document['bootstrap']['resamples']} "
+        "resamples), bold where it excludes 0" if measured else f"(no intervals: {why})"
     )
     legend = [
         f"{document['inputs']} inputs; {document['hardware']}. The leader's values, then every other method's "

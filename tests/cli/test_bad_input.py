@@ -147,6 +147,33 @@ def test_bad_option_values(tmp_path, toy_dir, refs):
     assert_one_line_error(result, "--device")
 
 
+def test_a_layer_count_too_long_to_read_is_one_line(tmp_path, toy_dir, refs):
+    """Python reads no integer of over 4,300 digits: a count that long is refused as text, from the
+    shell (--layers) and from Python (an int of 5,001 digits), with the value cut short."""
+    import contrastcat
+    from contrastcat.errors import BadInput
+
+    for given in ("9" * 5000, "0"):
+        result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "--method", "attcat", "--layers", given)
+        assert_one_line_error(result, "--layers must be all or a positive number of last layers, got '")
+        assert len(result.stderr) < 200
+    for method in ("attcat", "contrastcat"):
+        with pytest.raises(BadInput, match="layers must be at most 4294967295, got a whole number of about 5001 digits"):
+            contrastcat.explain_file(toy_dir / "inputs.jsonl", refs, method=method, layers=10**5000)
+
+
+def test_a_long_usage_error_is_cut_to_one_bounded_line(toy_dir, monkeypatch, capsys):
+    """The console script's own path (the launcher says a usage error in one line): a misspelt
+    option of 50,000 characters is said by its start and end, not all of it."""
+    from contrastcat_cli import launch
+
+    monkeypatch.setattr("sys.argv", ["contrastcat", "explain", str(toy_dir / "inputs.jsonl"), "--" + "x" * 50_000])
+    assert launch._run() == 2
+    said = capsys.readouterr().err
+    assert said.startswith("error: No such option: --xxx") and said.count("\n") == 1 and len(said) < 2100
+    assert " characters left out) … xxx" in said and said.endswith("xxx\n")
+
+
 def test_output_directory_missing(tmp_path, toy_dir, refs):
     result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "-o", tmp_path / "no" / "out.jsonl")
     assert_one_line_error(result, "does not exist")

@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+import contrastcat
+from contrastcat.errors import BadInput, Interrupted
 from contrastcat.records.inputs import InputRow
+from contrastcat.spec import InCall
 from contrastcat.usecases.compare import Choice, parse_choices, sample_rows
 
 from ..helpers import assert_one_line_error, invoke
@@ -136,3 +139,140 @@ def test_sentence_pairs_are_compared(tmp_path, toy_dir, toy_library):
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["inputs"] == 8 and [m["method"] for m in document["methods"]][-1] == "random"
+
+
+@pytest.mark.parametrize("where", ["report.md", "records.jsonl"])
+def test_a_link_among_the_folders_files_is_refused_not_written_through(tmp_path, toy_dir, toy_library, where):
+    """The user named a folder, not its four files: a link there to a file outside it is refused
+    before any work, and the file it points to is left as it was (CLI and Python alike)."""
+    import os
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("mine\n")
+    out = tmp_path / "cmp"
+    out.mkdir()
+    os.symlink(precious, out / where)
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", out,
+                    "--method", "attcat,random", "--limit", "6", "--sanity", "0")
+    assert_one_line_error(result, f"{out / where}: a symbolic link")
+    assert precious.read_text() == "mine\n" and sorted(p.name for p in out.iterdir()) == [where]
+    with pytest.raises(BadInput, match="a symbolic link"):
+        contrastcat.compare_file(toy_dir / "inputs.jsonl", toy_library.path, method="attcat,random", output=out)
+    # One made while the methods ran is refused when the files are put in place.
+    os.unlink(out / where)
+    from contrastcat.usecases import compare as use_case
+
+    def linking(phase, done, total):
+        if phase.startswith("evaluating") and not os.path.lexists(out / where):
+            os.symlink(precious, out / where)
+
+    with pytest.raises(BadInput, match="a symbolic link"):
+        use_case.compare_file(use_case.CompareOptions.read(
+            {"inputs": toy_dir / "inputs.jsonl", "library": toy_library.path, "method": "attcat,random",
+             "output": out, "limit": 6, "sanity": 0, "progress": linking}, InCall("compare_file")))
+    assert precious.read_text() == "mine\n" and sorted(p.name for p in out.iterdir()) == [where]
+
+
+def test_a_link_in_the_work_folder_is_refused(tmp_path, toy_dir, toy_library):
+    import os
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("mine\n")
+    (tmp_path / "cmp" / "work").mkdir(parents=True)
+    os.symlink(precious, tmp_path / "cmp" / "work" / "01.jsonl")
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", tmp_path / "cmp",
+                    "--resume", "--method", "attcat,random", "--limit", "6")
+    assert_one_line_error(result, "01.jsonl: a symbolic link, which compare did not make")
+    assert precious.read_text() == "mine\n"
+
+
+def test_missing_intervals_are_given_their_true_reason_and_level(tmp_path, toy_dir, toy_library):
+    """One input: no number of resamples gives an interval, and the reason says so; 12 inputs at
+    99.9 %: the level as given (never "100%") and the resamples it needs. Paragraph and table
+    legend alike, and the JSON says why."""
+    one = tmp_path / "one.jsonl"
+    one.write_text((toy_dir / "inputs.jsonl").read_text().splitlines()[0] + "\n")
+    base = ("--refs", toy_library.path, "--method", "attcat,random", "--sanity", "0", "-q")
+    result = invoke("compare", one, *base, "--bootstrap", "200", "--limit", "2")
+    assert result.exit_code == 0, result.output
+    reason = "1 input, fewer than the 6 a 95% interval needs"
+    assert f"without intervals ({reason})" in result.stdout and f"(no intervals: {reason})" in result.stdout
+    assert "resamples, too few" not in result.stdout
+    strict = invoke("compare", toy_dir / "inputs.jsonl", *base, "--bootstrap", "5000", "--ci", "0.999", "--json")
+    assert strict.exit_code == 0, strict.output
+    document = json.loads(strict.stdout)
+    from contrastcat.evaluation.stats import BootstrapSettings, why_no_interval
+
+    expected = why_no_interval(BootstrapSettings(5000, 0.999), 12)
+    assert expected == "12 inputs need 558359 resamples for a 99.9% interval, more than the 100000 allowed"
+    assert document["recommendation"]["no_intervals"] == expected
+    assert f"({expected})" in document["recommendation"]["paragraph"]
+    from contrastcat.views.comparison import markdown_report
+
+    table = markdown_report(document)
+    assert "100%" not in table and f"(no intervals: {expected})" in table
+
+
+def test_methods_that_make_the_same_maps_are_one_method_not_a_cheap_choice(tmp_path, toy_dir, toy_library):
+    """attcat over all layers and over the last 2 of a 2-layer model are one computation: their
+    maps are the same, so neither is the other's cheaper choice, whatever their times."""
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method",
+                    "attcat[layers=all],attcat[layers=2],random", "--sanity", "0", "--json", "-q")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["recommendation"]
+    assert found["same_maps"] == [["attcat[layers=all]", "attcat[layers=2]"]]
+    assert found["cheap"] not in ("attcat[layers=all]", "attcat[layers=2]")
+    assert "attcat[layers=all] and attcat[layers=2] made the same maps on every input" in found["paragraph"]
+    # Their values on every protocol are the same: a leader among them is the one given first.
+    assert found["best"] in (None, "attcat[layers=all]")
+
+
+def test_a_variant_is_named_as_written(tmp_path, toy_dir, toy_library):
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method",
+                    "attcat[layers=1],attnlrp[],random", "--sanity", "0", "--json", "-q", "--limit", "6")
+    assert result.exit_code == 0, result.output
+    assert [m["method"] for m in json.loads(result.stdout)["methods"]].count("attnlrp") == 1
+    hyphen = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", tmp_path / "never",
+                    "--method", "contrastcat[refs-used=99999],random")
+    assert_one_line_error(hyphen, "--method contrastcat[refs-used=99999]: refs-used 99999 reads")
+    found = parse_choices("--method", "contrastcat[refs-used=5],random")
+    assert found[0] == Choice("contrastcat", {"refs_used": "5"}) and found[0].written == "contrastcat[refs-used=5]"
+
+
+def test_a_hyphenated_option_is_reported_as_written(tmp_path, toy_dir, toy_library):
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method",
+                    "contrastcat[refs-used=5],random", "--sanity", "0", "--json", "-q", "--limit", "6",
+                    "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert {m["method"] for m in document["methods"]} == {"contrastcat[refs-used=5]", "random"}
+    assert "refs_used" not in document["recommendation"]["paragraph"]
+
+
+def test_long_values_end_in_one_short_line(tmp_path, toy_dir, toy_library):
+    """A layer count of 100,000 digits is refused as text (Python reads no number that long), and a
+    method followed by 50,000 brackets quotes the start of what was given, not all of it."""
+    args = ("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", tmp_path / "never", "--method")
+    huge = invoke(*args, f"attcat[layers={'9' * 100_000}],random")
+    assert_one_line_error(huge, "--method attcat[layers=999", "layers must be all or a positive number of last layers")
+    assert len(huge.stderr) < 400
+    brackets = invoke(*args, "attcat" + "[" * 50_000)
+    assert_one_line_error(brackets, "a '[' is never closed")
+    assert len(brackets.stderr) < 200
+    assert not (tmp_path / "never").exists()
+
+
+def test_an_interrupt_before_any_record_says_nothing_is_kept(tmp_path, toy_dir, toy_library):
+    """Ctrl-C in the first method's first window (batches of one, windows of eight): no record was
+    kept, and the message says so rather than pointing at an empty work folder."""
+    out = tmp_path / "cmp"
+
+    def interrupt(phase, done, total):
+        if phase.startswith("explaining with attcat") and done >= 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted, match=r"before the first records were made: nothing is kept in .*work, and no "
+                                          r"output was written"):
+        contrastcat.compare_file(toy_dir / "inputs.jsonl", toy_library.path, method="attcat,random", sanity=0,
+                                 batch_size=1, output=out, resume=True, progress=interrupt)
+    assert not (out / "records.jsonl").exists()

@@ -211,6 +211,10 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     # (said once as an unforeseen OSError, then as a traceback under CONTRASTCAT_DEBUG).
     listed = start("models", "list", preexec_fn=closed(1), stdout=None)
     debugged = start("--version", preexec_fn=closed(1), stdout=None, env={"CONTRASTCAT_DEBUG": "1"})
+    # stdout full (a full disk behind `> file`): said of standard output, whichever command printed,
+    # under CONTRASTCAT_DEBUG too (the caller's environment, not a bug).
+    completions_full = start("completions", "bash", stdout=full)
+    listed_full = start("models", "list", stdout=full, env={"CONTRASTCAT_DEBUG": "1"})
     # stderr closed or full: the messages are lost, never the exit code.
     no_stderr = subprocess.Popen([EXE, *map(str, explain + ["-o", other])], stdout=subprocess.DEVNULL,
                                  preexec_fn=closed(2), env={**os.environ, **OFFLINE})
@@ -239,6 +243,9 @@ def test_closed_standard_streams(tmp_path, toy_dir, refs):
     assert version.wait(timeout=TOGETHER) == 1 and version.stderr.read().count("\n") == 1
     assert (listed.wait(timeout=TOGETHER), listed.stderr.read()) == (1, closed_said)
     assert (debugged.wait(timeout=TOGETHER), debugged.stderr.read()) == (1, closed_said)
+    full_said = "error: cannot write to standard output (No space left on device)\n"
+    assert (completions_full.wait(timeout=TOGETHER), completions_full.stderr.read()) == (1, full_said)
+    assert (listed_full.wait(timeout=TOGETHER), listed_full.stderr.read()) == (1, full_said)
     assert no_stderr.wait(timeout=TOGETHER) == 0 and other.exists()
     assert full_stderr.wait(timeout=TOGETHER) == 2
     for process, shown in zip(piped, (12, 1)):

@@ -339,6 +339,30 @@ def test_compare_with_no_input_in_common_is_refused_before_the_model_loads(work,
     assert evaluate(records, "--compare", "attcat,rawatt").exit_code == 0
 
 
+def test_compare_with_records_made_elsewhere_is_refused_under_the_callers_name(work, toy_dir, tmp_path):
+    """Records made elsewhere have tokens only once the model loads: with no id in common they are
+    refused before it loads; with ids in common but no input evaluated by both (every one of them
+    too short), after the evaluation. Both said as the caller names the option (``--compare``,
+    ``evaluate_file: compare``), never in backticks."""
+    _, records, _ = work
+    own = [json.loads(line) for line in records.read_text().splitlines() if '"attcat"' in line]
+    other = [{"id": f"x-{r['id']}", "text": r["text"], "tokens": [t for t, s in zip(r["tokens"], r["special"]) if not s],
+              "scores": [v for v, s in zip(r["scores"], r["special"]) if not s], "target": r["target"],
+              "method": "captum-ig"} for r in own]
+    disjoint = tmp_path / "disjoint.jsonl"
+    disjoint.write_text("".join(json.dumps(line) + "\n" for line in own + other))
+    result = evaluate(disjoint, "--compare", "attcat,captum-ig", "--model", tmp_path / "no-model")
+    assert_one_line_error(result, "--compare: attcat and captum-ig have no input in common that will be evaluated")
+    short = [{**line, "id": line["id"][2:], "text": "good film", "tokens": ["good", "film"], "scores": [1.0, 0.0]}
+             for line in other]
+    shorter = tmp_path / "short.jsonl"
+    shorter.write_text("".join(json.dumps(line) + "\n" for line in own + short))
+    result = evaluate(shorter, "--compare", "attcat,captum-ig", "--model", toy_dir / "model")
+    assert_one_line_error(result, "--compare: attcat and captum-ig have no evaluated input in common")
+    with pytest.raises(BadInput, match="^evaluate_file: compare: attcat and captum-ig have no evaluated input"):
+        contrastcat.evaluate_file(shorter, model=toy_dir / "model", compare="attcat,captum-ig", min_tokens=3)
+
+
 def test_the_api_refuses_huge_numbers_and_a_malformed_pair(work, toy_classifier):
     from fractions import Fraction
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from contrastcat.evaluation.recommend import Candidate, Protocol, recommend
+from contrastcat.evaluation.recommend import Candidate, Protocol, recommend, same_maps
 from contrastcat.evaluation.stats import BootstrapSettings
 
 PROTOCOLS = (Protocol("MoRF AOPC, [MASK]", True), Protocol("LeRF AOPC, [MASK]", False), Protocol("LOO τ", True))
@@ -45,12 +45,12 @@ def test_a_clear_winner_and_a_cheap_method_within_the_margin():
     assert found.not_above_random == () and found.inputs == N
     assert found.wins["attnlrp"] == ("contrastcat-lrp", "attcat", "random") and found.wins["random"] == ()
     assert "attnlrp is the most faithful" in found.paragraph
-    assert ("contrastcat-lrp (0.1 s/input) is within 10% of attnlrp (0.3 s/input) on every protocol, at the worse "
-            "end of its interval (of the way from random to it)") in found.paragraph
+    assert ("contrastcat-lrp (0.1 s/input), at most half the cost of attnlrp (0.3 s/input), is within 10% of it on "
+            "every protocol, at the worse end of its interval (of the way from random to it)") in found.paragraph
     # A stricter margin: the cheap method is no longer close enough (0.02 > 2 % of 0.5).
     strict = recommend([far, near, best, chance], PROTOCOLS, BOOT, margin=0.02)
     assert strict.best == "attnlrp" and strict.cheap is None
-    assert "No cheaper method is within 2% of attnlrp" in strict.paragraph
+    assert "No method at most half the cost of attnlrp is within 2% of it" in strict.paragraph
 
 
 def test_no_clear_winner_where_the_leaders_intervals_overlap():
@@ -116,7 +116,8 @@ def test_without_intervals_nothing_is_claimed():
     short = recommend([_candidate("a", 0.2, _shifted(few, 0.5)), _candidate("random", 0.1, few)], PROTOCOLS,
                       BootstrapSettings(resamples=100))
     assert short.not_above_random == () and short.best is None
-    assert "100 bootstrap resamples, too few for a 95% interval on these inputs" in short.paragraph
+    assert "without intervals (8 inputs need at least 175 resamples for a 95% interval, not 100)" in short.paragraph
+    assert short.no_intervals == "8 inputs need at least 175 resamples for a 95% interval, not 100"
 
 
 def test_inputs_are_paired_by_key():
@@ -144,12 +145,101 @@ def test_the_margin_of_a_measure_near_zero_is_the_distance_from_chance():
     leader = -0.03 + rng.normal(0, 0.02, N)
     found = recommend([
         _candidate("full-lrp", 0.03, {"sufficiency": leader}),
-        _candidate("attnlrp", 0.02, {"sufficiency": leader + 0.01}),
-        _candidate("random", 0.01, {"sufficiency": leader + 0.33}),
+        _candidate("attnlrp", 0.015, {"sufficiency": leader + 0.01}),
+        _candidate("random", 0.005, {"sufficiency": leader + 0.33}),
     ], suff, BOOT)
     assert found.best == "full-lrp" and (found.cheap, found.cheap_of) == ("attnlrp", "full-lrp")
     # Without chance compared, the leader's own |mean| (0.03) is the scale: 0.01 is beyond 10 % of it.
     alone = recommend([_candidate("full-lrp", 0.03, {"sufficiency": leader}),
-                       _candidate("attnlrp", 0.02, {"sufficiency": leader + 0.01})], suff, BOOT)
+                       _candidate("attnlrp", 0.015, {"sufficiency": leader + 0.01})], suff, BOOT)
     assert alone.best == "full-lrp" and alone.cheap is None
-    assert alone.paragraph.endswith("No cheaper method is within 10% of full-lrp on every protocol.")
+    assert alone.paragraph.endswith("No method at most half the cost of full-lrp is within 10% of it on every protocol.")
+
+
+def test_the_reason_and_the_level_of_missing_intervals_are_the_true_ones():
+    """One input gets no interval whatever the resamples (the reason is the inputs); a 99.9 % level
+    is said as 99.9 %, never rounded to 100 %, with the resamples it would need."""
+    base = _measures()
+    one = {name: values[:1] for name, values in base.items()}
+    found = recommend([_candidate("a", 0.2, _shifted(one, 0.5)), _candidate("random", 0.1, one)], PROTOCOLS,
+                      BootstrapSettings(resamples=200))
+    assert found.no_intervals == "1 input, fewer than the 6 a 95% interval needs"
+    assert "resamples" not in found.paragraph and f"({found.no_intervals})" in found.paragraph
+    twenty = {name: values[:20] for name, values in base.items()}
+    strict = recommend([_candidate("a", 0.2, _shifted(twenty, 0.5)), _candidate("random", 0.1, twenty)], PROTOCOLS,
+                       BootstrapSettings(resamples=5000, level=0.999))
+    assert strict.no_intervals == "20 inputs need at least 29550 resamples for a 99.9% interval, not 5000"
+    assert "100%" not in strict.paragraph
+    none = recommend([_candidate("a", 0.2, base), _candidate("b", 0.1, base)], PROTOCOLS, BootstrapSettings(0))
+    assert none.no_intervals == "no bootstrap resamples"
+    # Where intervals are drawn, the level is said as given: 99.9 %.
+    sure = recommend([_candidate("a", 0.2, _shifted(base, 0.2)), _candidate("b", 0.1, base)], PROTOCOLS,
+                     BootstrapSettings(resamples=7000, level=0.999))
+    assert sure.no_intervals is None and "paired 99.9% interval" in sure.paragraph
+
+
+def test_a_cheaper_method_is_one_at_most_half_the_cost():
+    """Timing noise decides nothing: a method 0.2 % cheaper than the leader, as faithful as it, is
+    not its cheap choice; one at half its cost is. Among methods within a factor of two of the
+    cheapest, the best ranked is named, whichever of them measured cheaper."""
+    base = _measures()
+    leader = _candidate("contrastcat", 0.0575, _shifted(base, 0.2))
+    chance = _candidate("random", 0.0001, _shifted(base, -0.3))
+    close = _candidate("attcat", 0.0574, _shifted(base, 0.2))
+    found = recommend([leader, close, chance], PROTOCOLS, BOOT)
+    assert found.cheap is None and "No method at most half the cost of contrastcat" in found.paragraph
+    half = _candidate("attcat", 0.02875, _shifted(base, 0.2))
+    assert recommend([leader, half, chance], PROTOCOLS, BOOT).cheap == "attcat"
+    # Two cheap methods 1.5 % apart in cost: the one ranked first is named, both ways round.
+    better = _shifted(base, 0.195)
+    worse = _shifted(base, 0.19)
+    for costs in ((0.0129, 0.0131), (0.0131, 0.0129)):
+        found = recommend([leader, _candidate("full-lrp", costs[0], better), _candidate("attnlrp", costs[1], worse),
+                           chance], PROTOCOLS, BOOT)
+        assert found.cheap == "full-lrp" and found.ranking.index("full-lrp") < found.ranking.index("attnlrp")
+    # A method clearly cheaper than the rest (over twice) is named though it ranks below them.
+    found = recommend([leader, _candidate("full-lrp", 0.0129, better), _candidate("attnlrp", 0.006, worse), chance],
+                      PROTOCOLS, BOOT)
+    assert found.cheap == "attnlrp"
+
+
+def test_methods_that_made_the_same_maps_are_one_method():
+    """Two names of one method (every value the same): neither ahead of the other, the one given
+    first named most faithful where both are ahead of the rest, never each other's cheap choice,
+    and the paragraph says they are one method."""
+    base = _measures()
+    one = _candidate("attcat[layers=all]", 0.1, _shifted(base, 0.2))
+    same = _candidate("attcat[layers=2]", 0.04, _shifted(base, 0.2))
+    chance = _candidate("random", 0.001, _shifted(base, -0.3))
+    apart = recommend([one, same, chance], PROTOCOLS, BOOT)
+    assert apart.best is None and apart.cheap == "attcat[layers=2]"  # not told they are one: two leaders
+    found = recommend([one, same, chance], PROTOCOLS, BOOT, same_maps=[("attcat[layers=all]", "attcat[layers=2]")])
+    assert found.best == "attcat[layers=all]" and found.cheap is None
+    assert found.same_maps == (("attcat[layers=all]", "attcat[layers=2]"),)
+    assert ("attcat[layers=all] and attcat[layers=2] made the same maps on every input: one method under 2 names"
+            in found.paragraph)
+    # Another cheap method is still named.
+    cheaper = _candidate("attnlrp", 0.01, _shifted(base, 0.19))
+    found = recommend([one, same, cheaper, chance], PROTOCOLS, BOOT, same_maps=[("attcat[layers=2]", "attcat[layers=all]")])
+    assert found.cheap == "attnlrp"
+
+
+@pytest.mark.parametrize("groups", [[("a", "nosuch")], [("a", "a")], [("a", "b"), ("b", "random")], ["ab"]])
+def test_same_maps_groups_name_measured_methods_once(groups):
+    base = _measures()
+    with pytest.raises(ValueError, match="same_maps"):
+        recommend([_candidate("a", 0.1, base), _candidate("b", 0.2, base), _candidate("random", 0.3, base)],
+                  PROTOCOLS, BOOT, same_maps=groups)
+
+
+def test_same_maps_finds_methods_whose_every_map_agrees():
+    maps = {
+        "a": [[1.0, 0.5, 0.0], [0.2, 1.0]],
+        "b": [[1.0, 0.5000015, 0.0], [0.2, 1.0]],  # within the tolerance: rounding, not another map
+        "c": [[1.0, 0.5, 0.0], [0.2, 0.9]],  # one score of one input differs
+        "d": [[1.0, 0.5, 0.0]],  # fewer inputs
+        "e": [[0.2, 1.0], [1.0, 0.5, 0.0]],  # the same maps of other inputs
+        "f": [[1.0, 0.5, 0.0], [0.2, 0.9]],
+    }
+    assert same_maps(maps) == (("a", "b"), ("c", "f"))
+    assert same_maps({"a": maps["a"], "b": maps["b"]}, tolerance=1e-6) == ()

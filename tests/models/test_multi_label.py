@@ -258,8 +258,13 @@ def test_records_of_a_label_that_is_not_the_top_one_are_said_so_and_claims_are_c
     flipped = json.loads(lines[1])
     flipped.pop("multi_label")
     path.write_text(lines[0] + json.dumps(flipped) + "\n" + "".join(lines[2:]))
-    assert_one_line_error(invoke("evaluate", path, "--model", model),
-                          f"{path}:2: record id", "says multi_label false, but", "is a multi-label classifier")
+    # Deleted, the key is not said to have been written false: a single-label record says so by its absence.
+    for written in ({}, {"multi_label": False}):
+        path.write_text(lines[0] + json.dumps({**flipped, **written}) + "\n" + "".join(lines[2:]))
+        result = invoke("evaluate", path, "--model", model)
+        assert_one_line_error(result, f"{path}:2: record id", "is a single-label record (no multi_label true), but",
+                              "is a multi-label classifier")
+        assert "says multi_label false" not in result.stderr
 
 
 def _by_input(records) -> list[list]:
