@@ -248,6 +248,9 @@ def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
         TimeRemainingColumn(),
         console=stderr_console(),
         transient=True,
+        # Rich would point sys.stdout at the bar's console (stderr) while it shows: records and
+        # reports written to standard output (-o - > file) would land on the terminal instead.
+        redirect_stdout=False,
     )
     tasks: dict[str, int] = {}
     with progress:

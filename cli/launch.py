@@ -105,7 +105,10 @@ def _run() -> int:
         say_interrupted()
         return INTERRUPTED
     except errors as error:  # a usage error (a misspelt flag): one line, exit 2
-        say(f"error: {bounded(error.format_message())}")
+        if type(error).__name__ == "NoArgsIsHelpError":  # `contrastcat models` alone: its help, not an error line
+            say(error.format_message().rstrip("\n"))
+        else:
+            say(f"error: {bounded(error.format_message())}")
         return error.exit_code
     if code == INTERRUPTED:
         # Typer turns a Ctrl-C outside a command (while parsing) into a silent 130;

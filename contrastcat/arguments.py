@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +25,8 @@ MAX_SEED = 2**32 - 1
 def shown(value: Any, limit: int = 60) -> str:
     """``repr`` on one line, cut to ``limit`` characters: a message stays one line."""
     if isinstance(value, int) and value.bit_length() > 256:  # Python writes no int past 4,300 digits
-        return f"a whole number of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+        sign = "a negative" if value < 0 else "a"
+        return f"{sign} whole number of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     try:
         text = repr(value)
     except Exception:  # noqa: BLE001 - an object whose repr fails still gets a message
@@ -55,7 +57,9 @@ def whole(value: Any) -> bool:
 
 
 def count(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> int:
-    if not whole(value) or value < minimum or (maximum is not None and value > maximum):
+    # Past sys.maxsize no count means anything (and past 4,300 digits Python cannot even print
+    # one in a later message): a typo, refused here.
+    if not whole(value) or value < minimum or value > (sys.maxsize if maximum is None else maximum):
         upper = f" and at most {maximum}" if maximum is not None else ""
         raise BadInput(f"{name} must be a whole number of at least {minimum}{upper}, got {shown(value)}")
     return int(value)

@@ -96,8 +96,10 @@ class _Contests:
         return any(d is not None and d.interval is not None for d in self.differences.values())
 
     def best(self) -> str | None:
-        """The method ahead of every other but those that made its maps (they are the same method)."""
-        return next((a for a in self.names if self.wins[a] >= set(self.names) - self.twins[a]), None)
+        """The method ahead of every other but those that made its maps (they are the same method);
+        None where there is no other (every method made the same maps: nothing was compared)."""
+        return next((a for a in self.names if set(self.names) - self.twins[a]
+                     and self.wins[a] >= set(self.names) - self.twins[a]), None)
 
     def groups(self) -> tuple[tuple[str, ...], ...]:
         """The methods that made the same maps, a group each, in the order given."""
@@ -126,6 +128,9 @@ def recommend(
     names = tuple(c.method for c in candidates)
     if len(set(names)) != len(names):
         raise ValueError("each method is measured once")
+    costs = [c.seconds_per_input for c in candidates]
+    if not all(isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0 for cost in costs):
+        raise ValueError(f"seconds_per_input must be finite and at least 0, got {costs!r}"[:200])
     judging = _Judging(tuple(protocols), bootstrap, margin, baseline)
     contests = _contests(candidates, judging, _twins(names, same_maps))
     wins = contests.wins
@@ -201,6 +206,8 @@ def _cheap(candidates: Sequence[Candidate], leader: str, ranking, contests: _Con
     the cheapest and those not COST_FACTOR times dearer than it (no closer cost tells them apart)."""
     by_name = {c.method: c for c in candidates}
     limit = by_name[leader].seconds_per_input / COST_FACTOR
+    if limit <= 0:  # a leader timed at nothing: nothing is measurably cheaper
+        return None
     within = [
         c for c in candidates
         if c.method not in contests.twins[leader] and c.seconds_per_input <= limit
@@ -284,8 +291,8 @@ def _seconds(value: float) -> str:
 def _paragraph(found: Recommendation, by_name: Mapping[str, Candidate], judging: _Judging, failing) -> str:
     """What the numbers support, in words: the winner or the leaders, the cheap choice, the methods
     not ahead of chance, those that made the same maps, those that fail model randomisation."""
-    measured = (f"On these {found.inputs} inputs and the {len(judging.protocols)} protocol(s) no method's selection "
-                "was fitted to")
+    inputs = f"this {found.inputs} input" if found.inputs == 1 else f"these {found.inputs} inputs"
+    measured = f"On {inputs} and the {len(judging.protocols)} protocol(s) no method's selection was fitted to"
     if found.no_intervals is not None:
         said = (f"{measured}, without intervals ({found.no_intervals}) no method can be shown ahead of another: the "
                 "table is ordered by mean rank, and no method is recommended.")
@@ -305,8 +312,10 @@ def _leading(found: Recommendation, by_name: Mapping[str, Candidate], judging: _
     leader, baseline, margin = found.best or found.leaders[0], judging.baseline, level_text(found.margin)
     of_the_way = f" (of the way from {baseline} to it)" if baseline in by_name and baseline != leader else ""
     if found.best is not None:
+        twins = [a for group in found.same_maps if found.best in group for a in group if a != found.best]
+        others = f"every other method but {listed(twins)} (its maps)" if twins else "every other method"
         said = (
-            f"{measured}, {found.best} is the most faithful: against every other method it is ahead, beyond the "
+            f"{measured}, {found.best} is the most faithful: against {others} it is ahead, beyond the "
             f"paired {level_text(judging.bootstrap.level)} interval, on more protocols than it is behind "
             f"({_seconds(by_name[found.best].seconds_per_input)})."
         )

@@ -104,6 +104,30 @@ def _output_target(path: str, inputs: Sequence[str | None]) -> OutputTarget:
     return target
 
 
+def folder_file_target(path: str, inputs: Sequence[str | None] = ()) -> OutputTarget:
+    """A file of a folder the tool fills itself (compare's): the name in the folder, never what a
+    link there points to. It is put in place by a rename onto the name, which replaces a link
+    made while the run worked instead of writing through it to a file elsewhere."""
+    try:
+        folder = Path(os.path.realpath(os.path.dirname(path) or "."))
+        name = folder / os.path.basename(path)
+        try:
+            existing = os.lstat(name)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise BadInput(f"{path}: is a directory, expected an output file")
+        for source in inputs:
+            if source is not None and existing is not None and stat.S_ISREG(existing.st_mode) \
+                    and _same_file(existing, source):
+                raise BadInput(f"{path}: is the input file {source}; writing there would destroy it, choose another output")
+        target = OutputTarget(path, name, False)
+        _probe(target)
+    except OSError as error:
+        raise BadInput(f"{path}: cannot write there ({error.strerror or error})") from None
+    return target
+
+
 # What loading a model directory reads (transformers' and contrastcat's names): an output may
 # sit beside them (a library next to its model is a common layout), never replace one.
 MODEL_FILE_PATTERNS = (

@@ -85,12 +85,13 @@ class MethodOptions:
         """Checks that a single field's metadata cannot say (override); ``named`` spells an option."""
 
     @classmethod
-    def _check_values(cls, owner: str, values: dict) -> None:
+    def _check_values(cls, owner: str, values: dict, named: Names | None = None) -> None:
         for spec in cls.specs():
             value = values.get(spec.name, spec.default)
             if not any(_of_type(value, kind) for kind in spec.accepts):
                 expected = " or ".join(kind.__name__ for kind in spec.accepts)
-                raise BadInput(f"{owner}: option {spec.name} must be {expected}, got {shown(value)}")
+                name = named(spec.name) if named is not None else spec.name
+                raise BadInput(f"{owner}: option {name} must be {expected}, got {shown(value)}")
 
     def _check_types(self, owner: str) -> None:
         self._check_values(owner, {name: getattr(self, name) for name in self.names()})
@@ -128,7 +129,7 @@ class MethodOptions:
         if unknown:
             valid = ", ".join(cls.names()) or "none"
             raise BadInput(f"method {method} has no option {unknown[0]!r} (its options: {valid})")
-        cls._check_values(f"method {method}", values)
+        cls._check_values(f"method {method}", values, named)
         return cls(**values, named=named)
 
     def settings(self) -> dict:

@@ -48,7 +48,8 @@ class MethodLabels:
         own = {**record.settings, "library": record.library}  # a library ablation is a variant too
         # Another tool's map under a method's name has none of its settings: set against this
         # tool's records of that name, it differs by where it was made, not by every setting.
-        elsewhere = record.settings.get(MADE_ELSEWHERE) is True
+        # Made elsewhere: said so once aligned to a model's tokens, or still without token ids.
+        elsewhere = record.settings.get(MADE_ELSEWHERE) is True or not record.token_ids
         first_kind = self._kind.setdefault(record.method, elsewhere)
         base = self._first.get((record.method, elsewhere))
         if base is None:

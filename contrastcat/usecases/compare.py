@@ -36,7 +36,7 @@ from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
 from ..io import jsonl
-from ..io.files import TEMP_SUFFIX, PendingFile, atomic_text_output, check_output_path, interrupted_after, output_target
+from ..io.files import TEMP_SUFFIX, PendingFile, check_output_path, folder_file_target, interrupted_after
 from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
 from ..methods import build_method, method_class
@@ -408,8 +408,8 @@ class ResumableFolder(MethodStore):
                 write_records(path, records_from(0), self.inputs)
                 elapsed, count = time.perf_counter() - began, len(rows)
             seconds = (elapsed / count, count)
-            with atomic_text_output(timing, self.inputs) as stream:
-                stream.write(json.dumps({"seconds_per_input": seconds[0], "inputs": seconds[1]}) + "\n")
+            _write_in_folder(timing, json.dumps({"seconds_per_input": seconds[0], "inputs": seconds[1]}) + "\n",
+                             self.inputs)
             if kept[0]:
                 self.kept.append(f"{method.name}: {kept[0]} of {len(rows)} inputs kept")
         else:
@@ -435,6 +435,18 @@ class ResumableFolder(MethodStore):
                     os.unlink(path)
         with contextlib.suppress(OSError):
             os.rmdir(self.work)
+
+
+def _write_in_folder(path: str, text: str, inputs: Sequence[str | None]) -> None:
+    """``text`` as the file ``path`` of a folder compare fills: whole or not at all, and onto the
+    name itself (a link made there meanwhile is replaced, never written through)."""
+    pending = PendingFile(folder_file_target(path, inputs))
+    try:
+        with open(pending.temp, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        pending.commit()
+    finally:
+        pending.discard()
 
 
 def _seconds(path: str) -> tuple[float, int] | None:
@@ -524,6 +536,8 @@ def _typed(choice: Choice) -> dict[str, object]:
     typed: dict[str, object] = {}
     for name, value in choice.options.items():
         spec = specs.get(name)
+        if spec is None:  # refused by the method, under the name as written (``REFS-USED``)
+            name = choice.names(name)
         if isinstance(value, str) and spec is not None and str not in spec.accepts:
             if spec.kind is bool and value.lower() in ("true", "false"):
                 value = value.lower() == "true"
@@ -591,12 +605,16 @@ def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
 
 
 def _choice(named: str, text: str) -> Choice:
+    """One method as written, ``name`` or ``name[option=value,...]``: named in the report by its
+    name and each option as written (``refs-used=5``), the space around each part left out."""
+    if not text.isprintable():  # a newline or a control code would split or garble the report's rows
+        raise BadInput(f"{named} {check.shown(text)}: a method is written without control characters")
     name, bracket, rest = text.partition("[")
     if not bracket:
-        return Choice(name, written=text)
+        return Choice(name.strip(), written=name.strip())
     if not rest.endswith("]"):
         raise BadInput(f"{named} {check.shown(text)}: a variant is name[option=value,...]")
-    chosen: dict[str, object] = {}
+    chosen: dict[str, str] = {}
     spelled: dict[str, str] = {}
     last = None
     for pair in filter(None, (p.strip() for p in rest[:-1].split(","))):
@@ -607,9 +625,12 @@ def _choice(named: str, text: str) -> Choice:
         if not equals or not key.strip():
             raise BadInput(f"{named} {check.shown(text)}: {check.shown(pair)} is not option=value")
         last = key.strip().replace("-", "_")
+        if last in chosen:  # the later value would win unseen
+            raise BadInput(f"{named} {check.shown(text)}: option {check.shown(key.strip())} is given twice")
         chosen[last] = raw.strip()  # typed as the method's option once it is known
         spelled[last] = key.strip()
-    return Choice(name.strip(), chosen, text if chosen else name.strip(), spelled)
+    written = f"{name.strip()}[{','.join(f'{spelled[key]}={value}' for key, value in chosen.items())}]"
+    return Choice(name.strip(), dict(chosen), written if chosen else name.strip(), spelled)
 
 
 DEFAULT_CHOICES = parse_choices("`method`", DEFAULT_METHODS)
@@ -804,8 +825,9 @@ def publish(files: Mapping[str, str], contents: Mapping[str, Iterable[str]], inp
         _check_own_file(path)
     try:
         for name, lines in contents.items():
-            target = output_target(files[name], inputs)
-            pending[name] = PendingFile(target)
+            # Put in place by a rename onto the name in the folder: a link made from here on is
+            # replaced, never written through.
+            pending[name] = PendingFile(folder_file_target(files[name], inputs))
             with open(pending[name].temp, "w", encoding="utf-8", newline="\n") as stream:
                 for line in lines:
                     stream.write(line)
@@ -840,6 +862,9 @@ def _check_folder(folder: str | None, chosen: CompareOptions) -> None:
     """The output folder: one that exists, or one its parent can hold (made once the work is done)."""
     if folder is None:
         return
+    if folder == "-":  # a folder named "-" would be made silently
+        raise BadInput(f"{chosen.named('output')} -: compare writes a folder of {len(OUTPUTS)} files, not standard "
+                       f"output ({chosen.bare('as_json')} prints the JSON report there)")
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise BadInput(f"{chosen.named('output')} {folder}: not a folder (compare writes {', '.join(OUTPUTS)} into one)")
     if not os.path.exists(folder):

@@ -326,14 +326,14 @@ def _check_compare(options: EvaluateOptions, scan: _Scan) -> None:
     missing = [name for name in pair or () if name not in scan.methods]
     if missing:
         raise BadInput(
-            f"{options.bare('compare')}: no method {missing[0]!r} in {scan.where} "
+            f"{options.named('compare')}: no method {missing[0]!r} in {scan.where} "
             f"(it has: {', '.join(sorted(scan.methods))})"
         )
     # Records made elsewhere have tokens once the model loads: before it, their ids can be paired.
     known = None not in scan.inputs.values()
     if pair and (not set.intersection(*scan.ids.values()) or (known and not set.intersection(*scan.inputs.values()))):
         raise BadInput(
-            f"{options.bare('compare')}: {pair[0]} and {pair[1]} have no input in common that will be evaluated "
+            f"{options.named('compare')}: {pair[0]} and {pair[1]} have no input in common that will be evaluated "
             f"(same id and tokens, at least {options.bare('min_tokens')} {options.min_tokens})"
         )
 

@@ -71,7 +71,7 @@ def _shard(named: str, value: Any) -> Shard | None:
 
 def _max_length(named: str, value: Any) -> int | None:
     if value is not None and check.whole(value) and value < 2:
-        raise BadInput(f"{named} {value}: an input needs at least 2 tokens")
+        raise BadInput(f"{named} {check.shown(value)}: an input needs at least 2 tokens")
     return check.optional_count(named, value, minimum=2)
 
 

@@ -478,3 +478,22 @@ def test_render_file_limit_and_evaluate_file_plot_over_its_report(files):
         "plot and output both name",
     )
     assert list(files["out"].iterdir()) == []
+
+
+HUGE = 10**5000  # past the 4,300 digits Python writes: a message quoting it would fail itself
+
+
+@pytest.mark.parametrize("call, argument", [
+    ("compare_file", "bootstrap"), ("evaluate_file", "bootstrap"), ("sanity_file", "bootstrap"),
+    ("evaluate_file", "min_tokens"), ("explain_file", "max_length"), ("explain_file", "layers"),
+    ("explain_file", "refs_used"), ("compare_file", "limit"),
+])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_an_integer_too_long_to_print_is_refused_in_one_line(files, call, argument, sign):
+    inputs = {"records": files["records"]} if call in ("evaluate_file", "sanity_file") else \
+        {"inputs": files["inputs"], "library": files["library"]}
+    extra = {"method": "attcat"} if call == "explain_file" else {}
+    message = assert_bad_input(lambda: getattr(contrastcat, call)(**inputs, model=files["model"], **extra,
+                                                                  **{argument: sign * HUGE}))
+    assert argument in message and len(message) < 300 and "0000000000" not in message
+    assert list(files["out"].iterdir()) == []

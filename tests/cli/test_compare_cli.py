@@ -225,6 +225,11 @@ def test_methods_that_make_the_same_maps_are_one_method_not_a_cheap_choice(tmp_p
     assert "attcat[layers=all] and attcat[layers=2] made the same maps on every input" in found["paragraph"]
     # Their values on every protocol are the same: a leader among them is the one given first.
     assert found["best"] in (None, "attcat[layers=all]")
+    # Two names of one method and nothing else: nothing was compared, and no method is ahead.
+    alone = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method",
+                   "attcat,attcat[layers=2]", "--sanity", "0", "--json", "-q")
+    found = json.loads(alone.stdout)["recommendation"]
+    assert found["best"] is None and "most faithful" not in found["paragraph"] and found["same_maps"]
 
 
 def test_a_variant_is_named_as_written(tmp_path, toy_dir, toy_library):
@@ -276,3 +281,61 @@ def test_an_interrupt_before_any_record_says_nothing_is_kept(tmp_path, toy_dir, 
         contrastcat.compare_file(toy_dir / "inputs.jsonl", toy_library.path, method="attcat,random", sanity=0,
                                  batch_size=1, output=out, resume=True, progress=interrupt)
     assert not (out / "records.jsonl").exists()
+
+
+def test_a_link_made_while_the_files_are_written_is_replaced_not_followed(tmp_path, toy_dir, toy_library, monkeypatch):
+    """The race the checks before the writing cannot close: a link made at a file's name after its
+    temporary file is made. The file is put in place by a rename onto the name, which replaces
+    the link; the file it pointed to is never written."""
+    import os
+
+    from contrastcat.usecases import compare as use_case
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("mine\n")
+    out = tmp_path / "cmp"
+    made = use_case.PendingFile
+
+    class Linking(made):
+        def __init__(self, target):
+            super().__init__(target)
+            os.symlink(precious, target.given)  # after the check, before the rename
+
+    monkeypatch.setattr(use_case, "PendingFile", Linking)
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", out,
+                    "--method", "attcat,random", "--limit", "6", "--sanity", "0", "-q")
+    assert result.exit_code == 0, result.output
+    assert precious.read_text() == "mine\n"
+    assert all(not (out / name).is_symlink() and (out / name).stat().st_size > 0 for name in use_case.OUTPUTS)
+    # A method's time in DIR/work, written the same way.
+    monkeypatch.undo()
+    work = tmp_path / "work"
+    work.mkdir()
+    os.symlink(precious, work / "01.seconds.json")
+    use_case._write_in_folder(str(work / "01.seconds.json"), "{}\n", [])
+    assert precious.read_text() == "mine\n" and (work / "01.seconds.json").read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("method, said", [
+    ("attcat[layers=2\n],random", "a method is written without control characters"),
+    ("attcat[layers=2,layers=all],random", "option 'layers' is given twice"),
+    ("contrastcat[refs-used=3,refs_used=1],random", "option 'refs_used' is given twice"),
+    ("contrastcat[REFS-USED=1],random", "has no option 'REFS-USED'"),
+    ("contrastcat[refs-used=xyz],random", "option refs-used must be int, got 'xyz'"),
+])
+def test_a_method_written_oddly_is_refused_as_written(tmp_path, toy_dir, toy_library, method, said):
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", tmp_path / "never",
+                    "--method", method)
+    assert_one_line_error(result, said)
+    assert not (tmp_path / "never").exists()
+
+
+def test_space_around_a_variant_s_parts_is_not_part_of_its_name():
+    found = parse_choices("--method", " contrastcat-lrp[ refs-used = 20 , test_steps=2, 5 ] ,random ")
+    assert [choice.written for choice in found] == ["contrastcat-lrp[refs-used=20,test_steps=2,5]", "random"]
+
+
+def test_standard_output_is_no_folder(tmp_path, toy_dir, toy_library):
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", "-", "--method",
+                    "attcat,random")
+    assert_one_line_error(result, "--output -: compare writes a folder of 4 files, not standard output (--json prints")

@@ -81,3 +81,29 @@ def test_sanity_headers_show_variant_labels(toy_dir, toy_library, tmp_path):
     assert result.exit_code == 0, result.output
     header = next(line for line in result.stdout.splitlines() if "randomised up to" in line)
     assert "contrastcat[refs_used=5]" in header, result.stdout
+
+
+def test_a_progress_bar_leaves_standard_output_alone(monkeypatch):
+    """While a bar shows on a terminal's stderr, records written to standard output (-o - > file)
+    reach the file: Rich would otherwise point sys.stdout at the bar's console."""
+    import sys
+
+    from contrastcat_cli.common import phased_progress
+
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    before = sys.stdout
+    with phased_progress(quiet=False) as report:
+        report("explaining", 0, 2)
+        assert sys.stdout is before
+    assert sys.stdout is before
+
+
+def test_a_group_without_its_command_shows_its_help(monkeypatch, capsys):
+    from contrastcat_cli import launch
+
+    monkeypatch.setattr("sys.argv", ["contrastcat", "models"])
+    assert launch._run() == 2
+    said = capsys.readouterr().err
+    assert said.startswith("Usage: ") and " models [OPTIONS] COMMAND" in said and "error:" not in said
+    assert "prepare" in said

@@ -353,6 +353,8 @@ def test_compare_with_records_made_elsewhere_is_refused_under_the_callers_name(w
     disjoint.write_text("".join(json.dumps(line) + "\n" for line in own + other))
     result = evaluate(disjoint, "--compare", "attcat,captum-ig", "--model", tmp_path / "no-model")
     assert_one_line_error(result, "--compare: attcat and captum-ig have no input in common that will be evaluated")
+    with pytest.raises(BadInput, match="^evaluate_file: compare: attcat and captum-ig have no input in common"):
+        contrastcat.evaluate_file(disjoint, model=tmp_path / "no-model", compare="attcat,captum-ig")
     short = [{**line, "id": line["id"][2:], "text": "good film", "tokens": ["good", "film"], "scores": [1.0, 0.0]}
              for line in other]
     shorter = tmp_path / "short.jsonl"

@@ -51,3 +51,20 @@ def test_the_tool_s_records_after_another_tool_s_are_told_apart_by_that_alone(to
                     "--compare", "attcat,attcat[made_elsewhere=False]")
     assert result.exit_code == 0, result.output
     assert list(json.loads(report.read_text())["methods"]) == ["attcat", "attcat[made_elsewhere=False]"]
+
+
+def test_render_labels_records_made_elsewhere_as_evaluate_does(toy_dir, tmp_path):
+    """render reads records made elsewhere before any model aligns them: the same label as
+    evaluate's, which its --compare takes."""
+    own = tmp_path / "own.jsonl"
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "attcat",
+                  "-o", own, "-q").exit_code == 0
+    records = [json.loads(line) for line in own.read_text().splitlines()]
+    elsewhere = [{"id": r["id"], "text": r["text"], "tokens": [t for t, s in zip(r["tokens"], r["special"]) if not s],
+                  "scores": [v for v, s in zip(r["scores"], r["special"]) if not s], "target": r["target"],
+                  "method": "attcat"} for r in records]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(own.read_text() + "".join(json.dumps(e) + "\n" for e in elsewhere))
+    shown = invoke("render", mixed, "--color", "never", "--compare", "attcat,attcat[made_elsewhere=True]")
+    assert shown.exit_code == 0, shown.output
+    assert "attcat[made_elsewhere=True] →" in shown.stdout and "=None" not in shown.stdout

@@ -243,3 +243,36 @@ def test_same_maps_finds_methods_whose_every_map_agrees():
     }
     assert same_maps(maps) == (("a", "b"), ("c", "f"))
     assert same_maps({"a": maps["a"], "b": maps["b"]}, tolerance=1e-6) == ()
+
+
+def test_no_method_is_most_faithful_among_names_of_one_method_alone():
+    base = _measures()
+    twins = [_candidate("attcat", 0.1, base), _candidate("attcat[layers=2]", 0.05, base)]
+    found = recommend(twins, PROTOCOLS, BOOT, same_maps=[("attcat", "attcat[layers=2]")])
+    assert found.best is None and found.cheap is None and "most faithful" not in found.paragraph
+    # Beside a third method, the most faithful is ahead of every method but its twin, and says so.
+    chance = _candidate("random", 0.001, _shifted(base, -0.3))
+    found = recommend([*twins, chance], PROTOCOLS, BOOT, same_maps=[("attcat", "attcat[layers=2]")])
+    assert found.best == "attcat"
+    assert "against every other method but attcat[layers=2] (its maps) it is ahead" in found.paragraph
+
+
+@pytest.mark.parametrize("cost", [-0.1, float("nan"), float("inf")])
+def test_costs_are_finite_and_not_negative(cost):
+    base = _measures()
+    with pytest.raises(ValueError, match="seconds_per_input must be finite and at least 0"):
+        recommend([_candidate("a", 0.1, base), _candidate("b", cost, base)], PROTOCOLS, BOOT)
+
+
+def test_nothing_is_cheaper_than_a_leader_timed_at_nothing():
+    base = _measures()
+    found = recommend([_candidate("a", 0.0, _shifted(base, 0.2)), _candidate("b", 0.0, _shifted(base, 0.19)),
+                       _candidate("random", 0.0, _shifted(base, -0.3))], PROTOCOLS, BOOT)
+    assert found.best == "a" and found.cheap is None
+
+
+def test_one_input_is_said_in_the_singular():
+    base = _measures()
+    one = {name: values[:1] for name, values in base.items()}
+    found = recommend([_candidate("a", 0.2, one), _candidate("b", 0.1, one)], PROTOCOLS, BOOT)
+    assert found.paragraph.startswith("On this 1 input and the 3 protocol(s)")
