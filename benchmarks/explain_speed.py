@@ -40,7 +40,8 @@ from contrastcat.attribution import pipeline
 from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
 from contrastcat.capture.passes import ModelPasses
-from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
+from contrastcat.deletion.names import MORF
+from contrastcat.deletion.perturb import perturb, ranked_positions
 from contrastcat.deletion.refine import deletion_counts
 from contrastcat.methods import build_method
 from contrastcat.models import predictor

@@ -36,7 +36,8 @@ from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.methods import METHODS
 from contrastcat.models.precision import describe_hardware
 from contrastcat.records.inputs import InputRow
-from contrastcat.usecases.compare import COLUMNS, Choice, ResumableFolder, compare, report_document
+from contrastcat.usecases.compare import COLUMNS, ResumableFolder, compare, report_document
+from contrastcat.usecases.options.compare import Choice
 from contrastcat.views.comparison import markdown_report
 
 ROOT = Path(__file__).resolve().parent.parent

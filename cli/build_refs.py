@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-import typer
-from rich.table import Table
-from rich.text import Text
 
-from contrastcat.api import ON_COMMAND_LINE, BuildRefsOptions, run_build_refs
+import typer
+
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, BuildRefsOptions
 
 from .common import notifier, phased_progress, printing_after, reports_errors, stderr_console, warn
 from .spec import command
@@ -35,7 +35,7 @@ def _build_refs(values: dict) -> None:
         options = BuildRefsOptions.read(
             {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
-        report = run_build_refs(options)
+        report = api.run_build_refs(options)
     with printing_after(("the library", report.path)):
         _summary(report, options.gamma, options.as_json, quiet)
 
@@ -47,6 +47,10 @@ build_refs = reports_errors(command(
 
 
 def _summary(report, gamma: float, as_json: bool, quiet: bool) -> None:
+    # Rich's tables load with the output they print: --help and refusals need none.
+    from rich.table import Table
+    from rich.text import Text
+
     for warning in report.selection.warnings:  # shown even with --quiet: docs/spec.md §2 requires it
         warn(warning)
     if report.truncated:

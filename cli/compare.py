@@ -6,7 +6,8 @@ import json
 
 import typer
 
-from contrastcat.api import ON_COMMAND_LINE, CompareOptions, run_compare
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, CompareOptions
 
 from .common import notifier, phased_progress, printing_after, reports_errors
 from .spec import command
@@ -43,7 +44,7 @@ def _compare(values: dict) -> None:
         chosen = CompareOptions.read(
             {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
-        run = run_compare(chosen)
+        run = api.run_compare(chosen)
     with printing_after(("records.jsonl, report.json, report.md and report.html", chosen.output),
                         stdout="the JSON report" if as_json else "the table"):
         typer.echo(json.dumps(run.document, indent=2, ensure_ascii=False) if as_json else run.markdown())

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
-from contrastcat.api import ON_COMMAND_LINE, EvaluateOptions, is_standard_output, report_blocks, run_evaluate
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, EvaluateOptions, is_standard_output
 from contrastcat.errors import GateFailed
 
 from .common import (
@@ -61,7 +61,7 @@ def _evaluate(values: dict) -> None:
         options = EvaluateOptions.read(
             {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
-        run = run_evaluate(options)
+        run = api.run_evaluate(options)
     tables = None if is_standard_output(output) else "the tables"  # with -o -, they go to stderr
     printed = "the JSON report" if options.as_json else "the Markdown table" if options.markdown else tables
     with printing_after(("the report", output), ("the picture", options.plot), stdout=printed):
@@ -88,12 +88,15 @@ def _gates(problems: list[str]) -> None:
 
 
 def _print(run, options, console) -> None:
+    # Rich's tables load with the output they print: --help and refusals need none.
+    from rich.table import Table
+
     if options.as_json:
         typer.echo(run.text)
         return
     if console is None:
         return
-    blocks = report_blocks(run, markdown=options.markdown, curves=options.curves, plain=console.color_system is None)
+    blocks = api.report_blocks(run, markdown=options.markdown, curves=options.curves, plain=console.color_system is None)
     for block in blocks:
         if isinstance(block, str):
             typer.echo(block, err=console.stderr)

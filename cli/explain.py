@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from contrastcat.api import ON_COMMAND_LINE, ExplainOptions, list_methods, run_explain
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, ExplainOptions
 from contrastcat.errors import BadInput
 
 from .common import info, notifier, phased_progress, printing_after, reports_errors, warn
@@ -32,13 +31,17 @@ Examples:
 
 
 def _list_methods(as_json: bool) -> None:
+    # Rich's tables load with the output they print: --help and refusals need none.
+    from rich.console import Console
+    from rich.table import Table
+
     rows = [
         {
             "name": row["name"], "needs_refs": row["needs_library"],
             "options": ["--" + name.replace("_", "-") for name in row["options"]],
             "description": row["description"],
         }
-        for row in list_methods()
+        for row in api.list_methods()
     ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -68,7 +71,7 @@ def _explain(values: dict) -> None:
         )
         if values["inputs"] is None:
             raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")
-        run = run_explain(options.with_methods_options(method_options))
+        run = api.run_explain(options.with_methods_options(method_options))
     if run.speaks:  # under torchrun, rank 0 speaks for all
         # The records are all written by now (to the file, or to stdout as they finished): Ctrl-C
         # in the summary says so.

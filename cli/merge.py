@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contrastcat.api import ON_COMMAND_LINE, MergeOptions, run_merge
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, MergeOptions
 
 from .common import info, printing_after, reports_errors
 from .spec import command
@@ -20,7 +21,7 @@ Examples:
 
 def _merge(values: dict) -> None:
     options = MergeOptions.read(values, ON_COMMAND_LINE, where=None)
-    written = run_merge(options)
+    written = api.run_merge(options)
     # The merged records are written whole by now: Ctrl-C in the "wrote" line says so.
     with printing_after(("every record", options.output)):
         if options.output != "-":

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from contrastcat.api import ON_COMMAND_LINE, ListModelsOptions, PrepareOptions, embedded_models, run_prepare
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, ListModelsOptions, PrepareOptions
 
 from .common import notifier, phased_progress, reports_errors
 from .spec import command
@@ -31,8 +30,12 @@ app = typer.Typer(
 
 
 def _list(values: dict) -> None:
+    # Rich's tables load with the output they print: --help and refusals need none.
+    from rich.console import Console
+    from rich.table import Table
+
     options = ListModelsOptions.read(values, ON_COMMAND_LINE, where=None)
-    rows = embedded_models()
+    rows = api.embedded_models()
     if options.as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -49,7 +52,8 @@ def _prepare(values: dict) -> None:
     quiet = values["quiet"]
     with phased_progress(quiet) as report:
         options = {**values, "progress": report, "notify": notifier(quiet)}
-        run_prepare(PrepareOptions.read(options, ON_COMMAND_LINE, where=None))
+        chosen = PrepareOptions.read(options, ON_COMMAND_LINE, where=None)  # refused here, before the work's modules load
+        api.run_prepare(chosen)
 
 
 list_models = reports_errors(command(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contrastcat.api import ON_COMMAND_LINE, RenderOptions, run_render
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, RenderOptions
 
 from .common import info, printing_after, reports_errors, watching_stdout
 from .spec import command
@@ -27,7 +28,8 @@ def _render(values: dict) -> None:
     printed = None if target not in (None, "-") else "the page" if html is not None else "the text"
     # Printed as it is made, once every record was read and checked: Ctrl-C may cut it short.
     with watching_stdout() as watched, printing_after(stdout=lambda: printed if watched.written else None):
-        run = run_render(RenderOptions.read(values, ON_COMMAND_LINE, where=None))
+        chosen = RenderOptions.read(values, ON_COMMAND_LINE, where=None)  # refused here, before the work's modules load
+        run = api.run_render(chosen)
     # The file is written whole by now: Ctrl-C in its "wrote" line says so.
     with printing_after(("the page" if html is not None else "the text", run.wrote)):
         if run.wrote is not None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
-from contrastcat.api import ON_COMMAND_LINE, SanityOptions, is_standard_output, run_sanity, sanity_blocks
+from contrastcat import api
+from contrastcat.api import ON_COMMAND_LINE, SanityOptions, is_standard_output
 
 from .common import (
     notifier,
@@ -45,7 +45,7 @@ def _sanity(values: dict) -> None:
         chosen = SanityOptions.read(
             {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
-        report, document = run_sanity(chosen)
+        report, document = api.run_sanity(chosen)
     printed = "the JSON report" if as_json else None if is_standard_output(output) else "the table"
     with printing_after(("the report", output), ("the picture", chosen.plot), stdout=printed):
         _print(report, document, as_json, tables_console(output, quiet, soft_wrap=True))
@@ -58,6 +58,9 @@ sanity = reports_errors(command(
 
 
 def _print(report, document: dict, as_json: bool, console) -> None:
+    # Rich's tables load with the output they print: --help and refusals need none.
+    from rich.table import Table
+
     if as_json:
         import json
 
@@ -65,7 +68,7 @@ def _print(report, document: dict, as_json: bool, console) -> None:
         return
     if console is None:
         return
-    for block in sanity_blocks(report):
+    for block in api.sanity_blocks(report):
         if isinstance(block, Table) and not console.is_terminal:
             console.width = max(console.width, console.measure(block, options=console.options.update_width(1000)).maximum)
         console.print(block) if not isinstance(block, str) else typer.echo(block, err=console.stderr)

@@ -60,6 +60,9 @@ class Option:
     argument: bool = False  # the command line's positional argument (never a flag)
     show_default: bool = True
     hidden: bool = False  # left out of the command's --help (an option for tests)
+    # A check made once every option was read and checked together (whether a file named exists):
+    # what is wrong with the options themselves is said first.
+    after: Check | None = None
     annotation: Any = inspect.Parameter.empty  # the call's type (default: the field's), for its signature
 
     @property
@@ -81,7 +84,8 @@ def option(
     **more: Any,
 ) -> Any:
     """A dataclass field that is an option. ``flags`` default to ``--name-with-dashes``; ``more``:
-    ``metavar``, ``negatable``, ``where``, ``shown_default``, ``argument``, ``show_default``, ``hidden``."""
+    ``metavar``, ``negatable``, ``where``, ``shown_default``, ``argument``, ``show_default``, ``hidden``,
+    ``after``."""
     unknown = set(more) - {f.name for f in dataclasses.fields(Option)}
     if unknown:
         raise TypeError(f"option() got an unexpected keyword argument {sorted(unknown)[0]!r}")
@@ -187,6 +191,10 @@ class CommandOptions:
         checked = {name: spec.check(caller.named(spec), values[name]) for spec in specs if (name := spec.name) in values}
         options = cls(**checked, caller=caller)
         options.check_together()
+        for spec in specs:
+            value = getattr(options, spec.name)
+            if spec.after is not None and value is not None:
+                spec.after(caller.named(spec), value)
         return options
 
     def check_together(self) -> None:

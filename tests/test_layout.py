@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RANKS = {
     "contrastcat.version": 0,  # the release number
     "contrastcat.errors": 0,  # the exception family
+    "contrastcat.lazy": 0,  # a package's names imported on first use (PEP 562)
     "contrastcat.arguments": 1,  # argument checks every layer shares
     "contrastcat.spec": 1,  # command options, each defined once: flag, keyword, check
     "contrastcat.scaling": 1,  # min–max scaling, the one definition
@@ -66,6 +67,12 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
                 targets.add(submodule if submodule in known else stem)
         elif isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
+        elif _is_lazy_table(node):  # a package's LAZY names: imports made on first use (contrastcat.lazy)
+            for value in node.value.values:
+                module = value.value
+                dots = len(module) - len(module.lstrip(".")) or 1
+                base = package.split(".")[: len(package.split(".")) - dots + 1]
+                targets.add(".".join(base + [module.lstrip(".")]))
     resolved = set()
     for target in targets:
         while target and target not in known:
@@ -73,6 +80,12 @@ def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
         if target and target != name:
             resolved.add(target)
     return resolved
+
+
+def _is_lazy_table(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "LAZY" and isinstance(node.value, ast.Dict)
+            and all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in node.value.values))
 
 
 def part(module: str) -> str:
@@ -284,3 +297,18 @@ def test_no_test_file_imports_another():
 def test_the_test_import_check_can_fail(tmp_path):
     (tmp_path / "test_a.py").write_text("from .test_b import x\nfrom . import conftest\nfrom .helpers import y\n")
     assert cross_test_imports(tmp_path) == ["test_a.py:1 imports test_b", "test_a.py:2 imports conftest"]
+
+
+def test_no_lazy_name_is_a_module_of_its_package():
+    """Importing a package's module binds the module's name in the package: a public name spelled
+    as one of its modules would then be that module, not the name (``contrastcat.lazy``)."""
+    clashes = []
+    for name, path in modules(SOURCES).items():
+        if path.name != "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if _is_lazy_table(node):
+                for key in node.value.keys:
+                    if (path.parent / f"{key.value}.py").exists() or (path.parent / key.value / "__init__.py").exists():
+                        clashes.append(f"{name}.{key.value}")
+    assert clashes == []

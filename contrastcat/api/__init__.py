@@ -16,37 +16,50 @@ Each command of the CLI is one call here on files: ``build_refs``,
 ``explain_file`` (with resume, shards, torchrun), ``merge``, ``evaluate_file``
 (with gates), ``render_file``, ``sanity_file``; ``read_records`` reads records back; ``choices`` holds the values they take from
 fixed sets.
+
+The options and the fixed choices are light modules, imported here; each call is imported
+from its module on first use (``contrastcat.lazy``), so the command line reads its options
+without torch.
 """
+
 
 from __future__ import annotations
 
 from ..io.files import is_standard_output
-from . import choices
+from ..lazy import lazy_names
 from ..spec import REQUIRED, CommandOptions, OnCommandLine, Option
-from ..usecases.build_refs import BuildRefsOptions
-from ..usecases.compare import CompareOptions
-from ..usecases.evaluate_file import EvaluateOptions
-from ..usecases.explain_file import ExplainOptions
-from ..usecases.merge import MergeOptions, run_merge
-from ..usecases.prepare_model import ListModelsOptions, PrepareOptions, run_prepare
-from ..usecases.render_file import RenderOptions
-from ..usecases.sanity_file import SanityOptions
-from .compare import compare_file, run_compare
-from .evaluate import evaluate, evaluate_file, run_evaluate
-from .explain import explain, explain_file, list_methods, merge, run_explain, torchrun_follower
-from .library import build_library, build_refs, cached_library, labelled_data, run_build_refs
-from .models import embedded_models, load_model, open_library, prepare_model
-from .records import read_records
-from .render import render, render_file, report_blocks, run_render
-from .sanity import run_sanity, sanity, sanity_blocks, sanity_file
+from ..usecases.options.build_refs import BuildRefsOptions
+from ..usecases.options.compare import CompareOptions
+from ..usecases.options.evaluate import EvaluateOptions
+from ..usecases.options.explain import ExplainOptions
+from ..usecases.options.merge import MergeOptions
+from ..usecases.options.models import ListModelsOptions, PrepareOptions
+from ..usecases.options.render import RenderOptions
+from ..usecases.options.sanity import SanityOptions
+from . import choices
 
 # How the command line names an option in a message: by its flag (``--min-tokens``).
 ON_COMMAND_LINE = OnCommandLine()
 
+# A call's module is never named as a call (``_explain`` defines ``explain``): importing a package's
+# module binds its name in the package, and would hide the call of that name.
+LAZY = {
+    "compare_file": "compare", "run_compare": "compare",
+    "evaluate": "_evaluate", "evaluate_file": "_evaluate", "run_evaluate": "_evaluate",
+    "explain": "_explain", "explain_file": "_explain", "list_methods": "_explain", "merge": "_explain",
+    "run_explain": "_explain", "torchrun_follower": "..output.distributed",
+    "build_library": "library", "build_refs": "library", "cached_library": "library", "labelled_data": "library",
+    "run_build_refs": "library",
+    "embedded_models": "models", "load_model": "models", "open_library": "models", "prepare_model": "models",
+    "read_records": "records",
+    "render": "_render", "render_file": "_render", "report_blocks": "_render", "run_render": "_render",
+    "run_sanity": "_sanity", "sanity": "_sanity", "sanity_blocks": "_sanity", "sanity_file": "_sanity",
+    "run_merge": "..usecases.merge", "run_prepare": "..usecases.prepare_model",
+}
+__getattr__, __dir__ = lazy_names(__name__, LAZY)
+
 __all__ = [
-    "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "CompareOptions", "EvaluateOptions", "ExplainOptions", "ListModelsOptions", "MergeOptions", "OnCommandLine", "Option", "PrepareOptions",
-    "RenderOptions", "SanityOptions", "run_build_refs", "run_compare", "run_evaluate", "run_render", "run_explain", "run_merge", "run_prepare", "run_sanity",
-    "build_library", "build_refs", "cached_library", "choices", "compare_file", "embedded_models", "evaluate", "evaluate_file",
-    "explain", "explain_file", "is_standard_output", "labelled_data", "list_methods", "load_model", "merge", "open_library",
-    "prepare_model", "read_records", "render", "render_file", "report_blocks", "sanity", "sanity_blocks", "sanity_file", "torchrun_follower",
+    "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "CompareOptions", "EvaluateOptions",
+    "ExplainOptions", "ListModelsOptions", "MergeOptions", "OnCommandLine", "Option", "PrepareOptions",
+    "RenderOptions", "SanityOptions", "choices", "is_standard_output", *LAZY,
 ]

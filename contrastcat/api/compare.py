@@ -7,7 +7,8 @@ from typing import Any
 
 from ..models import Classifier
 from ..spec import InCall
-from ..usecases.compare import CompareOptions, CompareRun
+from ..usecases.compare import CompareRun
+from ..usecases.options.compare import CompareOptions
 from ..usecases.compare import compare_file as _compare_file
 from .signatures import with_signature
 

@@ -16,7 +16,7 @@ from ..library.defaults import cached_library as _cached_library
 from ..library.defaults import labelled as _labelled
 from ..models import Classifier
 from ..spec import InCall
-from ..usecases.build_refs import BuildRefsOptions
+from ..usecases.options.build_refs import BuildRefsOptions
 from ..usecases.build_refs import build_refs as _build_refs
 from ..usecases.checks import classifier_arg, model_directory
 from .signatures import with_signature

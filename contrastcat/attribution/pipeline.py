@@ -29,12 +29,11 @@ from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, resolve_forward_dtype
 from ..models.tokens import TokenizedText, length_batches
 from ..records.inputs import InputRow
-from ..records.record import AttributionRecord, raw_rounded, resolve_label, rounded
+from ..records.labels import resolve_label
+from ..records.record import AttributionRecord, raw_rounded, rounded
 from .pairs import tokenize_rows
+from .targets import ALL_ACTIVE, GOLD, PRED
 
-PRED = "pred"
-GOLD = "gold"
-ALL_ACTIVE = "all-active"  # a multi-label model: each label it predicts (above 0.5), one record each
 ACTIVE = 0.5  # a label is predicted where its sigmoid, as records write it, is above this
 
 

@@ -12,15 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import BadInput
-
-MORF = "morf"
-LERF = "lerf"
-DELETE = "delete"
-MASK = "mask"
-PAD = "pad"
-UNK = "unk"
-# How a perturbed token goes: removed, or replaced by the tokenizer's mask, pad or unknown token.
-PERTURBATIONS = (DELETE, MASK, PAD, UNK)
+from .names import DELETE, MASK, MORF, PAD, PERTURBATIONS, UNK
 
 
 def ranked_positions(scores: Sequence[float], special: Sequence[bool], order: str = MORF) -> np.ndarray:

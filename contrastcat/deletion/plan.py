@@ -14,11 +14,9 @@ import numpy as np
 
 from ..errors import BadInput
 from ..models.tokens import ProbabilityFn
-from .perturb import DELETE, perturb
+from .names import DELETE, PAPER, REFERENCE, STEP_GRIDS
+from .perturb import perturb
 
-PAPER = "paper"
-REFERENCE = "reference"
-STEP_GRIDS = (PAPER, REFERENCE)
 
 
 def grid_counts(length: int, grid: int = 10) -> list[int]:

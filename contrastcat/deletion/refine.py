@@ -18,28 +18,15 @@ import numpy as np
 from ..errors import BadInput
 from ..models.tokens import ProbabilityFn
 from ..scaling import minmax
-from .perturb import LERF, MORF, ranked_positions
+from .names import LERF, MEASURES, MORF, SCORE_RULES
+from .perturb import ranked_positions
 from .plan import DeletionPlan, grid_counts
 
-RHO_RULES = {
+RHO_RULES = {  # by the names of names.RHO_NAMES (the options check those without numpy)
     "mean+std": lambda s: s.mean() + s.std(),
     "mean": lambda s: s.mean(),
     "mean-std": lambda s: s.mean() - s.std(),
 }
-
-
-# How a map's deletion test is scored. "morf" is the paper's S(I_R): the mean drop of
-# the target probability as its top tokens go. "morf-lerf" (beyond the paper) also
-# deletes its *least* relevant tokens first and subtracts that mean drop, so a map
-# that ranks some evidence last (where LeRF finds it) scores lower; it costs a
-# second set of deletion inputs.
-SCORE_RULES = ("morf", "morf-lerf")
-
-# What a step's drop measures. "probability" is the paper's: p_c(x) - p_c(step). "log-odds" (beyond
-# the paper) is the drop of log p_c - log(1 - p_c): on a confident model p_c stays at about
-# 1 until most of the evidence is gone, so the first steps of every map score about 0 and only the
-# last ones (where any ranking has deleted the evidence) separate the maps; log-odds still moves.
-MEASURES = ("probability", "log-odds")
 
 
 @dataclass(frozen=True)

@@ -6,38 +6,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..deletion.perturb import LERF, MORF
-from .curves import ORDERS, MethodReport
+from .curves import MethodReport
 from .fitted import LEGEND, fitted_cells
-from .scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU
+from .metrics import KENDALL_METRIC, METRICS, ORDERS, SCALAR_METRICS, Metric
 from .stats import Interval
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    higher_is_better: bool
-
-
-# Better: MoRF AOPC higher, MoRF LOdds lower, LeRF AOPC lower, LeRF LOdds higher.
-METRICS = {
-    (MORF, "aopc"): Metric("MoRF AOPC", True),
-    (MORF, "lodds"): Metric("MoRF LOdds", False),
-    (LERF, "aopc"): Metric("LeRF AOPC", False),
-    (LERF, "lodds"): Metric("LeRF LOdds", True),
-}
-
-
-# Mean index τ over inputs (docs/spec.md §5): lower means more class-distinct attributions.
-KENDALL_METRIC = Metric("Kendall τ", False)
-
-# One value per input (.scalars): more drop without the top tokens, less drop with only them, more
-# agreement with each token's own drop.
-SCALAR_METRICS = {
-    ERASER_COMP: Metric("Comprehensiveness", True),
-    ERASER_SUFF: Metric("Sufficiency", False),
-    LOO_TAU: Metric("LOO τ", True),
-}
 
 
 BEST = "best"

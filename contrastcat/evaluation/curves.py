@@ -12,15 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..deletion.perturb import DELETE, LERF, MORF, ranked_positions
-from ..deletion.plan import PAPER, DeletionPlan, step_counts
+from ..deletion.names import DELETE, PAPER
+from ..deletion.perturb import ranked_positions
+from ..deletion.plan import DeletionPlan, step_counts
 from ..models.tokens import ProbabilityFn
 from .kendall import Kendall, finite_or_none
-from .scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, EraserRows, LeaveOneOut, loo_tau
+from .metrics import ORDERS
+from .metrics import ERASER_COMP, ERASER_SUFF, LOO_TAU
+from .scalars import EraserRows, LeaveOneOut, loo_tau
 from .stats import BootstrapSettings, Interval, column_intervals, mean_interval
 
-ORDERS = (MORF, LERF)
-TARGETS = ("pred", "gold", "record")
 CLIP = 1e-12
 
 

@@ -18,10 +18,10 @@ Everything else (masking, pad/unk replacement, leave-one-out, Kendall τ) no met
 
 from __future__ import annotations
 
-from ..deletion.perturb import DELETE, LERF, MORF
+from ..deletion.names import DELETE, LERF, MORF
 from ..deletion.refine import RefineSettings
 from ..methods import recorded_refinement
-from .scalars import ERASER_COMP, ERASER_SUFF
+from .metrics import ERASER_COMP, ERASER_SUFF
 
 FITTED = "fitted"
 PARTLY = "partly"

@@ -26,17 +26,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..arguments import listed
-from .stats import BootstrapSettings, Difference, level_text, paired_difference, why_no_interval
-
-DEFAULT_MARGIN = 0.1  # a cheaper method may fall this fraction of the way from the leader to chance below it
-# One method is called cheaper than another only where it takes at most 1/COST_FACTOR of its time.
-# Costs are measured once, on one machine: a run of two methods that make the same maps measured
-# them 26 % apart (0.000903 and 0.00122 s/input, a toy model), and AttnLRP and Full LRP, 1.5 % apart,
-# swap places between CPUs. A factor of two is beyond what timing noise does, and below it the
-# saving is too small to trade faithfulness for.
-COST_FACTOR = 2.0  # the paragraph says "at most half the cost"
-SAME_MAPS_TOLERANCE = 2e-6  # two maps are the same where no score differs by more (records keep 6 decimals)
-
+from .levels import level_text
+from .margins import COST_FACTOR, DEFAULT_MARGIN, SAME_MAPS_TOLERANCE
+from .stats import BootstrapSettings, Difference, paired_difference, why_no_interval
 
 @dataclass(frozen=True)
 class Protocol:

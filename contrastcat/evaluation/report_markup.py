@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from .comparison import BEST, SECOND, Comparison
 from .fitted import SIGNS
-from .stats import BootstrapSettings, Interval, level_text, why_no_interval
+from .levels import level_text
+from .stats import BootstrapSettings, Interval, why_no_interval
 
 TABLE_DECIMALS = 4  # the terminal tables and the JSON report's marks: values that print the same are tied
 MARKDOWN_DECIMALS = 3

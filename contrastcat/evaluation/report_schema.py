@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 import math
 
-from ..deletion.perturb import PERTURBATIONS
-from ..deletion.plan import STEP_GRIDS
+from ..deletion.names import PERTURBATIONS, STEP_GRIDS
 from ..errors import BadInput
 from ..io import jsonl
 from ..io.lines import LINE_LIMIT_ENV, RECORD_LINES, Overlong, line_limit, read_bounded
-from .comparison import METRICS
-from .curves import ORDERS, TARGETS
+from .metrics import METRICS, ORDERS, TARGETS
 from .scalars import SCALAR_KEYS
 
 REPORT_SCHEMA = "contrastcat/evaluate-report"

@@ -14,7 +14,8 @@ from ..deletion.plan import step_labels
 from ..arguments import shown
 from ..errors import BadInput
 from ..spec import Names, backticked
-from .comparison import KENDALL_METRIC, SCALAR_METRICS, Comparison, compare_methods
+from .comparison import Comparison, compare_methods
+from .metrics import ERASER_BINS, KENDALL_METRIC, SCALAR_METRICS
 from .curves import EvalSettings, MethodReport
 from .report_markup import (
     MARKDOWN_DECIMALS,
@@ -25,7 +26,6 @@ from .report_markup import (
     plus_minus_note,
 )
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
-from .scalars import ERASER_BINS
 from .stats import BootstrapSettings, Difference, paired_difference
 
 

@@ -18,15 +18,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import arguments
-from ..deletion.perturb import MORF, perturb, ranked_positions
+from ..deletion.names import MORF
+from ..deletion.perturb import perturb, ranked_positions
 from ..deletion.plan import DeletionPlan
 from ..errors import BadInput
 from .kendall import kendall_tau_b
+from .metrics import ERASER_BINS, ERASER_COMP, ERASER_SUFF, LOO_TAU
 
-ERASER_BINS = (1, 5, 10, 20, 50)  # per cent of the non-special tokens (ERASER's AOPC thresholds)
-ERASER_COMP = "eraser_comp"
-ERASER_SUFF = "eraser_suff"
-LOO_TAU = "loo_tau"
 SCALAR_KEYS = (ERASER_COMP, ERASER_SUFF, LOO_TAU)
 
 

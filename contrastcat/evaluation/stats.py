@@ -19,13 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .levels import MAX_RESAMPLES, fewest_resamples, level_text
+
 
 # Values gathered at once (resamples x inputs x columns): about 32 MB, whatever the number of inputs.
 _DRAW_BUDGET = 4_000_000
-
-
-MIN_RESAMPLES = 100
-MAX_RESAMPLES = 100_000  # 10**7 on 20 records took 61 s and 3.6 GB; 10**9 ran out of memory
 
 
 @dataclass(frozen=True)
@@ -157,23 +155,6 @@ def resolvable_level(settings: BootstrapSettings, count: int) -> float | None:
     resamples excluded the true mean in 1.6% of trials, not 0.1%)."""
     level = expanded_level(settings.level, count)
     return level if settings.resamples >= fewest_resamples(level) else None
-
-
-def fewest_resamples(level: float) -> int:
-    """Resamples that put at least one mean beyond each end of a ``level`` percentile interval."""
-    return math.ceil(2 / (1 - level) - 1e-9)
-
-
-def fewest_resamples_ever(level: float) -> int:
-    """The fewest resamples that resolve a ``level`` interval of some number of inputs: its
-    expanded level is above ``level`` for any count (it tends to it), so more than
-    2 / (1 − level) are needed; fewer never give an interval."""
-    return math.floor(2 / (1 - level) + 1e-9) + 1
-
-
-def level_text(level: float) -> str:
-    """A level as a percentage, never rounded (99.9%, not 100%; 95%, not 95.0%)."""
-    return f"{level * 100:.10g}%"
 
 
 def why_no_interval(settings: BootstrapSettings, count: int) -> str | None:

@@ -216,6 +216,12 @@ def open_input(path: str, buffering: int = -1) -> BinaryIO:
         raise BadInput(f"{path}: cannot read ({error.strerror})") from None
 
 
+def missing_input(path: str) -> bool:
+    """Whether ``path`` names no file at all (not ``-``, nor a name of standard input, closed or
+    not: :func:`open_input` says that of those)."""
+    return path != STDIO and not os.path.lexists(path) and not _names_standard_input(path)
+
+
 def _names_standard_input(path: str) -> bool:
     """Whether ``path`` leads to a name of standard input (``//dev/stdin``, ``/dev/./stdin``, a
     link to it), followed link by link but not through standard input's own: closed at start,

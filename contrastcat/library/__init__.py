@@ -1,21 +1,22 @@
-"""The reference library: selection (docs/spec.md §2), building, and the HDF5 file."""
+"""The reference library: selection (docs/spec.md §2), building, and the HDF5 file.
 
-from .build import BuildReport, BuildSettings, build_library
-from .reader import RefLibrary
-from .schema import FORMAT, SCHEMA_VERSION, LibraryInfo, ReferenceEntry
-from .select import ClassSelection, Selection, SelectionSettings, select_references
+Each name is imported from its module on first use (``contrastcat.lazy``)."""
 
-__all__ = [
-    "FORMAT",
-    "SCHEMA_VERSION",
-    "BuildSettings",
-    "BuildReport",
-    "ClassSelection",
-    "LibraryInfo",
-    "RefLibrary",
-    "ReferenceEntry",
-    "Selection",
-    "SelectionSettings",
-    "build_library",
-    "select_references",
-]
+from ..lazy import lazy_names
+
+LAZY = {
+    "FORMAT": "schema",
+    "SCHEMA_VERSION": "schema",
+    "BuildSettings": "build",
+    "BuildReport": "build",
+    "ClassSelection": "select",
+    "LibraryInfo": "schema",
+    "RefLibrary": "reader",
+    "ReferenceEntry": "schema",
+    "Selection": "select",
+    "SelectionSettings": "select",
+    "build_library": "build",
+    "select_references": "select",
+}
+__all__ = list(LAZY)
+__getattr__, __dir__ = lazy_names(__name__, LAZY)

@@ -30,26 +30,8 @@ from .select import (
     select_references,
     select_same_class,
 )
+from .names import ABLATION_POOLS
 from .writer import LibraryWriter
-
-ABLATION_POOLS = ("same", "random")
-
-
-def parse_pools(text: str, named: str = "`pools`") -> tuple[str, ...]:
-    """``--pools``: a comma list of same and random, or ``none`` alone (``named``: the option as
-    the caller spells it)."""
-    parts = [part.strip() for part in text.split(",")]
-    if parts == ["none"]:
-        return ()
-    if "" in parts:
-        raise BadInput(f"{named} {text!r}: name same, random or both (same,random), or none for neither")
-    if "none" in parts:
-        raise BadInput(f"{named} {text!r}: none stands alone (it stores no pool)")
-    unknown = [part for part in parts if part not in ABLATION_POOLS]
-    if unknown:
-        raise BadInput(f"{named}: unknown pool {unknown[0]!r} (choose from same, random, or none)")
-    return tuple(dict.fromkeys(parts))  # same,same is same: one pool, said twice
-
 
 @dataclass(frozen=True)
 class BuildSettings:

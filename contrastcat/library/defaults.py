@@ -33,7 +33,7 @@ from ..models.aliases import lookup_alias
 from ..models.precision import dtype_name
 from ..records.data import LabelledData, load_labelled
 from ..records.inputs import rows_from_objects
-from ..records.record import resolve_label
+from ..records.labels import resolve_label
 from .build import BuildSettings, Progress, build_library
 from .reader import RefLibrary
 from .schema import LibraryInfo

@@ -16,6 +16,7 @@ import torch
 from ..arguments import shown
 from ..errors import BadInput, LibraryMismatch
 from ..models.tokens import tokenize
+from .names import missing_library
 from .schema import (
     ATTRIBUTE_TYPES,
     CHECKSUM,
@@ -42,9 +43,7 @@ class RefLibrary:
         except OSError as error:  # a name longer than the system allows (Python 3.11 raises for it)
             raise BadInput(f"{shown(self.path)}: cannot be opened ({error.strerror})") from None
         if not is_file:
-            what = ("not a regular file" if os.path.exists(self.path)
-                    else "a symbolic link to nothing" if os.path.islink(self.path) else "no such reference library file")
-            raise BadInput(f"{self.path}: {what}")
+            raise BadInput(f"{self.path}: {missing_library(self.path) or 'not a regular file'}")
         self._cache: dict[tuple[str, str], torch.Tensor] = {}
         # Held open for the library's life: activations are read from the file verified here,
         # so a library written over the path mid-run (build-refs renames a new file into

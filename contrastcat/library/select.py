@@ -16,8 +16,6 @@ class SelectionSettings:
     min_tokens: int = 10  # special tokens included, as in the reference code
 
 
-# More references per class than any library holds in memory; also HDF5's attributes' limit.
-MAX_REFERENCES = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -11,22 +11,16 @@ One formula covers three methods (docs/spec.md §3, §6):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
-from ..arguments import shown
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS, Captured
-from ..deletion.refine import MEASURES, RHO_RULES, RefineSettings
+from ..deletion.refine import RefineSettings
 from ..errors import BadInput
 from ..spec import Names, backticked
 from ..scaling import minmax
 from .base import AttributionMethod, Candidates, ReferenceSource, input_seed
-from .options import MethodOptions, option
-
-RHO_CHOICES = tuple(RHO_RULES)
-
+from .options import MIXED, CATOptions, ContrastCATOptions, parse_layers, parse_steps
 
 def contrast_maps(
     activations: torch.Tensor,
@@ -56,56 +50,10 @@ def contrast_maps(
     return per_layer.sum(dim=1)
 
 
-REFERENCE_SELECTIONS = ("contrast", "same", "random", "contrast+random")
-MIXED = "contrast+random"
-
-
-# More digits than any layer count has: refused as text, never read as a number (Python refuses
-# to read a number of over 4,300 digits, with a ValueError that is no message for a user).
-LAYER_DIGITS = 9
-
-
-def parse_layers(layers: str | int, named: Names = backticked) -> int | None:
-    """``all`` (None) or the number of last layers to use (the paper's Figure 5A)."""
-    digits = isinstance(layers, str) and layers.isascii() and layers.isdigit() and len(layers) <= LAYER_DIGITS
-    if (isinstance(layers, int) and not isinstance(layers, bool)) or digits:
-        if 1 <= int(layers) < 10**LAYER_DIGITS:
-            return int(layers)
-    elif layers == "all":
-        return None
-    raise BadInput(f"{named('layers')} must be all or a positive number of last layers, got {shown(layers)}")
-
-
 def last_layers(count: int | None, num_layers: int, named: Names = backticked) -> slice:
     if count is not None and count > num_layers:
         raise BadInput(f"{named('layers')} {count}: the model has {num_layers} layers")
     return slice(None) if count is None else slice(num_layers - count, None)
-
-
-LAYERS_HELP = "CAT family: all layers, or the last N."
-
-
-@dataclass(frozen=True)
-class LayeredOptions(MethodOptions):
-    """Options with a ``layers`` field: checked once, recorded as "all" or a count."""
-
-    def check(self, named: Names) -> None:
-        parse_layers(self.layers, named)
-
-    def settings(self) -> dict:
-        values = super().settings()
-        count = parse_layers(self.layers)
-        values["layers"] = "all" if count is None else count
-        return values
-
-
-@dataclass(frozen=True)
-class CATOptions(LayeredOptions):
-    layers: str | int = option("all", LAYERS_HELP)
-
-    @property
-    def layer_count(self) -> int | None:
-        return parse_layers(self.layers)
 
 
 class CAT(AttributionMethod):
@@ -139,69 +87,6 @@ class AttCAT(CAT):
     summary = "CAT weighted by the attention each token receives (Qiang et al. 2022)"
     needs = frozenset({ACTIVATIONS, GRADIENTS, ATTENTION_RECEIVED})
     attention_weighted = True
-
-
-@dataclass(frozen=True)
-class ContrastCATOptions(LayeredOptions):
-    refs_used: int = option(30, "Contrast-CAT: references per input (K); 0 is AttCAT.", minimum=0,
-                            why="must be 0 (AttCAT) or more")
-    refine: bool = option(True, "Contrast-CAT: keep maps by deletion test (--no-refine: average all).")
-    rho: str = option("mean+std", f"Contrast-CAT deletion threshold: {', '.join(RHO_CHOICES)}.", choices=RHO_CHOICES)
-    deletion_grid: int = option(10, "Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].", minimum=2)
-    attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
-    reference_select: str = option(
-        "contrast",
-        "Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target's class), "
-        "random (random training rows, seeded) or contrast+random (half each); same needs "
-        "build-refs --pools same,random.",
-        choices=REFERENCE_SELECTIONS,
-    )
-    layers: str | int = option("all", LAYERS_HELP)
-    seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
-    test_steps: str = option(
-        "all",
-        "Contrast-CAT: the deletion test's steps, 1-based among the grid's (e.g. 3 or 2,5): fewer forward "
-        "passes, beyond the paper; all: the paper's test.",
-    )
-
-    test_measure: str = option(
-        "probability",
-        "Contrast-CAT deletion test's drop: probability (the paper's) or log-odds of the target, which "
-        "still moves where a confident model's probability stays at 1; beyond the paper.",
-        choices=MEASURES,
-    )
-
-    def check(self, named: Names) -> None:
-        super().check(named)
-        parse_steps(self.test_steps, self.deletion_grid, named)
-
-    def settings(self) -> dict:
-        values = super().settings()
-        steps = parse_steps(self.test_steps, self.deletion_grid)
-        if steps is None:  # the paper's test: records say nothing new (and match earlier ones)
-            values.pop("test_steps")
-        else:
-            values["test_steps"] = ",".join(map(str, steps))
-        if self.test_measure == "probability":  # likewise
-            values.pop("test_measure")
-        if not self.refine:  # no deletion test ran: its steps and measure had no effect
-            values.pop("test_steps", None)
-            values.pop("test_measure", None)
-        return values
-
-
-def parse_steps(spec: str, grid: int, named: Names = backticked) -> tuple[int, ...] | None:
-    """``"all"`` (or every step named) -> None; ``"2,5"`` -> (2, 5): sorted, each once, each a step of the grid."""
-    if spec == "all":
-        return None
-    parts = [part.strip() for part in str(spec).split(",")]
-    if not all(part.isascii() and part.isdigit() for part in parts):
-        raise BadInput(f"{named('test_steps')} must be all or step numbers like 2,5, got {shown(spec)}")
-    # A number of thousands of digits is out of range, and Python refuses to convert it.
-    steps = tuple(sorted({int(part) if len(part) <= 9 else grid for part in parts}))
-    if any(not 1 <= step < grid for step in steps):
-        raise BadInput(f"{named('test_steps')} must name steps 1 to {grid - 1} of the deletion grid, got {shown(spec)}")
-    return None if steps == tuple(range(1, grid)) else steps  # every step named is the paper's test
 
 
 class ContrastCAT(AttributionMethod):

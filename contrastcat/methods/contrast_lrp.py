@@ -21,7 +21,8 @@ from __future__ import annotations
 import torch
 
 from ..capture.core import ATTENTION_RECEIVED, LRP_GRADIENTS, Captured
-from .cat import ContrastCAT, ContrastCATOptions
+from .cat import ContrastCAT
+from .options import ContrastCATOptions
 
 
 class ContrastLRP(ContrastCAT):

@@ -19,42 +19,15 @@ Layers, alpha-hat, the deletion grid and the seed work as in the paper's method.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from ..capture.core import ACTIVATIONS, ATTENTION_RECEIVED, GRADIENTS
-from ..deletion.refine import SCORE_RULES, RefineSettings
+from ..deletion.refine import RefineSettings
 from ..scaling import minmax
 from ..spec import Names, backticked
 from .base import AttributionMethod
-from .cat import LAYERS_HELP, REFERENCE_SELECTIONS, ContrastCAT, LayeredOptions, parse_layers
-from .options import option
-
-
-@dataclass(frozen=True)
-class ContrastCATPlusOptions(LayeredOptions):
-    candidates: int = option(60, "contrastcat-plus: references per input, so candidate maps (K).", minimum=1)
-    pool: str = option(
-        "contrast+random",
-        "contrastcat-plus references: contrast+random (K - K//2 contrasting, K//2 random rows), "
-        "contrast, same or random; same needs build-refs --pools same,random.",
-        choices=REFERENCE_SELECTIONS,
-    )
-    top_maps: int = option(1, "contrastcat-plus: average the N maps with the largest drop score.", minimum=1)
-    refine_score: str = option(
-        "morf-lerf",
-        "contrastcat-plus drop score: morf-lerf (MoRF drop minus LeRF drop; twice the deletion "
-        "inputs) or morf (the paper's).",
-        choices=SCORE_RULES,
-    )
-    magnitude: bool = option(
-        False, "contrastcat-plus: also try |map| of each reference as a candidate (the sign problem)."
-    )
-    deletion_grid: int = option(10, "Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].", minimum=2)
-    attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
-    layers: str | int = option("all", LAYERS_HELP)
-    seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
+from .cat import ContrastCAT
+from .options import ContrastCATPlusOptions, parse_layers
 
 
 class ContrastCATPlus(ContrastCAT):

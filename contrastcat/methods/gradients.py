@@ -11,8 +11,6 @@ so input x gradient at its input is zero up to rounding (``models.families``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
@@ -21,10 +19,7 @@ from ..capture.passes import ModelPasses
 from ..errors import BadInput
 from ..scaling import minmax
 from .base import AttributionMethod, Candidates
-from .options import MethodOptions, option
-
-IG_BASELINES = ("zero", "pad")
-
+from .options import IntegratedGradientsOptions
 
 class InputXGradient(AttributionMethod):
     name = "input-x-gradient"
@@ -43,12 +38,6 @@ def gauss_legendre(steps: int) -> tuple[np.ndarray, np.ndarray]:
     """Nodes and weights on [0, 1]: exact for polynomials of degree < 2·steps (Captum's default rule)."""
     nodes, weights = np.polynomial.legendre.leggauss(steps)
     return (nodes + 1) / 2, weights / 2
-
-
-@dataclass(frozen=True)
-class IntegratedGradientsOptions(MethodOptions):
-    ig_steps: int = option(50, "Integrated gradients: quadrature nodes.", minimum=1)
-    ig_baseline: str = option("zero", "Integrated gradients baseline: zero or pad.", choices=IG_BASELINES)
 
 
 class IntegratedGradients(AttributionMethod):

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import InitVar, dataclass
 from typing import Any
 
 from ..arguments import shown
 from ..errors import BadInput
+from ..deletion.names import MEASURES, RHO_NAMES, SCORE_RULES
 from ..spec import Names, backticked
 
 MAX_INTEGER = 2**32 - 1
@@ -140,3 +142,237 @@ class MethodOptions:
 @dataclass(frozen=True)
 class NoOptions(MethodOptions):
     """For the methods that take none."""
+
+
+# --- each method's options, read by the command line and the checks without importing any method ---
+
+IG_BASELINES = ("zero", "pad")
+RHO_CHOICES = RHO_NAMES
+REFERENCE_SELECTIONS = ("contrast", "same", "random", "contrast+random")
+MIXED = "contrast+random"
+
+
+# More digits than any layer count has: refused as text, never read as a number (Python refuses
+# to read a number of over 4,300 digits, with a ValueError that is no message for a user).
+LAYER_DIGITS = 9
+
+
+def parse_layers(layers: str | int, named: Names = backticked) -> int | None:
+    """``all`` (None) or the number of last layers to use (the paper's Figure 5A)."""
+    digits = isinstance(layers, str) and layers.isascii() and layers.isdigit() and len(layers) <= LAYER_DIGITS
+    if (isinstance(layers, int) and not isinstance(layers, bool)) or digits:
+        if 1 <= int(layers) < 10**LAYER_DIGITS:
+            return int(layers)
+    elif layers == "all":
+        return None
+    raise BadInput(f"{named('layers')} must be all or a positive number of last layers, got {shown(layers)}")
+
+
+LAYERS_HELP = "CAT family: all layers, or the last N."
+
+
+@dataclass(frozen=True)
+class LayeredOptions(MethodOptions):
+    """Options with a ``layers`` field: checked once, recorded as "all" or a count."""
+
+    def check(self, named: Names) -> None:
+        parse_layers(self.layers, named)
+
+    def settings(self) -> dict:
+        values = super().settings()
+        count = parse_layers(self.layers)
+        values["layers"] = "all" if count is None else count
+        return values
+
+
+@dataclass(frozen=True)
+class CATOptions(LayeredOptions):
+    layers: str | int = option("all", LAYERS_HELP)
+
+    @property
+    def layer_count(self) -> int | None:
+        return parse_layers(self.layers)
+
+
+@dataclass(frozen=True)
+class ContrastCATOptions(LayeredOptions):
+    refs_used: int = option(30, "Contrast-CAT: references per input (K); 0 is AttCAT.", minimum=0,
+                            why="must be 0 (AttCAT) or more")
+    refine: bool = option(True, "Contrast-CAT: keep maps by deletion test (--no-refine: average all).")
+    rho: str = option("mean+std", f"Contrast-CAT deletion threshold: {', '.join(RHO_CHOICES)}.", choices=RHO_CHOICES)
+    deletion_grid: int = option(10, "Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].", minimum=2)
+    attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
+    reference_select: str = option(
+        "contrast",
+        "Contrast-CAT references: contrast (other classes, f_c < gamma), same (the target's class), "
+        "random (random training rows, seeded) or contrast+random (half each); same needs "
+        "build-refs --pools same,random.",
+        choices=REFERENCE_SELECTIONS,
+    )
+    layers: str | int = option("all", LAYERS_HELP)
+    seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
+    test_steps: str = option(
+        "all",
+        "Contrast-CAT: the deletion test's steps, 1-based among the grid's (e.g. 3 or 2,5): fewer forward "
+        "passes, beyond the paper; all: the paper's test.",
+    )
+
+    test_measure: str = option(
+        "probability",
+        "Contrast-CAT deletion test's drop: probability (the paper's) or log-odds of the target, which "
+        "still moves where a confident model's probability stays at 1; beyond the paper.",
+        choices=MEASURES,
+    )
+
+    def check(self, named: Names) -> None:
+        super().check(named)
+        parse_steps(self.test_steps, self.deletion_grid, named)
+
+    def settings(self) -> dict:
+        values = super().settings()
+        steps = parse_steps(self.test_steps, self.deletion_grid)
+        if steps is None:  # the paper's test: records say nothing new (and match earlier ones)
+            values.pop("test_steps")
+        else:
+            values["test_steps"] = ",".join(map(str, steps))
+        if self.test_measure == "probability":  # likewise
+            values.pop("test_measure")
+        if not self.refine:  # no deletion test ran: its steps and measure had no effect
+            values.pop("test_steps", None)
+            values.pop("test_measure", None)
+        return values
+
+
+def parse_steps(spec: str, grid: int, named: Names = backticked) -> tuple[int, ...] | None:
+    """``"all"`` (or every step named) -> None; ``"2,5"`` -> (2, 5): sorted, each once, each a step of the grid."""
+    if spec == "all":
+        return None
+    parts = [part.strip() for part in str(spec).split(",")]
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        raise BadInput(f"{named('test_steps')} must be all or step numbers like 2,5, got {shown(spec)}")
+    # A number of thousands of digits is out of range, and Python refuses to convert it.
+    steps = tuple(sorted({int(part) if len(part) <= 9 else grid for part in parts}))
+    if any(not 1 <= step < grid for step in steps):
+        raise BadInput(f"{named('test_steps')} must name steps 1 to {grid - 1} of the deletion grid, got {shown(spec)}")
+    return None if steps == tuple(range(1, grid)) else steps  # every step named is the paper's test
+
+
+@dataclass(frozen=True)
+class ContrastCATPlusOptions(LayeredOptions):
+    candidates: int = option(60, "contrastcat-plus: references per input, so candidate maps (K).", minimum=1)
+    pool: str = option(
+        "contrast+random",
+        "contrastcat-plus references: contrast+random (K - K//2 contrasting, K//2 random rows), "
+        "contrast, same or random; same needs build-refs --pools same,random.",
+        choices=REFERENCE_SELECTIONS,
+    )
+    top_maps: int = option(1, "contrastcat-plus: average the N maps with the largest drop score.", minimum=1)
+    refine_score: str = option(
+        "morf-lerf",
+        "contrastcat-plus drop score: morf-lerf (MoRF drop minus LeRF drop; twice the deletion "
+        "inputs) or morf (the paper's).",
+        choices=SCORE_RULES,
+    )
+    magnitude: bool = option(
+        False, "contrastcat-plus: also try |map| of each reference as a candidate (the sign problem)."
+    )
+    deletion_grid: int = option(10, "Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].", minimum=2)
+    attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
+    layers: str | int = option("all", LAYERS_HELP)
+    seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
+
+
+@dataclass(frozen=True)
+class IntegratedGradientsOptions(MethodOptions):
+    ig_steps: int = option(50, "Integrated gradients: quadrature nodes.", minimum=1)
+    ig_baseline: str = option("zero", "Integrated gradients baseline: zero or pad.", choices=IG_BASELINES)
+
+
+@dataclass(frozen=True)
+class RandomOptions(MethodOptions):
+    seed: int = option(0, "Seed of random, tis and --reference-select random.")
+
+
+@dataclass(frozen=True)
+class TISOptions(MethodOptions):
+    clusters: int = option(32, "TIS: k-means clusters (masks) per input.", minimum=1)
+    seed: int = option(0, "Seed of random, tis and --reference-select random.")
+
+
+
+
+# Each method's options, by its name, in the paper's Table 1 order (``registry.METHODS`` holds the
+# methods themselves, in the same order: a test holds the two equal).
+METHOD_OPTIONS: dict[str, type[MethodOptions]] = {
+    "contrastcat": ContrastCATOptions,
+    "contrastcat-plus": ContrastCATPlusOptions,
+    "contrastcat-lrp": ContrastCATOptions,
+    "attcat": CATOptions,
+    "cat": CATOptions,
+    "tis": TISOptions,
+    "rawatt": NoOptions,
+    "rollout": NoOptions,
+    "att-grads": NoOptions,
+    "att-x-att-grads": NoOptions,
+    "grad-sam": NoOptions,
+    "generic-attention": NoOptions,
+    "full-lrp": NoOptions,
+    "partial-lrp": NoOptions,
+    "transatt": NoOptions,
+    "attnlrp": NoOptions,
+    "integrated-gradients": IntegratedGradientsOptions,
+    "input-x-gradient": NoOptions,
+    "random": RandomOptions,
+}
+ALL = "all"  # in a method list: every method
+
+
+def method_names() -> tuple[str, ...]:
+    """Every registered method, in the paper's order (``all`` in a method list means these)."""
+    return tuple(METHOD_OPTIONS)
+
+
+def check_method_name(name: str) -> None:
+    if name not in METHOD_OPTIONS:
+        raise BadInput(f"unknown method {name!r} (available: {', '.join(METHOD_OPTIONS)})")
+
+
+def method_options(name: str) -> tuple[str, ...]:
+    """The option names method ``name`` takes (none for most baselines)."""
+    check_method_name(name)
+    return METHOD_OPTIONS[name].names()
+
+
+def option_specs() -> dict[str, OptionSpec]:
+    """Every method option by name, once: the CLI's method flags and the completions come from here.
+
+    Methods that share an option (``layers``, ``seed``) must define it alike:
+    a clash is a programming error, raised here.
+    """
+    found: dict[str, OptionSpec] = {}
+    for options in METHOD_OPTIONS.values():
+        for spec in options.specs():
+            seen = found.setdefault(spec.name, spec)
+            if (seen.kind, seen.default, seen.choices) != (spec.kind, spec.default, spec.choices):
+                raise TypeError(f"option {spec.name!r} is defined two ways ({seen} and {spec})")
+    return found
+
+
+def check_options(named: Names | None = None, **options) -> None:
+    """Refuse a bad option value even when no chosen method takes that option (the CLI's flags
+    are shared by all methods): each method's options are built from the values it takes."""
+    for name, cls in METHOD_OPTIONS.items():
+        cls.build(name, named, **{key: value for key, value in options.items() if key in cls.names()})
+
+
+def parse_method_list(spec: str | Sequence[str], named: Names = backticked) -> list[str]:
+    """``a,b,c`` (or a list of names) -> known method names, in order, without repeats; ``all`` is
+    every method. The one reading of a method list, for the CLI and the API alike."""
+    parts = [part.strip() for item in ([spec] if isinstance(spec, str) else spec) for part in item.split(",")]
+    parts = [part for part in parts if part]
+    names = list(dict.fromkeys(name for part in parts for name in (METHOD_OPTIONS if part == ALL else [part])))
+    if not names:
+        raise BadInput(f"{named('method')} needs at least one method name")
+    for name in names:
+        check_method_name(name)
+    return names

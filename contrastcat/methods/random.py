@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from ..capture.core import Captured
 from ..scaling import minmax
 from .base import AttributionMethod, Candidates, input_seed
-from .options import MethodOptions, option
-
-
-@dataclass(frozen=True)
-class RandomOptions(MethodOptions):
-    seed: int = option(0, "Seed of random, tis and --reference-select random.")
+from .options import RandomOptions
 
 
 class RandomScores(AttributionMethod):

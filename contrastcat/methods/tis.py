@@ -18,8 +18,6 @@ differ by the constant f_c(x). k-means is seeded per input, so batching changes 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from ..capture.core import ACTIVATIONS, Captured
@@ -27,7 +25,7 @@ from ..capture.passes import ModelPasses
 from ..errors import BadInput
 from ..scaling import minmax
 from .base import AttributionMethod, Candidates, input_seed
-from .options import MethodOptions, option
+from .options import TISOptions
 
 KEEP_RATIO = 0.5  # TIS's default share of tokens each mask keeps
 ITERATIONS = 100
@@ -70,12 +68,6 @@ def kmeans(points: torch.Tensor, k: int, seed: int, iterations: int = ITERATIONS
 def top_positions(centroid: torch.Tensor, keep: int) -> list[int]:
     order = torch.sort(-centroid, stable=True).indices
     return sorted(int(i) for i in order[:keep])
-
-
-@dataclass(frozen=True)
-class TISOptions(MethodOptions):
-    clusters: int = option(32, "TIS: k-means clusters (masks) per input.", minimum=1)
-    seed: int = option(0, "Seed of random, tis and --reference-select random.")
 
 
 class TIS(AttributionMethod):

@@ -1,24 +1,25 @@
-"""Model families, adapters, loading a checkpoint, and every forward pass."""
+"""Model families, adapters, loading a checkpoint, and every forward pass.
 
-from .adapters import Adapter, adapter_for
-from .families import FAMILIES, Family
-from .forward import classify, predictor
-from .loading import Classifier, load_pretrained, recast, weights_fingerprint, wrap_classifier
-from .precision import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES, resolve_forward_dtype
+Each name is imported from its module on first use (``contrastcat.lazy``): the light ones
+(``DTYPE_CHOICES``) never bring torch or transformers with them."""
 
-__all__ = [
-    "DTYPE_CHOICES",
-    "FORWARD_DTYPE_CHOICES",
-    "FAMILIES",
-    "Adapter",
-    "Classifier",
-    "Family",
-    "adapter_for",
-    "classify",
-    "load_pretrained",
-    "predictor",
-    "recast",
-    "resolve_forward_dtype",
-    "weights_fingerprint",
-    "wrap_classifier",
-]
+from ..lazy import lazy_names
+
+LAZY = {
+    "DTYPE_CHOICES": "dtypes",
+    "FORWARD_DTYPE_CHOICES": "dtypes",
+    "FAMILIES": "families",
+    "Adapter": "adapters",
+    "Classifier": "loading",
+    "Family": "families",
+    "adapter_for": "adapters",
+    "classify": "forward",
+    "load_pretrained": "loading",
+    "predictor": "forward",
+    "recast": "loading",
+    "resolve_forward_dtype": "precision",
+    "weights_fingerprint": "loading",
+    "wrap_classifier": "loading",
+}
+__all__ = list(LAZY)
+__getattr__, __dir__ = lazy_names(__name__, LAZY)

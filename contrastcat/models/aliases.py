@@ -107,5 +107,9 @@ ALIASES: dict[str, ModelAlias] = {
 }
 
 
+# The embedded models (``zoo.EMBEDDED`` holds how each is made): their names, without torch.
+EMBEDDED_NAMES = tuple(alias.name for alias in ALIASES.values() if alias.made_here is not None)
+
+
 def lookup_alias(name: str) -> ModelAlias | None:
     return ALIASES.get(name)

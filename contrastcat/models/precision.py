@@ -27,10 +27,10 @@ import torch
 
 from ..errors import BadInput, SlowPrecision
 from ..spec import Names, backticked
+from .dtypes import AUTO, DTYPE_CHOICES, FORWARD_DTYPE_CHOICES, SAME
 
+# By the names of dtypes.FLOAT_NAMES (the options read those without torch; a test holds them equal).
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-AUTO = "auto"
-DTYPE_CHOICES = (AUTO, *DTYPES)
 
 
 def resolve_dtype(spec: str | torch.dtype, device: torch.device) -> torch.dtype | str:
@@ -52,8 +52,6 @@ def dtype_name(dtype: torch.dtype) -> str:
 # Forward-only passes (the deletion test, evaluate's curves, build-refs' scan)
 # are nearly all of the time and need no gradient; they can run under autocast
 # while the captured forward and backward keep the weights' precision.
-SAME = "same"
-FORWARD_DTYPE_CHOICES = (SAME, AUTO, *DTYPES)
 
 
 def check_forward_dtype(spec: str) -> None:

@@ -29,7 +29,8 @@ from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.tokens import TokenizedText
 from ..records.inputs import InputRow
-from ..records.record import AttributionRecord, check_record, resolve_label
+from ..records.labels import resolve_label
+from ..records.record import AttributionRecord, check_record
 from .checkpoint import checkpointed_output, partial_path, recorded_run, run_digest
 from .identity import environment
 

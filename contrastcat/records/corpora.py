@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bz2
 import csv
-import importlib.metadata
 import io
 import random
 from dataclasses import dataclass
@@ -41,6 +40,9 @@ class Corpus:
 
 
 def _package_file(package: str, suffix: str) -> list[Path]:
+    # Imported when a corpus is read: the aliases import this module to name the corpora.
+    import importlib.metadata
+
     try:
         distribution = importlib.metadata.distribution(package)
     except importlib.metadata.PackageNotFoundError:
@@ -52,6 +54,8 @@ def _package_file(package: str, suffix: str) -> list[Path]:
 
 
 def _version(package: str) -> str:
+    import importlib.metadata
+
     return f"{package}=={importlib.metadata.version(package)}"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import BadInput, ModelUnavailable
 from .inputs import read_inputs
-from .record import resolve_label
+from .labels import resolve_label
 
 
 @dataclass(frozen=True)

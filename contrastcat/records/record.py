@@ -30,7 +30,6 @@ __all__ = [
     "check_record",
     "Records",
     "read_records",
-    "resolve_label",
     "write_records",
 ]
 
@@ -133,34 +132,6 @@ class Records(list):
     def _repr_html_(self) -> str:
         more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
         return notebook_html(self[:50]) + more
-
-
-def resolve_label(value: Any, label_names: Sequence[str], where: str) -> int:
-    """A label given as an index (int or digit string) or as a class name -> class index."""
-    if isinstance(value, bool):
-        raise BadInput(f"{where}: label {value!r} is not a class index or name")
-    if isinstance(value, int) or (isinstance(value, str) and _integer_text(value)):
-        index = int(value)
-        if 0 <= index < len(label_names):
-            return index
-        raise BadInput(f"{where}: label {index} out of range (model has {len(label_names)} classes)")
-    if isinstance(value, str):
-        lowered = [name.lower() for name in label_names]
-        if value.strip().lower() in lowered:
-            return lowered.index(value.strip().lower())
-    raise BadInput(f"{where}: label {_short_repr(value)} is not one of {', '.join(label_names)} or an index")
-
-
-def _integer_text(text: str) -> bool:
-    """ASCII digits with an optional minus: str.isdigit() also takes '²' and '٣', which int() refuses or misreads."""
-    body = text.strip()
-    body = body[1:] if body.startswith("-") else body
-    return body.isascii() and body.isdigit()
-
-
-def _short_repr(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 SCORE_DECIMALS = 6

@@ -22,24 +22,24 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
 
 from .. import arguments as check
 from ..attribution.pairs import tokenize_rows
 from ..attribution.pipeline import PRED, ExplainSettings, check_library, explain
-from ..deletion.perturb import DELETE, LERF, MASK, MORF
+from ..deletion.names import DELETE, LERF, MASK, MORF
 from ..errors import BadInput, Interrupted
 from ..evaluation.curves import EvalSettings
 from ..evaluation.fitted import fitted_cells
 from ..evaluation.recommend import DEFAULT_MARGIN, Candidate, Protocol, Recommendation, recommend, same_maps
 from ..evaluation.reports import EvaluationReport
-from ..evaluation.scalars import ERASER_COMP, ERASER_SUFF, LOO_TAU, LeaveOneOut
+from ..evaluation.metrics import ERASER_COMP, ERASER_SUFF, LOO_TAU
+from ..evaluation.scalars import LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
 from ..io import jsonl
 from ..io.files import TEMP_SUFFIX, PendingFile, check_output_path, folder_file_target, interrupted_after
 from ..evaluation.kendall import finite_or_none
 from ..library import RefLibrary
-from ..methods import build_method, method_class
+from ..methods import build_method
 from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.precision import describe_hardware
@@ -49,11 +49,11 @@ from ..output.checkpoint import digests_path, partial_path
 from ..output.resume import Resumed, Run, finished_output, write_resumable
 from ..records.record import AttributionRecord, RecordFile, write_records
 from ..records.variants import MethodLabels
-from ..spec import CommandOptions, InCall, Names, backticked, option
+from ..spec import InCall, Names, backticked
 from ..evaluation.sanity import SanityReport
 from ..views.comparison import html_report, markdown_report
 from ..views.plots import frontier_svg
-from . import options
+from .options.compare import DEFAULT_CHOICES, Choice, CompareOptions, said_of, typed, written
 from .evaluate_records import Evaluating, evaluate_records
 from .sanity_file import SanityOptions, sanity_check
 
@@ -87,28 +87,6 @@ COLUMNS = (
     Column(MASK, LOO_TAU, "LOO τ, [MASK]", True),
 )
 PERTURBATIONS = (DELETE, MASK)
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A method and its own options (a variant of it is another choice)."""
-
-    method: str
-    options: Mapping[str, object] = field(default_factory=dict)
-    written: str | None = field(default=None, compare=False)  # as the caller wrote it (``refs-used=5``), if in text
-    spelled: Mapping[str, str] = field(default_factory=dict, compare=False)  # option -> its name as written
-
-    def names(self, name: str) -> str:
-        """An option named as the brackets spell it (``refs-used``), in a message about it."""
-        return self.spelled.get(name, name)
-
-
-# The paper's method, the tool's LRP variant and its cheap setting (docs/methods.md), the
-# strongest of the others on the embedded models, and chance.
-DEFAULT_METHODS = (
-    "contrastcat,contrastcat-lrp,contrastcat-lrp[refs_used=20,test_steps=5],attnlrp,full-lrp,attcat,tis,"
-    "integrated-gradients,random"
-)
 
 
 @dataclass
@@ -163,7 +141,7 @@ def compare(
         raise BadInput("compare: no inputs to explain")
     methods = [_method(choice, seed, named) for choice in choices]
     for choice, method in zip(choices, methods):  # what the options ask of this model (its layers), before any pass
-        with _said_of(choice, named):
+        with said_of(choice, named):
             method.check_model(classifier.num_layers, choice.names)
     _check_libraries(choices, methods, library, named)
     made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
@@ -203,7 +181,7 @@ def compare(
         start += len(rows)
     # Each choice is named as it was written (a variant by its own options, not by how it differs
     # from another variant given before it): the report is read without the command that made it.
-    labels = [_written(choice) for choice in choices]
+    labels = [written(choice) for choice in choices]
     if len(set(labels)) != len(labels):
         raise BadInput("compare: a method is given twice with the same options")
     shown = dict(zip(keys, labels))
@@ -489,15 +467,6 @@ def check_work_folder(folder: str, methods: int, named: Names = backticked) -> N
                        f"or write the comparison elsewhere with {named('output')}")
 
 
-@contextlib.contextmanager
-def _said_of(choice: Choice, named: str) -> Iterator[None]:
-    """An option a choice's method does not take, or a value it refuses, said of the choice as given."""
-    try:
-        yield
-    except BadInput as error:
-        raise BadInput(f"{named} {check.cut(_written(choice))}: {error}") from None
-
-
 def _check_libraries(choices: Sequence[Choice], methods: Sequence, library, named: str,
                      names: Names = backticked) -> None:
     """Each method that reads a library has one (``names``: the caller's spelling of the
@@ -506,48 +475,18 @@ def _check_libraries(choices: Sequence[Choice], methods: Sequence, library, name
         check_library(methods, None, names)
         return
     for choice, method in zip(choices, methods):
-        with _said_of(choice, named):
+        with said_of(choice, named):
             check_library([method], library, choice.names)
 
 
 def _method(choice: Choice, seed: int, named: str = "`method`"):
     """The choice's method, with the comparison's seed where the method takes one."""
-    options = _typed(choice)
-    with _said_of(choice, named):
+    options = typed(choice)
+    with said_of(choice, named):
         method = build_method(choice.method, choice.names, **options)  # an option it does not take is refused here
         if "seed" in method.settings() and "seed" not in options:
             method = build_method(choice.method, choice.names, **{**options, "seed": seed})
     return method
-
-
-def _written(choice: Choice) -> str:
-    if choice.written is not None:
-        return choice.written
-    if not choice.options:
-        return choice.method
-    return f"{choice.method}[{','.join(f'{key}={value}' for key, value in choice.options.items())}]"
-
-
-def _typed(choice: Choice) -> dict[str, object]:
-    """A variant's options as its method takes them: text written in brackets (``refs_used=20``)
-    read as the option's type; values of other types, and names the method lacks, as given (the
-    method's own check says what is wrong with them)."""
-    specs = {spec.name: spec for spec in method_class(choice.method).Options.specs()}
-    typed: dict[str, object] = {}
-    for name, value in choice.options.items():
-        spec = specs.get(name)
-        if spec is None:  # refused by the method, under the name as written (``REFS-USED``)
-            name = choice.names(name)
-        if isinstance(value, str) and spec is not None and str not in spec.accepts:
-            if spec.kind is bool and value.lower() in ("true", "false"):
-                value = value.lower() == "true"
-            elif spec.kind in (int, float):
-                try:
-                    value = spec.kind(value)
-                except ValueError:
-                    pass
-        typed[name] = value
-    return typed
 
 
 def _values(found, column: Column) -> dict[str, float]:
@@ -572,133 +511,6 @@ def _fitted(reports: dict[str, EvaluationReport], label: str) -> dict[str, str]:
 
 
 # --- the command: options, a sample of an inputs file, the folder it writes -------------------
-
-DEFAULT_LIMIT = 100  # inputs sampled: minutes on a 2-core CPU for a MiniLM-size model
-DEFAULT_SANITY = 10  # inputs whose maps are explained again on each randomised copy of the model
-
-
-def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
-    """``name`` or ``name[option=value,...]``, comma-separated (commas inside brackets belong to
-    the variant, and a piece without ``=`` to the value before it): ``contrastcat,
-    contrastcat-lrp[refs_used=20,test_steps=2,5],attnlrp``."""
-    if isinstance(value, (tuple, list)) and all(isinstance(v, Choice) for v in value):
-        return tuple(value)
-    texts = [value] if isinstance(value, str) else list(value) if isinstance(value, (tuple, list)) else None
-    if texts is None or not all(isinstance(t, str) for t in texts):
-        raise BadInput(f"{named} must be method names, got {check.shown(value)}")
-    found: list[Choice] = []
-    for text in texts:
-        depth, start = 0, 0
-        for index, char in enumerate(text + ","):
-            depth += (char == "[") - (char == "]")
-            if depth < 0:
-                raise BadInput(f"{named} {check.shown(text)}: a ']' closes no '['")
-            if char == "," and depth == 0:
-                if text[start:index].strip():
-                    found.append(_choice(named, text[start:index].strip()))
-                start = index + 1
-        if depth:
-            raise BadInput(f"{named} {check.shown(text)}: a '[' is never closed")
-    if len(found) < 2:
-        raise BadInput(f"{named}: compare needs at least two methods, got {len(found)}")
-    return tuple(found)
-
-
-def _choice(named: str, text: str) -> Choice:
-    """One method as written, ``name`` or ``name[option=value,...]``: named in the report by its
-    name and each option as written (``refs-used=5``), the space around each part left out."""
-    if not text.isprintable():  # a newline or a control code would split or garble the report's rows
-        raise BadInput(f"{named} {check.shown(text)}: a method is written without control characters")
-    name, bracket, rest = text.partition("[")
-    if not bracket:
-        return Choice(name.strip(), written=name.strip())
-    if not rest.endswith("]"):
-        raise BadInput(f"{named} {check.shown(text)}: a variant is name[option=value,...]")
-    chosen: dict[str, str] = {}
-    spelled: dict[str, str] = {}
-    last = None
-    for pair in filter(None, (p.strip() for p in rest[:-1].split(","))):
-        key, equals, raw = pair.partition("=")
-        if not equals and last is not None:  # a value's own comma: test_steps=2,5
-            chosen[last] = f"{chosen[last]},{pair}"
-            continue
-        if not equals or not key.strip():
-            raise BadInput(f"{named} {check.shown(text)}: {check.shown(pair)} is not option=value")
-        last = key.strip().replace("-", "_")
-        if last in chosen:  # the later value would win unseen
-            raise BadInput(f"{named} {check.shown(text)}: option {check.shown(key.strip())} is given twice")
-        chosen[last] = raw.strip()  # typed as the method's option once it is known
-        spelled[last] = key.strip()
-    written = f"{name.strip()}[{','.join(f'{spelled[key]}={value}' for key, value in chosen.items())}]"
-    return Choice(name.strip(), dict(chosen), written if chosen else name.strip(), spelled)
-
-
-DEFAULT_CHOICES = parse_choices("`method`", DEFAULT_METHODS)
-
-
-@dataclass(frozen=True)
-class CompareOptions(CommandOptions):
-    """``contrastcat compare``'s options, each written once: its flag, keyword and check."""
-
-    command: ClassVar[str] = "compare"
-
-    inputs: str = options.inputs()
-    library: str | None = options.refs("Reference library from build-refs (the library methods read it).")
-    model: str | Classifier | None = options.model(help="Default: the library's model.")
-    method: tuple[Choice, ...] = option(
-        DEFAULT_CHOICES, "Methods to compare, a comma list; a variant as name[option=value,...]: the default is "
-        "the paper's method, contrastcat-lrp and its cheap setting, the strongest others and chance.",
-        parse_choices, flags=("--method",), shown_default=DEFAULT_METHODS, annotation="str",
-    )
-    limit: int = option(
-        DEFAULT_LIMIT, "Inputs to compare on: a sample of the file's (all of them if it has fewer), drawn with "
-        "--seed, in file order.", lambda named, value: check.count(named, value, minimum=2), kind=int,
-    )
-    text_field: str = options.text_field()
-    id_field: str = options.id_field()
-    label_field: str = options.label_field()
-    pair_field: str | None = options.pair_field(
-        "Sentence pairs: the field/column of each input's second text (as explain).",
-    )
-    sanity: int = option(
-        DEFAULT_SANITY, "Model randomisation on the maps of this many of the sampled inputs (0: none): a method "
-        "whose maps barely change when the model is destroyed is named.",
-        lambda named, value: check.count(named, value, minimum=0), kind=int,
-    )
-    margin: float = option(
-        DEFAULT_MARGIN, "How far below the most faithful method a cheaper one may be on every protocol to be "
-        "recommended instead: a fraction of the way from random to it, at the worse end of the paired interval.",
-        functools.partial(check.number, minimum=0.0, maximum=0.5), kind=float,
-    )
-    output: str | None = option(
-        None, "A folder to write records.jsonl, report.json, report.md and report.html into.", options.path_or_none,
-        flags=("--output", "-o"), metavar="DIR",
-    )
-    resume: bool = option(
-        False, "Keep each method's records in -o DIR/work as they are made, and continue what an interrupted "
-        "run kept there (the same records, byte for byte, as an uninterrupted run's).", check.flag, kind=bool,
-    )
-    as_json: bool = options.as_json("Print the JSON report on stdout instead of the table.")
-    seed: int = options.seed("Seed of the sample, of the methods that draw (random, tis, contrastcat) and of the bootstrap.")
-    bootstrap: int = options.bootstrap("Bootstrap resamples for each paired interval: 100 to 100000, or 0 (none).")
-    ci: float = options.ci()
-    batch_size: int = options.batch_size(16)
-    device: str = options.device()
-    dtype: str = options.dtype()
-    quiet: bool = options.quiet()
-    progress: Callable[[str, int, int | None], None] | None = options.progress()
-    notify: Callable[[str], None] | None = options.notify()
-
-    def check_together(self) -> None:
-        options.check_pair_field_apart(self)
-        options.check_resamples_resolve(self)
-        if self.resume and self.output is None:
-            raise BadInput(f"{self.named('resume')} needs {self.bare('output')} DIR: the records are kept there")
-
-    @property
-    def intervals(self) -> BootstrapSettings:
-        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
-
 
 def sample_rows(rows: Iterable[InputRow], limit: int, seed: int) -> list[InputRow]:
     """``limit`` rows drawn evenly from all of ``rows`` (one pass, ``limit`` held), in their

@@ -27,7 +27,8 @@ from ..evaluation.reports import EvaluationReport
 from ..evaluation.scalars import LeaveOneOut
 from ..evaluation.stats import BootstrapSettings
 from ..models.tokens import ProbabilityFn
-from ..records.record import AttributionRecord, resolve_label
+from ..records.labels import resolve_label
+from ..records.record import AttributionRecord
 from ..records.variants import MethodLabels
 from .elsewhere import align, made_elsewhere
 

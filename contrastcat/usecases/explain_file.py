@@ -10,18 +10,13 @@ caller to report (the CLI prints it, a notebook reads it).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from .. import arguments as check
 from ..attribution.pairs import checked_pairs
 from ..attribution.pipeline import (
-    ALL_ACTIVE,
-    GOLD,
-    PRED,
     ExplainSettings,
     check_library,
     check_on_model,
@@ -31,11 +26,12 @@ from ..attribution.pipeline import (
     usable_rows,
 )
 from ..attribution.pipeline import explain_inputs
+from ..attribution.targets import GOLD
 from ..errors import BadInput, ContrastCatWarning, Interrupted
-from ..io.files import check_output_path, is_standard_output
+from ..io.files import check_output_path
 from ..library import BuildSettings, RefLibrary
 from ..library.defaults import DEFAULT_LIBRARY, cached_library, unnamed_sources
-from ..methods import build_methods, parse_method_list
+from ..methods import build_methods
 from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.precision import on_classifier
@@ -48,122 +44,10 @@ from ..output.shards import PartHeader, Shard, Tally, merge_parts, shard_rows
 from ..output.shards import write_part as write_part_file
 from ..records.inputs import InputFile, SkippedLines
 from ..records.record import write_records
-from ..spec import CommandOptions, Names, option
-from . import options
+from ..spec import Names
+from .options.explain import ExplainOptions
 
 Progress = Callable[[str, int, "int | None"], None]
-ON_ERROR = ("stop", "skip")
-
-
-def _target(named: str, value: Any) -> str | int:
-    """pred, gold, all-active or a class index (whether the model has that class, or is
-    multi-label, is known once it loads)."""
-    if check.whole(value) or (
-        isinstance(value, str) and (value in (PRED, GOLD, ALL_ACTIVE) or (value.isascii() and value.isdigit()))
-    ):
-        return value
-    raise BadInput(f"{named} must be pred, gold, all-active or a class index, got {check.shown(value)}")
-
-
-def _shard(named: str, value: Any) -> Shard | None:
-    return None if value is None else Shard.parse(check.text(named, value), named)
-
-
-def _max_length(named: str, value: Any) -> int | None:
-    if value is not None and check.whole(value) and value < 2:
-        raise BadInput(f"{named} {check.shown(value)}: an input needs at least 2 tokens")
-    return check.optional_count(named, value, minimum=2)
-
-
-@dataclass(frozen=True)
-class ExplainOptions(CommandOptions):
-    """``contrastcat explain``'s options, each written once: its flag, keyword and check. With
-    neither ``library`` nor ``model``: ``./refs.h5`` and its model if it exists, else the default
-    model and its cached library. ``method_options`` are the methods' own (``refs_used=10``),
-    checked by the methods that define them."""
-
-    command: ClassVar[str] = "explain"
-
-    inputs: str = options.inputs()
-    output: str = option("-", "Records (JSONL); - for stdout.", check.path, flags=("--output", "-o"))
-    library: str | None = options.refs(
-        "Reference library from build-refs (needed by contrastcat). With neither --refs nor --model: ./refs.h5 if it "
-        "exists, else the embedded minilm-rt's own (built and cached on first use)."
-    )
-    model: str | Classifier | None = options.model(help="Default: the library's model (with no library: minilm-rt).")
-    method: tuple[str, ...] = option(
-        ("contrastcat",),
-        "Attribution method, a comma list, or all: one record per input and method (see --list-methods).",
-        lambda named, value: tuple(check.names(named, value)), flags=("--method",), shown_default="contrastcat",
-    )
-    target: str | int = option(
-        "pred", "Class to explain: pred, gold (the input's label) or an index; for a multi-label model also "
-        "all-active: each label above 0.5 (the top one where none is), one record per label and method.", _target,
-    )
-    text_field: str = options.text_field()
-    id_field: str = options.id_field()
-    label_field: str = options.label_field()
-    pair_field: str | None = options.pair_field(
-        "Sentence pairs (NLI, paraphrase, rerankers): the field/column of each input's second "
-        "text. Both texts are scored; the library must be built with --pair-field too.",
-    )
-    mask_special: bool = option(
-        False, "Reference-code quirk: zero special tokens in the attribution pass's mask.", check.flag, kind=bool
-    )
-    words: bool = option(
-        False, "Also write each record's words: pieces merged, with character spans, the sum of their raw "
-        "scores and that sum min-max scaled.", check.flag, kind=bool,
-    )
-    max_length: int | None = option(
-        None, "Tokens per input, special ones included, up to the model's position limit. "
-        "Default: the model's tokenizer limit. Longer texts are cut (records say so).", _max_length, kind=int,
-    )
-    on_error: str = option(
-        "stop", "A bad input line: stop (exit 2 before anything is written) or skip "
-        "(leave it out, list it at the end, exit 0).", check.one_of(ON_ERROR),
-    )
-    resume: bool = option(
-        False, "Keep a checkpoint beside -o FILE, and continue one an interrupted run left "
-        "(the result is the same as an uninterrupted run's, byte for byte).", check.flag, kind=bool,
-    )
-    shard: Shard | None = option(
-        None, "I/N: explain only shard I (from 0) of N and write it as a part file; "
-        "contrastcat merge joins the N parts into the whole run's output, byte for byte "
-        "(for batch schedulers; under torchrun each process takes its shard by itself).", _shard,
-        annotation="str | None",
-    )
-    batch_size: int = options.batch_size(16)
-    device: str = options.device()
-    dtype: str = options.dtype()
-    forward_dtype: str = options.forward_dtype()
-    quiet: bool = options.quiet()
-    list_methods: bool = option(
-        False, "List methods and exit.", check.flag, kind=bool, negatable=False, where="command",
-        flags=("--list-methods",),
-    )
-    as_json: bool = options.as_json("With --list-methods: the list as JSON.")
-    progress: Callable[[str, int, int | None], None] | None = options.progress()
-    notify: Callable[[str], None] | None = options.notify()
-    method_options: Mapping[str, object] = field(default_factory=dict, kw_only=True)
-
-    def check_together(self) -> None:
-        options.check_pair_field_apart(self)
-        if self.resume and self.shard is not None:
-            raise self.resume_with_shards()
-        if self.resume and is_standard_output(self.output):
-            raise BadInput(f"{self.named('resume')} needs {self.bare('output')}: standard output cannot be continued")
-
-    def resume_with_shards(self) -> BadInput:
-        """A checkpoint is one process's: a shard (given, or torchrun's) is rerun whole instead."""
-        return BadInput(
-            f"{self.named('resume')} cannot be combined with {self.bare('shard')} or torchrun: rerun the failed "
-            "shard instead"
-        )
-
-    def with_methods_options(self, chosen: Mapping[str, object]) -> ExplainOptions:
-        return dataclasses.replace(self, method_options=dict(chosen))
-
-
 @dataclass
 class ExplainRun:
     """What a run did: records written now and kept from an earlier run, texts cut, lines skipped."""
@@ -267,7 +151,7 @@ class _Plan:
 
 def _run(plan: _Plan) -> ExplainRun:
     chosen = plan.chosen
-    names = parse_method_list(list(chosen.method), chosen.names)  # unknown names fail before any loading
+    names = list(chosen.method)  # known names, read with the options
     # Bounded: millions of bad lines are counted, their first messages kept (all that is shown).
     skipped = SkippedLines() if chosen.on_error == "skip" else None
     input_file = InputFile(

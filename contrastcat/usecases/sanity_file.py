@@ -1,58 +1,22 @@
 """The sanity use case: records (from a file or in memory) -> the model-randomisation report,
 written whole (or not at all) to ``output``, its cascade drawn to ``plot``; and the command's
-options. The measure and the report are :mod:`contrastcat.evaluation.sanity`."""
+options (``options.sanity``). The measure and the report are :mod:`contrastcat.evaluation.sanity`."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import ClassVar
 
 from ..errors import BadInput
 from ..evaluation.sanity import MethodSanity, SanityReport, spearman
-from ..evaluation.stats import BootstrapSettings
 from ..io.files import atomic_text_output, check_output_path, interrupted_after, output_name
 from ..models.resolve import load_classifier, model_location
 from ..records.record import AttributionRecord, RecordFile
 from ..records.variants import MethodLabels
-from ..spec import CommandOptions
-from . import options
+from .options.sanity import SanityOptions
 from .checks import library_arg
 from .elsewhere import made_elsewhere
 from .evaluate_records import check_against_model, check_explained, check_one_kind
-
-
-@dataclass(frozen=True)
-class SanityOptions(CommandOptions):
-    """``contrastcat sanity``'s options, each written once: its flag, keyword and check."""
-
-    command: ClassVar[str] = "sanity"
-
-    records: str = options.records()
-    model: str | None = options.model(loaded=False)
-    library: str | None = options.refs("The reference library the records were made with.")
-    output: str | None = options.report_output()
-    plot: str | None = options.plot("Draw ρ per step (.png, .svg, .pdf; needs matplotlib).")
-    as_json: bool = options.as_json("Print the JSON report on stdout instead of the table.")
-    per_input: bool = options.per_input("Keep every input's ρ in the JSON report.")
-    seed: int = options.seed("Seed of the re-initialisation and of the bootstrap.")
-    bootstrap: int = options.bootstrap("Bootstrap resamples for each mean's interval: 100 to 100000, or 0 (none).")
-    ci: float = options.ci()
-    batch_size: int = options.batch_size(16)
-    device: str = options.device()
-    dtype: str = options.dtype()
-    quiet: bool = options.quiet()
-    progress: Callable[[str, int, int | None], None] | None = options.progress()
-    notify: Callable[[str], None] | None = options.notify()
-
-    def check_together(self) -> None:
-        options.check_picture_apart(self)
-        options.check_resamples_resolve(self)
-
-    @property
-    def intervals(self) -> BootstrapSettings:
-        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
 
 
 def sanity_file(chosen: SanityOptions) -> tuple[SanityReport, dict]:

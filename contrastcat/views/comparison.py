@@ -7,7 +7,7 @@ import html
 from dataclasses import dataclass
 
 from ..evaluation.fitted import LEGEND, SIGNS
-from ..evaluation.stats import level_text
+from ..evaluation.levels import level_text
 from .html_page import PAGE_STYLE, POLICY
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from ..deletion.plan import step_labels
 from ..errors import BadInput
-from ..evaluation.comparison import METRICS
+from ..evaluation.metrics import METRICS
 from ..evaluation.sanity import SANITY_BOUND
-from ..evaluation.stats import level_text
+from ..evaluation.levels import level_text
 from ..io.files import PendingFile, output_target
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}

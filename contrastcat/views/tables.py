@@ -8,7 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..deletion.plan import step_labels
-from ..evaluation.comparison import BEST, METRICS, SCALAR_METRICS, SECOND, Comparison
+from ..evaluation.comparison import BEST, SECOND, Comparison
+from ..evaluation.metrics import METRICS, SCALAR_METRICS
 from ..evaluation.fitted import SIGNS
 from ..evaluation.report_markup import (
     MARKDOWN_DECIMALS,

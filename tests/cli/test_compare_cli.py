@@ -10,7 +10,8 @@ import contrastcat
 from contrastcat.errors import BadInput, Interrupted
 from contrastcat.records.inputs import InputRow
 from contrastcat.spec import InCall
-from contrastcat.usecases.compare import Choice, parse_choices, sample_rows
+from contrastcat.usecases.compare import sample_rows
+from contrastcat.usecases.options.compare import Choice, CompareOptions, parse_choices
 
 from ..helpers import assert_one_line_error, invoke
 
@@ -167,7 +168,7 @@ def test_a_link_among_the_folders_files_is_refused_not_written_through(tmp_path,
             os.symlink(precious, out / where)
 
     with pytest.raises(BadInput, match="a symbolic link"):
-        use_case.compare_file(use_case.CompareOptions.read(
+        use_case.compare_file(CompareOptions.read(
             {"inputs": toy_dir / "inputs.jsonl", "library": toy_library.path, "method": "attcat,random",
              "output": out, "limit": 6, "sanity": 0, "progress": linking}, InCall("compare_file")))
     assert precious.read_text() == "mine\n" and sorted(p.name for p in out.iterdir()) == [where]

@@ -193,14 +193,14 @@ def test_a_document_cut_short_on_standard_output_is_said_to_be_incomplete(record
     monkeypatch.setattr(sanity_command, "_print", _interrupt)
     result = invoke("sanity", records, "--refs", toy_library.path, "--bootstrap", "0", "--json", "-q")
     assert_one_line_error(result, "interrupted; the JSON report on standard output is incomplete", code=130)
-    monkeypatch.setattr(render_command, "run_render", _interrupt)  # still reading: nothing printed
+    monkeypatch.setattr(render_command.api, "run_render", _interrupt)  # still reading: nothing printed
     assert_one_line_error(invoke("render", records), "interrupted; no output was written", code=130)
 
     def partly(*args, **kwargs):
         sys.stdout.write("the first ")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(render_command, "run_render", partly)
+    monkeypatch.setattr(render_command.api, "run_render", partly)
     result = invoke("render", records)
     assert_one_line_error(result, "interrupted; the text on standard output is incomplete", code=130)
     result = invoke("render", records, "--html", "-")

@@ -10,7 +10,8 @@ import pytest
 from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
 from contrastcat.records.inputs import InputRow
 from contrastcat.testing import toy
-from contrastcat.usecases.compare import COLUMNS, Choice, compare
+from contrastcat.usecases.compare import COLUMNS, compare
+from contrastcat.usecases.options.compare import Choice
 
 
 @pytest.fixture(scope="module")

@@ -271,7 +271,7 @@ def test_a_bound_given_twice_is_refused(spec, refused):
 
 
 def _parse(spec):
-    from contrastcat.evaluation.gates import parse_bounds
+    from contrastcat.evaluation.bounds import parse_bounds
 
     return parse_bounds("fail_under", spec)
 

@@ -265,7 +265,9 @@ def test_a_file_written_method_by_method_holds_where_its_waiting_records_are(toy
 
     grown = [_grown(renamed(a[i % len(a)], i), "many tokens", 40_000) for i in range(count)]
     pairs = [_grown(renamed(r[i % len(r)], i), "many tokens", 40_000) for i in range(count)]
-    chosen = render_file.RenderOptions.read({"attributions": "x", "compare": "attcat,random"}, OnCommandLine())
+    (tmp_path / "file.jsonl").write_text("")  # named, and read below
+    chosen = render_file.RenderOptions.read({"attributions": str(tmp_path / "file.jsonl"), "compare": "attcat,random"},
+                                            OnCommandLine())
 
     def peak(lines: list[str]) -> tuple[int, list]:
         path = tmp_path / "file.jsonl"

@@ -14,14 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from contrastcat import __version__
+from contrastcat.evaluation.levels import fewest_resamples, fewest_resamples_ever, level_text
 from contrastcat.evaluation.stats import (
     BootstrapSettings,
     bootstrap_means,
     expanded_level,
     fewest_inputs,
-    fewest_resamples,
-    fewest_resamples_ever,
-    level_text,
     mean_interval,
     paired_difference,
     percentile_interval,

@@ -16,7 +16,7 @@ from contrastcat.attribution.pipeline import ExplainSettings, attribute, explain
 from contrastcat.errors import BadInput
 from contrastcat.library import BuildSettings, RefLibrary, SelectionSettings, build_library
 from contrastcat.records.data import LabelledData
-from contrastcat.library.build import parse_pools
+from contrastcat.library.names import parse_pools
 from contrastcat.methods import ContrastCAT, ContrastCATPlus, build_method, input_seed
 from contrastcat.models.tokens import tokenize
 from contrastcat.records.inputs import InputRow

@@ -15,7 +15,8 @@ import torch
 
 from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.capture.core import capture
-from contrastcat.deletion.perturb import MORF, perturb, ranked_positions
+from contrastcat.deletion.names import MORF
+from contrastcat.deletion.perturb import perturb, ranked_positions
 from contrastcat.deletion.refine import deletion_counts
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records

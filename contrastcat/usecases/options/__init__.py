@@ -1,26 +1,38 @@
 """Options several commands take alike, each defined once here (its help, flags and check), and
-the checks of values only a use case knows how to read (a model name or one loaded already)."""
+the checks of values only a use case knows how to read (a model name or one loaded already).
+Each command's own options are a module of this package (``options.compare``, ...).
+
+Light by design: the command line builds its flags, its help and its completions from these
+modules, and reads (checks) every value with them before any work, without torch, transformers,
+numpy or h5py. A check that needs one of them (a loaded classifier, a CUDA device, matplotlib)
+imports it when it runs, and only for such a value."""
 
 from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import arguments as check
-from ..models import Classifier
-from ..models.in_memory import check_unchanged
-from ..models.devices import resolve_device
-from ..models.precision import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
-from ..errors import BadInput
-from ..evaluation.stats import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples_ever, level_text
-from ..spec import REQUIRED, option
-from ..views.plots import plot_format, require_matplotlib
+from ... import arguments as check
+from ...errors import BadInput
+from ...io.lines import missing_input
+from ...library.names import missing_library
+from ...evaluation.levels import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples_ever, level_text
+from ...models.dtypes import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
+from ...spec import REQUIRED, option
+
+if TYPE_CHECKING:
+    from ...models import Classifier
 
 
 def model_check(named: str, value: Any) -> str | Classifier:
     """A model for the file calls: a name or directory, or a classifier loaded already (checked
     unchanged, as every call that takes one checks it)."""
+    if isinstance(value, (str, os.PathLike)):
+        return check.path(named, value)
+    from ...models import Classifier  # a value that is no name: torch is loaded already, or it is refused
+    from ...models.in_memory import check_unchanged
+
     if isinstance(value, Classifier):
         check_unchanged(value, named)
         return value
@@ -63,17 +75,26 @@ def _plot(named: str, value: Any) -> str | None:
     """A picture's file name, whose suffix names a format matplotlib (installed) can write."""
     if value is None:
         return None
+    from ...views.plots import plot_format, require_matplotlib
+
     path = check.path(named, value)
     plot_format(named, path)
     require_matplotlib()
     return path
 
 
+def input_exists(named: str, path: str) -> None:
+    """A file to read, or ``-``: one that does not exist is refused with the options (after them),
+    before any module of the work is loaded (opened later, it is said the same way)."""
+    if missing_input(path):
+        raise BadInput(f"{path}: no such file")
+
+
 def inputs() -> Any:
     """An inputs file, the command's argument (explain, compare)."""
     return option(
         REQUIRED, "JSONL or CSV with a text field; - for stdin.", check.path, argument=True, metavar="INPUT",
-        shown_default=None, show_default=False,
+        shown_default=None, show_default=False, after=input_exists,
     )
 
 
@@ -100,7 +121,10 @@ def check_pair_field_apart(chosen: Any) -> None:
 
 
 def records() -> Any:
-    return option(REQUIRED, "Records from explain (JSONL); - for stdin.", check.path, argument=True, metavar="ATTR")
+    return option(
+        REQUIRED, "Records from explain (JSONL); - for stdin.", check.path, argument=True, metavar="ATTR",
+        after=input_exists,
+    )
 
 
 def model(loaded: bool = True, help: str = "Default: the model named in the records.") -> Any:
@@ -111,8 +135,16 @@ def model(loaded: bool = True, help: str = "Default: the model named in the reco
     )
 
 
+def library_exists(named: str, path: str) -> None:
+    """A library named: one that cannot exist is refused with the options (after them; read
+    later, it is said the same way)."""
+    missing = missing_library(path)
+    if missing is not None:
+        raise BadInput(f"{path}: {missing}")
+
+
 def refs(help: str) -> Any:
-    return option(None, help, path_or_none, flags=("--refs",))
+    return option(None, help, path_or_none, flags=("--refs",), after=library_exists)
 
 
 def report_output() -> Any:
@@ -151,8 +183,13 @@ def batch_size(default: int) -> Any:
 
 
 def _device(named: str, value: Any) -> str:
-    """A device this machine has, checked once here; the run resolves it again (``auto``)."""
+    """A device this machine has, checked once here; the run resolves it again (``auto``). Only
+    a GPU named asks torch whether the machine has it: ``auto`` and ``cpu`` always exist."""
     spec = check.text(named, value)
+    if spec in ("auto", "cpu"):
+        return spec
+    from ...models.devices import resolve_device
+
     resolve_device(spec, named)
     return spec
 

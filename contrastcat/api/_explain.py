@@ -10,14 +10,14 @@ from .. import arguments as check
 from ..attribution.pipeline import ExplainSettings, check_library, parse_target
 from ..attribution.pipeline import explain as _explain
 from ..library import RefLibrary
-from ..methods import AttributionMethod, build_methods, parse_method_list
+from ..methods import AttributionMethod, build_methods
 from ..models import Classifier
-from ..output.distributed import torchrun_follower as _torchrun_follower
 from ..records.inputs import rows_from_objects
 from ..records.record import Records
 from ..spec import InCall
 from ..usecases.checks import classifier_arg, library_arg
-from ..usecases.explain_file import ExplainOptions, ExplainRun
+from ..usecases.explain_file import ExplainRun
+from ..usecases.options.explain import ExplainOptions
 from ..usecases.explain_file import explain_file as _explain_file
 from ..usecases.merge import MergeOptions, run_merge
 from .signatures import with_signature
@@ -61,7 +61,7 @@ def explain(
     """
     classifier = classifier_arg("explain", classifier)
     chosen = _read({"method": method, **options}, "explain", only=IN_MEMORY)
-    methods: list[AttributionMethod] = build_methods(parse_method_list(list(chosen.method)), **chosen.method_options)
+    methods: list[AttributionMethod] = build_methods(list(chosen.method), **chosen.method_options)
     library = library_arg("explain", library)
     check_library(methods, library)
     settings = ExplainSettings(
@@ -105,12 +105,6 @@ def explain_file(
 def run_explain(options: ExplainOptions) -> ExplainRun:
     """``contrastcat explain`` on options read already (the command line reads its flags so)."""
     return _explain_file(options)
-
-
-def torchrun_follower() -> bool:
-    """Whether this process is one torchrun started other than rank 0: it leaves speaking
-    (progress, notices, the summary, errors) to rank 0."""
-    return _torchrun_follower()
 
 
 def merge(parts: Sequence[str | os.PathLike], output: str | os.PathLike = "-") -> int:

@@ -1,0 +1,56 @@
+"""The command line answers what needs no model without importing the libraries of the work:
+--help, a command's --help, the completions and the refusals of bad options and missing files
+import neither torch, transformers, numpy nor h5py (``python -X importtime`` lists every module
+a process imported). benchmarks/startup.py times them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ..helpers import OFFLINE
+
+HEAVY = ("torch", "transformers", "numpy", "h5py", "matplotlib", "scipy", "safetensors", "tokenizers", "pandas")
+
+
+def imported(*arguments: str) -> tuple[set[str], subprocess.CompletedProcess]:
+    """The top-level packages a ``contrastcat ARGUMENTS`` process imported, and how it ended."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "contrastcat_cli", *arguments], capture_output=True, text=True,
+        env={**os.environ, **OFFLINE}, timeout=120,
+    )
+    names = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in done.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    return names, done
+
+
+@pytest.mark.parametrize("arguments", [
+    ("--help",), ("explain", "--help"), ("compare", "--help"), ("evaluate", "--help"), ("completions", "bash"),
+    ("models", "--help"),
+])
+def test_help_and_completions_import_no_model_library(arguments):
+    names, done = imported(*arguments)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "typer" in names  # the listing is read: the app itself was imported
+    assert not names & set(HEAVY), sorted(names & set(HEAVY))
+
+
+def test_refusals_that_need_no_model_import_none(tmp_path):
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text(json.dumps({"text": "a good film"}) + "\n")
+    for arguments, said in [
+        (("evaluate", str(tmp_path / "missing.jsonl")), "missing.jsonl: no such file"),
+        (("explain", str(inputs), "--method", "atcat"), "unknown method 'atcat'"),
+        (("compare", str(inputs), "--method", "atcat,random"), "--method atcat: unknown method 'atcat'"),
+        (("compare", str(inputs), "--method", "attcat[layers=x],random"), "layers must be all or a positive"),
+        (("explain", str(inputs), "--batch-size", "0"), "--batch-size must be"),
+        (("explain", str(inputs), "--refs", str(tmp_path / "nope.h5")), "nope.h5: no such reference library file"),
+        (("render", str(tmp_path / "missing.jsonl")), "no such file"),
+    ]:
+        names, done = imported(*arguments)
+        assert done.returncode == 2 and said in done.stderr, (arguments, done.stderr[-1500:])
+        assert not names & set(HEAVY), (arguments, sorted(names & set(HEAVY)))
