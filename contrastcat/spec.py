@@ -193,7 +193,7 @@ class CommandOptions:
         options.check_together()
         for spec in specs:
             value = getattr(options, spec.name)
-            if spec.after is not None and value is not None:
+            if spec.after is not None and value is not None and value is not REQUIRED:  # missing: said where it is needed
                 spec.after(caller.named(spec), value)
         return options
 

@@ -31,11 +31,13 @@ from .helpers import PAIR_STYLES, build_toy_library
 # The files that take longest (a minute or more of one core each, measured on a 2-core Xeon),
 # run first: `make test` gives pytest-xdist whole files in collection order
 # (--no-loadscope-reorder), so no worker is left with a long file while the other waits. By
-# default xdist would send files with the most tests first, and these have few.
+# default xdist would send files with the most tests first, and these have few. The second file
+# needs no toy model at first: the other worker trains it meanwhile (``toy_dir``, once per run),
+# rather than both waiting on one training.
 HEAVY_FIRST = (
     "tests/cli/test_processes.py",
-    "tests/api/test_in_memory_hostile.py",
     "tests/models/test_long_texts.py",
+    "tests/api/test_in_memory_hostile.py",
     "tests/api/test_in_memory.py",
     "tests/output/test_scale_out.py",
     "tests/methods/test_finds_what_matters_plus.py",
@@ -67,18 +69,28 @@ def toy_examples():
     return toy.make_examples(TOY_TRAIN_SIZE, seed=1)
 
 
-@pytest.fixture(scope="session")
-def toy_dir(tmp_path_factory, toy_examples):
-    """A trained planted-keyword classifier saved as a local model directory, with its data."""
-    root = tmp_path_factory.mktemp("toy")
-    toy.save_toy_model(root / "model", toy_examples, seed=TOY_SEED)
+def _build_toy_folder(root: Path) -> None:
+    """The toy classifier trained on its task, saved with its training rows, 12 held-out inputs
+    and its library (``refs.h5``)."""
+    from contrastcat.models.resolve import load_classifier
+
+    examples = toy.make_examples(TOY_TRAIN_SIZE, seed=1)
+    toy.save_toy_model(root / "model", examples, seed=TOY_SEED)
     with open(root / "train.jsonl", "w", encoding="utf-8") as stream:
-        for index, example in enumerate(toy_examples):
+        for index, example in enumerate(examples):
             stream.write(json.dumps({"id": index, "text": example.text, "label": example.label}) + "\n")
     with open(root / "inputs.jsonl", "w", encoding="utf-8") as stream:
         for index, example in enumerate(toy.make_examples(12, seed=5)):
             stream.write(json.dumps({"id": f"in-{index}", "text": example.text, "label": example.label}) + "\n")
-    return root
+    build_toy_library(load_classifier(str(root / "model"), "cpu"), examples, root / "refs.h5")
+
+
+@pytest.fixture(scope="session")
+def toy_dir(tmp_path_factory):
+    """A trained planted-keyword classifier saved as a local model directory, with its data and its
+    library: trained and built once per run (``shared_folder``: the xdist workers read it, never
+    write there; each loads its own classifier)."""
+    return shared_folder(tmp_path_factory, f"toy-{TOY_TRAIN_SIZE}s1-seed{TOY_SEED}", _build_toy_folder)
 
 
 @pytest.fixture(scope="session")
@@ -89,8 +101,10 @@ def toy_classifier(toy_dir):
 
 
 @pytest.fixture(scope="session")
-def toy_library(toy_dir, toy_classifier, toy_examples):
-    return build_toy_library(toy_classifier, toy_examples, toy_dir / "refs.h5")
+def toy_library(toy_dir):
+    from contrastcat.library import RefLibrary
+
+    return RefLibrary(toy_dir / "refs.h5")
 
 
 @pytest.fixture(autouse=True)

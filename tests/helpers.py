@@ -491,7 +491,9 @@ def planted_keyword_results(classifier, library, held_out, names, curves, kendal
 
 # --- trained tiny families find the planted keyword (tests/models/test_family_keywords*.py) -----
 
-FAMILY_SEEDS = (0, 1, 2)
+# The two seeds whose rates were lowest for some family (tests/models/test_family_keywords.py says
+# why two keep the test's power): a third trained each family once more for no more evidence.
+FAMILY_SEEDS = (0, 2)
 
 
 def keyword_first_by_characters(records, examples) -> float:

@@ -1,4 +1,4 @@
-"""Trained tiny GPT-2: Contrast-CAT finds the planted keyword (three seeds).
+"""Trained tiny GPT-2: Contrast-CAT finds the planted keyword (two seeds).
 
 The task, the measure and the margins are test_family_keywords.py's (which has the table);
 one module per family, so that under pytest-xdist the three families train side by side.
