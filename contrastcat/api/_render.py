@@ -8,13 +8,11 @@ from typing import Any
 
 from .. import arguments as check
 from ..errors import BadInput
-from ..usecases.evaluate_file import EvaluateRun
 from ..records.record import AttributionRecord
 from ..spec import InCall
 from ..usecases.render_file import RenderOptions
 from ..usecases.render_file import render_file as _render_file
 from ..views.blocks import RenderRun
-from ..views.tables import report_blocks as _report_blocks
 from ..usecases.checks import records_arg
 from .signatures import with_signature
 
@@ -48,10 +46,15 @@ def run_render(options: RenderOptions) -> RenderRun:
     return _render_file(options)
 
 
-def report_blocks(run: EvaluateRun, *, markdown: bool = False, curves: bool = False, plain: bool = False) -> list:
+def report_blocks(run: "EvaluateRun", *, markdown: bool = False, curves: bool = False, plain: bool = False) -> list:
     """An ``evaluate_file`` run as ``contrastcat evaluate`` prints it: strings (plain lines, or with
     ``markdown`` a GitHub table) and Rich tables and texts, in order. ``curves``: each method's
     step table also when several are compared; ``plain``: best and second marked by signs."""
+    # Imported here: the tables need the evaluation's modules (torch among them), which
+    # rendering a records file does not.
+    from ..usecases.evaluate_file import EvaluateRun
+    from ..views.tables import report_blocks as _report_blocks
+
     if not isinstance(run, EvaluateRun):
         raise BadInput(f"report_blocks: run must be what evaluate_file returns, got {check.shown(run)}")
     return _report_blocks(

@@ -32,9 +32,8 @@ from ..records.inputs import InputRow
 from ..records.labels import resolve_label
 from ..records.record import AttributionRecord, raw_rounded, rounded
 from .pairs import tokenize_rows
-from .targets import ALL_ACTIVE, GOLD, PRED
+from .targets import ALL_ACTIVE, GOLD, PRED, active_labels
 
-ACTIVE = 0.5  # a label is predicted where its sigmoid, as records write it, is above this
 
 
 def parse_target(spec: str | int, num_classes: int, named: str = "`target`", multi_label: bool = False) -> str | int:
@@ -66,27 +65,6 @@ def check_all_active(multi_label: bool, named: str = "`target`") -> None:
             f"{named} {ALL_ACTIVE} explains each label of a multi-label model; this model is single-label "
             "(its classes' probabilities are one softmax): explain its predicted class with pred"
         )
-
-
-def active_labels(probs: Sequence[float], predicted: int) -> list[int]:
-    """The labels ``all-active`` explains for one input, in label order: each whose probability,
-    as the records write it, is above 0.5, and the highest-scoring label even where none is (so
-    every input is explained, and a ``pred`` run's record is among its records)."""
-    return sorted({c for c, p in enumerate(probs) if p > ACTIVE} | {predicted})
-
-
-def written_active_labels(record: Mapping, labels: int | None = None) -> list[int] | None:
-    """The labels an all-active run explained for the input whose first record is ``record``, as
-    its probabilities and predicted label were written (what resume and merge cut a file into
-    inputs by); None where they are not a model's (of ``labels`` labels, where that is known)."""
-    probs, predicted = record.get("probs"), record.get("predicted")
-    if (
-        not isinstance(probs, list) or (labels is not None and len(probs) != labels)
-        or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in probs)
-        or not isinstance(predicted, int) or isinstance(predicted, bool) or not 0 <= predicted < len(probs)
-    ):
-        return None
-    return active_labels(probs, predicted)
 
 
 def resolve_targets(

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..attribution.pairs import tokenize_rows
-from ..attribution.pipeline import ALL_ACTIVE, GOLD, PRED, ExplainSettings, record_settings, written_active_labels
+from ..attribution.pipeline import ExplainSettings, record_settings
+from ..attribution.targets import ALL_ACTIVE, GOLD, PRED, written_active_labels
 from ..errors import BadInput
 from ..spec import Names, backticked
 from ..io import jsonl

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..attribution.pipeline import ALL_ACTIVE, written_active_labels
+from ..attribution.targets import ALL_ACTIVE, written_active_labels
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output

@@ -1,18 +1,26 @@
-"""Arguments every public call takes alike: a classifier, a library, records."""
+"""Arguments every public call takes alike: a classifier, a library, records.
+
+Classifiers and libraries are imported where they are checked: checking records (all that
+rendering a file needs) must not load torch and h5py."""
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .. import arguments as check
 from ..errors import BadInput
-from ..library import RefLibrary
-from ..models import Classifier
-from ..models.in_memory import check_unchanged
 from ..records.record import AttributionRecord, check_record
+
+if TYPE_CHECKING:
+    from ..library import RefLibrary
+    from ..models import Classifier
 
 
 def classifier_arg(function: str, value) -> Classifier:
+    from ..models import Classifier
+    from ..models.in_memory import check_unchanged
+
     if isinstance(value, (str, os.PathLike)):
         raise BadInput(
             f"{function}: classifier is the name {check.shown(os.fspath(value))}; load it first: "
@@ -25,6 +33,8 @@ def classifier_arg(function: str, value) -> Classifier:
 
 def library_arg(function: str, value) -> RefLibrary | None:
     """A library, or a path to one (opened and verified here), or None."""
+    from ..library import RefLibrary
+
     if value is None or isinstance(value, RefLibrary):
         return value
     if isinstance(value, (str, os.PathLike)):
@@ -56,6 +66,8 @@ def model_directory(classifier: Classifier) -> str | None:
 def model_arg(function: str, value):
     """A model for the file calls: a name or directory, or a classifier loaded already (checked
     unchanged, as every call that takes one checks it)."""
+    from ..models import Classifier
+
     if isinstance(value, Classifier):
         return classifier_arg(function, value)
     return check.path(f"{function}: model", value)

@@ -1,6 +1,7 @@
 """The command line answers what needs no model without importing the libraries of the work:
 --help, a command's --help, the completions and the refusals of bad options and missing files
-import neither torch, transformers, numpy nor h5py (``python -X importtime`` lists every module
+import neither torch, transformers, numpy nor h5py, and reading records (render, merge) imports
+no torch, transformers or h5py (``python -X importtime`` lists every module
 a process imported). benchmarks/startup.py times them."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 
 import pytest
 
-from ..helpers import OFFLINE
+from ..helpers import OFFLINE, record
 
 HEAVY = ("torch", "transformers", "numpy", "h5py", "matplotlib", "scipy", "safetensors", "tokenizers", "pandas")
 
@@ -54,3 +55,21 @@ def test_refusals_that_need_no_model_import_none(tmp_path):
         names, done = imported(*arguments)
         assert done.returncode == 2 and said in done.stderr, (arguments, done.stderr[-1500:])
         assert not names & set(HEAVY), (arguments, sorted(names & set(HEAVY)))
+
+
+def test_render_and_merge_of_records_load_no_model_library(tmp_path):
+    """Showing or merging records needs no model: a shell loop over many files pays no torch."""
+    records = tmp_path / "records.jsonl"
+    text = " ".join(str(i) for i in range(10, 20))  # the stub record's ten tokens, at their offsets
+    offsets = [[0, 0]] + [[3 * i, 3 * i + 2] for i in range(10)] + [[0, 0]]
+    records.write_text(json.dumps(record(text=text, offsets=offsets).to_dict()) + "\n")
+    for arguments, said, code in [
+        (("render", str(records), "--color", "never"), "", 0),
+        (("render", str(records), "--html", str(tmp_path / "page.html")), "page.html", 0),
+        # merge's modules are all imported before it reads a line: its refusal shows what it loads
+        (("merge", str(records), "-o", str(tmp_path / "merged.jsonl")), "not a contrastcat part file", 2),
+    ]:
+        names, done = imported(*arguments)
+        assert done.returncode == code and said in done.stderr, (arguments, done.stderr[-1500:])
+        assert not names & {"torch", "transformers", "h5py", "tokenizers", "safetensors"}, (arguments, sorted(names & set(HEAVY)))
+    assert "10" in (tmp_path / "page.html").read_text() and not (tmp_path / "merged.jsonl").exists()
