@@ -240,3 +240,63 @@ def test_written_records_are_one_strict_line(text, ident):
     line = record.to_json()
     assert len((line + "\n").splitlines()) == 1
     assert json.loads(line, parse_constant=lambda name: 1 / 0)["text"] == text
+
+
+# --- the fast checks of a line read agree with the plain walks -------------------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.sampled_from('ab[]{}"\\,:0 \ud800\udc00\ud83d\ude00é'), max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(value=_json_values, ascii_only=st.booleans())
+def test_depth_and_surrogates_told_from_the_text_as_from_the_value(value, ascii_only):
+    """What a line's text says of its nesting and lone surrogates (read at C speed) is what a
+    walk of the value it reads as says: brackets and quotes inside strings, escapes both ways."""
+    from contrastcat.io.jsonl import _depth, _raw_depth, tree_problem
+
+    raw = json.dumps(value, ensure_ascii=ascii_only)
+    assert _raw_depth(raw) == _depth(value)
+    assert tree_problem(value, raw) == tree_problem(value)
+    deep = "[" * 101 + raw + "]" * 101
+    assert tree_problem([value], deep) == tree_problem(json.loads(deep)) is not None
+
+
+_items = st.lists(
+    st.integers(-3, 3) | st.booleans() | st.just(10**400) | st.floats(allow_nan=True, allow_infinity=True)
+    | st.sampled_from([1e308, -1e308, "a", "", [0, 1], [1], [0, -1], [True, 2], [1, 2, 3], None]),
+    max_size=6,
+)
+
+
+@settings(max_examples=400, derandomize=True, database=None, deadline=None)
+@given(items=_items)
+def test_each_fast_field_check_says_what_the_item_by_item_check_says(items):
+    """A record's long lists are checked by their types and sums at C speed; the answer is the
+    answer of checking each item (bools are not numbers, an int past a float's range, sums that
+    overflow though each number is finite)."""
+    from contrastcat.records import record as module
+
+    for name in ("tokens", "scores", "raw_scores", "token_ids", "special", "offsets", "probs"):
+        check = module.RECORD_FIELDS[name][0]
+        slow = {
+            "tokens": lambda v: isinstance(v, str),
+            "scores": module._number, "probs": module._number, "raw_scores": module._number,
+            "token_ids": module._index, "special": lambda v: isinstance(v, bool),
+            "offsets": lambda o: isinstance(o, list) and len(o) == 2 and all(module._index(v) for v in o),
+        }[name]
+        try:
+            expected = all(slow(item) for item in items)
+            if name == "raw_scores" and expected:
+                expected = math.isfinite(sum(abs(x) for x in items))
+        except OverflowError as error:
+            expected = error
+        try:
+            found = check(items)
+        except OverflowError as error:
+            found = error
+        assert type(found) is type(expected) and (found == expected or isinstance(found, OverflowError)), (name, items)

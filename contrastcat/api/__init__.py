@@ -50,7 +50,7 @@ LAZY = {
     "run_explain": "_explain", "torchrun_follower": "..output.distributed",
     "build_library": "library", "build_refs": "library", "cached_library": "library", "labelled_data": "library",
     "run_build_refs": "library",
-    "embedded_models": "models", "load_model": "models", "open_library": "models", "prepare_model": "models",
+    "embedded_models": "zoo", "load_model": "models", "open_library": "models", "prepare_model": "models",
     "read_records": "records",
     "render": "_render", "render_file": "_render", "report_blocks": "_render", "run_render": "_render",
     "run_sanity": "_sanity", "sanity": "_sanity", "sanity_blocks": "_sanity", "sanity_file": "_sanity",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import arguments as check
 from ..errors import BadInput
@@ -15,6 +15,9 @@ from ..usecases.render_file import render_file as _render_file
 from ..views.blocks import RenderRun
 from ..usecases.checks import records_arg
 from .signatures import with_signature
+
+if TYPE_CHECKING:
+    from ..usecases.evaluate_file import EvaluateRun
 
 
 def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: bool = True) -> str:
@@ -46,7 +49,7 @@ def run_render(options: RenderOptions) -> RenderRun:
     return _render_file(options)
 
 
-def report_blocks(run: "EvaluateRun", *, markdown: bool = False, curves: bool = False, plain: bool = False) -> list:
+def report_blocks(run: EvaluateRun, *, markdown: bool = False, curves: bool = False, plain: bool = False) -> list:
     """An ``evaluate_file`` run as ``contrastcat evaluate`` prints it: strings (plain lines, or with
     ``markdown`` a GitHub table) and Rich tables and texts, in order. ``curves``: each method's
     step table also when several are compared; ``plain``: best and second marked by signs."""

@@ -152,34 +152,6 @@ def open_library(path: str | os.PathLike) -> RefLibrary:
     return RefLibrary(check.path("open_library: path", path))
 
 
-def embedded_models() -> list[dict]:
-    """The embedded models (``contrastcat models list``): per model its name, what it is, whether it is
-    prepared (``status`` says why not), and, once prepared, its held-out accuracy, how it was
-    trained, its weights' fingerprint and its cache folder."""
-    from ..models.zoo import EMBEDDED, entry_status
-    from ..models.zoo.cache import entry_dir, read_metadata
-
-    rows = []
-    for name, spec in EMBEDDED.items():
-        ready, why = entry_status(name)
-        metadata = read_metadata(entry_dir(name)) if ready else None
-        rows.append(
-            {
-                "name": name,
-                "summary": spec.summary,
-                "ready": ready,
-                "status": "ready" if ready else why,
-                "held_out_accuracy": metadata["held_out_accuracy"] if metadata else None,
-                # Entries made before 0.7 do not record it (they trained under bfloat16 autocast).
-                "training_dtype": metadata.get("training_dtype") if metadata else None,
-                "trained_on": metadata.get("trained_on") if metadata else None,
-                "weights_fingerprint": metadata.get("weights_fingerprint") if metadata else None,
-                "path": str(entry_dir(name)),
-            }
-        )
-    return rows
-
-
 def prepare_model(name: str, **options: Any) -> str:
     """Fine-tune the embedded model ``name`` now and cache it (``load_model`` would on first use);
     one already prepared is kept (``notify`` hears what it scored) unless ``force``. Returns its

@@ -11,6 +11,7 @@ three characters that line-splitting readers mistake for line ends escaped.
 
 from __future__ import annotations
 
+import itertools
 import json
 import json.scanner
 import math
@@ -172,7 +173,7 @@ def parse(raw: str) -> Any:
         raise NotStrictJSON(_TOO_DEEP) from None
     except ValueError as error:  # an integer with more digits than Python converts
         raise NotStrictJSON(f"malformed JSON (a number too long to read: {str(error).split(';')[0]})") from None
-    problem = tree_problem(value)
+    problem = tree_problem(value, raw)
     if problem is not None:
         raise NotStrictJSON(problem)
     return value
@@ -181,13 +182,38 @@ def parse(raw: str) -> Any:
 _TOO_DEEP = f"malformed JSON (nested too deeply to read: more than {MAX_DEPTH} levels)"
 
 
-def tree_problem(value: Any) -> str | None:
+def tree_problem(value: Any, raw: str | None = None) -> str | None:
     """What a value read makes it no strict JSON of ours: nested deeper than :data:`MAX_DEPTH`
-    (however it was read), or a string UTF-8 cannot hold; None if nothing."""
-    if _depth(value) > MAX_DEPTH:
+    (however it was read), or a string UTF-8 cannot hold; None if nothing. ``raw``: the text
+    the value was read from, where it was: both are then told from the text at C speed (a
+    record's thousands of numbers are not visited one by one), the value walked only where the
+    text holds a surrogate, to say where."""
+    if raw is not None:
+        if _raw_depth(raw) > MAX_DEPTH:
+            return _TOO_DEEP
+        if not _SURROGATE.search(raw) and not _SURROGATE_ESCAPE.search(raw):
+            return None
+    elif _depth(value) > MAX_DEPTH:
         return _TOO_DEEP
     bad = first_invalid_string(value)
     return None if bad is None else f"not valid Unicode: {bad} holds an unpaired surrogate"
+
+
+# A JSON string (what lies between its quotes cannot hold a bracket that nests); what else a JSON
+# text holds but brackets (numbers, separators, white space, true, false and null); and the step
+# each bracket takes: the depth of a text JSON read is the highest running sum of the steps.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = {ord(c): None for c in "0123456789+-.eE,: \t\n\rtruefalsn"}
+_STEPS = {"[": 1, "{": 1, "]": -1, "}": -1}
+# An escaped surrogate (\ud800 to \udfff) in a JSON text: the only way a string JSON reads from
+# valid Unicode text gets one (a pair of them reads as one character, but is walked to be sure).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _raw_depth(raw: str) -> int:
+    """How deep objects and arrays nest in the JSON text ``raw`` (read without error already)."""
+    brackets = _STRING.sub("", raw).translate(_NOT_BRACKET)
+    return max(itertools.accumulate(map(_STEPS.get, brackets, itertools.repeat(0))), default=0)
 
 
 def _depth(value: Any) -> int:

@@ -166,8 +166,38 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda value: isinstance(value, list) and all(check(v) for v in value)
+def _list_of(check: Callable[[Any], bool], surely: Callable[[list], bool] | None = None) -> Callable[[Any], bool]:
+    """A list each item of which passes ``check``. ``surely``: a test at C speed that, where it
+    says yes, every item would pass (a record as JSON reads it: exact types); where it says no,
+    the items are checked one by one, so its answer never differs."""
+    def valid(value: Any) -> bool:
+        return isinstance(value, list) and ((surely is not None and surely(value)) or all(map(check, value)))
+
+    return valid
+
+
+def _of_types(*kinds: type) -> Callable[[list], bool]:
+    allowed = set(kinds)
+    return lambda items: set(map(type, items)) <= allowed
+
+
+def _finite_numbers(items: list) -> bool:
+    """Ints and floats (not bools) whose sum is finite: then each is (an infinity or a NaN
+    would make it so), and a sum that overflows only sends them to be checked one by one."""
+    try:
+        return set(map(type, items)) <= {int, float} and math.isfinite(sum(items, 0.0))
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _indices(items: list) -> bool:
+    return set(map(type, items)) <= {int} and min(items, default=0) >= 0
+
+
+def _spans(items: list) -> bool:
+    return set(map(type, items)) <= {list} and set(map(len, items)) <= {2} and _indices(
+        list(itertools.chain.from_iterable(items))
+    )
 
 
 def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
@@ -209,20 +239,20 @@ def _word(value: Any) -> bool:
 RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "id": (lambda v: isinstance(v, (str, int, float)) and not isinstance(v, bool), "a string or a number"),
     "text": (lambda v: isinstance(v, str), "a string"),
-    "tokens": (_list_of(lambda v: isinstance(v, str)), "a list of strings"),
-    "scores": (_list_of(_number), "a list of finite numbers"),
+    "tokens": (_list_of(lambda v: isinstance(v, str), _of_types(str)), "a list of strings"),
+    "scores": (_list_of(_number, _finite_numbers), "a list of finite numbers"),
     # Summed over a word's pieces, and scaled: their magnitudes must add up to a finite number.
     "raw_scores": (
-        _optional(lambda v: _list_of(_number)(v) and math.isfinite(sum(abs(x) for x in v))),
+        _optional(lambda v: _list_of(_number, _finite_numbers)(v) and math.isfinite(sum(map(abs, v)))),
         "a list of finite numbers (their magnitudes adding up to a finite number) or null",
     ),
     "target": (_index, "a class index (an integer, 0 or more)"),
-    "token_ids": (_list_of(_index), "a list of token ids (integers, 0 or more)"),
-    "special": (_list_of(lambda v: isinstance(v, bool)), "a list of booleans"),
-    "offsets": (_list_of(lambda o: isinstance(o, list) and len(o) == 2 and all(_index(v) for v in o)),
+    "token_ids": (_list_of(_index, _indices), "a list of token ids (integers, 0 or more)"),
+    "special": (_list_of(lambda v: isinstance(v, bool), _of_types(bool)), "a list of booleans"),
+    "offsets": (_list_of(lambda o: isinstance(o, list) and len(o) == 2 and all(_index(v) for v in o), _spans),
                 "a list of [start, end] pairs of integers"),
     "target_name": (lambda v: isinstance(v, str), "a string"),
-    "probs": (_list_of(_number), "a list of finite numbers"),
+    "probs": (_list_of(_number, _finite_numbers), "a list of finite numbers"),
     "predicted": (_index, "a class index (an integer, 0 or more)"),
     "method": (lambda v: isinstance(v, str), "a string"),
     "model": (lambda v: isinstance(v, str), "a string"),

@@ -57,8 +57,9 @@ def test_refusals_that_need_no_model_import_none(tmp_path):
         assert not names & set(HEAVY), (arguments, sorted(names & set(HEAVY)))
 
 
-def test_render_and_merge_of_records_load_no_model_library(tmp_path):
-    """Showing or merging records needs no model: a shell loop over many files pays no torch."""
+def test_render_merge_and_models_list_load_no_model_library(tmp_path):
+    """Showing or merging records, or listing the embedded models, needs no model: a shell loop
+    over many files pays no torch."""
     records = tmp_path / "records.jsonl"
     text = " ".join(str(i) for i in range(10, 20))  # the stub record's ten tokens, at their offsets
     offsets = [[0, 0]] + [[3 * i, 3 * i + 2] for i in range(10)] + [[0, 0]]
@@ -68,6 +69,7 @@ def test_render_and_merge_of_records_load_no_model_library(tmp_path):
         (("render", str(records), "--html", str(tmp_path / "page.html")), "page.html", 0),
         # merge's modules are all imported before it reads a line: its refusal shows what it loads
         (("merge", str(records), "-o", str(tmp_path / "merged.jsonl")), "not a contrastcat part file", 2),
+        (("models", "list", "--json"), "", 0),
     ]:
         names, done = imported(*arguments)
         assert done.returncode == code and said in done.stderr, (arguments, done.stderr[-1500:])

@@ -12,7 +12,7 @@ from ...lazy import lazy_names
 LAZY = {
     "EMBEDDED": "registry",
     "EmbeddedModel": "registry",
-    "entry_status": "registry",
+    "entry_status": "cache",
     "load_embedded": "registry",
     "prepare": "registry",
 }

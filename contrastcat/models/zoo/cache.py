@@ -18,6 +18,8 @@ from pathlib import Path
 
 METADATA = "contrastcat-model.json"
 CACHE_ENV = "CONTRASTCAT_CACHE"
+RECIPE_VERSION = 1  # of the training recipe: an entry of another version is prepared again
+REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 
 def cache_root() -> Path:
@@ -56,3 +58,21 @@ def install(staging: Path, name: str, metadata: dict) -> Path:
 
 def discard(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+def entry_status(name: str, quick: bool = False) -> tuple[bool, str]:
+    """(ready, why not) for the cache entry of ``name``."""
+    directory = entry_dir(name)
+    if not directory.exists():
+        return False, "not prepared yet"
+    metadata = read_metadata(directory)
+    if metadata is None:
+        return False, "metadata missing or unreadable (partial entry)"
+    if metadata.get("name") != name or metadata.get("recipe_version") != RECIPE_VERSION:
+        return False, "made by another version of the recipe"
+    if bool(metadata.get("quick")) != quick:
+        return False, "a quick test build" if not quick else "a full build, not a quick one"
+    missing = [f for f in REQUIRED_FILES if not (directory / f).is_file()]
+    if missing:
+        return False, f"missing {', '.join(missing)}"
+    return True, ""

