@@ -1,5 +1,6 @@
 """How long the command line takes to answer what needs no model: --help, a command's --help,
-the completions, and refusals of a bad option, a missing file and a misspelt method.
+the completions, refusals of a bad option, a missing file and a misspelt method, rendering a
+records file and listing the embedded models.
 
     python benchmarks/startup.py [--runs 7]
 
@@ -29,6 +30,11 @@ def commands(folder: Path) -> list[tuple[str, list[str]]]:
     inputs = folder / "inputs.jsonl"
     inputs.write_text(json.dumps({"id": 1, "text": "a gripping, funny film"}) + "\n")
     missing = str(folder / "missing.jsonl")
+    records = folder / "records.jsonl"  # one record as another tool might write it
+    records.write_text(json.dumps({
+        "id": 1, "text": "a good film", "tokens": ["a", "good", "film"], "offsets": [[0, 1], [2, 6], [7, 11]],
+        "scores": [0.1, 0.9, 0.3], "target": 1, "method": "m",
+    }) + "\n")
     return [
         ("--version (the floor)", ["--version"]),
         ("--help", ["--help"]),
@@ -40,6 +46,8 @@ def commands(folder: Path) -> list[tuple[str, list[str]]]:
         ("a missing file", ["evaluate", missing]),
         ("a misspelt method", ["explain", str(inputs), "--method", "atcat"]),
         ("compare, a misspelt method", ["compare", str(inputs), "--method", "atcat,random"]),
+        ("render a records file", ["render", str(records), "--color", "never"]),
+        ("models list", ["models", "list"]),
     ]
 
 
