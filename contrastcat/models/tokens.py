@@ -383,7 +383,11 @@ class _Offsets(Sequence):
     read, and a list of them all would cost more than the ids (a tuple per token)."""
 
     def __init__(self, encoded) -> None:
-        self._encoded, self._length = encoded, len(encoded["input_ids"])
+        self._length = len(encoded["input_ids"])
+        # The tokenizers library's own encoding where there is one: read through transformers'
+        # wrapper, each offset cost several times as much (long texts read millions of them).
+        encodings = getattr(encoded, "encodings", None)
+        self._span = encodings[0].token_to_chars if encodings else encoded.token_to_chars
 
     def __len__(self) -> int:
         return self._length
@@ -391,7 +395,7 @@ class _Offsets(Sequence):
     def __getitem__(self, index: int) -> tuple[int, int]:
         if not 0 <= index < self._length:
             raise IndexError(index)
-        return tuple(self._encoded.token_to_chars(index))
+        return tuple(self._span(index))
 
 
 def _boundary(offsets, low: int, at: int) -> int | None:
@@ -407,7 +411,8 @@ def _within(ids, offsets, low: int, begin: int, end: int) -> tuple[tuple[int, in
     """Id, start and end (in the whole text) of the tokens that begin from ``begin`` to before ``end``."""
     first = bisect_left(offsets, begin - low, key=itemgetter(0))
     stop = bisect_left(offsets, end - low, lo=first, key=itemgetter(0))
-    return tuple((ids[i], offsets[i][0] + low, offsets[i][1] + low) for i in range(first, stop))
+    spans = map(offsets.__getitem__, range(first, stop))  # each read once
+    return tuple((ids[i], start + low, end + low) for i, (start, end) in zip(range(first, stop), spans))
 
 
 class _Piece(NamedTuple):
