@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import types
 from collections.abc import Iterator
 
@@ -48,9 +49,10 @@ def _configs(config) -> list:
 def weight_signature(model: torch.nn.Module) -> tuple:
     """What the weights are now, cheaply: per weight its storage, its in-place version (an optimizer
     step, ``load_state_dict``) and a checksum of its bits (a write through ``.data`` or a numpy view
-    moves no version). The checksum weighs each value by its position, so values moved within a
-    tensor (two rows swapped, a transpose) change it too; it is integer arithmetic, exact and the
-    same on every call, and it runs where the weights are, a slice at a time."""
+    moves no version). On the CPU the checksum is SHA-1 of the bytes (every call from Python pays
+    it: about 0.1 s for MiniLM's 90 MB, where integer sums took 1.5 to 2 s); elsewhere it is
+    computed where the weights are (:func:`_checksum`). Either changes when values move within a
+    tensor (two rows swapped, a transpose), and is exact and the same on every call."""
     found = []
     for name, tensor in (*model.named_parameters(), *model.named_buffers()):
         data = tensor.detach()
@@ -144,9 +146,12 @@ def settings_signature(model: torch.nn.Module) -> tuple:
 SLICE = 1 << 20  # values per step of the checksum: its temporaries stay a few MB
 
 
-def _checksum(data: torch.Tensor) -> tuple[int, int]:
-    """(sum, position-weighted sum) of the tensor's bits read as integers, wrapping in int64."""
+def _checksum(data: torch.Tensor) -> tuple[int, int] | str:
+    """SHA-1 of a CPU tensor's bytes; of one on another device (read where it is, without copying
+    it to the CPU), (sum, position-weighted sum) of its bits read as integers, wrapping in int64."""
     flat = data.contiguous().view(-1)
+    if flat.device.type == "cpu":
+        return hashlib.sha1(flat.view(torch.uint8).numpy(), usedforsecurity=False).hexdigest()
     if flat.numel() == 0:
         return (0, 0)
     width = flat.element_size()

@@ -187,3 +187,23 @@ def test_the_file_calls_take_a_model_in_memory(toy_dir, toy_library, tmp_path):
         lambda: contrastcat.explain_file(toy_dir / "inputs.jsonl", borrowed, model=classifier, device="cpu", **common),
         "`device` goes with a model name",
     )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_the_weights_signature_sees_every_write_in_each_precision(dtype):
+    """The checksum of a CPU weight is of its bytes, in whatever precision it is held: a write
+    through .data (no version moves), a transpose (the same values, moved) and the value put
+    back are each told apart."""
+    from contrastcat.models.borrowed import weight_signature
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 4).to(dtype)
+    loaded = weight_signature(layer)
+    assert weight_signature(layer) == loaded
+    first = layer.weight.data[1, 2].clone()
+    layer.weight.data[1, 2] += 1.0
+    assert weight_signature(layer) != loaded
+    layer.weight.data[1, 2] = first
+    assert weight_signature(layer) == loaded
+    layer.weight.data = layer.weight.data.t().contiguous()  # new storage too; the checksum alone:
+    assert [entry[3] for entry in weight_signature(layer)] != [entry[3] for entry in loaded]
