@@ -1,6 +1,6 @@
 """How long the command line takes to answer what needs no model: --help, a command's --help,
 the completions, refusals of a bad option, a missing file and a misspelt method, rendering a
-records file and listing the embedded models.
+records file and listing the embedded models (these two do work: shown, not bounded).
 
     python benchmarks/startup.py [--runs 7]
 
@@ -46,8 +46,9 @@ def commands(folder: Path) -> list[tuple[str, list[str]]]:
         ("a missing file", ["evaluate", missing]),
         ("a misspelt method", ["explain", str(inputs), "--method", "atcat"]),
         ("compare, a misspelt method", ["compare", str(inputs), "--method", "atcat,random"]),
-        ("render a records file", ["render", str(records), "--color", "never"]),
-        ("models list", ["models", "list"]),
+        # Work, not an answer from the options: shown for reference, held to no bound.
+        ("render a records file (work)", ["render", str(records), "--color", "never"]),
+        ("models list (work)", ["models", "list"]),
     ]
 
 
@@ -82,7 +83,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         for name, arguments in commands(Path(folder)):
             seconds = timed(args.executable, arguments, args.runs)
-            mark = "" if seconds < BOUND or name.startswith("--version") else f"  OVER {BOUND} s"
+            bounded = not (name.startswith("--version") or name.endswith("(work)"))
+            mark = f"  OVER {BOUND} s" if bounded and seconds >= BOUND else ""
             print(f"  {name:<28} {seconds:6.3f} s{mark}")
             if mark:
                 over.append(name)
