@@ -1,6 +1,6 @@
 """Scored character spans of a record: what the terminal and the HTML view shade.
 
-Rich-free and free of imports from the rest of the package, so the HTML view
+Rich-free, importing only the words module and the scaling beside it, so the HTML view
 (``contrastcat.records.markup``) and the terminal renderer (``contrastcat.views.terminal``) share it.
 A record is anything with ``text``, ``offsets``, ``scores`` and ``special``.
 Both views pass every string from the records through :func:`visible` first.
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..scaling import minmax
+from .words import Piece, scored_units
 
 # Bidirectional controls: an unclosed U+202E (RIGHT-TO-LEFT OVERRIDE) reverses everything after it.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -69,7 +70,25 @@ def is_signed(record) -> bool:
     return min((value for value, special in zip(raw_scores(record), record.special) if not special), default=0.0) < 0
 
 
-def spans(record, words: bool = False, rescale: bool = False, signed: bool = False) -> list[Span]:
+def _pieces(record, values, texts: list[str]) -> list[Piece]:
+    """The record's tokens that are text (not special, a span left once its leading white space
+    is), with their scores."""
+    found = []
+    segments = getattr(record, "segments", None) or [0] * len(record.offsets)
+    for (start, end), score, special, segment in zip(record.offsets, values, record.special, segments):
+        segment = segment or 0  # a token the tokenizer added (None) is special: skipped below
+        segment = segment if segment < len(texts) else 0
+        text = texts[segment]
+        while start < end and text[start].isspace():
+            start += 1
+        if not special and start < end:
+            found.append(Piece(start, end, score, segment))
+    return found
+
+
+def spans(
+    record, words: bool = False, rescale: bool = False, signed: bool = False, rule: str = "sum", symbols: bool = True,
+) -> list[Span]:
     """Scored character spans of the non-special tokens.
 
     Pieces that share characters are one span: byte-level tokenizers (GPT-2,
@@ -77,10 +96,12 @@ def spans(record, words: bool = False, rescale: bool = False, signed: bool = Fal
     byte tokens that all carry that character's span, and each would otherwise
     print the character again. Such a span scores as its strongest piece; with
     ``words`` or ``signed``, as the sum of its pieces' raw scores.
-    With ``words``, pieces that touch (one ends where the next begins, as
-    WordPiece ``##`` pieces do) merge into one word, scored by the sum of its
-    pieces' raw scores (:func:`raw_scores`; a relevance that sums to the logit
-    still does over words), then min–max scaled over the words (:func:`words`).
+    With ``words``, the spans are the text's words and runs of symbols
+    (:mod:`contrastcat.records.words`: punctuation is a unit of its own, never
+    part of the word beside it; ``symbols`` off leaves those runs out), each
+    scored from its pieces' raw scores (:func:`raw_scores`) by ``rule`` (``sum``:
+    a relevance that sums to the logit still does over words; ``mean``;
+    ``max``), then min–max scaled over the words.
     A piece's leading whitespace is not part of its span: SentencePiece-style
     tokenizers (Llama, ALBERT, XLM-R) give ``▁film`` the space before it, and the
     words of a sentence would otherwise all touch.
@@ -100,23 +121,20 @@ def spans(record, words: bool = False, rescale: bool = False, signed: bool = Fal
     unit = unit if unit > 0 else 1.0
     if summed:
         values = [value / unit for value in values]
-    result: list[Span] = []
     texts = segment_texts(record)
-    segments = getattr(record, "segments", None) or [0] * len(record.offsets)
-    for (start, end), score, special, segment in zip(record.offsets, values, record.special, segments):
-        segment = segment or 0  # a token the tokenizer added (None) is special: skipped below
-        text = texts[segment] if segment < len(texts) else texts[0]
-        while start < end and text[start].isspace():
-            start += 1
-        if special or end <= start:
-            continue
-        shares = result and result[-1].segment == segment and start < result[-1].end
-        if shares or (words and result and result[-1].end == start and result[-1].segment == segment):
-            previous = result.pop()
-            merged = previous.score + score if summed else max(previous.score, score)
-            result.append(Span(previous.start, max(previous.end, end), float(merged), segment))
-        else:
-            result.append(Span(start, end, float(score), segment))
+    pieces = _pieces(record, values, texts)
+    if words:
+        result = [Span(u.start, u.end, float(u.score), u.segment)
+                  for u in scored_units(texts, pieces, rule) if symbols or u.is_word]
+    else:
+        result = []
+        for piece in pieces:
+            if result and result[-1].segment == piece.segment and piece.start < result[-1].end:
+                previous = result.pop()  # pieces of one character: one span
+                merged = previous.score + piece.score if summed else max(previous.score, piece.score)
+                result.append(Span(previous.start, max(previous.end, piece.end), float(merged), piece.segment))
+            else:
+                result.append(Span(piece.start, piece.end, float(piece.score), piece.segment))
     if not result:
         return result
     found = np.array([s.score for s in result], dtype=np.float64)
@@ -156,8 +174,8 @@ WORD_DECIMALS = 6
 
 
 def word_scores(record) -> list[Word]:
-    """The record's words (pieces that touch merged, special tokens left out), each scored by the
-    sum of its pieces' raw scores: what ``render --words`` shades."""
+    """The record's words and punctuation (:mod:`contrastcat.records.words`; special tokens left
+    out), each scored by the sum of its pieces' raw scores: what ``render --words`` shades."""
     texts = segment_texts(record)
     return [
         Word(texts[s.segment][s.start : s.end], s.start, s.end, round(s.score, WORD_DECIMALS),

@@ -89,7 +89,7 @@ class ExplainOptions(CommandOptions):
         False, "Reference-code quirk: zero special tokens in the attribution pass's mask.", check.flag, kind=bool
     )
     words: bool = option(
-        False, "Also write each record's words: pieces merged, with character spans, the sum of their raw "
+        False, "Also write each record's words (pieces joined, punctuation apart), with character spans, the sum of their raw "
         "scores and that sum min-max scaled.", check.flag, kind=bool,
     )
     max_length: int | None = option(

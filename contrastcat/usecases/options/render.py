@@ -45,7 +45,8 @@ class RenderOptions(CommandOptions):
         kind=int,
     )
     words: bool = option(
-        False, "Merge word pieces into words (a word scores as the sum of its pieces' raw scores).", check.flag,
+        False, "Show words as a reader sees them (pieces joined, punctuation apart; a word scores as the "
+        "sum of its pieces' raw scores).", check.flag,
         kind=bool,
     )
     rescale: bool = option(
