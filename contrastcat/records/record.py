@@ -105,7 +105,8 @@ class AttributionRecord:
     def word_scores(self) -> list[Word]:
         """Its words as a reader sees them (:mod:`contrastcat.records.words`: pieces joined, punctuation
         a unit of its own), special tokens left out, each with its character
-        span, the sum of its tokens' raw scores (``raw``) and that sum min–max scaled over the
+        span, its tokens' raw scores combined (``raw``: summed for a signed map, the strongest for
+        an unsigned one) and that min–max scaled over the
         words (``score``) — what ``render --words`` shades. ``[w.to_dict() for w in ...]`` is what
         ``explain --words`` writes as the record's ``words``."""
         return word_scores(self)

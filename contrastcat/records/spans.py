@@ -46,7 +46,7 @@ class Span:
     end: int
     score: float  # in [0, 1]; where ``signed``, in [-1, 1]: evidence against the target below 0
     segment: int = 0  # a sentence pair's text it is in: 0 (``text``) or 1 (``pair``)
-    raw: float = 0.0  # before the view's scaling (with ``words``: the sum of its tokens' raw scores)
+    raw: float = 0.0  # before the view's scaling (with ``words``: its tokens' raw scores combined)
     signed: bool = False
 
 
@@ -87,7 +87,7 @@ def _pieces(record, values, texts: list[str]) -> list[Piece]:
 
 
 def spans(
-    record, words: bool = False, rescale: bool = False, signed: bool = False, rule: str = "sum", symbols: bool = True,
+    record, words: bool = False, rescale: bool = False, signed: bool = False, rule: str = "auto", symbols: bool = True,
 ) -> list[Span]:
     """Scored character spans of the non-special tokens.
 
@@ -99,9 +99,11 @@ def spans(
     With ``words``, the spans are the text's words and runs of symbols
     (:mod:`contrastcat.records.words`: punctuation is a unit of its own, never
     part of the word beside it; ``symbols`` off leaves those runs out), each
-    scored from its pieces' raw scores (:func:`raw_scores`) by ``rule`` (``sum``:
-    a relevance that sums to the logit still does over words; ``mean``;
-    ``max``), then min–max scaled over the words.
+    scored from its pieces' raw scores (:func:`raw_scores`) by ``rule``
+    (``auto``: their sum for a signed map, a relevance that sums to the logit
+    still doing so over words; its strongest piece for an unsigned one, so a
+    word of many pieces is not credited once per piece), then min–max scaled
+    over the words.
     A piece's leading whitespace is not part of its span: SentencePiece-style
     tokenizers (Llama, ALBERT, XLM-R) give ``▁film`` the space before it, and the
     words of a sentence would otherwise all touch.
@@ -175,7 +177,8 @@ WORD_DECIMALS = 6
 
 def word_scores(record) -> list[Word]:
     """The record's words and punctuation (:mod:`contrastcat.records.words`; special tokens left
-    out), each scored by the sum of its pieces' raw scores: what ``render --words`` shades."""
+    out), each scored from its pieces' raw scores (their sum for a signed map, the strongest
+    for an unsigned one): what ``render --words`` shades."""
     texts = segment_texts(record)
     return [
         Word(texts[s.segment][s.start : s.end], s.start, s.end, round(s.score, WORD_DECIMALS),

@@ -12,12 +12,14 @@ SentencePiece's ``▁``, pairs) land in the words their character spans overlap;
 spans several words gives each a share in proportion to the characters it covers there.
 
 A word's score is, by ``rule``:
-- ``sum`` (the default): the sum of its pieces' scores. Relevance that adds up to the logit
-  (LRP, integrated gradients) still does over words, and evidence split over pieces is counted
-  once whatever the split.
-- ``mean``: their mean. A method that scores each piece on its own scale (attention-based maps,
-  min-max scaled) would otherwise credit a word of three pieces three times.
-- ``max``: the piece of largest magnitude, its sign kept.
+- ``sum``: the sum of its pieces' scores. Relevance that adds up to the logit (LRP, integrated
+  gradients, input × gradient: the signed maps) still does over words, and evidence split over
+  pieces is counted once whatever the split.
+- ``max``: the piece of largest magnitude, its sign kept. A map that scores each piece on its
+  own scale (Contrast-CAT's, attention's: unsigned) would credit a word of three pieces three
+  times by their sum ("videotapes" above every word of one piece).
+- ``mean``: their mean.
+- ``auto`` (what the views use): ``sum`` for a signed map, ``max`` for an unsigned one.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-RULES = ("sum", "mean", "max")
+RULES = ("auto", "sum", "mean", "max")
 
 # Hiragana, Katakana, CJK Unified Ideographs (and extension A) and compatibility ideographs.
 _IDEOGRAPHS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -96,11 +98,14 @@ class Scored:
     pieces: int
 
 
-def scored_units(texts: Sequence[str], pieces: Sequence[Piece], rule: str = "sum") -> list[Scored]:
+def scored_units(texts: Sequence[str], pieces: Sequence[Piece], rule: str = "auto") -> list[Scored]:
     """The units the pieces fall in (in text order, segment by segment), each scored by ``rule``
-    from the pieces' shares; units no piece reaches (text past a cut) are left out."""
+    from the pieces' shares; units no piece reaches (text past a cut) are left out. ``auto``
+    reads the pieces as a signed map where any scores below 0."""
     if rule not in RULES:
         raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+    if rule == "auto":
+        rule = "sum" if any(piece.score < 0 for piece in pieces) else "max"
     found: list[Scored] = []
     for segment, text in enumerate(texts):
         found += _scored_segment(units(text), [p for p in pieces if p.segment == segment], rule, segment)

@@ -47,10 +47,10 @@ def render_file(chosen: RenderOptions) -> RenderRun:
             records = itertools.islice(_first_pairs(source, pair, labels, chosen, placed=True), chosen.limit)
     if chosen.html is not None:
         with atomic_text_output(chosen.html, [chosen.attributions]) as stream:
-            stream.write(html_page(records, f"contrastcat: {source.name}", chosen.words, chosen.rescale, labels.label,
+            stream.write(html_page(records, f"contrastcat: {source.name}", chosen.shown_words, chosen.rescale, labels.label,
                                    chosen.signed))
         return RenderRun(None if is_standard_output(chosen.html) else chosen.html, iter(()))
-    shown = _Shown(chosen.threshold, chosen.words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
+    shown = _Shown(chosen.threshold, chosen.shown_words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
     if chosen.output is not None:
         with atomic_text_output(chosen.output, [chosen.attributions]) as stream:
             write_blocks(blocks(records, labels, shown), stream, shown.color)

@@ -57,7 +57,7 @@ def test_each_rule_on_hand_worked_pieces():
     assert [u.pieces for u in scored_units([text], pieces)] == [2, 1]
     # A token over two words gives each a share by the characters it covers there.
     assert [u.score for u in scored_units(["ab, cd"], [Piece(0, 3, 0.9), Piece(4, 6, 0.1)])] == [0.6, 0.3, 0.1]
-    with pytest.raises(ValueError, match="rule must be one of sum, mean, max"):
+    with pytest.raises(ValueError, match="rule must be one of auto, sum, mean, max"):
         scored_units([text], pieces, "median")
 
 
@@ -127,3 +127,34 @@ def test_every_familys_pieces_join_into_whole_words_and_punctuation_stays_apart(
     assert by_text[("Dull", 0)] > 0 and by_text[(",", 0)] < 0 and by_text[("?!", 0)] < 0
     if pair:
         assert by_text[("(", 1)] < 0 and by_text[("funny", 1)] > 0 and by_text[(")", 1)] < 0
+
+
+def test_auto_sums_a_signed_map_and_takes_an_unsigned_ones_strongest_piece():
+    """A signed map (some piece below 0) is a relevance that adds up: its words sum their pieces.
+    An unsigned one scores each piece on its own scale: a word is its strongest piece, so three
+    pieces of 0.6 are not 1.8 beside a one-piece word's 0.9."""
+    text = "videotapes good"
+    unsigned = [Piece(0, 5, 0.6), Piece(5, 7, 0.6), Piece(7, 10, 0.6), Piece(11, 15, 0.9)]
+    assert [u.score for u in scored_units([text], unsigned)] == [0.6, 0.9]
+    signed = [Piece(0, 5, 0.6), Piece(5, 7, -0.2), Piece(7, 10, 0.1), Piece(11, 15, 0.3)]
+    assert [round(u.score, 9) for u in scored_units([text], signed)] == [0.5, 0.3]
+
+
+def test_top_lists_words_unless_told_tokens(tmp_path):
+    """``render --top`` names "tedious", not its piece "ted" (``--no-words``: the pieces)."""
+    import json
+
+    from ..helpers import invoke
+
+    record = AttributionRecord(
+        id=1, text="Dull, tedious.", tokens=["[CLS]", "dull", ",", "ted", "##ious", ".", "[SEP]"],
+        scores=[0.0, 0.3, 0.1, 1.0, 0.9, 0.2, 0.0], offsets=[[0, 0], [0, 4], [4, 5], [6, 9], [9, 13], [13, 14], [0, 0]],
+        special=[True, False, False, False, False, False, True], target=1, method="attcat",
+        token_ids=[2, 10, 11, 12, 13, 14, 3], **OTHER,
+    )
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(record.to_dict()) + "\n")
+    words = invoke("render", path, "--top", "2", "--color", "never")
+    assert words.exit_code == 0 and words.stdout.endswith(": tedious 1.00, Dull 0.22\n"), words.stdout
+    tokens = invoke("render", path, "--top", "2", "--color", "never", "--no-words")
+    assert tokens.exit_code == 0 and tokens.stdout.endswith(": ted 1.00, ious 0.89\n"), tokens.stdout

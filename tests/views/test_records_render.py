@@ -52,16 +52,18 @@ def test_resolve_label():
 def test_spans_merge_word_pieces():
     record = make_record()
     assert [(s.start, s.end, s.score) for s in spans(record)] == [(0, 2, 0.2), (2, 5, 0.9), (5, 12, 0.1), (13, 17, 1.0)]
-    # A word scores as the sum of its pieces (0.2 + 0.9 + 0.1 = 1.2 against dull's 1.0), min–max
-    # scaled over the words: 1 and 0 of two words.
+    # An unsigned map's word scores as its strongest piece (0.9 against dull's 1.0), min–max scaled
+    # over the words: 0 and 1 of two words. Summed, its three pieces would outscore dull (1.2).
     assert [(s.start, s.end, s.raw, s.score) for s in spans(record, words=True)] == [
+        (0, 12, 0.9, 0.0), (13, 17, 1.0, 1.0)]
+    assert [(s.start, s.end, s.raw, s.score) for s in spans(record, words=True, rule="sum")] == [
         (0, 12, pytest.approx(1.2), 1.0), (13, 17, 1.0, 0.0)]
 
 
 def test_render_plain_keeps_the_text_and_marks_tokens():
     record = make_record()
     assert render_plain(record) == "[un 0.20][bel 0.90][ievably 0.10] [dull 1.00]"
-    assert render_plain(record, threshold=0.5, words=True) == "[unbelievably 1.00] dull"
+    assert render_plain(record, threshold=0.5, words=True) == "unbelievably [dull 1.00]"
     assert render_plain(record, threshold=0.95) == "unbelievably [dull 1.00]"
 
 
@@ -123,8 +125,11 @@ def test_byte_pieces_of_one_character_are_shown_once():
     )
     assert [(s.start, s.end, s.score) for s in spans(record)] == [(0, 1, 0.6), (1, 2, 0.3), (3, 5, 1.0)]
     assert render_plain(record).count("ф") == 1 and render_plain(record).count("и") == 1
-    # Words sum their pieces: 0.2 + 0.6 + 0.1 + 0.3 = 1.2 against 1.0.
-    assert [(s.start, s.end, s.raw) for s in spans(record, words=True)] == [(0, 2, pytest.approx(1.2)), (3, 5, 1.0)]
+    # A word of an unsigned map is its strongest piece (0.6 against 1.0); summed, 0.2 + 0.6 + 0.1
+    # + 0.3 = 1.2.
+    assert [(s.start, s.end, s.raw) for s in spans(record, words=True)] == [(0, 2, 0.6), (3, 5, 1.0)]
+    assert [(s.start, s.end, s.raw) for s in spans(record, words=True, rule="sum")] == [
+        (0, 2, pytest.approx(1.2)), (3, 5, 1.0)]
 
 
 def test_an_inputs_waiting_records_are_paired_in_linear_time():

@@ -89,8 +89,8 @@ class ExplainOptions(CommandOptions):
         False, "Reference-code quirk: zero special tokens in the attribution pass's mask.", check.flag, kind=bool
     )
     words: bool = option(
-        False, "Also write each record's words (pieces joined, punctuation apart), with character spans, the sum of their raw "
-        "scores and that sum min-max scaled.", check.flag, kind=bool,
+        False, "Also write each record's words (pieces joined, punctuation apart), with character spans, their pieces' raw "
+        "scores combined (summed for a signed map, the strongest for an unsigned one) and that min-max scaled.", check.flag, kind=bool,
     )
     max_length: int | None = option(
         None, "Tokens per input, special ones included, up to the model's position limit. "

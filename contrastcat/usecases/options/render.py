@@ -44,10 +44,11 @@ class RenderOptions(CommandOptions):
         None, "Show only the first N records.", check.optional(functools.partial(check.count, maximum=sys.maxsize)),
         kind=int,
     )
-    words: bool = option(
-        False, "Show words as a reader sees them (pieces joined, punctuation apart; a word scores as the "
-        "sum of its pieces' raw scores).", check.flag,
-        kind=bool,
+    words: bool | None = option(
+        None, "Show words as a reader sees them (pieces joined, punctuation apart; a word scores as the "
+        "sum of its pieces' raw scores in a signed map, its strongest piece in an unsigned one); "
+        "--no-words: tokens. Unset: tokens when shading, words with --top.",
+        check.optional(check.flag), kind=bool, show_default=False,
     )
     rescale: bool = option(
         True, "Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores.",
@@ -65,7 +66,7 @@ class RenderOptions(CommandOptions):
         None, "Write one self-contained HTML page instead (- for stdout).", options.path_or_none, metavar="FILE"
     )
     top: int | None = option(
-        None, "Print each record's K most relevant words (tokens without --words).", check.optional(check.count),
+        None, "Print each record's K most relevant words (tokens with --no-words).", check.optional(check.count),
         kind=int, metavar="K",
     )
     compare: tuple[str, str] | None = option(
@@ -89,6 +90,12 @@ class RenderOptions(CommandOptions):
                 f"{self.named('html')} and {self.bare('output')}: give {self.bare('html')} (the page) or "
                 f"{self.bare('output')} (the text), not both"
             )
+
+    @property
+    def shown_words(self) -> bool:
+        """Whether words are shown: as asked, or, unasked, with ``top`` (a list of the strongest
+        pieces would name "ted" for "tedious") and not when shading (each token shown in place)."""
+        return self.top is not None if self.words is None else self.words
 
     @property
     def colored(self) -> bool:
