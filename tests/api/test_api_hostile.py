@@ -405,7 +405,7 @@ RENDER_FILE_ACCEPTS = {
     "threshold": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
     "limit": lambda v: v is None or _count_ok(v),
     "top": lambda v: v is None or _count_ok(v),
-    "words": lambda v: isinstance(v, bool),
+    "words": lambda v: v is None or isinstance(v, bool),  # None: tokens when shading, words with top
     "rescale": lambda v: isinstance(v, bool),
     "color": lambda v: isinstance(v, bool),
     "compare": lambda v: v is None,  # the records hold one method: any pair names one they lack
