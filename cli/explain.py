@@ -71,7 +71,8 @@ def _explain(values: dict) -> None:
         )
         if values["inputs"] is None:
             raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")
-        run = api.run_explain(options.with_methods_options(method_options))
+        options = options.with_methods_options(method_options)  # checked before api.run_explain loads torch
+        run = api.run_explain(options)
     if run.speaks:  # under torchrun, rank 0 speaks for all
         # The records are all written by now (to the file, or to stdout as they finished): Ctrl-C
         # in the summary says so.

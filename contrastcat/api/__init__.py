@@ -47,7 +47,7 @@ LAZY = {
     "compare_file": "compare", "run_compare": "compare",
     "evaluate": "_evaluate", "evaluate_file": "_evaluate", "run_evaluate": "_evaluate",
     "explain": "_explain", "explain_file": "_explain", "list_methods": "_explain", "merge": "_explain",
-    "run_explain": "_explain", "torchrun_follower": "..output.distributed",
+    "run_explain": "_explain", "torchrun_follower": "processes",
     "build_library": "library", "build_refs": "library", "cached_library": "library", "labelled_data": "library",
     "run_build_refs": "library",
     "embedded_models": "zoo", "load_model": "models", "open_library": "models", "prepare_model": "models",

@@ -3,6 +3,8 @@ and the alias table alone (listing needs neither torch nor the training code).""
 
 from __future__ import annotations
 
+import math
+
 from ..models.aliases import ALIASES, EMBEDDED_NAMES
 from ..models.zoo.cache import entry_dir, entry_status, read_metadata
 
@@ -21,7 +23,7 @@ def embedded_models() -> list[dict]:
                 "summary": ALIASES[name].made_here.summary,
                 "ready": ready,
                 "status": "ready" if ready else why,
-                "held_out_accuracy": metadata["held_out_accuracy"] if metadata else None,
+                "held_out_accuracy": _accuracy(metadata),
                 # Entries made before 0.7 do not record it (they trained under bfloat16 autocast).
                 "training_dtype": metadata.get("training_dtype") if metadata else None,
                 "trained_on": metadata.get("trained_on") if metadata else None,
@@ -30,3 +32,10 @@ def embedded_models() -> list[dict]:
             }
         )
     return rows
+
+
+def _accuracy(metadata: dict | None) -> float | None:
+    """The held-out accuracy the entry wrote; None where it wrote none a table can show (an
+    entry edited or damaged: listing it must not fail)."""
+    value = (metadata or {}).get("held_out_accuracy")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None

@@ -165,7 +165,20 @@ def write_records(path: str, records: Iterable[AttributionRecord], inputs: Seque
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past a float's range: no score can be computed with it
+        return False
+
+
+def _finite_magnitudes(values: list) -> bool:
+    """Magnitudes that add up to a finite number (ints past a float's range do not)."""
+    try:
+        return math.isfinite(sum(map(abs, values)))
+    except OverflowError:
+        return False
 
 
 def _list_of(check: Callable[[Any], bool], surely: Callable[[list], bool] | None = None) -> Callable[[Any], bool]:
@@ -245,7 +258,7 @@ RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "scores": (_list_of(_number, _finite_numbers), "a list of finite numbers"),
     # Summed over a word's pieces, and scaled: their magnitudes must add up to a finite number.
     "raw_scores": (
-        _optional(lambda v: _list_of(_number, _finite_numbers)(v) and math.isfinite(sum(map(abs, v)))),
+        _optional(lambda v: _list_of(_number, _finite_numbers)(v) and _finite_magnitudes(v)),
         "a list of finite numbers (their magnitudes adding up to a finite number) or null",
     ),
     "target": (_index, "a class index (an integer, 0 or more)"),

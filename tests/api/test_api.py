@@ -106,3 +106,17 @@ def test_a_notebook_completes_the_public_calls():
     listed = dir(contrastcat)
     assert {"load_model", "open_library", "build_library", "cached_library", "explain", "evaluate", "render"} <= set(listed)
     assert "__version__" in listed and listed == sorted(listed)
+
+
+def test_no_public_callable_shows_the_environment_in_its_help(monkeypatch):
+    """A default of ``os.environ`` would print every variable (tokens among them) in help() and
+    in generated docs: each public callable's signature and help hold none."""
+    import inspect
+    import pydoc
+
+    monkeypatch.setenv("CONTRASTCAT_PLANTED_SECRET", "hunter2-planted")
+    for name in contrastcat.__all__:
+        value = getattr(contrastcat, name)
+        if callable(value) and not isinstance(value, type):
+            assert "hunter2-planted" not in pydoc.render_doc(value, renderer=pydoc.plaintext), name
+    assert str(inspect.signature(contrastcat.torchrun_follower)) == "() -> 'bool'"

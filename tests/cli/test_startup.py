@@ -49,6 +49,10 @@ def test_refusals_that_need_no_model_import_none(tmp_path):
         (("compare", str(inputs), "--method", "atcat,random"), "--method atcat: unknown method 'atcat'"),
         (("compare", str(inputs), "--method", "attcat[layers=x],random"), "layers must be all or a positive"),
         (("explain", str(inputs), "--batch-size", "0"), "--batch-size must be"),
+        # the methods' own flags, checked before the run loads anything
+        (("explain", str(inputs), "--rho", "banana"), "--rho must be one of mean+std"),
+        (("explain", str(inputs), "--layers", "x"), "--layers must be all or a positive"),
+        (("explain", str(inputs), "--seed", "9" * 30), "--seed must be at most"),
         (("explain", str(inputs), "--refs", str(tmp_path / "nope.h5")), "nope.h5: no such reference library file"),
         (("render", str(tmp_path / "missing.jsonl")), "no such file"),
     ]:

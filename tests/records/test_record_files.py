@@ -281,3 +281,20 @@ def test_labels_that_read_alike_are_numbered_in_linear_time():
     took = time.perf_counter() - start
     assert len(set(found)) == len(made) and found[-1].endswith("#20000")
     assert took < 10, took
+
+
+@pytest.mark.parametrize("field", ["scores", "probs", "raw_scores"])
+def test_an_integer_past_a_floats_range_is_refused_in_one_line(tmp_path, field):
+    """10**400 is an integer JSON reads exactly; no score can be computed with it (it was an
+    OverflowError, exit 1): refused as any other number that is not finite."""
+    from contrastcat.records.record import read_records
+
+    from ..helpers import assert_bad_input, record
+
+    values = record().to_dict()
+    values[field] = [10**400] + values.get(field, values["scores"])[1:]
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps(values) + "\n")
+    assert_bad_input(lambda: read_records(str(path)), f"big.jsonl:1: '{field}' must be a list of finite numbers")
+    result = invoke("render", path)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "finite numbers" in result.stderr

@@ -66,7 +66,7 @@ def entry_status(name: str, quick: bool = False) -> tuple[bool, str]:
     if not directory.exists():
         return False, "not prepared yet"
     metadata = read_metadata(directory)
-    if metadata is None:
+    if not isinstance(metadata, dict):  # missing, unreadable, or JSON of another shape
         return False, "metadata missing or unreadable (partial entry)"
     if metadata.get("name") != name or metadata.get("recipe_version") != RECIPE_VERSION:
         return False, "made by another version of the recipe"

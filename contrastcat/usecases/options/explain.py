@@ -11,7 +11,7 @@ from ... import arguments as check
 from ...attribution.targets import ALL_ACTIVE, GOLD, PRED
 from ...errors import BadInput
 from ...io.files import is_standard_output
-from ...methods.options import parse_method_list
+from ...methods.options import check_options, parse_method_list
 from ...spec import CommandOptions, option
 from .. import options
 
@@ -139,6 +139,9 @@ class ExplainOptions(CommandOptions):
         )
 
     def with_methods_options(self, chosen: Mapping[str, object]) -> ExplainOptions:
+        """The methods' own flags, checked here, before any model loads (``--rho banana`` is
+        refused at once, as a misspelt method is)."""
+        check_options(self.names, **chosen)
         return dataclasses.replace(self, method_options=dict(chosen))
 
 
