@@ -86,6 +86,20 @@ def _pieces(record, values, texts: list[str]) -> list[Piece]:
     return found
 
 
+def _token_spans(pieces: list[Piece], summed: bool) -> list[Span]:
+    """A span per token, those sharing characters (byte pieces of one character) one span:
+    their sum where ``summed``, else their strongest."""
+    result: list[Span] = []
+    for piece in pieces:
+        if result and result[-1].segment == piece.segment and piece.start < result[-1].end:
+            previous = result.pop()
+            merged = previous.score + piece.score if summed else max(previous.score, piece.score)
+            result.append(Span(previous.start, max(previous.end, piece.end), float(merged), piece.segment))
+        else:
+            result.append(Span(piece.start, piece.end, float(piece.score), piece.segment))
+    return result
+
+
 def spans(
     record, words: bool = False, rescale: bool = False, signed: bool = False, rule: str = "auto", symbols: bool = True,
 ) -> list[Span]:
@@ -129,14 +143,7 @@ def spans(
         result = [Span(u.start, u.end, float(u.score), u.segment)
                   for u in scored_units(texts, pieces, rule) if symbols or u.is_word]
     else:
-        result = []
-        for piece in pieces:
-            if result and result[-1].segment == piece.segment and piece.start < result[-1].end:
-                previous = result.pop()  # pieces of one character: one span
-                merged = previous.score + piece.score if summed else max(previous.score, piece.score)
-                result.append(Span(previous.start, max(previous.end, piece.end), float(merged), piece.segment))
-            else:
-                result.append(Span(piece.start, piece.end, float(piece.score), piece.segment))
+        result = _token_spans(pieces, summed)
     if not result:
         return result
     found = np.array([s.score for s in result], dtype=np.float64)
