@@ -8,7 +8,7 @@ import typer
 
 from contrastcat import __version__
 
-from . import build_refs, compare, completions, evaluate, explain, merge, models, render, sanity
+from . import build_refs, compare, completions, evaluate, explain, merge, models, render, sanity, summarize
 from .method_flags import with_method_options
 
 HELP = """\
@@ -16,7 +16,8 @@ Explain transformer text classifiers with Contrast-CAT (Han, Lee & Lee, UAI 2025
 and measure how faithful the explanations are.
 
 Pipeline: build-refs (reference library, HDF5) -> explain (JSONL records)
--> evaluate (AOPC / log-odds / Kendall-τ) and render (coloured tokens).
+-> evaluate (AOPC / log-odds / Kendall-τ), render (coloured tokens) and
+summarize (what the model relies on across a dataset).
 """
 
 def _version(value: bool) -> None:
@@ -51,6 +52,7 @@ def build_app() -> typer.Typer:
         (evaluate, "evaluate"),
         (render, "render"),
         (merge, "merge"),
+        (summarize, "summarize"),
         (sanity, "sanity"),
         (compare, "compare"),
         (completions, "completions"),

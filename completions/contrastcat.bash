@@ -2,10 +2,10 @@
 _contrastcat() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" sub="" opts="" words="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
-        case "$word" in build-refs|compare|completions|evaluate|explain|merge|models|render|sanity) sub="$word"; break ;; esac
+        case "$word" in build-refs|compare|completions|evaluate|explain|merge|models|render|sanity|summarize) sub="$word"; break ;; esac
     done
     case "$sub" in
-        "") COMPREPLY=($(compgen -W "build-refs compare completions evaluate explain merge models render sanity --version --help" -- "$cur")); return ;;
+        "") COMPREPLY=($(compgen -W "build-refs compare completions evaluate explain merge models render sanity summarize --version --help" -- "$cur")); return ;;
         build-refs) opts="--model -m --output -o --data --split --text-field --label-field --pair-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
         compare) opts="--refs --model -m --method --limit --text-field --id-field --label-field --pair-field --sanity --margin --output -o --resume --no-resume --json --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
         completions) opts="-h --help"; words="bash zsh fish" ;;
@@ -15,6 +15,7 @@ _contrastcat() {
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --signed --no-signed --color --html --top --compare --output -o --quiet -q -h --help" ;;
         sanity) opts="--model -m --refs --output -o --plot --json --per-input --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
+        summarize) opts="--top --min-count --tokens --keep-case --symbols --no-symbols --rule --forbid --forbid-file --bootstrap --ci --seed --output -o --html --json --markdown --quiet -q -h --help" ;;
     esac
     case "$prev" in
         --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;

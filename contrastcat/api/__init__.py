@@ -14,7 +14,7 @@ parameter as the call spells it (``explain: batch_size must ...``).
 
 Each command of the CLI is one call here on files: ``build_refs``,
 ``explain_file`` (with resume, shards, torchrun), ``merge``, ``evaluate_file``
-(with gates), ``render_file``, ``sanity_file``; ``read_records`` reads records back; ``choices`` holds the values they take from
+(with gates), ``render_file``, ``sanity_file``, ``summarize_file`` (what a model relies on across a dataset); ``read_records`` reads records back; ``choices`` holds the values they take from
 fixed sets.
 
 The options and the fixed choices are light modules, imported here; each call is imported
@@ -36,6 +36,7 @@ from ..usecases.options.merge import MergeOptions
 from ..usecases.options.models import ListModelsOptions, PrepareOptions
 from ..usecases.options.render import RenderOptions
 from ..usecases.options.sanity import SanityOptions
+from ..usecases.options.summarize import SummarizeOptions
 from . import choices
 
 # How the command line names an option in a message: by its flag (``--min-tokens``).
@@ -53,6 +54,7 @@ LAZY = {
     "embedded_models": "zoo", "load_model": "models", "open_library": "models", "prepare_model": "models",
     "read_records": "records",
     "render": "_render", "render_file": "_render", "report_blocks": "_render", "run_render": "_render",
+    "summarize": "_summarize", "summarize_file": "_summarize", "run_summarize": "_summarize",
     "run_sanity": "_sanity", "sanity": "_sanity", "sanity_blocks": "_sanity", "sanity_file": "_sanity",
     "run_merge": "..usecases.merge", "run_prepare": "..usecases.prepare_model",
 }
@@ -61,5 +63,5 @@ __getattr__, __dir__ = lazy_names(__name__, LAZY)
 __all__ = [
     "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "CompareOptions", "EvaluateOptions",
     "ExplainOptions", "ListModelsOptions", "MergeOptions", "OnCommandLine", "Option", "PrepareOptions",
-    "RenderOptions", "SanityOptions", "choices", "is_standard_output", *LAZY,
+    "RenderOptions", "SanityOptions", "SummarizeOptions", "choices", "is_standard_output", *LAZY,
 ]

@@ -125,12 +125,17 @@ def _solve(probability, level: float) -> float:
     return high
 
 
+def normal_quantile(level: float) -> float:
+    """The two-sided normal quantile: z with P(|Z| ≤ z) = ``level``."""
+    return _solve(lambda x: math.erf(x / math.sqrt(2)), level)
+
+
 def student_t(level: float, dof: int) -> float:
     """The two-sided quantile: t with P(|T| ≤ t) = ``level``. Past 200 degrees of freedom, the
     Cornish–Fisher expansion in 1/dof about the normal quantile (error far below 1e-6 there)."""
     if dof <= 200:
         return _solve(lambda t: _t_central(t, dof), level)
-    z = _solve(lambda x: math.erf(x / math.sqrt(2)), level)
+    z = normal_quantile(level)
     return (z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
             + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * dof**3))
 

@@ -435,6 +435,10 @@ class RecordFile:
         """Each record with its line's number and text (:func:`parsed_lines`), read once."""
         return itertools.islice(parsed_lines(self.source.text_lines(False), self.name), self.limit)
 
+    def lines_kept(self) -> Iterator[tuple[int, str, AttributionRecord]]:
+        """As :meth:`lines`, standard input kept for another read (of some lines again)."""
+        return itertools.islice(parsed_lines(self.source.text_lines(True), self.name), self.limit)
+
     def placed(self) -> Iterator[tuple[int, int, str, AttributionRecord]]:
         """Each record with its line's number, byte offset and text, after :meth:`check` (which
         keeps standard input): a reader holding many records may hold where they are instead,

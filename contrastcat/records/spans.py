@@ -70,7 +70,7 @@ def is_signed(record) -> bool:
     return min((value for value, special in zip(raw_scores(record), record.special) if not special), default=0.0) < 0
 
 
-def _pieces(record, values, texts: list[str]) -> list[Piece]:
+def text_pieces(record, values, texts: list[str]) -> list[Piece]:
     """The record's tokens that are text (not special, a span left once its leading white space
     is), with their scores."""
     found = []
@@ -138,7 +138,7 @@ def spans(
     if summed:
         values = [value / unit for value in values]
     texts = segment_texts(record)
-    pieces = _pieces(record, values, texts)
+    pieces = text_pieces(record, values, texts)
     if words:
         result = [Span(u.start, u.end, float(u.score), u.segment)
                   for u in scored_units(texts, pieces, rule) if symbols or u.is_word]

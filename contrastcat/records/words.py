@@ -106,13 +106,23 @@ def scored_units(texts: Sequence[str], pieces: Sequence[Piece], rule: str = "aut
         raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
     if rule == "auto":
         rule = "sum" if any(piece.score < 0 for piece in pieces) else "max"
-    found: list[Scored] = []
+    return [
+        Scored(unit.start, unit.end, combined(values, rule), segment, unit.is_word, len(values))
+        for segment, unit, values in unit_shares(texts, pieces)
+    ]
+
+
+def unit_shares(texts: Sequence[str], pieces: Sequence[Piece]) -> list[tuple[int, Unit, list[float]]]:
+    """Each unit the pieces reach, as (segment, unit, the shares of the pieces' scores it got), in
+    text order: what a rule combines (a dataset's summary combines them by two rules at once, and
+    picks one per method once it has seen whether the method's maps are signed)."""
+    found: list[tuple[int, Unit, list[float]]] = []
     for segment, text in enumerate(texts):
-        found += _scored_segment(units(text), [p for p in pieces if p.segment == segment], rule, segment)
+        found += _segment_shares(units(text), [p for p in pieces if p.segment == segment], segment)
     return found
 
 
-def _scored_segment(found: list[Unit], pieces: list[Piece], rule: str, segment: int) -> list[Scored]:
+def _segment_shares(found: list[Unit], pieces: list[Piece], segment: int) -> list[tuple[int, Unit, list[float]]]:
     ends = [unit.end for unit in found]
     shares: dict[int, list[float]] = {}
     for piece in pieces:
@@ -125,16 +135,15 @@ def _scored_segment(found: list[Unit], pieces: list[Piece], rule: str, segment: 
         total = sum(overlap for _, overlap in covered)
         for index, overlap in covered:
             shares.setdefault(index, []).append(piece.score * overlap / total)
-    return [
-        Scored(found[index].start, found[index].end, _combined(values, rule), segment, found[index].is_word,
-               len(values))
-        for index, values in sorted(shares.items())
-    ]
+    return [(segment, found[index], values) for index, values in sorted(shares.items())]
 
 
-def _combined(values: list[float], rule: str) -> float:
+def combined(values: list[float], rule: str) -> float:
+    """A unit's score from its pieces' shares by ``rule`` (sum, mean or max: not auto)."""
     if rule == "sum":
         return sum(values)
     if rule == "mean":
         return sum(values) / len(values)
     return max(values, key=abs)
+
+
