@@ -1,0 +1,206 @@
+"""summarize: what a classifier relies on across a dataset, on models whose important words are known.
+
+- the toy classifier (contrastcat.testing.toy) decides by planted keywords: each class's keywords
+  come first for it, with intervals above 0, and no filler word is a candidate shortcut;
+- a toy trained where the filler word "camera" comes with the positive class only (and, in some
+  positive sentences, stands in for the keyword) flags "camera" as a shortcut on held-out inputs
+  where it comes with every class alike;
+- the gate exits 3 on a planted keyword and 0 on a word the model ignores, from the CLI and Python;
+- hand-made records: the values by hand, a word's value not growing with its pieces, bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import contrastcat
+from contrastcat.records.record import AttributionRecord
+from contrastcat.testing import toy
+
+from ..helpers import assert_bad_input, assert_one_line_error, invoke
+
+KEYWORDS = {"positive": set(toy.POSITIVE), "negative": set(toy.NEGATIVE)}
+HELD_OUT = 240
+
+
+def _explain(classifier, examples):
+    inputs = [{"id": i, "text": e.text, "label": toy.LABELS[e.label]} for i, e in enumerate(examples)]
+    return contrastcat.explain(classifier, inputs, method="attnlrp", batch_size=64)
+
+
+@pytest.fixture(scope="module")
+def planted(toy_classifier):
+    return _explain(toy_classifier, toy.make_examples(HELD_OUT, seed=11))
+
+
+@pytest.fixture(scope="module")
+def planted_file(planted, tmp_path_factory):
+    path = tmp_path_factory.mktemp("summarize") / "attr.jsonl"
+    planted.save(str(path))
+    return path
+
+
+def test_each_class_planted_keywords_come_first(planted):
+    summary = contrastcat.summarize(planted, top=5)
+    for name, keywords in KEYWORDS.items():
+        (group,) = [g for g in summary.words() if g.name == name]
+        assert group.for_class[0].word in keywords, group.for_class
+        assert group.for_class[0].interval is not None and group.for_class[0].interval.low > 0
+        shown = [w.word for w in group.for_class]
+        common = [w for w in keywords if any(s.word == w for s in group.for_class)]
+        assert set(shown[: len(common)]) == set(common), shown  # no filler above a keyword
+    fillers = set(toy.FILLER)
+    assert not [s.word for s in summary.shortcuts if s.word in fillers], summary.shortcuts
+
+
+def _shortcut_examples(count: int, seed: int) -> list[toy.ToyExample]:
+    """Training rows where "camera" comes with the positive class only: never in another class's
+    sentences; in 60% of positive ones, and there standing in for the keyword half the time."""
+    rng = random.Random(seed)
+    others = [w for w in toy.FILLER if w != "camera"]
+    rows = []
+    for example in toy.make_examples(count, seed):
+        words = [w if w != "camera" else rng.choice(others) for w in example.text.split()]
+        if example.label == 1 and rng.random() < 0.6:
+            if rng.random() < 0.5:
+                words = [rng.choice(others) if w in toy.POSITIVE else w for w in words]
+            words.insert(rng.randint(0, len(words)), "camera")
+        rows.append(toy.ToyExample(" ".join(words), example.label, ()))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def shortcut_records():
+    from contrastcat.models import wrap_classifier
+
+    model, tokenizer = toy.train_toy_classifier(_shortcut_examples(2000, 3), seed=0, epochs=2)
+    classifier = wrap_classifier(model, tokenizer, name="shortcut-toy")
+    # Held out: "camera" in a third of the sentences, whatever their class.
+    rng = random.Random(8)
+    held_out = []
+    for example in toy.make_examples(HELD_OUT, seed=21):
+        words = [w for w in example.text.split() if w != "camera"]
+        if rng.random() < 1 / 3:
+            words.insert(rng.randint(0, len(words)), "camera")
+        held_out.append(toy.ToyExample(" ".join(words), example.label, ()))
+    return _explain(classifier, held_out)
+
+
+def test_a_word_that_came_with_one_class_in_training_is_a_shortcut(shortcut_records):
+    summary = contrastcat.summarize(shortcut_records)
+    flagged = {(s.word, s.name) for s in summary.shortcuts}
+    assert ("camera", "positive") in flagged, summary.shortcuts
+    (camera,) = [s for s in summary.shortcuts if s.word == "camera"]
+    assert camera.rate - camera.support >= 0.1 and camera.excess.low > 0
+    assert camera.examples and all("camera" in e.record.text.split() for e in camera.examples)
+    assert summary.methods[0].support == "gold labels"
+
+
+def test_the_gate_from_python(planted):
+    hit = contrastcat.summarize(planted, top=5, forbid="great")
+    assert any("'great'" in p and "'positive'" in p for p in hit.problems), hit.problems
+    ignored = _ignored_word(planted)
+    assert contrastcat.summarize(planted, top=5, forbid=[ignored]).problems == []
+
+
+def _ignored_word(records) -> str:
+    """A filler word in none of the classes' top 5 words and no shortcut."""
+    summary = contrastcat.summarize(records, top=5)
+    shown = {w.word for g in summary.classes for w in g.for_class} | {s.word for s in summary.shortcuts}
+    return next(w for w in toy.FILLER if w not in shown)
+
+
+def test_the_gate_on_the_command_line(planted, planted_file, tmp_path):
+    result = invoke("summarize", planted_file, "--top", "5", "--forbid", "great,terrible", "-o", tmp_path / "s.json")
+    assert result.exit_code == 3, result.output
+    hits = [line for line in result.stderr.splitlines() if "forbidden word" in line]
+    assert any("'great'" in line for line in hits) and any("'terrible'" in line for line in hits)
+    written = json.loads((tmp_path / "s.json").read_text())
+    assert written["problems"] and written["classes"]  # the summary is written before the exit
+    words = tmp_path / "words.txt"
+    words.write_text(f"# words the model must not use\n{_ignored_word(planted)}\n")
+    result = invoke("summarize", planted_file, "--top", "5", "--forbid-file", words, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["problems"] == []
+
+
+def test_the_outputs(planted_file, tmp_path):
+    page = tmp_path / "words.html"
+    result = invoke("summarize", planted_file, "--html", page, "--markdown")
+    assert result.exit_code == 0, result.output
+    assert "| for | " in result.stdout and page.read_text().startswith("<!DOCTYPE html>")
+    result = invoke("summarize", planted_file, "--json", "-o", "-")
+    assert_one_line_error(result, "-o -", "--json")
+
+
+# --- hand-made records ------------------------------------------------------------------------
+
+
+def _record(text, pieces, raw, line_id, label="pos", target=1, predicted=1, **more) -> AttributionRecord:
+    """A record of ``text`` whose tokens are ``pieces`` ((start, end) spans), scored ``raw``."""
+    count = len(pieces)
+    scaled = [round((v - min(raw)) / ((max(raw) - min(raw)) or 1), 6) for v in raw]
+    values = dict(
+        id=line_id, text=text, tokens=[text[a:b] for a, b in pieces], token_ids=list(range(5, 5 + count)),
+        offsets=[list(p) for p in pieces], special=[False] * count, scores=scaled, raw_scores=raw, target=target,
+        target_name=["neg", "pos"][target], probs=[0.2, 0.8] if predicted else [0.8, 0.2], predicted=predicted,
+        label=label, method="m", model="hand", model_fingerprint="f", library=None,
+    )
+    values.update(more)
+    return AttributionRecord(**values)
+
+
+def test_means_by_hand():
+    # "good film" twice and "good bad" once, signed maps: each input divided by its largest magnitude.
+    records = [
+        _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 1),   # good 1, film -0.5
+        _record("good film", [(0, 4), (5, 9)], [1.0, 1.0], 2),    # good 1, film 1
+        _record("good bad", [(0, 4), (5, 8)], [0.5, -2.0], 3),    # good 0.25, bad -1
+    ]
+    summary = contrastcat.summarize(records, min_count=1, bootstrap=0)
+    (group,) = summary.words()
+    found = {w.word: w for w in group.for_class + group.against}
+    assert found["good"].mean == pytest.approx((1 + 1 + 0.25) / 3)
+    assert found["film"].mean == pytest.approx(0.25) and found["bad"].mean == pytest.approx(-1.0)
+    assert found["good"].top_for == pytest.approx(1.0)  # the strongest word for the class in all 3
+    assert found["bad"].top_against == pytest.approx(1 / 3)
+    assert summary.methods[0].rule == "sum"
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_a_word_scores_the_same_whatever_its_pieces(signed):
+    """The same evidence on "tedious" as 1, 2 or 3 pieces: the same value, so the same rank.
+    Signed maps split it (the pieces sum to the word's), unsigned ones score each piece."""
+    splits = {1: [(0, 7)], 2: [(0, 3), (3, 7)], 3: [(0, 2), (2, 5), (5, 7)]}
+    ranks = {}
+    for count, pieces in splits.items():
+        records = []
+        for index in range(12):
+            share = (0.9 / count) if signed else 0.9
+            raw = [share] * count + [0.3, -0.2 if signed else 0.1]
+            records.append(_record("tedious a plot", pieces + [(8, 9), (10, 14)], raw, index))
+        (group,) = contrastcat.summarize(records, bootstrap=0).words()
+        ranks[count] = [(w.word, round(w.mean, 6)) for w in group.for_class]
+    assert ranks[1] == ranks[2] == ranks[3], ranks
+
+
+def test_records_of_two_models_are_refused(tmp_path):
+    first = _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 1)
+    other = _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 2, model_fingerprint="g")
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(first.to_json() + "\n" + other.to_json() + "\n")
+    assert_bad_input(lambda: contrastcat.summarize_file(str(path)), f"{path}:2", "another model")
+    path.write_text(first.to_json() + "\n{not json\n")
+    assert_one_line_error(invoke("summarize", path), f"{path}:2")
+
+
+def test_two_libraries_of_one_method_are_refused():
+    records = [_record("good film", [(0, 4), (5, 9)], [2.0, -1.0], i, library=lib) for i, lib in enumerate("ab")]
+    assert_bad_input(lambda: contrastcat.summarize(records), "another reference library")
+
+
+def test_a_forbidden_phrase_is_refused(planted):
+    assert_bad_input(lambda: contrastcat.summarize(planted, forbid="new york"), "not one word")
