@@ -54,7 +54,7 @@ def _unit_pattern() -> re.Pattern:
         rf"[{_IDEOGRAPHS}]"  # one ideograph
         r"|\d+(?:[.,]\d+)+"  # a number with its decimal point or thousands separators
         rf"|{letter}+(?:['’\-]{letter}+)*"  # a word, with the apostrophes and hyphens inside it
-        rf"|_+|[^\w\s{_INVISIBLE}]+"  # a run of other symbols
+        rf"|(?P<symbols>_+|[^\w\s{_INVISIBLE}]+)"  # a run of other symbols
     )
 
 
@@ -69,7 +69,10 @@ class Unit:
 
 def units(text: str) -> list[Unit]:
     """The words and symbol runs of ``text``, in order."""
-    return [Unit(m.start(), m.end(), not _is_symbols(m.group())) for m in _unit_pattern().finditer(text)]
+    # Only a run matched as symbols is asked what it holds (a mark standing alone is part of no
+    # letter, yet not punctuation): the words, most units, are words by the alternative they matched.
+    return [Unit(m.start(), m.end(), m.lastgroup is None or not _is_symbols(m.group()))
+            for m in _unit_pattern().finditer(text)]
 
 
 def _is_symbols(found: str) -> bool:

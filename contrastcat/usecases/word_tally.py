@@ -108,17 +108,24 @@ class WordTally:
             self._rows = []
 
     def _same_model(self, record, line: int) -> None:
-        """One model's records: its weights' fingerprint (or, of records made elsewhere without
-        one, its name) the same in every record."""
-        this = (record.model_fingerprint or "", record.model or "")
+        """One model's records: the same weights' fingerprint wherever two records both name one;
+        where one does not (a map made elsewhere), the same model name."""
+        fingerprint, name = record.model_fingerprint or "", record.model or ""
         if self.model is None:
-            self.model = (*this, line)
+            self.model = (fingerprint, name, line)
             return
-        fingerprint, name, first = self.model
-        if (this[0] or this[1]) != (fingerprint or name) or (not fingerprint and this[1] != name):
+        first_fingerprint, first_name, first = self.model
+        if fingerprint and not first_fingerprint:
+            self.model = (fingerprint, first_name, first)  # the weights are named from here on
+        if fingerprint and first_fingerprint:
+            differs = fingerprint != first_fingerprint
+        else:  # a record naming no model (another tool's, unaligned) cannot be told apart
+            differs = bool(name and first_name and name != first_name)
+        if differs:
             raise BadInput(
-                f"{self.source}:{line}: records of another model ({this[1]!r}, weights {this[0] or 'not named'}) than "
-                f"line {first}'s ({name!r}, weights {fingerprint or 'not named'}): summarize one model's records at a time"
+                f"{self.source}:{line}: records of another model ({name!r}, weights {fingerprint or 'not named'}) than "
+                f"line {first}'s ({first_name!r}, weights {first_fingerprint or 'not named'}): summarize one model's "
+                "records at a time"
             )
 
     def _method(self, record, line: int) -> MethodSeen:
@@ -126,7 +133,8 @@ class WordTally:
         seen = self.methods.get(label)
         if seen is None:
             for other in self.methods.values():
-                if other.label.split("[")[0] == record.method and other.library != record.library:
+                if (other.label.split("[")[0] == record.method and other.library and record.library
+                        and other.library != record.library):
                     raise BadInput(
                         f"{self.source}:{line}: records of method {record.method!r} made with another reference "
                         f"library ({record.library}) than line {other.library_line}'s ({other.library}): a summary "

@@ -204,3 +204,25 @@ def test_two_libraries_of_one_method_are_refused():
 
 def test_a_forbidden_phrase_is_refused(planted):
     assert_bad_input(lambda: contrastcat.summarize(planted, forbid="new york"), "not one word")
+
+
+def test_maps_made_elsewhere_beside_this_tools():
+    ours = _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 1)
+    theirs = _record("good film", [(0, 4), (5, 9)], [1.0, 0.5], 2, method="captum-ig", model_fingerprint="",
+                     token_ids=[])
+    summary = contrastcat.summarize([ours, theirs], min_count=1, bootstrap=0)
+    assert {info.method for info in summary.methods} == {"m", "captum-ig"}
+    named_other = _record("good film", [(0, 4), (5, 9)], [1.0, 0.5], 3, model="another", model_fingerprint="")
+    assert_bad_input(lambda: contrastcat.summarize([ours, theirs, named_other]), "another model")
+
+
+def test_pairs_and_multi_label_records():
+    # A pair: "good" in the first text, "dull" in the second; words of both texts are counted.
+    pair = _record("good", [(0, 4), (0, 4)], [1.0, -0.5], 1, pair="dull", segments=[0, 1], tokens=["good", "dull"])
+    (group,) = contrastcat.summarize([pair], min_count=1, bootstrap=0).words()
+    assert {w.word: w.mean for w in group.for_class + group.against} == {"good": 1.0, "dull": -0.5}
+    # Multi-label: a record's one label does not say which labels the input has: no split, and the
+    # association is against the base rate.
+    labels = [_record("good film", [(0, 4), (5, 9)], [1.0, 0.2], i, multi_label=True) for i in range(3)]
+    summary = contrastcat.summarize(labels, min_count=1, bootstrap=0)
+    assert {g.split for g in summary.classes} == {"all"} and summary.methods[0].support == "base rate"
