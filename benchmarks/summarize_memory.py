@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import time
@@ -26,9 +25,11 @@ count, words = int(sys.argv[1]), int(sys.argv[2])
 rng = random.Random(0)
 vocabulary = [f"w{i}" for i in range(words)]
 out = sys.stdout
+seen = set()
 for index in range(count):
     chosen = [vocabulary[min(int(rng.paretovariate(1.1)) - 1, words - 1)] for _ in range(rng.randint(6, 12))]
     text = " ".join(chosen)
+    seen.update(chosen)
     offsets, start = [], 0
     for word in chosen:
         offsets.append([start, start + len(word)]); start += len(word) + 1
@@ -41,42 +42,44 @@ for index in range(count):
               "probs": [0.3, 0.7] if predicted else [0.7, 0.3], "predicted": predicted, "label": rng.randrange(2),
               "method": "synthetic", "model": "synthetic", "model_fingerprint": "0" * 40, "library": None}
     out.write(json.dumps(record) + "\n")
+print(len(seen), file=sys.stderr)
 """
 
 
 def run(count: int, words: int) -> dict:
-    generator = subprocess.Popen([sys.executable, "-c", GENERATOR, str(count), str(words)], stdout=subprocess.PIPE)
+    generator = subprocess.Popen([sys.executable, "-c", GENERATOR, str(count), str(words)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=False)
     started = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     summary = subprocess.run(
         [sys.executable, "-c", "import sys, resource; from contrastcat_cli.launch import main; sys.argv = sys.argv[1:];"
          " import atexit; atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr));"
          " main()", "contrastcat", "summarize", "-", "--json", "-q", "--bootstrap", "200"],
         stdin=generator.stdout, capture_output=True, text=True,
     )
+    distinct = int(generator.stderr.read().decode().strip() or 0)
     generator.wait()
     elapsed = time.perf_counter() - started
     if summary.returncode != 0:
         raise SystemExit(f"summarize failed: {summary.stderr.strip()[-500:]}")
     peak_kib = int(summary.stderr.strip().splitlines()[-1])
     found = json.loads(summary.stdout)
-    return {"records": count, "vocabulary": words, "peak_mib": round(peak_kib / 1024, 1), "seconds": round(elapsed, 1),
-            "ranked_words": sum(len(c["for"]) + len(c["against"]) for c in found["classes"]), "unused": before}
+    return {"records": count, "distinct": distinct, "peak_mib": round(peak_kib / 1024, 1), "seconds": round(elapsed, 1),
+            "ranked_words": sum(len(c["for"]) + len(c["against"]) for c in found["classes"])}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--words", default="2000")
+    parser.add_argument("--words", default="2000", help="vocabularies to draw from (comma list)")
     args = parser.parse_args()
     import torch
 
     print(f"CPU: {torch.backends.cpu.get_cpu_capability()}, {os.cpu_count()} cores")
-    print(f"{'records':>10} {'words':>7} {'peak MiB':>9} {'seconds':>8}")
+    print(f"{'records':>10} {'distinct words':>15} {'peak MiB':>9} {'seconds':>8}")
     for words in (int(w) for w in args.words.split(",")):
         for count in (int(s) for s in args.sizes.split(",")):
             result = run(count, words)
-            print(f"{result['records']:>10} {result['vocabulary']:>7} {result['peak_mib']:>9} {result['seconds']:>8}", flush=True)
+            print(f"{result['records']:>10} {result['distinct']:>15} {result['peak_mib']:>9} {result['seconds']:>8}", flush=True)
 
 
 if __name__ == "__main__":

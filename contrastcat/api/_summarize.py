@@ -29,7 +29,7 @@ def summarize(records: Iterable[AttributionRecord], **options: Any) -> Summary:
     ``.markdown()``, ``.html()``; a notebook shows it."""
     records = records_arg("summarize", records)
     chosen = SummarizeOptions.read(options, InCall("summarize"), only=ANALYSIS)
-    return summarize_in_memory(records, chosen, "records")
+    return summarize_in_memory(records, chosen)
 
 
 def summarize_file(attributions: str | os.PathLike, **options: Any) -> Summary:

@@ -19,14 +19,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import BadInput
-from ..evaluation.word_stats import BLOCK, base_excess, corrected_level, paired_excess, poisson_weights, replicate_interval
+from ..evaluation.word_stats import BLOCK, STRIP, Excess, base_excess, corrected_level, paired_excess, poisson_weights, replicate_interval
 from ..views.word_summary import MIN_EXCESS, ClassWords, Example, MethodInfo, Shortcut, Summary, WordStat
 from ..records.record import AttributionRecord, RecordFile, record_of_line
 from .options.summarize import SummarizeOptions
-from .word_tally import SPOOL, WordTally
+from .word_tally import SPOOL, WordTally, settle_names
 
 _CHUNK_ROWS = 1 << 18
 SCREENED_MOST = 200  # association-flagged words per method and class whose attribution is drawn
+_ROWS_AT_ONCE = 1024  # hits weighted at once: 1,024 x 1,000 resamples, 8 MB
+SLOTS_MEMORY = 256 * 2**20  # the resamples' sums and weights held at once (more slots: another read of the spool)
 EXAMPLES = 3
 
 
@@ -41,30 +43,36 @@ class Groups:
 
 
 def summarize_records(records: Iterable[tuple[int, AttributionRecord]], chosen: SummarizeOptions, source: str,
-                      again: Callable[[set[int]], dict[int, AttributionRecord]]) -> Summary:
-    """The summary of ``records`` ((line, record) pairs, read once); ``again`` reads the records of
-    some lines a second time (the shortcuts' examples)."""
+                      place: Callable[[int], str], again: Callable[[set[int]], dict[int, AttributionRecord]]) -> Summary:
+    """The summary of ``records`` ((line, record) pairs, read once, from ``source``; ``place(line)``
+    names one in a message); ``again`` reads the records of some lines a second time (the
+    shortcuts' examples)."""
     forbidden = forbidden_words(chosen)
     with tempfile.TemporaryFile(prefix="contrastcat-summary-") as spool:
-        tally = WordTally(chosen, source, spool)
+        tally = WordTally(chosen, place, spool)
         for line, record in records:
             tally.add(record, line)
         tally.flush()
         if not tally.records:
             raise BadInput(f"{source}: no attribution records")
+        settle_names(tally)
         groups = _groups(tally, chosen)
-        counts, sums, tops, baseline = _moments(spool, groups, len(tally.vocabulary))
+        moments = Moments.of(spool, groups, len(tally.vocabulary))
         screened = _screen(tally, chosen)
-        shown = _shown(groups, counts, sums, chosen, forbidden, tally)
-        slots = sorted({*shown, *((groups.keys.index((m, c, "all")), w) for m, c, w in screened
-                                   if (m, c, "all") in groups.keys)})
-        drawn, best = _draws(spool, groups, slots, len(tally.vocabulary), chosen)
-    return _summary(tally, groups, (counts, sums, tops, baseline), (slots, drawn, best), screened, chosen, again, forbidden)
+        shown = _shown(groups, moments, chosen)
+        candidates = {(groups.keys.index((m, c, "all")), w) for m, c, w in screened if (m, c, "all") in groups.keys}
+        slots = sorted(shown | candidates)
+        intervals, best = _draws(spool, groups, (slots, candidates), moments, chosen)
+    summary = _summary(tally, groups, moments, (slots, intervals, best), screened, chosen, again)
+    summary.source = source
+    summary.problems = gate(summary, forbidden)
+    return summary
 
 
 def forbidden_words(chosen: SummarizeOptions) -> list[str]:
-    """--forbid's words and those of --forbid-file, as the summary counts them (case-folded unless kept)."""
-    words = list(chosen.forbid or ())
+    """--forbid's words and those of --forbid-file, as the summary counts them (case-folded unless
+    kept); a word that can never be counted is refused, named where it was given."""
+    given = [(word, chosen.named("forbid")) for word in chosen.forbid or ()]
     if chosen.forbid_file is not None:
         from ..io.lines import LineSource
 
@@ -73,22 +81,27 @@ def forbidden_words(chosen: SummarizeOptions) -> list[str]:
             for number, text in source.text_lines():
                 word = text.split("#", 1)[0].strip()
                 if word:
-                    words.append(word)
+                    given.append((word, f"{source.name}:{number}"))
         except UnicodeDecodeError:
-            raise BadInput(f"{chosen.forbid_file}: not UTF-8 text") from None
+            raise BadInput(f"{source.name}: not UTF-8 text") from None
         finally:
             source.close()
     if not chosen.tokens:
-        from ..records.words import units
+        for word, where in given:
+            _one_unit(word, where, chosen)
+    return [word if chosen.keep_case else word.casefold() for word, _ in given]
 
-        for word in words:
-            found = units(word)
-            if len(found) != 1 or found[0].start != 0 or found[0].end != len(word):
-                raise BadInput(
-                    f"{chosen.named('forbid')}: {word!r} is not one word as summarize counts them "
-                    "(punctuation and spaces part words): forbid each word alone"
-                )
-    return [word if chosen.keep_case else word.casefold() for word in words]
+
+def _one_unit(word: str, where: str, chosen: SummarizeOptions) -> None:
+    from ..records.words import units
+
+    found = units(word)
+    if len(found) != 1 or found[0].start != 0 or found[0].end != len(word):
+        raise BadInput(f"{where}: {word!r} is not one word as summarize counts them (punctuation and spaces part "
+                       "words): forbid each word alone")
+    if not found[0].is_word and not chosen.symbols:
+        raise BadInput(f"{where}: {word!r} is punctuation, which {chosen.bare('symbols').replace('--', '--no-')} "
+                       "leaves out: it can never be found")
 
 
 def _groups(tally: WordTally, chosen: SummarizeOptions) -> Groups:
@@ -117,15 +130,11 @@ def _groups(tally: WordTally, chosen: SummarizeOptions) -> Groups:
 
 
 def _split(method, gold, predicted) -> str | None:
-    """correct or wrong where the record's gold label tells (a multi-label record's one label does not)."""
+    """correct or wrong where the record's gold label tells (a multi-label record's one label does
+    not); every label name names a class by now (``settle_names``)."""
     if gold is None or method.multi_label:
         return None
-    if gold[0] == "i":
-        return "correct" if gold[1] == predicted else "wrong"
-    name = method.names.get(predicted)
-    if name is not None:
-        return "correct" if name.strip().casefold() == gold[1] else "wrong"
-    return "wrong" if gold[1] in {n.strip().casefold() for n in method.names.values()} else None
+    return "correct" if WordTally._class_of(method, gold) == predicted else "wrong"
 
 
 def _chunks(spool) -> Iterator[np.ndarray]:
@@ -153,29 +162,67 @@ def _values(rows: np.ndarray, groups: Groups) -> np.ndarray:
     return np.where(groups.signed[rows["group"]], rows["total"], rows["strongest"]).astype(np.float64)
 
 
-def _moments(spool, groups: Groups, words: int):
-    """Per final group and word: inputs holding it, the sum of its values, how often it is an input's
-    strongest unit for (0) and against (1) the class; and per group the mean of every word's value."""
-    size = (len(groups.keys), max(words, 1))
-    counts, sums = np.zeros(size, np.int64), np.zeros(size, np.float64)
-    tops = np.zeros((2, *size), np.int64)
-    total, occurrences = np.zeros(len(groups.keys)), np.zeros(len(groups.keys))
-    for rows in _chunks(spool):
-        values = _values(rows, groups)
-        starts = np.flatnonzero(np.r_[True, rows["line"][1:] != rows["line"][:-1]])
-        strongest = _each_record(values, starts, np.argmax)
-        weakest = _each_record(values, starts, np.argmin)
-        for column in (0, 1):
-            final = groups.feeds[rows["group"], column]
-            kept = final >= 0
-            np.add.at(counts, (final[kept], rows["word"][kept]), 1)
-            np.add.at(sums, (final[kept], rows["word"][kept]), values[kept])
-            np.add.at(total, final[kept], values[kept])
-            np.add.at(occurrences, final[kept], 1)
-            for side, chosen, sign in ((0, strongest, 1), (1, weakest, -1)):
-                hit = chosen[(final[chosen] >= 0) & (sign * values[chosen] > 0)]
-                np.add.at(tops[side], (final[hit], rows["word"][hit]), 1)
-    return counts, sums, tops, total / np.maximum(occurrences, 1)
+@dataclass
+class Moments:
+    """Per (final group, word) that occurs, in the order of ``keys`` (group × words + word): the
+    inputs holding the word, the sum of its values, how often it is an input's strongest unit
+    for the class and against it; and per group the mean value of every word of its inputs.
+    Sparse: a word that never occurs in a class's inputs takes nothing there."""
+
+    keys: np.ndarray
+    counts: np.ndarray
+    sums: np.ndarray
+    top_for: np.ndarray
+    top_against: np.ndarray
+    baseline: np.ndarray
+    words: int
+
+    @classmethod
+    def of(cls, spool, groups: Groups, words: int) -> Moments:
+        found = cls(np.empty(0, np.int64), *(np.empty(0) for _ in range(4)), np.zeros(len(groups.keys)), max(words, 1))
+        total, occurrences = np.zeros(len(groups.keys)), np.zeros(len(groups.keys))
+        for rows in _chunks(spool):
+            values = _values(rows, groups)
+            starts = np.flatnonzero(np.r_[True, rows["line"][1:] != rows["line"][:-1]])
+            strongest, weakest = _each_record(values, starts, np.argmax), _each_record(values, starts, np.argmin)
+            for column in (0, 1):
+                final = groups.feeds[rows["group"], column]
+                kept = np.flatnonzero(final >= 0)
+                keys = final * found.words + rows["word"]
+                np.add.at(total, final[kept], values[kept])
+                np.add.at(occurrences, final[kept], 1)
+                tops = []
+                for chosen, sign in ((strongest, 1), (weakest, -1)):
+                    hit = chosen[(final[chosen] >= 0) & (sign * values[chosen] > 0)]
+                    tops.append(keys[hit])
+                found._add(keys[kept], values[kept], tops)
+        found.baseline = total / np.maximum(occurrences, 1)
+        return found
+
+    def _add(self, keys: np.ndarray, values: np.ndarray, tops: list[np.ndarray]) -> None:
+        merged = np.union1d(self.keys, np.concatenate([keys, *tops]))
+        old = np.searchsorted(merged, self.keys)
+        columns = []
+        for column, (new, weights) in zip(
+            (self.counts, self.sums, self.top_for, self.top_against),
+            ((keys, None), (keys, values), (tops[0], None), (tops[1], None)),
+        ):
+            grown = np.zeros(len(merged))
+            grown[old] = column
+            grown += np.bincount(np.searchsorted(merged, new), weights=weights, minlength=len(merged))
+            columns.append(grown)
+        self.keys = merged
+        self.counts, self.sums, self.top_for, self.top_against = columns
+
+    def group(self, group: int) -> tuple[np.ndarray, slice]:
+        """The word ids of ``group`` that occur, and where their values are."""
+        first, last = np.searchsorted(self.keys, [group * self.words, (group + 1) * self.words])
+        return self.keys[first:last] - group * self.words, slice(first, last)
+
+    def at(self, group: int, word: int) -> int | None:
+        key = group * self.words + word
+        index = int(np.searchsorted(self.keys, key))
+        return index if index < len(self.keys) and self.keys[index] == key else None
 
 
 def _each_record(values: np.ndarray, starts: np.ndarray, pick) -> np.ndarray:
@@ -184,123 +231,128 @@ def _each_record(values: np.ndarray, starts: np.ndarray, pick) -> np.ndarray:
     return np.array([start + pick(values[start:end]) for start, end in zip(starts, ends)], dtype=np.int64)
 
 
-def _ranked(counts, sums, group: int, chosen: SummarizeOptions, sign: int) -> list[int]:
-    """Word ids of ``group``'s top K by mean value (sign 1: highest first; -1: lowest, below 0 only)."""
-    held = counts[group] >= chosen.min_count
-    means = np.where(held, sums[group] / np.maximum(counts[group], 1), np.nan)
-    candidates = np.flatnonzero(held & (sign * means > 0))
-    order = candidates[np.lexsort((candidates, -sign * means[candidates]))]
-    return [int(i) for i in order[: chosen.top]]
+def _ranked(moments: Moments, group: int, chosen: SummarizeOptions, sign: int) -> list[int]:
+    """Word ids of ``group``'s top K by mean value (sign 1: highest first; -1: lowest, below 0
+    only), ties by first seen; words in fewer than ``min_count`` inputs left out."""
+    words, where = moments.group(group)
+    counts, sums = moments.counts[where], moments.sums[where]
+    held = counts >= chosen.min_count
+    means = sums[held] / counts[held]
+    words = words[held]
+    chosen_words = np.flatnonzero(sign * means > 0)
+    order = chosen_words[np.lexsort((words[chosen_words], -sign * means[chosen_words]))]
+    return [int(words[i]) for i in order[: chosen.top]]
 
 
-def _shown(groups: Groups, counts, sums, chosen, forbidden: list[str], tally: WordTally) -> set[tuple[int, int]]:
+def _shown(groups: Groups, moments: Moments, chosen) -> set[tuple[int, int]]:
     shown = set()
-    forbidden_ids = [tally.vocabulary[w] for w in forbidden if w in tally.vocabulary]
     for group in range(len(groups.keys)):
         for sign in (1, -1):
-            shown.update((group, word) for word in _ranked(counts, sums, group, chosen, sign))
-        shown.update((group, word) for word in forbidden_ids if counts[group, word] >= chosen.min_count)
+            shown.update((group, word) for word in _ranked(moments, group, chosen, sign))
     return shown
 
 
-def _screen(tally: WordTally, chosen: SummarizeOptions) -> dict[tuple[str, int, int], tuple]:
+def _screen(tally: WordTally, chosen: SummarizeOptions) -> dict[tuple[str, int, int], Excess]:
     """The (method, class, word)s whose prediction rate lies far above what the data supports, with
-    their association: at most :data:`SCREENED_MOST` a class, by the low end of the excess."""
+    their excess: at most :data:`SCREENED_MOST` a class, by the low end of its interval."""
     screened = {}
     for label, method in tally.methods.items():
         found = _association(method, chosen)
         for target in range(method.classes):
-            ranked = sorted(((e.interval.low, w, e) for (c, w), e in found.items() if c == target), reverse=True)
-            for _, word, excess in ranked[:SCREENED_MOST]:
+            ranked = sorted(((e.interval.low, -w, w, e) for (c, w), e in found.items() if c == target), reverse=True)
+            for *_, word, excess in ranked[:SCREENED_MOST]:
                 screened[label, target, word] = excess
     return screened
 
 
-def _association(method, chosen: SummarizeOptions) -> dict:
-    labelled = {g: table for g, table in method.holding.items() if g is not None}
-    if not labelled or method.multi_label:
-        holding = sum(method.holding.values())
-        tests = int((holding[:, 0] >= chosen.min_count).sum()) * method.classes
-        level = corrected_level(chosen.ci, tests)
-        method.support, method.level, method.tests = "base rate", level, tests
-        return _flagged(holding, method, lambda w, c: base_excess(int(holding[w, 1 + c]), int(holding[w, 0]),
-                                                                    method.predicted[c] / method.inputs, level), chosen)
-    size = max(len(t) for t in labelled.values())
-    holding = np.zeros((size, 1 + method.classes), np.int64)
-    gold = np.zeros((size, method.classes), np.int64)  # inputs holding the word labelled as each class
-    both = np.zeros((size, method.classes), np.int64)  # ... and predicted as it
-    for key, table in labelled.items():
-        holding[: len(table)] += table
-        for c in range(method.classes):
-            if _is_class(method, key, c):
-                gold[: len(table), c] += table[:, 0]
-                both[: len(table), c] += table[:, 1 + c]
-    tests = int((holding[:, 0] >= chosen.min_count).sum()) * method.classes
-    level = corrected_level(chosen.ci, tests)
-    method.support, method.level, method.tests = "gold labels", level, tests
-
-    def excess(w, c):
-        predicted, labelled_as = int(holding[w, 1 + c]), int(gold[w, c])
-        return paired_excess(int(both[w, c]), predicted - int(both[w, c]), labelled_as - int(both[w, c]),
-                             int(holding[w, 0]), level)
-
-    return _flagged(holding, method, excess, chosen)
-
-
-def _flagged(holding, method, excess, chosen) -> dict:
+def _association(method, chosen: SummarizeOptions) -> dict[tuple[int, int], Excess]:
+    """Against the gold labels where the method's inputs carry them (those inputs only), else
+    against each class's share of the inputs; Bonferroni-corrected over every word and class tested."""
+    classes = method.classes
+    if method.labelled_inputs:
+        table = method.labelled.table
+        method.support = "gold labels"
+    else:
+        table = method.holding.table
+        method.support = "base rate"
+    tested = np.flatnonzero(table[:, 0] >= chosen.min_count)
+    method.tests = len(tested) * classes
+    method.level = level = corrected_level(chosen.ci, method.tests)
     found = {}
-    for word in np.flatnonzero(holding[:, 0] >= chosen.min_count):
-        for c in range(method.classes):
-            if holding[word, 1 + c] == 0:
+    for word in tested:
+        row = [int(v) for v in table[word]]
+        for c in range(classes):
+            predicted = row[1 + c]
+            if predicted == 0:
                 continue
-            result = excess(int(word), c)
-            if result.interval.low > 0 and result.value >= MIN_EXCESS:
-                found[c, int(word)] = result
+            if method.labelled_inputs:
+                both, labelled = row[1 + 2 * classes + c], row[1 + classes + c]
+                excess = paired_excess(both, predicted - both, labelled - both, row[0], level)
+            else:
+                excess = base_excess(predicted, row[0], method.predicted[c] / method.inputs, level)
+            if excess.interval.low > 0 and excess.value >= MIN_EXCESS:
+                found[c, int(word)] = excess
     return found
 
 
-def _is_class(method, key, c: int) -> bool:
-    if key[0] == "i":
-        return key[1] == c
-    name = method.names.get(c)
-    return name is not None and name.strip().casefold() == key[1]
-
-
-def _draws(spool, groups: Groups, slots: list[tuple[int, int]], words: int, chosen: SummarizeOptions):
-    """Pass three: for each (group, word) of ``slots``, its resamples' weighted sums and weights, and
-    the records where it weighs most (line, value) for the shortcuts' examples."""
-    resamples = chosen.bootstrap
+def _draws(spool, groups: Groups, slots, moments: Moments, chosen: SummarizeOptions):
+    """Pass three: each (group, word) slot's interval, from its resamples' weighted sums and weights
+    (drawn for :data:`SLOTS_MEMORY` bytes of slots at a time, one read of the spool each; only the
+    intervals are kept), and for the candidates the records where the word weighs most (slot,
+    value, line) for their examples."""
+    slots, candidates = slots
+    words = moments.words
     keys = np.array([g * words + w for g, w in slots], dtype=np.int64)
-    sums, weights = np.zeros((len(slots), resamples)), np.zeros((len(slots), resamples))
+    wanted = np.array([slot in candidates for slot in slots], dtype=bool)
+    intervals: list = [None] * len(slots)
+    best = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))
+    batch = max(1, SLOTS_MEMORY // (16 * max(chosen.bootstrap, 1)))
+    for first in range(0, len(slots), batch):
+        part = slice(first, first + batch)
+        (sums, weights), found = _draw_batch(spool, groups, (keys[part], wanted[part]), words, chosen)
+        for index, (group, word) in enumerate(slots[part]):
+            count = int(moments.counts[moments.at(group, word)])
+            intervals[first + index] = replicate_interval(sums[index], weights[index], count, chosen.intervals)
+        best = tuple(np.r_[old, new + (first if i == 0 else 0)] for i, (old, new) in enumerate(zip(best, found)))
+    return intervals, best
+
+
+def _draw_batch(spool, groups: Groups, slots, words: int, chosen: SummarizeOptions):
+    keys, wanted = slots
+    resamples = chosen.bootstrap
+    sums, weights = np.zeros((len(keys), resamples)), np.zeros((len(keys), resamples))
     best = (np.empty(0, np.int64), np.empty(0), np.empty(0, np.int64))  # slot, value, line
-    if not len(keys):
-        return (sums, weights), best
-    step = max(1, 4_000_000 // max(resamples, 1))  # rows drawn at once: about 32 MB of weights
     for rows in _chunks(spool):
         values = _values(rows, groups)
+        hits = []
         for column in (0, 1):
             final = groups.feeds[rows["group"], column]
             key = np.where(final >= 0, final * words + rows["word"], -1)
             place = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
             hit = np.flatnonzero(keys[place] == key)
-            slot, value, line = place[hit], values[hit], rows["line"][hit]
-            best = _best(np.r_[best[0], slot], np.r_[best[1], value], np.r_[best[2], line])
-            for first in range(0, len(hit) if resamples else 0, step):
-                part = slice(first, first + step)
-                drawn = _weights(line[part], chosen.seed, resamples)
-                np.add.at(sums, slot[part], drawn * value[part, None])
-                np.add.at(weights, slot[part], drawn)
+            hits.append((place[hit], values[hit], rows["line"][hit]))
+        slot, value, line = (np.concatenate(part) for part in zip(*hits))
+        example = wanted[slot]
+        best = _best(np.r_[best[0], slot[example]], np.r_[best[1], value[example]], np.r_[best[2], line[example]])
+        _resampled(sums, weights, (slot, value, line), chosen.seed)
     return (sums, weights), best
 
 
-def _weights(lines: np.ndarray, seed: int, resamples: int) -> np.ndarray:
-    """Each line's Poisson weights: those its block's generator draws (:func:`poisson_weights`)."""
-    drawn = np.empty((len(lines), resamples), dtype=np.float64)
-    blocks = lines // BLOCK
+def _resampled(sums: np.ndarray, weights: np.ndarray, hits, seed: int) -> None:
+    """Adds each hit (slot, value, line) to its slot's resamples, weighted by its line's Poisson
+    weights: generated once a block of lines and strip of resamples (:func:`poisson_weights`)."""
+    slot, value, line = hits
+    blocks = line // BLOCK
     for block in np.unique(blocks):
-        mine = blocks == block
-        drawn[mine] = poisson_weights(seed, int(block), resamples)[lines[mine] % BLOCK]
-    return drawn
+        mine = np.flatnonzero(blocks == block)
+        for strip in range(0, sums.shape[1], STRIP):
+            width = min(STRIP, sums.shape[1] - strip)
+            block_weights = poisson_weights(seed, int(block), strip // STRIP)
+            for first in range(0, len(mine), _ROWS_AT_ONCE):
+                some = mine[first : first + _ROWS_AT_ONCE]
+                drawn = block_weights[line[some] % BLOCK, :width]
+                np.add.at(sums[:, strip : strip + width], slot[some], drawn * value[some, None])
+                np.add.at(weights[:, strip : strip + width], slot[some], drawn)
 
 
 def _best(slot: np.ndarray, value: np.ndarray, line: np.ndarray):
@@ -312,37 +364,36 @@ def _best(slot: np.ndarray, value: np.ndarray, line: np.ndarray):
     return slot[kept], value[kept], line[kept]
 
 
-def _summary(tally: WordTally, groups: Groups, moments, draws, screened, chosen, again, forbidden) -> Summary:
-    counts, sums, tops, baseline = moments
-    slots, (resampled, weights), best = draws
+def _summary(tally: WordTally, groups: Groups, moments: Moments, draws, screened, chosen, again) -> Summary:
+    slots, intervals, best = draws
     place = {slot: i for i, slot in enumerate(slots)}
     names = {i: word for word, i in tally.vocabulary.items()}
 
     def stat(group: int, word: int) -> WordStat:
-        count = int(counts[group, word])
+        at = moments.at(group, word)
+        count = int(moments.counts[at])
         index = place.get((group, word))
-        interval = None if index is None else replicate_interval(resampled[index], weights[index], count, chosen.intervals)
+        interval = None if index is None else intervals[index]
         inputs = max(int(groups.inputs[group]), 1)
-        return WordStat(names[word], count, float(sums[group, word] / count), interval,
-                        float(tops[0, group, word] / inputs), float(tops[1, group, word] / inputs))
+        return WordStat(names[word], count, float(moments.sums[at] / count), interval,
+                        float(moments.top_for[at] / inputs), float(moments.top_against[at] / inputs))
 
     classes = []
     for group, (label, target, split) in enumerate(groups.keys):
         classes.append(ClassWords(
-            label, target, tally.methods[label].names.get(target, str(target)), split, int(groups.inputs[group]),
-            float(baseline[group]), [stat(group, w) for w in _ranked(counts, sums, group, chosen, 1)],
-            [stat(group, w) for w in _ranked(counts, sums, group, chosen, -1)],
+            label, target, tally.methods[label].names.get(target, (str(target),))[0], split, int(groups.inputs[group]),
+            float(moments.baseline[group]), [stat(group, w) for w in _ranked(moments, group, chosen, 1)],
+            [stat(group, w) for w in _ranked(moments, group, chosen, -1)],
         ))
-    classes.sort(key=lambda c: (list(tally.methods).index(c.method), c.target, ("all", "correct", "wrong").index(c.split)))
-    shortcuts = _shortcuts(tally, groups, screened, stat, baseline, (place, best), again)
+    order = list(tally.methods)
+    classes.sort(key=lambda c: (order.index(c.method), c.target, ("all", "correct", "wrong").index(c.split)))
+    shortcuts = _shortcuts(tally, groups, screened, stat, moments.baseline, (place, best), again)
     infos = [MethodInfo(m.label, "sum" if _signed(m, chosen) else "max", m.signed, m.inputs,
                         sum(int(groups.inputs[g]) for g, k in enumerate(groups.keys) if k[0] == m.label and k[2] == "all"),
                         m.support, m.level, m.tests)
              for m in tally.methods.values()]
     model = tally.model[1] if tally.model else ""
-    summary = Summary(tally.source, model, _settings(chosen), infos, classes, shortcuts)
-    summary.problems = gate(summary, forbidden, chosen)
-    return summary
+    return Summary("", model, _settings(chosen), infos, classes, shortcuts)
 
 
 def _signed(method, chosen) -> bool:
@@ -370,7 +421,7 @@ def _shortcuts(tally, groups: Groups, screened, stat, baseline, examples, again)
     for excess, attribution, label, target, shown in sorted(found, key=lambda f: (-f[0].interval.low, f[1].word)):
         method = tally.methods[label]
         shortcuts.append(Shortcut(
-            label, target, method.names.get(target, str(target)), attribution.word, attribution.inputs,
+            label, target, method.names.get(target, (str(target),))[0], attribution.word, attribution.inputs,
             excess.rate, excess.support, excess.interval, attribution.mean, attribution.interval,
             [_example(records[line], line, value, method) for line, value in shown if line in records],
         ))
@@ -378,7 +429,8 @@ def _shortcuts(tally, groups: Groups, screened, stat, baseline, examples, again)
 
 
 def _example(record: AttributionRecord, line: int, value: float, method) -> Example:
-    return Example(record.id, line, record.label, method.names.get(record.predicted, str(record.predicted)), value, record)
+    return Example(record.id, line, record.label, method.names.get(record.predicted, (str(record.predicted),))[0], value,
+                   record)
 
 
 def _settings(chosen: SummarizeOptions) -> dict:
@@ -387,7 +439,7 @@ def _settings(chosen: SummarizeOptions) -> dict:
             "seed": chosen.seed, "min_excess": MIN_EXCESS}
 
 
-def gate(summary: Summary, forbidden: list[str], chosen: SummarizeOptions) -> list[str]:
+def gate(summary: Summary, forbidden: list[str]) -> list[str]:
     """A line for each forbidden word among a class's top K words (over all its inputs) or its
     candidate shortcuts."""
     problems = []
@@ -421,7 +473,8 @@ def summarize_file(chosen: SummarizeOptions) -> Summary:
     source = RecordFile(chosen.attributions)
     try:
         records = ((number, record) for number, _, record in source.lines_kept())
-        return summarize_records(records, chosen, source.name, lambda lines: _lines_again(source, lines))
+        return summarize_records(records, chosen, source.name, lambda line: f"{source.name}:{line}",
+                                 lambda lines: _lines_again(source, lines))
     finally:
         source.close()
 
@@ -438,9 +491,11 @@ def _lines_again(source: RecordFile, lines: set[int]) -> dict[int, AttributionRe
     return found
 
 
-def summarize_in_memory(records: list[AttributionRecord], chosen: SummarizeOptions, source: str) -> Summary:
-    """The summary of records held in memory (their place in the list, from 1, as their line)."""
-    return summarize_records(enumerate(records, 1), chosen, source, lambda lines: {n: records[n - 1] for n in lines})
+def summarize_in_memory(records: list[AttributionRecord], chosen: SummarizeOptions) -> Summary:
+    """The summary of records held in memory (item i read as line i + 1)."""
+    return summarize_records(enumerate(records, 1), chosen, "summarize: records",
+                             lambda line: f"summarize: records: item {line - 1}",
+                             lambda lines: {n: records[n - 1] for n in lines})
 
 
 def run_summarize(chosen: SummarizeOptions) -> Summary:
@@ -451,6 +506,6 @@ def run_summarize(chosen: SummarizeOptions) -> Summary:
     summary = summarize_file(chosen)
     for path, text in ((chosen.output, summary.to_json), (chosen.html, summary.html)):
         if path is not None:
-            with atomic_text_output(path, [chosen.attributions]) as stream:
+            with atomic_text_output(path, [chosen.attributions, chosen.forbid_file]) as stream:
                 stream.write(text() + ("\n" if path == chosen.output else ""))
     return summary

@@ -1,17 +1,19 @@
 """Summarize's first pass: each record read and checked once, its words counted.
 
-What is kept grows with the distinct words, never with the records: a vocabulary (word -> id),
-per method and gold label a count per word of the inputs holding it and of those predicted as
-each class, and a spool file on disk with one row per (record, distinct word): its line, group
-(method, target, gold label, predicted class) and both rules' values. The later passes read the
-spool, not the records: the rule a method's words score by is known only once every record of
-it was seen (signed or not), and the words whose intervals are drawn only once all were counted.
+What is kept grows with the distinct words, never with the records: a vocabulary (word -> id);
+per method, a count per word and class of the inputs holding the word (predicted as the class,
+labelled as it, both); and a spool file on disk with one row per (record, distinct word): its
+line, group (method, target, gold label, predicted class) and both rules' values. The later
+passes read the spool, not the records: the rule a method's words score by is known only once
+every record of it was seen (signed or not), and the words whose intervals are drawn only once
+all were counted.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -23,16 +25,19 @@ from ..records.spans import is_signed
 from ..records.variants import MethodLabels
 
 SPOOL = np.dtype([("line", "<i8"), ("group", "<i4"), ("word", "<i4"), ("total", "<f4"), ("strongest", "<f4")])
-# Inputs remembered to count each once per method where a run wrote several records of it (one
-# per target class): explain writes an input's records together, so the last ones suffice.
-RECENT_INPUTS = 65_536
-MOST_GOLD_VALUES = 1_000  # distinct gold labels of one method: classes, named or numbered
+# Records remembered to tell a record given twice (and an input's several records, one per target
+# class, counted once in the association): explain writes an input's records together, so the
+# last ones suffice; a repeat further apart than this is not seen.
+RECENT = 65_536
+# Label names no record's target has named yet (a class the model never predicted), held apart
+# until the end; more of them than there can be classes is refused.
+MOST_UNNAMED = 256
 _ROWS_BUFFERED = 65_536
 
 
 def gold_key(label: Any) -> tuple | None:
     """A gold label as compared: ("i", index) for an index or its digits, ("n", name) for a
-    class name (case-folded, as inputs' labels are resolved), None for none."""
+    class name (case-folded and stripped, as inputs' labels are resolved), None for none."""
     if label is None:
         return None
     if isinstance(label, int):
@@ -43,24 +48,44 @@ def gold_key(label: Any) -> tuple | None:
     return ("n", text.casefold())
 
 
+class Counts:
+    """Per word (rows, grown as the vocabulary grows) and class: int32 counts."""
+
+    def __init__(self, columns: int) -> None:
+        self.table = np.zeros((64, columns), dtype=np.int32)
+
+    def add(self, words: np.ndarray, columns, size: int) -> None:
+        if len(self.table) < size:
+            grown = np.zeros((max(size, 2 * len(self.table)), self.table.shape[1]), dtype=np.int32)
+            grown[: len(self.table)] = self.table
+            self.table = grown
+        for column in columns:
+            self.table[words, column] += 1
+
+
 @dataclass
 class MethodSeen:
     """One method's records so far: what its summary needs besides the spool."""
 
     label: str
     library: str | None
-    library_line: int
+    first_line: int
     classes: int
     multi_label: bool
     signed: bool = False
-    names: dict[int, str] = field(default_factory=dict)  # class index -> its name, as records named it
-    inputs: int = 0  # distinct inputs counted for the association
+    names: dict[int, tuple[str, int]] = field(default_factory=dict)  # class -> (its name, the line naming it)
+    inputs: int = 0  # distinct inputs counted in the association
+    labelled_inputs: int = 0
     predicted: np.ndarray | None = None  # inputs predicted as (multi-label: active for) each class
-    gold_inputs: dict[tuple | None, int] = field(default_factory=dict)
-    gold_lines: dict[tuple | None, int] = field(default_factory=dict)
-    # gold key -> [words, 1 + classes]: inputs holding the word, and of them predicted as each class
-    holding: dict[tuple | None, np.ndarray] = field(default_factory=dict)
-    recent: OrderedDict = field(default_factory=OrderedDict)
+    # Inputs holding each word: [0] all, [1 + c] predicted as c (without gold labels)...
+    holding: Counts | None = None
+    # ... and of those with a gold label: [0] all, [1 + c] predicted as c, [1 + C + c] labelled c,
+    # [1 + 2C + c] both.
+    labelled: Counts | None = None
+    unnamed: dict[str, tuple[Counts, int]] = field(default_factory=dict)  # a name not yet known -> counts, line
+    gold_lines: dict[tuple, int] = field(default_factory=dict)  # each gold label -> its first line
+    recent: OrderedDict = field(default_factory=OrderedDict)  # digest of (input, target) -> line
+    recent_inputs: OrderedDict = field(default_factory=OrderedDict)
     # What the association compared with, its corrected level and how many tests it made (once counted).
     support: str = "base rate"
     level: float = 0.95
@@ -68,24 +93,26 @@ class MethodSeen:
 
 
 class WordTally:
-    """Pass one over the records of ``source`` (``chosen``: summarize's options), writing ``spool``."""
+    """Pass one over the records (``chosen``: summarize's options), writing ``spool``; ``place(line)``
+    names a record in a message (``file:line``, or the item of a list in memory)."""
 
-    def __init__(self, chosen, source: str, spool: BinaryIO) -> None:
-        self.chosen, self.source, self.spool = chosen, source, spool
+    def __init__(self, chosen, place: Callable[[int], str], spool: BinaryIO) -> None:
+        self.chosen, self.place, self.spool = chosen, place, spool
         self.vocabulary: dict[str, int] = {}
         self.is_word = bytearray()
         self.methods: dict[str, MethodSeen] = {}
         self.groups: dict[tuple, int] = {}  # (method, target, gold key, predicted) -> id
         self.group_inputs: list[int] = []
-        self.labels = MethodLabels(source)
+        self.labels = MethodLabels()
         self.model: tuple[str, str, int] | None = None  # fingerprint, name, line of the first record
         self.records = 0
         self._rows: list[tuple] = []
 
     def add(self, record, line: int) -> None:
-        where = f"{self.source}:{line}"
+        where = self.place(line)
         self._same_model(record, line)
         method = self._method(record, line)
+        self._once(method, record, line)
         found = input_words(record, where, self.chosen.tokens, self.chosen.keep_case)
         if not self.chosen.symbols:
             found = [word for word in found if word.is_word]
@@ -99,7 +126,7 @@ class WordTally:
         self._rows += [(line, group, i, word.total, word.strongest) for i, word in zip(ids, found)]
         if len(self._rows) >= _ROWS_BUFFERED:
             self.flush()
-        self._associate(method, record, gold, ids, line)
+        self._associate(method, record, gold, np.asarray(ids, dtype=np.int64), line)
         self.records += 1
 
     def flush(self) -> None:
@@ -123,34 +150,59 @@ class WordTally:
             differs = bool(name and first_name and name != first_name)
         if differs:
             raise BadInput(
-                f"{self.source}:{line}: records of another model ({name!r}, weights {fingerprint or 'not named'}) than "
-                f"line {first}'s ({first_name!r}, weights {first_fingerprint or 'not named'}): summarize one model's "
-                "records at a time"
+                f"{self.place(line)}: records of another model ({name!r}, weights {fingerprint or 'not named'}) than "
+                f"{self.place(first)}'s ({first_name!r}, weights {first_fingerprint or 'not named'}): summarize one "
+                "model's records at a time"
             )
 
     def _method(self, record, line: int) -> MethodSeen:
+        where = self.place(line)
+        if not record.probs:
+            raise BadInput(f"{where}: a record without 'probs' cannot be summarized: its classes and prediction are unknown")
         label = self.labels.label(record)
         seen = self.methods.get(label)
         if seen is None:
-            for other in self.methods.values():
-                if (other.label.split("[")[0] == record.method and other.library and record.library
-                        and other.library != record.library):
-                    raise BadInput(
-                        f"{self.source}:{line}: records of method {record.method!r} made with another reference "
-                        f"library ({record.library}) than line {other.library_line}'s ({other.library}): a summary "
-                        "is of one run; summarize each library's records apart"
-                    )
+            self._one_library(record, line)
             seen = self.methods[label] = MethodSeen(label, record.library, line, len(record.probs), record.multi_label)
             seen.predicted = np.zeros(seen.classes, dtype=np.int64)
-        elif len(record.probs) != seen.classes or record.multi_label != seen.multi_label:
-            raise BadInput(
-                f"{self.source}:{line}: {len(record.probs)} classes{' (multi-label)' if record.multi_label else ''}, "
-                f"where line {seen.library_line}'s record of {label} has {seen.classes}: records of one model only"
-            )
+            seen.holding, seen.labelled = Counts(1 + seen.classes), Counts(1 + 3 * seen.classes)
+        elif record.multi_label != seen.multi_label:
+            kind = "multi-label" if record.multi_label else "single-label"
+            raise BadInput(f"{where}: a {kind} record, where {self.place(seen.first_line)}'s record of {label} is not: "
+                           "records of one model only")
+        elif len(record.probs) != seen.classes:
+            raise BadInput(f"{where}: {len(record.probs)} classes, where {self.place(seen.first_line)}'s record of "
+                           f"{label} has {seen.classes}: records of one model only")
         if not 0 <= record.target < seen.classes or not 0 <= record.predicted < seen.classes:
-            raise BadInput(f"{self.source}:{line}: target or predicted class past the {seen.classes} classes of its probs")
-        seen.names.setdefault(record.target, record.target_name)
+            raise BadInput(f"{where}: target or predicted class past the {seen.classes} classes of its probs")
+        named = seen.names.setdefault(record.target, (record.target_name, line))
+        if named[0] != record.target_name:
+            raise BadInput(f"{where}: class {record.target} is named {record.target_name!r}, where "
+                           f"{self.place(named[1])} names it {named[0]!r}: records of one model only")
         return seen
+
+    def _one_library(self, record, line: int) -> None:
+        for other in self.methods.values():
+            if (other.label.split("[")[0] == record.method and other.library and record.library
+                    and other.library != record.library):
+                raise BadInput(
+                    f"{self.place(line)}: records of method {record.method!r} made with another reference library "
+                    f"({record.library}) than {self.place(other.first_line)}'s ({other.library}): a summary is of "
+                    "one run; summarize each library's records apart"
+                )
+
+    def _once(self, method: MethodSeen, record, line: int) -> None:
+        """A record of an input and target already counted is refused: its words would count twice."""
+        digest = _digest(record, record.target)
+        first = method.recent.get(digest)
+        if first is not None:
+            raise BadInput(
+                f"{self.place(line)}: the same input (id {record.id!r}) and target as {self.place(first)}, for "
+                f"{method.label}: its words would count twice; keep one record of each"
+            )
+        method.recent[digest] = line
+        if len(method.recent) > RECENT:
+            method.recent.popitem(last=False)
 
     def _word_id(self, key: str, is_word: bool) -> int:
         index = self.vocabulary.get(key)
@@ -160,10 +212,8 @@ class WordTally:
         return index
 
     def _group(self, method: MethodSeen, record, gold, line: int) -> int:
-        if gold not in method.gold_lines:
-            if len(method.gold_lines) >= MOST_GOLD_VALUES:
-                raise BadInput(f"{self.source}:{line}: more than {MOST_GOLD_VALUES} distinct labels: labels are the model's classes")
-            method.gold_lines[gold] = line
+        if gold is not None:
+            method.gold_lines.setdefault(gold, line)
         key = (method.label, record.target, gold, None if method.multi_label else record.predicted)
         group = self.groups.get(key)
         if group is None:
@@ -171,29 +221,67 @@ class WordTally:
             self.group_inputs.append(0)
         return group
 
-    def _associate(self, method: MethodSeen, record, gold, ids: list[int], line: int) -> None:
+    def _associate(self, method: MethodSeen, record, gold, ids: np.ndarray, line: int) -> None:
         """The input's words counted once per method with its predicted class(es) and gold label."""
-        texts = (record.text,) if record.pair is None else (record.text, record.pair)
-        digest = hashlib.blake2b(repr((record.id, texts)).encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        if digest in method.recent:
-            method.recent.move_to_end(digest)
-            return
-        method.recent[digest] = None
-        if len(method.recent) > RECENT_INPUTS:
-            method.recent.popitem(last=False)
+        digest = _digest(record)
+        if digest in method.recent_inputs:
+            return  # another target's record of an input counted already
+        method.recent_inputs[digest] = None
+        if len(method.recent_inputs) > RECENT:
+            method.recent_inputs.popitem(last=False)
         predicted = [c for c, p in enumerate(record.probs) if p > 0.5] if method.multi_label else [record.predicted]
         method.inputs += 1
         method.predicted[predicted] += 1
-        method.gold_inputs[gold] = method.gold_inputs.get(gold, 0) + 1
-        table = method.holding.get(gold)
-        size = len(self.vocabulary)
-        if table is None or len(table) < size:
-            grown = np.zeros((max(size, 2 * (0 if table is None else len(table)), 64), 1 + method.classes), np.int64)
-            if table is not None:
-                grown[: len(table)] = table
-            table = method.holding[gold] = grown
-        if ids:
-            where = np.asarray(ids)
-            table[where, 0] += 1
-            for c in predicted:
-                table[where, 1 + c] += 1
+        size, classes = len(self.vocabulary), method.classes
+        if gold is None:
+            method.holding.add(ids, [0, *(1 + c for c in predicted)], size)
+            return
+        method.labelled_inputs += 1
+        labelled = self._class_of(method, gold)
+        if labelled is None:  # a name no record's target has named yet: held apart until the end
+            if gold[1] not in method.unnamed and len(method.unnamed) >= MOST_UNNAMED:
+                raise BadInput(f"{self.place(line)}: more than {MOST_UNNAMED} label names that name no class of "
+                               "the records' targets: labels are the model's classes")
+            counts, _ = method.unnamed.setdefault(gold[1], (Counts(1 + classes), line))
+            counts.add(ids, [0, *(1 + c for c in predicted)], size)
+            return
+        columns = [0, *(1 + c for c in predicted), 1 + classes + labelled]
+        columns += [1 + 2 * classes + labelled] if labelled in predicted else []
+        method.labelled.add(ids, columns, size)
+
+    @staticmethod
+    def _class_of(method: MethodSeen, gold) -> int | None:
+        if gold[0] == "i":
+            return gold[1]
+        return next((c for c, (name, _) in method.names.items() if name.strip().casefold() == gold[1]), None)
+
+
+def _digest(record, *more) -> bytes:
+    texts = (record.text,) if record.pair is None else (record.text, record.pair)
+    return hashlib.blake2b(repr((record.id, texts, *more)).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def settle_names(tally: WordTally) -> None:
+    """Each label name held apart, now that every record's target named its class: its counts
+    join its class's, or, where it names none, it is refused (a label that names no class would
+    call every prediction wrong)."""
+    for method in tally.methods.values():
+        for gold, line in method.gold_lines.items():
+            if gold[0] == "n" and WordTally._class_of(method, gold) is None:
+                known = ", ".join(name for name, _ in sorted(method.names.values())) or "none"
+                raise BadInput(
+                    f"{tally.place(line)}: label {gold[1]!r} names no class the records' targets name ({known}); "
+                    "give labels as the model names its classes, or as class indices"
+                )
+        classes = method.classes
+        for name, (counts, _) in method.unnamed.items():
+            labelled = WordTally._class_of(method, ("n", name))
+            table = counts.table
+            size = len(table)
+            if len(method.labelled.table) < size:
+                method.labelled.add(np.empty(0, np.int64), [], size)
+            target = method.labelled.table
+            target[:size, : 1 + classes] += table
+            target[:size, 1 + classes + labelled] += table[:, 0]
+            target[:size, 1 + 2 * classes + labelled] += table[:, 1 + labelled]
+        method.unnamed.clear()

@@ -226,3 +226,53 @@ def test_pairs_and_multi_label_records():
     labels = [_record("good film", [(0, 4), (5, 9)], [1.0, 0.2], i, multi_label=True) for i in range(3)]
     summary = contrastcat.summarize(labels, min_count=1, bootstrap=0)
     assert {g.split for g in summary.classes} == {"all"} and summary.methods[0].support == "base rate"
+
+
+# --- bad input: refused in one line, nothing written ----------------------------------------
+
+
+def _write(path, records) -> None:
+    path.write_text("".join(r.to_json() + "\n" for r in records))
+
+
+def test_a_label_naming_no_class_is_refused(tmp_path):
+    good = _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 1, label="pos")
+    typo = _record("good plot", [(0, 4), (5, 9)], [2.0, -1.0], 2, label="postive")
+    path = tmp_path / "typo.jsonl"
+    _write(path, [good, typo])
+    assert_one_line_error(invoke("summarize", path), f"{path}:2", "'postive'", "names no class")
+
+
+def test_a_record_given_twice_is_refused(tmp_path):
+    one = _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 1)
+    path = tmp_path / "twice.jsonl"
+    _write(path, [one, _record("bad film", [(0, 3), (4, 8)], [1.0, 0.0], 2), one])
+    assert_one_line_error(invoke("summarize", path), f"{path}:3", f"{path}:1", "count twice")
+
+
+def test_records_that_cannot_be_summarized_are_named(tmp_path):
+    single = _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 1)
+    multi = _record("good plot", [(0, 4), (5, 9)], [2.0, -1.0], 2, multi_label=True)
+    assert_bad_input(lambda: contrastcat.summarize([single, multi]), "item 1", "multi-label")
+    renamed = _record("bad plot", [(0, 3), (4, 8)], [2.0, -1.0], 3, target_name="positive")
+    assert_bad_input(lambda: contrastcat.summarize([single, renamed]), "item 1", "class 1 is named 'positive'")
+    no_probs = _record("good plot", [(0, 4), (5, 9)], [2.0, -1.0], 4, probs=[])
+    assert_bad_input(lambda: contrastcat.summarize([no_probs]), "without 'probs'")
+    assert_bad_input(lambda: contrastcat.summarize([]), "summarize: records")
+
+
+def test_outputs_and_the_forbid_file_are_kept_apart(planted_file, tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_text("zzz\n")
+    assert_one_line_error(invoke("summarize", planted_file, "--forbid-file", words, "-o", words), str(words))
+    assert words.read_text() == "zzz\n"
+    assert_one_line_error(invoke("summarize", planted_file, "--html", "-", "--json"), "--html -", "--json")
+    words.write_text("great\n# a comment\nnew york\n")
+    assert_one_line_error(invoke("summarize", planted_file, "--forbid-file", words), f"{words}:3", "'new york'")
+    assert_one_line_error(invoke("summarize", planted_file, "--forbid", ".", "--no-symbols"), "'.'", "--no-symbols")
+
+
+def test_forbid_given_twice_adds_its_words(planted_file):
+    result = invoke("summarize", planted_file, "--top", "5", "--forbid", "great", "--forbid", "terrible", "-q")
+    assert result.exit_code == 3
+    assert "'great'" in result.stderr and "'terrible'" in result.stderr

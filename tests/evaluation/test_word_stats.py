@@ -7,7 +7,7 @@ import pytest
 
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval
 from contrastcat.evaluation.word_stats import (
-    BLOCK, base_excess, corrected_level, paired_excess, poisson_weights, replicate_interval, wilson,
+    BLOCK, STRIP, base_excess, corrected_level, paired_excess, poisson_weights, replicate_interval, wilson,
 )
 
 
@@ -59,16 +59,17 @@ def test_the_poisson_bootstrap_agrees_with_the_plain_one():
     rng = np.random.default_rng(1)
     values = rng.normal(0.3, 0.2, size=300)
     settings = BootstrapSettings(4000, 0.95, 0)
-    weights = poisson_weights(0, 0, 4000)[: len(values)].astype(np.float64)
+    weights = np.hstack([poisson_weights(0, 0, strip) for strip in range(4)])[: len(values)].astype(np.float64)
     streamed = replicate_interval(weights.T @ values, weights.sum(axis=0), len(values), settings)
     plain = mean_interval(values, settings)
     assert streamed.low == pytest.approx(plain.low, abs=0.006) and streamed.high == pytest.approx(plain.high, abs=0.006)
 
 
 def test_weights_depend_on_the_seed_and_block_only():
-    assert np.array_equal(poisson_weights(3, 7, 100), poisson_weights(3, 7, 100))
-    assert not np.array_equal(poisson_weights(3, 7, 100), poisson_weights(4, 7, 100))
-    assert poisson_weights(0, 0, 10).shape == (BLOCK, 10)
+    assert np.array_equal(poisson_weights(3, 7, 1), poisson_weights(3, 7, 1))
+    assert not np.array_equal(poisson_weights(3, 7, 1), poisson_weights(4, 7, 1))
+    assert not np.array_equal(poisson_weights(3, 7, 1), poisson_weights(3, 7, 2))
+    assert poisson_weights(0, 0, 0).shape == (BLOCK, STRIP)
 
 
 def test_too_few_inputs_give_no_interval():

@@ -19,11 +19,13 @@ RULE_CHOICES = ("auto", "sum", "max")
 
 
 def _words(named: str, value: Any) -> tuple[str, ...] | None:
-    """A comma list of words (or a list of them from Python)."""
+    """Comma lists of words: one string, or several (the flag given again adds its words; from
+    Python, a list)."""
     if value is None:
         return None
-    items = value.split(",") if isinstance(value, str) else list(check.collection(named, value, "words"))
-    words = tuple(check.text(named, item).strip() for item in items)
+    lists = [value] if isinstance(value, str) else list(check.collection(named, value, "words"))
+    items = [item for text in lists for item in check.text(named, text).split(",")]
+    words = tuple(item.strip() for item in items)
     if not words or not all(words):
         raise BadInput(f"{named}: an empty word in {check.shown(value)}: give WORD[,WORD...]")
     return words
@@ -61,7 +63,7 @@ class SummarizeOptions(CommandOptions):
     )
     forbid: tuple[str, ...] | None = option(
         None, "Exit 3 when one of these words is among a class's top K words or its candidate shortcuts.",
-        _words, metavar="WORD,...", annotation="str | list[str] | None",
+        _words, metavar="WORD,...", annotation="str | list[str] | None", kind=list[str],
     )
     forbid_file: str | None = option(
         None, "More words for --forbid, one a line (# starts a comment).", options.path_or_none, metavar="FILE",
@@ -86,6 +88,11 @@ class SummarizeOptions(CommandOptions):
     def check_together(self) -> None:
         if self.as_json and self.markdown:
             raise BadInput(f"{self.named('as_json')} and {self.bare('markdown')} both print on stdout: pick one")
+        if self.html == "-" and (self.as_json or self.markdown):
+            printing = self.bare("as_json") if self.as_json else self.bare("markdown")
+            raise BadInput(f"{self.named('html')} - and {printing} both print on stdout: pick one")
+        if self.forbid_file == "-" and self.attributions == "-":
+            raise BadInput(f"{self.named('forbid_file')} - and the records - both read standard input: give one a file")
         options.check_resamples_resolve(self)
         if self.output is not None and self.html is not None:
             if self.output == "-" and self.html == "-":
