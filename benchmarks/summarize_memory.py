@@ -6,7 +6,7 @@
 Each run is a new process reading records from a pipe (``summarize -``, so no file is held in the
 page cache of this process either), written by a generator process: texts of 6 to 12 words drawn
 from a fixed vocabulary, a signed map, two classes with gold labels. Prints the records, the
-distinct words, peak resident memory (ru_maxrss of the summarize process) and the time, with the CPU.
+distinct words, peak resident memory (of the summarize process, by GNU time) and the time, with the CPU.
 """
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ def run(count: int, words: int) -> dict:
     generator = subprocess.Popen([sys.executable, "-c", GENERATOR, str(count), str(words)], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=False)
     started = time.perf_counter()
+    # GNU time reports the peak resident memory of the summarize process alone (%M, in KiB).
     summary = subprocess.run(
-        [sys.executable, "-c", "import sys, resource; from contrastcat_cli.launch import main; sys.argv = sys.argv[1:];"
-         " import atexit; atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr));"
-         " main()", "contrastcat", "summarize", "-", "--json", "-q", "--bootstrap", "200"],
+        ["/usr/bin/time", "-f", "peak %M", sys.executable, "-m", "contrastcat_cli", "summarize", "-", "--json", "-q",
+         "--bootstrap", "200"],
         stdin=generator.stdout, capture_output=True, text=True,
     )
     distinct = int(generator.stderr.read().decode().strip() or 0)
@@ -61,7 +61,7 @@ def run(count: int, words: int) -> dict:
     elapsed = time.perf_counter() - started
     if summary.returncode != 0:
         raise SystemExit(f"summarize failed: {summary.stderr.strip()[-500:]}")
-    peak_kib = int(summary.stderr.strip().splitlines()[-1])
+    peak_kib = int(summary.stderr.strip().splitlines()[-1].split()[-1])
     found = json.loads(summary.stdout)
     return {"records": count, "distinct": distinct, "peak_mib": round(peak_kib / 1024, 1), "seconds": round(elapsed, 1),
             "ranked_words": sum(len(c["for"]) + len(c["against"]) for c in found["classes"])}
