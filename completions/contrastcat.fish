@@ -192,7 +192,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l keep-case 
 complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l symbols -d 'Count punctuation and other symbols as units of their own; --no-symbols: leave them out'
 complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l no-symbols -d 'Count punctuation and other symbols as units of their own; --no-symbols: leave them out'
 complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l rule -x -d 'How a word scores from its pieces: sum, max (the piece of largest magnitude), or auto (sum for a method whose maps are signed, max for one whose maps are not)'
-complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l forbid -x -d 'Exit 3 when one of these words is among a class’s top K words or its candidate shortcuts'
+complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l forbid -x -d 'Exit 3 when one of these words is among a class’s top K words or its candidate shortcuts (given again: more words; a comma itself: in --forbid-file)'
 complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l forbid-file -x -d 'More words for --forbid, one a line (# starts a comment)'
 complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l bootstrap -x -d 'Bootstrap resamples of the inputs for each word’s interval: 100 to 100000, or 0 (none)'
 complete -c contrastcat -n '__fish_seen_subcommand_from summarize' -l ci -x -d 'Confidence level of the intervals (0.5 to 0.999)'

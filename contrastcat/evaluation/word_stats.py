@@ -70,6 +70,7 @@ class Excess:
     rate: float
     support: float
     interval: Interval
+    count: int  # the inputs compared (holding the word; with gold labels, those labelled)
 
     @property
     def value(self) -> float:
@@ -89,14 +90,16 @@ def paired_excess(both: int, predicted_only: int, labelled_only: int, count: int
     below = math.sqrt(max(0.0, (rate - low1) ** 2 - 2 * phi * (rate - low1) * (high2 - support) + (high2 - support) ** 2))
     above = math.sqrt(max(0.0, (high1 - rate) ** 2 - 2 * phi * (high1 - rate) * (support - low2) + (support - low2) ** 2))
     difference = rate - support
-    return Excess(rate, support, Interval(max(-1.0, difference - below), min(1.0, difference + above)))
+    # The ends hold the difference itself, however the rounding of the terms above falls.
+    low, high = min(difference, max(-1.0, difference - below)), max(difference, min(1.0, difference + above))
+    return Excess(rate, support, Interval(low, high), count)
 
 
 def base_excess(predicted: int, count: int, base: float, level: float) -> Excess:
     """Without labels: the share predicted as the class (Wilson's interval) against the class's
     share ``base`` of all inputs, taken as known (it is of many more inputs)."""
     interval = wilson(predicted, count, level)
-    return Excess(predicted / count, base, Interval(interval.low - base, interval.high - base))
+    return Excess(predicted / count, base, Interval(interval.low - base, interval.high - base), count)
 
 
 def _ends(interval: Interval) -> tuple[float, float]:

@@ -12,6 +12,7 @@ records were all read.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from ..errors import BadInput
@@ -23,7 +24,7 @@ from .words import combined, unit_shares
 class InputWord:
     """One distinct word (or run of symbols, or token) of an input, with its value by each rule."""
 
-    key: str  # as counted: case-folded unless the case is kept
+    key: str  # as counted: in Unicode's composed form (NFC), case-folded unless the case is kept
     is_word: bool  # False: punctuation and other symbols
     total: float  # in [-1, 1]: the sum rule, divided by the input's largest unit, mean over occurrences
     strongest: float  # the same by the max-magnitude rule
@@ -49,6 +50,13 @@ def input_words(record, where: str, tokens: bool = False, keep_case: bool = Fals
     return _distinct(found, keep_case)
 
 
+def word_key(text: str, keep_case: bool = False) -> str:
+    """A word as counted: composed (NFC: "école" typed with a combining accent is the same word as
+    with "é"), then case-folded unless ``keep_case`` (and composed again: folding may decompose)."""
+    composed = unicodedata.normalize("NFC", text)
+    return composed if keep_case else unicodedata.normalize("NFC", composed.casefold())
+
+
 def _has_word(text: str) -> bool:
     return any(character.isalnum() for character in text)
 
@@ -60,7 +68,7 @@ def _distinct(found: list[tuple[str, bool, list[float]]], keep_case: bool) -> li
     strongest_unit = max(map(abs, strongest), default=0.0) or 1.0
     merged: dict[str, list] = {}
     for (text, is_word, _), total, strong in zip(found, totals, strongest):
-        key = text if keep_case else text.casefold()
+        key = word_key(text, keep_case)
         entry = merged.setdefault(key, [is_word, 0.0, 0.0, 0])
         entry[1] += total / total_unit
         entry[2] += strong / strongest_unit

@@ -23,6 +23,7 @@ from ..evaluation.word_stats import BLOCK, STRIP, Excess, base_excess, corrected
 from ..views.word_summary import MIN_EXCESS, ClassWords, Example, MethodInfo, Shortcut, Summary, WordStat
 from ..records.record import AttributionRecord, RecordFile, record_of_line
 from .options.summarize import SummarizeOptions
+from ..records.input_words import input_words, word_key
 from .word_tally import SPOOL, WordTally, settle_names
 
 _CHUNK_ROWS = 1 << 18
@@ -60,7 +61,9 @@ def summarize_records(records: Iterable[tuple[int, AttributionRecord]], chosen: 
         moments = Moments.of(spool, groups, len(tally.vocabulary))
         screened = _screen(tally, chosen)
         shown = _shown(groups, moments, chosen)
-        candidates = {(groups.keys.index((m, c, "all")), w) for m, c, w in screened if (m, c, "all") in groups.keys}
+        # A class no record explains, or whose records never hold the word, says nothing of its attribution.
+        candidates = {(groups.keys.index((m, c, "all")), w) for m, c, w in screened
+                      if (m, c, "all") in groups.keys and moments.at(groups.keys.index((m, c, "all")), w) is not None}
         slots = sorted(shown | candidates)
         intervals, best = _draws(spool, groups, (slots, candidates), moments, chosen)
     summary = _summary(tally, groups, moments, (slots, intervals, best), screened, chosen, again)
@@ -89,7 +92,7 @@ def forbidden_words(chosen: SummarizeOptions) -> list[str]:
     if not chosen.tokens:
         for word, where in given:
             _one_unit(word, where, chosen)
-    return [word if chosen.keep_case else word.casefold() for word, _ in given]
+    return [word_key(word, chosen.keep_case) for word, _ in given]
 
 
 def _one_unit(word: str, where: str, chosen: SummarizeOptions) -> None:
@@ -131,10 +134,13 @@ def _groups(tally: WordTally, chosen: SummarizeOptions) -> Groups:
 
 def _split(method, gold, predicted) -> str | None:
     """correct or wrong where the record's gold label tells (a multi-label record's one label does
-    not); every label name names a class by now (``settle_names``)."""
+    not; nor does a label of a class no record names, beside a prediction no record names)."""
     if gold is None or method.multi_label:
         return None
-    return "correct" if WordTally._class_of(method, gold) == predicted else "wrong"
+    labelled = WordTally._class_of(method, gold)
+    if labelled is None and predicted not in method.names:
+        return None
+    return "correct" if labelled == predicted else "wrong"
 
 
 def _chunks(spool) -> Iterator[np.ndarray]:
@@ -390,7 +396,7 @@ def _summary(tally: WordTally, groups: Groups, moments: Moments, draws, screened
     shortcuts = _shortcuts(tally, groups, screened, stat, moments.baseline, (place, best), again)
     infos = [MethodInfo(m.label, "sum" if _signed(m, chosen) else "max", m.signed, m.inputs,
                         sum(int(groups.inputs[g]) for g, k in enumerate(groups.keys) if k[0] == m.label and k[2] == "all"),
-                        m.support, m.level, m.tests)
+                        m.support, m.level, m.tests, chosen.bootstrap > 0)
              for m in tally.methods.values()]
     model = tally.model[1] if tally.model else ""
     return Summary("", model, _settings(chosen), infos, classes, shortcuts)
@@ -417,15 +423,30 @@ def _shortcuts(tally, groups: Groups, screened, stat, baseline, examples, again)
         found.append((excess, attribution, label, target, list(zip(best_line[mine].tolist(), best_value[mine].tolist()))))
     lines = {line for *_, shown in found for line, _ in shown}
     records = again(lines) if lines else {}
+    for excess, attribution, label, target, shown in found:
+        for line, value in shown:
+            _unchanged(records[line], line, (attribution.word, value), tally.methods[label], tally)
     shortcuts = []
     for excess, attribution, label, target, shown in sorted(found, key=lambda f: (-f[0].interval.low, f[1].word)):
         method = tally.methods[label]
         shortcuts.append(Shortcut(
-            label, target, method.names.get(target, (str(target),))[0], attribution.word, attribution.inputs,
+            label, target, method.names.get(target, (str(target),))[0], attribution.word, excess.count,
             excess.rate, excess.support, excess.interval, attribution.mean, attribution.interval,
             [_example(records[line], line, value, method) for line, value in shown if line in records],
         ))
     return shortcuts
+
+
+def _unchanged(record: AttributionRecord, line: int, word_value: tuple[str, float], method, tally: WordTally) -> None:
+    """An example read again is the record counted: its word has the value the spool holds (the
+    file may have been rewritten between the passes)."""
+    word, value = word_value
+    chosen = tally.chosen
+    found = {w.key: w for w in input_words(record, tally.place(line), chosen.tokens, chosen.keep_case)}
+    counted = found.get(word)
+    again = None if counted is None else (counted.total if _signed(method, chosen) else counted.strongest)
+    if again != value:
+        raise BadInput(f"{tally.place(line)}: changed while it was read (not the record counted there)")
 
 
 def _example(record: AttributionRecord, line: int, value: float, method) -> Example:
@@ -500,12 +521,16 @@ def summarize_in_memory(records: list[AttributionRecord], chosen: SummarizeOptio
 
 def run_summarize(chosen: SummarizeOptions) -> Summary:
     """The command: the summary of the file, its JSON written to ``output`` and its page to
-    ``html`` (each whole or not at all; ``-``: standard output)."""
+    ``html`` (``-``: standard output): both or neither (each to a temporary file, renamed into
+    place once both were written whole)."""
+    from contextlib import ExitStack
+
     from ..io.files import atomic_text_output
 
     summary = summarize_file(chosen)
-    for path, text in ((chosen.output, summary.to_json), (chosen.html, summary.html)):
-        if path is not None:
-            with atomic_text_output(path, [chosen.attributions, chosen.forbid_file]) as stream:
-                stream.write(text() + ("\n" if path == chosen.output else ""))
+    protected = [chosen.attributions, chosen.forbid_file]
+    with ExitStack() as outputs:
+        for path, text in ((chosen.output, lambda: summary.to_json() + "\n"), (chosen.html, summary.html)):
+            if path is not None:
+                outputs.enter_context(atomic_text_output(path, protected)).write(text())
     return summary

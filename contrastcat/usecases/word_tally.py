@@ -24,11 +24,11 @@ from ..records.input_words import input_words
 from ..records.spans import is_signed
 from ..records.variants import MethodLabels
 
-SPOOL = np.dtype([("line", "<i8"), ("group", "<i4"), ("word", "<i4"), ("total", "<f4"), ("strongest", "<f4")])
+SPOOL = np.dtype([("line", "<i8"), ("group", "<i4"), ("word", "<i4"), ("total", "<f8"), ("strongest", "<f8")])
 # Records remembered to tell a record given twice (and an input's several records, one per target
 # class, counted once in the association): explain writes an input's records together, so the
 # last ones suffice; a repeat further apart than this is not seen.
-RECENT = 65_536
+RECENT = 16_384
 # Label names no record's target has named yet (a class the model never predicted), held apart
 # until the end; more of them than there can be classes is refused.
 MOST_UNNAMED = 256
@@ -262,26 +262,30 @@ def _digest(record, *more) -> bytes:
 
 
 def settle_names(tally: WordTally) -> None:
-    """Each label name held apart, now that every record's target named its class: its counts
-    join its class's, or, where it names none, it is refused (a label that names no class would
-    call every prediction wrong)."""
+    """Each label name held apart, now that every record's target named its class: its counts join
+    its class's. A name of none of them is a class no record targets (a model that never predicted
+    it): counted as labelled with none of the named classes. Refused (a typo would call every
+    prediction wrong), naming its first line: such a name where every class is named, or more such
+    names than classes left unnamed."""
     for method in tally.methods.values():
-        for gold, line in method.gold_lines.items():
-            if gold[0] == "n" and WordTally._class_of(method, gold) is None:
-                known = ", ".join(name for name, _ in sorted(method.names.values())) or "none"
-                raise BadInput(
-                    f"{tally.place(line)}: label {gold[1]!r} names no class the records' targets name ({known}); "
-                    "give labels as the model names its classes, or as class indices"
-                )
+        unknown = [(gold, line) for gold, line in method.gold_lines.items()
+                   if gold[0] == "n" and WordTally._class_of(method, gold) is None]
+        room = method.classes - len(method.names)
+        if len(unknown) > room:
+            gold, line = unknown[room] if room else unknown[0]
+            known = ", ".join(name for name, _ in sorted(method.names.values()))
+            why = "every class is named" if not room else f"the records' targets leave {room} class(es) unnamed"
+            raise BadInput(f"{tally.place(line)}: label {gold[1]!r} names no class the records name ({known}), and "
+                           f"{why}; give labels as the model names its classes, or as class indices")
         classes = method.classes
         for name, (counts, _) in method.unnamed.items():
             labelled = WordTally._class_of(method, ("n", name))
             table = counts.table
             size = len(table)
-            if len(method.labelled.table) < size:
-                method.labelled.add(np.empty(0, np.int64), [], size)
+            method.labelled.add(np.empty(0, np.int64), [], size)
             target = method.labelled.table
             target[:size, : 1 + classes] += table
-            target[:size, 1 + classes + labelled] += table[:, 0]
-            target[:size, 1 + 2 * classes + labelled] += table[:, 1 + labelled]
+            if labelled is not None:
+                target[:size, 1 + classes + labelled] += table[:, 0]
+                target[:size, 1 + 2 * classes + labelled] += table[:, 1 + labelled]
         method.unnamed.clear()

@@ -11,8 +11,9 @@ from ..records.markup import STYLE, input_block
 from ..records.spans import visible
 from ..evaluation.stats import Interval
 
-PAGE_STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; }
+BODY_STYLE = "body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; }"
+# Scoped to .contrastcat: a notebook shows the block among its own cells.
+SUMMARY_STYLE = """
 .contrastcat .classes { display: grid; grid-template-columns: repeat(auto-fit, minmax(26rem, 1fr)); gap: 1rem 2rem; }
 .contrastcat table.words { border-collapse: collapse; width: 100%; font-size: .9rem; }
 .contrastcat table.words td { padding: .1rem .3rem; vertical-align: middle; }
@@ -81,14 +82,15 @@ def html_body(summary) -> str:
         for split in ("all", "wrong"):
             groups = [g for g in summary.classes if g.method == info.method and g.split == split]
             if groups:
-                title = "Every input, by class" if split == "all" else "Its errors, by the class it wrongly predicted"
+                title = "Every input, by class" if split == "all" else "Its errors (inputs it got wrong), by the class explained"
                 parts.append(f"<h3>{title}</h3><div class='classes'>{''.join(_class_block(g) for g in groups)}</div>")
         shortcuts = [s for s in summary.shortcuts if s.method == info.method]
+        none = "none found" if info.shortcuts_tested else "not tested: no resamples, and a shortcut needs its interval"
         parts.append("<h3>Candidate shortcuts</h3>" + ("".join(_shortcut_block(s) for s in shortcuts) or
-                                                        "<p class='muted'>none found</p>"))
+                                                        f"<p class='muted'>{none}</p>"))
     if summary.problems:
         parts.append("<h2>Gate</h2><ul>" + "".join(f"<li>{html.escape(visible(p))}</li>" for p in summary.problems) + "</ul>")
-    return f'<div class="contrastcat">{"".join(parts)}</div>'
+    return f'<style>{STYLE}{SUMMARY_STYLE}</style><div class="contrastcat">{"".join(parts)}</div>'
 
 
 def html_page(summary) -> str:
@@ -96,12 +98,17 @@ def html_page(summary) -> str:
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<style>{STYLE}{PAGE_STYLE}</style></head><body>{html_body(summary)}</body></html>\n"
+        f"<style>{BODY_STYLE}</style></head><body>{html_body(summary)}</body></html>\n"
     )
 
 
-def _cell(text: str) -> str:
-    return visible(text).replace("|", "\\|")
+_MARKDOWN = {ord(c): "\\" + c for c in "\\`*_[]<>|#"} | {ord("&"): "&amp;"}
+
+
+def _cell(text) -> str:
+    """A string from the records as Markdown shows it, not as markup: every character Markdown (or
+    the HTML it may hold) reads escaped."""
+    return visible(text).translate(_MARKDOWN)
 
 
 def markdown(summary) -> str:
@@ -116,7 +123,8 @@ def markdown(summary) -> str:
         lines.append("")
     lines += ["### Candidate shortcuts", ""]
     if not summary.shortcuts:
-        lines.append("None found.")
+        tested = all(info.shortcuts_tested for info in summary.methods)
+        lines.append("None found." if tested else "Not tested: no resamples, and a shortcut needs its interval.")
     else:
         lines += ["| method | class | word | inputs | predicted | supported | excess [interval] | attribution |",
                   "|---|---|---|---:|---:|---:|---|---|"]

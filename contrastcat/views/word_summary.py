@@ -110,6 +110,7 @@ class MethodInfo:
     support: str  # "gold labels" or "base rate"
     level: float  # the corrected level of the shortcut test
     tests: int
+    shortcuts_tested: bool = True  # False with no resamples: a shortcut needs its attribution's interval
 
 
 @dataclass

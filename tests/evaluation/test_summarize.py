@@ -237,10 +237,22 @@ def _write(path, records) -> None:
 
 def test_a_label_naming_no_class_is_refused(tmp_path):
     good = _record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 1, label="pos")
-    typo = _record("good plot", [(0, 4), (5, 9)], [2.0, -1.0], 2, label="postive")
+    bad = _record("bad film", [(0, 3), (4, 8)], [2.0, -1.0], 2, label="neg", target=0, predicted=0)
+    typo = _record("good plot", [(0, 4), (5, 9)], [2.0, -1.0], 3, label="postive")
     path = tmp_path / "typo.jsonl"
-    _write(path, [good, typo])
-    assert_one_line_error(invoke("summarize", path), f"{path}:2", "'postive'", "names no class")
+    _write(path, [good, bad, typo])
+    assert_one_line_error(invoke("summarize", path), f"{path}:3", "'postive'", "names no class", "every class is named")
+
+
+def test_a_label_of_a_class_no_record_names():
+    """A model that predicted "pos" for every input: "neg", the other class's label, names no
+    class the records name, yet is a class (one of the two is unnamed): the input is an error."""
+    records = [_record("good film", [(0, 4), (5, 9)], [2.0, -1.0], i, label=label)
+               for i, label in enumerate(["pos", "neg", "neg"])]
+    summary = contrastcat.summarize(records, min_count=1, bootstrap=0)
+    assert {(g.split, g.inputs) for g in summary.classes} == {("all", 3), ("correct", 1), ("wrong", 2)}
+    two = records + [_record("good film", [(0, 4), (5, 9)], [2.0, -1.0], 9, label="other")]
+    assert_bad_input(lambda: contrastcat.summarize(two), "item 3", "'other'", "1 class(es) unnamed")
 
 
 def test_a_record_given_twice_is_refused(tmp_path):
@@ -276,3 +288,99 @@ def test_forbid_given_twice_adds_its_words(planted_file):
     result = invoke("summarize", planted_file, "--top", "5", "--forbid", "great", "--forbid", "terrible", "-q")
     assert result.exit_code == 3
     assert "'great'" in result.stderr and "'terrible'" in result.stderr
+
+
+def test_the_python_views(planted):
+    summary = contrastcat.summarize(planted, top=3, bootstrap=200)
+    frame = summary.to_frame()
+    assert list(frame.columns) == ["method", "class", "split", "side", "rank", "word", "inputs", "mean", "low", "high",
+                                   "top_for", "top_against"]
+    first = frame[(frame["class"] == "positive") & (frame["split"] == "all") & (frame["side"] == "for")].iloc[0]
+    (group,) = [g for g in summary.words() if g.name == "positive"]
+    assert first["word"] == group.for_class[0].word and first["mean"] == pytest.approx(group.for_class[0].mean)
+    page = summary._repr_html_()
+    assert "<table" in page and group.for_class[0].word in page
+    assert json.loads(summary.to_json())["classes"][0]["for"]
+
+
+def _trigger_records() -> list[AttributionRecord]:
+    """12 inputs holding "trigger", all predicted pos though labelled neg, explained for their gold
+    class (explain --target gold); 12 more predicted and labelled pos, explained for pos, without it."""
+    triggered = [_record("trigger film", [(0, 7), (8, 12)], [2.0, 0.5], i, label="neg", target=0) for i in range(12)]
+    plain = [_record("good film", [(0, 4), (5, 9)], [2.0, 0.5], 100 + i, label="pos") for i in range(12)]
+    return triggered + plain
+
+
+def test_records_explained_for_another_class_than_predicted():
+    """The association flags "trigger" for pos, but no record explaining pos holds it: no
+    attribution, so no shortcut (and no crash)."""
+    summary = contrastcat.summarize(_trigger_records(), min_count=5)
+    assert summary.shortcuts == []
+    (wrong,) = [g for g in summary.classes if g.split == "wrong"]
+    assert wrong.name == "neg" and wrong.inputs == 12  # the errors, by the class explained
+
+
+def test_without_resamples_shortcuts_are_not_tested(tmp_path):
+    summary = contrastcat.summarize(_trigger_records(), bootstrap=0)
+    assert not summary.methods[0].shortcuts_tested and "Not tested" in summary.markdown()
+    assert_bad_input(lambda: contrastcat.summarize(_trigger_records(), bootstrap=0, forbid="trigger"), "bootstrap")
+
+
+def test_a_word_in_either_unicode_form_is_one_word():
+    composed, decomposed = "\u00e9cole", "e\u0301cole"
+    records = [_record(f"{word} film", [(0, len(word)), (len(word) + 1, len(word) + 5)], [2.0, 0.5], i)
+               for i, word in enumerate([composed, decomposed] * 3)]
+    summary = contrastcat.summarize(records, min_count=1, top=1, forbid=decomposed)
+    (group,) = summary.words()
+    assert group.for_class[0].word == composed and group.for_class[0].inputs == 6
+    assert summary.problems and composed in summary.problems[0]
+
+
+def test_markup_in_the_records_is_shown_as_written(tmp_path):
+    records = [_record("[/] [bold]x", [(0, 3), (4, 10), (10, 11)], [2.0, 0.5, 0.1], i, target_name="[red]pos")
+               for i in range(3)]
+    path = tmp_path / "markup.jsonl"
+    _write(path, records)
+    result = invoke("summarize", path, "--min-count", "1", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert "[/]" in result.stdout and "[red]pos" in result.stdout
+    markdown = invoke("summarize", path, "--min-count", "1", "--bootstrap", "0", "--markdown").stdout
+    assert "\\[/\\]" in markdown and "\\[red\\]pos" in markdown and "[red]pos" not in markdown.replace("\\[red\\]pos", "")
+    summary = contrastcat.summarize(records, min_count=1, bootstrap=0)
+    assert "<style>" in summary._repr_html_()  # a notebook shows the bars with their style
+
+
+def test_an_example_read_again_must_be_the_record_counted():
+    from contrastcat.usecases.options.summarize import SummarizeOptions
+    from contrastcat.spec import InCall
+    from contrastcat.usecases.summarize_file import summarize_records
+
+    records = _shortcut_file_records()
+    chosen = SummarizeOptions.read({"min_count": 5}, InCall("summarize"), only=("min_count",))
+    changed = {n: _record("other text", [(0, 5), (6, 10)], [1.0, 0.2], "z") for n in range(1, len(records) + 1)}
+    assert_bad_input(lambda: summarize_records(enumerate(records, 1), chosen, "f", lambda n: f"f:{n}",
+                                               lambda lines: {n: changed[n] for n in lines}), "changed while it was read")
+
+
+def _shortcut_file_records() -> list[AttributionRecord]:
+    """A word that the model predicts pos with, though the labels say half are neg: a shortcut."""
+    records = []
+    for i in range(40):
+        labelled = "pos" if i % 2 else "neg"
+        text = "trigger film" if i < 30 else "good film"
+        raw = [2.0, 0.3] if i < 30 else [0.3, 0.2]
+        records.append(_record(text, [(0, len(text.split()[0])), (len(text.split()[0]) + 1, len(text))], raw, i,
+                               label=labelled, target=1 if i < 30 else i % 2, predicted=1 if i < 30 else i % 2))
+    return records
+
+
+def test_outputs_are_written_both_or_neither(tmp_path):
+    path = tmp_path / "attr.jsonl"
+    _write(path, _shortcut_file_records())
+    kept = tmp_path / "summary.json"
+    kept.write_text("old\n")
+    result = invoke("summarize", path, "-o", kept, "--html", "/dev/full")
+    assert result.exit_code == 1, result.output
+    assert kept.read_text() == "old\n"
+    summary = contrastcat.summarize(_shortcut_file_records(), min_count=5)
+    assert [(s.word, s.name, s.inputs) for s in summary.shortcuts] == [("trigger", "pos", 30)]

@@ -62,7 +62,8 @@ class SummarizeOptions(CommandOptions):
         "(sum for a method whose maps are signed, max for one whose maps are not).", check.one_of(RULE_CHOICES),
     )
     forbid: tuple[str, ...] | None = option(
-        None, "Exit 3 when one of these words is among a class's top K words or its candidate shortcuts.",
+        None, "Exit 3 when one of these words is among a class's top K words or its candidate shortcuts "
+        "(given again: more words; a comma itself: in --forbid-file).",
         _words, metavar="WORD,...", annotation="str | list[str] | None", kind=list[str],
     )
     forbid_file: str | None = option(
@@ -91,6 +92,11 @@ class SummarizeOptions(CommandOptions):
         if self.html == "-" and (self.as_json or self.markdown):
             printing = self.bare("as_json") if self.as_json else self.bare("markdown")
             raise BadInput(f"{self.named('html')} - and {printing} both print on stdout: pick one")
+        if self.bootstrap == 0 and (self.forbid is not None or self.forbid_file is not None):
+            raise BadInput(
+                f"{self.named('bootstrap')} 0 draws no interval, and a candidate shortcut needs its attribution's: "
+                f"{self.bare('forbid')} would check the top words alone; keep the resamples"
+            )
         if self.forbid_file == "-" and self.attributions == "-":
             raise BadInput(f"{self.named('forbid_file')} - and the records - both read standard input: give one a file")
         options.check_resamples_resolve(self)
