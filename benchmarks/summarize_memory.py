@@ -5,7 +5,7 @@
 
 Each run is a new process reading records from a pipe (``summarize -``, so no file is held in the
 page cache of this process either), written by a generator process: texts of 6 to 12 words drawn
-from a fixed vocabulary, a signed map, two classes with gold labels. Prints the records, the
+from a fixed vocabulary (half by Zipf's law, half evenly), a signed map, two classes with gold labels. Prints the records, the
 distinct words, peak resident memory (of the summarize process, by GNU time) and the time, with the CPU.
 """
 
@@ -27,7 +27,10 @@ vocabulary = [f"w{i}" for i in range(words)]
 out = sys.stdout
 seen = set()
 for index in range(count):
-    chosen = [vocabulary[min(int(rng.paretovariate(1.1)) - 1, words - 1)] for _ in range(rng.randint(6, 12))]
+    # Half the words by Zipf's law (a few frequent ones), half drawn evenly from the whole vocabulary,
+    # so a larger vocabulary does give more distinct words.
+    chosen = [vocabulary[min(int(rng.paretovariate(1.1)) - 1, words - 1) if rng.random() < 0.5 else rng.randrange(words)]
+              for _ in range(rng.randint(6, 12))]
     text = " ".join(chosen)
     seen.update(chosen)
     offsets, start = [], 0
