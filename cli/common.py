@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from contrastcat import api
 from contrastcat.api import choices, torchrun_follower
-from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, Interrupted
+from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, GateFailed, Interrupted
 
 from .signals import BROKEN_PIPE, ERROR_LINE, INTERRUPTED, bounded, is_stdout_failure, silence_stdout, stop_if_interrupted
 
@@ -267,6 +267,16 @@ def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
 def warn(message: str) -> None:
     """A warning on stderr, shown even with --quiet: it tells of something done to the user's data."""
     stderr_console().print(f"[yellow]warning:[/] {_escape(message)}", highlight=False, soft_wrap=True)
+
+
+def gates(problems: list[str]) -> None:
+    """Exit 3 on a failed gate: one line, or with several a line each and then the count."""
+    if len(problems) > 1:
+        for problem in problems:
+            gate_failed(problem)
+        raise GateFailed(f"{len(problems)} gates failed (each above)")
+    if problems:
+        raise GateFailed(problems[0])
 
 
 def gate_failed(message: str) -> None:

@@ -6,10 +6,9 @@ import typer
 
 from contrastcat import api
 from contrastcat.api import ON_COMMAND_LINE, EvaluateOptions, is_standard_output
-from contrastcat.errors import GateFailed
 
 from .common import (
-    gate_failed,
+    gates,
     info,
     notifier,
     one_thing_on_stdout,
@@ -68,23 +67,13 @@ def _evaluate(values: dict) -> None:
         for level, line in run.notes():
             warn(line) if level == "warning" else info(line, quiet)
         _print(run, options, tables_console(output, quiet, soft_wrap=True))
-        _gates(run.problems)
+        gates(run.problems)
 
 
 evaluate = reports_errors(command(
     EvaluateOptions, _evaluate,
     "Perturb the most (MoRF) and least (LeRF) relevant tokens first; report AOPC and log-odds per step.",
 ))
-
-
-def _gates(problems: list[str]) -> None:
-    """Exit 3 on a failed gate: one line, or with several a line each and then the count."""
-    if len(problems) > 1:
-        for problem in problems:
-            gate_failed(problem)
-        raise GateFailed(f"{len(problems)} gates failed (each above)")
-    if problems:
-        raise GateFailed(problems[0])
 
 
 def _print(run, options, console) -> None:

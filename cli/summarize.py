@@ -7,8 +7,7 @@ import typer
 from contrastcat import api
 from contrastcat.api import ON_COMMAND_LINE, SummarizeOptions, is_standard_output
 
-from .common import one_thing_on_stdout, printing_after, reports_errors, tables_console
-from .evaluate import _gates
+from .common import gates, one_thing_on_stdout, phased_progress, printing_after, reports_errors, tables_console
 from .spec import command
 
 EPILOG = """\
@@ -44,8 +43,9 @@ def _summarize(values: dict) -> None:
     quiet, output = values["quiet"], values["output"]
     one_thing_on_stdout(output, **{"--json": values["as_json"], "--markdown": values["markdown"],
                                    "--html -": values["html"] == "-"})
-    chosen = SummarizeOptions.read(values, ON_COMMAND_LINE, where=None)
-    summary = api.run_summarize(chosen)
+    with phased_progress(quiet) as progress:  # on a terminal: a bar per pass (a million records take minutes)
+        chosen = SummarizeOptions.read({**values, "progress": progress}, ON_COMMAND_LINE, where=None)
+        summary = api.run_summarize(chosen)
     printed = "the JSON summary" if chosen.as_json else "the Markdown tables" if chosen.markdown else "the tables"
     with printing_after(("the summary", output), ("the page", chosen.html), stdout=printed):
         if chosen.as_json:
@@ -57,7 +57,7 @@ def _summarize(values: dict) -> None:
             if console is not None:
                 for block in summary.blocks():
                     console.print(block) if not isinstance(block, str) else typer.echo(block, err=console.stderr)
-        _gates(summary.problems)
+        gates(summary.problems)
 
 
 summarize = reports_errors(command(

@@ -51,14 +51,18 @@ def summarize_records(records: Iterable[tuple[int, AttributionRecord]], chosen: 
     forbidden = forbidden_words(chosen)
     with tempfile.TemporaryFile(prefix="contrastcat-summary-") as spool:
         tally = WordTally(chosen, place, spool)
+        progress = chosen.progress or (lambda phase, done, total: None)
         for line, record in records:
             tally.add(record, line)
+            if tally.records % 1024 == 0:
+                progress("reading records", tally.records, None)
         tally.flush()
+        progress("reading records", tally.records, tally.records)
         if not tally.records:
             raise BadInput(f"{source}: no attribution records")
         settle_names(tally)
         groups = _groups(tally, chosen)
-        moments = Moments.of(spool, groups, len(tally.vocabulary))
+        moments = Moments.of(spool, groups, len(tally.vocabulary), lambda done, total: progress("counting words", done, total))
         screened = _screen(tally, chosen)
         shown = _shown(groups, moments, chosen)
         # A class no record explains, or whose records never hold the word, says nothing of its attribution.
@@ -66,7 +70,7 @@ def summarize_records(records: Iterable[tuple[int, AttributionRecord]], chosen: 
                       if (m, c, "all") in groups.keys and moments.at(groups.keys.index((m, c, "all")), w) is not None}
         slots = sorted(shown | candidates)
         intervals, best = _draws(spool, groups, (slots, candidates), moments, chosen)
-    summary = _summary(tally, groups, moments, (slots, intervals, best), screened, chosen, again)
+    summary = _summary(tally, groups, moments, (slots, intervals, best), (screened, again))
     summary.source = source
     summary.problems = gate(summary, forbidden)
     return summary
@@ -143,9 +147,11 @@ def _split(method, gold, predicted) -> str | None:
     return "correct" if labelled == predicted else "wrong"
 
 
-def _chunks(spool) -> Iterator[np.ndarray]:
-    """The spool's rows, in chunks that never part a record's rows."""
+def _chunks(spool, progress=None) -> Iterator[np.ndarray]:
+    """The spool's rows, in chunks that never part a record's rows; ``progress(done, total)`` in rows."""
+    total = spool.seek(0, 2) // SPOOL.itemsize
     spool.seek(0)
+    done = 0
     carry = np.empty(0, dtype=SPOOL)
     while True:
         data = spool.read(_CHUNK_ROWS * SPOOL.itemsize)
@@ -154,6 +160,9 @@ def _chunks(spool) -> Iterator[np.ndarray]:
             if len(carry):
                 yield carry
             return
+        done += len(rows)
+        if progress is not None:
+            progress(done, total)
         rows = np.concatenate([carry, rows])
         last = rows["line"][-1]
         cut = int(np.searchsorted(rows["line"], last))  # the last record may go on in the next read
@@ -184,10 +193,10 @@ class Moments:
     words: int
 
     @classmethod
-    def of(cls, spool, groups: Groups, words: int) -> Moments:
+    def of(cls, spool, groups: Groups, words: int, progress=None) -> Moments:
         found = cls(np.empty(0, np.int64), *(np.empty(0) for _ in range(4)), np.zeros(len(groups.keys)), max(words, 1))
         total, occurrences = np.zeros(len(groups.keys)), np.zeros(len(groups.keys))
-        for rows in _chunks(spool):
+        for rows in _chunks(spool, progress):
             values = _values(rows, groups)
             starts = np.flatnonzero(np.r_[True, rows["line"][1:] != rows["line"][:-1]])
             strongest, weakest = _each_record(values, starts, np.argmax), _each_record(values, starts, np.argmin)
@@ -316,6 +325,8 @@ def _draws(spool, groups: Groups, slots, moments: Moments, chosen: SummarizeOpti
     for first in range(0, len(slots), batch):
         part = slice(first, first + batch)
         (sums, weights), found = _draw_batch(spool, groups, (keys[part], wanted[part]), words, chosen)
+        if chosen.progress is not None:
+            chosen.progress("drawing intervals", min(first + batch, len(slots)), len(slots))
         for index, (group, word) in enumerate(slots[part]):
             count = int(moments.counts[moments.at(group, word)])
             intervals[first + index] = replicate_interval(sums[index], weights[index], count, chosen.intervals)
@@ -370,7 +381,10 @@ def _best(slot: np.ndarray, value: np.ndarray, line: np.ndarray):
     return slot[kept], value[kept], line[kept]
 
 
-def _summary(tally: WordTally, groups: Groups, moments: Moments, draws, screened, chosen, again) -> Summary:
+def _summary(tally: WordTally, groups: Groups, moments: Moments, draws, shortcuts_found) -> Summary:
+    """The summary's words per group, its shortcuts (``shortcuts_found``: the screened words and how
+    to read their examples again) and its methods."""
+    chosen = tally.chosen
     slots, intervals, best = draws
     place = {slot: i for i, slot in enumerate(slots)}
     names = {i: word for word, i in tally.vocabulary.items()}
@@ -393,7 +407,8 @@ def _summary(tally: WordTally, groups: Groups, moments: Moments, draws, screened
         ))
     order = list(tally.methods)
     classes.sort(key=lambda c: (order.index(c.method), c.target, ("all", "correct", "wrong").index(c.split)))
-    shortcuts = _shortcuts(tally, groups, screened, stat, moments.baseline, (place, best), again)
+    screened, again = shortcuts_found
+    shortcuts = _shortcuts(tally, groups, (screened, stat, moments.baseline), (place, best), again)
     infos = [MethodInfo(m.label, "sum" if _signed(m, chosen) else "max", m.signed, m.inputs,
                         sum(int(groups.inputs[g]) for g, k in enumerate(groups.keys) if k[0] == m.label and k[2] == "all"),
                         m.support, m.level, m.tests, chosen.bootstrap > 0)
@@ -406,7 +421,9 @@ def _signed(method, chosen) -> bool:
     return chosen.rule == "sum" or (chosen.rule == "auto" and method.signed)
 
 
-def _shortcuts(tally, groups: Groups, screened, stat, baseline, examples, again) -> list[Shortcut]:
+def _shortcuts(tally, groups: Groups, found_by, examples, again) -> list[Shortcut]:
+    """``found_by``: the screened words, a word's statistic, each group's baseline."""
+    screened, stat, baseline = found_by
     place, (best_slot, best_value, best_line) = examples
     found = []
     for (label, target, word), excess in screened.items():

@@ -36,7 +36,10 @@ def test_every_real_method_is_ahead_of_random_and_the_fitted_column_is_not_judge
     assert "delete:morf_aopc" not in judged and "delete:eraser_comp" not in judged
     assert judged == {c.name for c in COLUMNS} - {"delete:morf_aopc", "delete:eraser_comp"}
     assert all(seconds > 0 for seconds in compared.seconds.values())
-    assert compared.seconds["contrastcat[refs_used=6]"] > compared.seconds["random"]
+    # Each method's seconds are its own, over every input. Which is faster is a benchmark's question
+    # (benchmarks/method_cost.py): a stall of the machine in one method's turn (the suite's other
+    # worker, a build beside it) made random "slower" than Contrast-CAT here once.
+    assert compared.timed == {label: 48 for label in compared.labels}
 
 
 def test_its_differences_are_the_reports_own(compared):

@@ -384,3 +384,17 @@ def test_outputs_are_written_both_or_neither(tmp_path):
     assert kept.read_text() == "old\n"
     summary = contrastcat.summarize(_shortcut_file_records(), min_count=5)
     assert [(s.word, s.name, s.inputs) for s in summary.shortcuts] == [("trigger", "pos", 30)]
+
+
+def test_progress_and_records_whose_offsets_reach_no_word(tmp_path):
+    seen = []
+    contrastcat.summarize_file(str(_planted_path(tmp_path)), progress=lambda *step: seen.append(step))
+    assert {phase for phase, _, _ in seen} >= {"reading records", "counting words", "drawing intervals"}
+    nowhere = _record("good film", [(0, 0), (0, 0)], [2.0, -1.0], 1, tokens=["", ""])
+    assert_bad_input(lambda: contrastcat.summarize([nowhere]), "item 0", "reach none of the words")
+
+
+def _planted_path(tmp_path):
+    path = tmp_path / "small.jsonl"
+    _write(path, _shortcut_file_records())
+    return path

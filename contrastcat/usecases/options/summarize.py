@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import arguments as check
@@ -85,6 +86,7 @@ class SummarizeOptions(CommandOptions):
         where="command",
     )
     quiet: bool = options.quiet()
+    progress: Callable[[str, int, int | None], None] | None = options.progress()
 
     def check_together(self) -> None:
         if self.as_json and self.markdown:
