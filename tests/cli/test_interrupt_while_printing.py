@@ -85,7 +85,7 @@ def test_evaluate_and_sanity_name_the_picture(records, toy_library, tmp_path, mo
 def test_evaluate_says_so_while_the_gates_print(records, toy_library, tmp_path, monkeypatch):
     import contrastcat_cli.evaluate as command
 
-    monkeypatch.setattr(command, "_gates", _interrupt)
+    monkeypatch.setattr(command, "gates", _interrupt)
     report = tmp_path / "report.json"
     gate = ("--fail-under", "morf.aopc=0.99")
     result = invoke("evaluate", records, "--refs", toy_library.path, "--bootstrap", "0", "-o", report, *gate, "-q")
