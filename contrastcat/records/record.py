@@ -8,6 +8,7 @@ validates each; a bad line is reported with file and line. The inputs
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -134,6 +135,26 @@ class Records(list):
     def _repr_html_(self) -> str:
         more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
         return notebook_html(self[:50]) + more
+
+
+def text_digest(*parts: str) -> bytes:
+    """A digest of ``parts`` told apart from any other sequence of strings (each one's length first)."""
+    return bytes_digest(*(part.encode("utf-8", "surrogatepass") for part in parts))
+
+
+def bytes_digest(*parts: bytes) -> bytes:
+    digest = hashlib.blake2b(digest_size=16)
+    for data in parts:
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.digest()
+
+
+def input_digest(record: AttributionRecord, *more: str) -> bytes:
+    """The input a record explains, told by a digest of its id, text and pair (and ``more``: what
+    else a reader tells records apart by, a target class)."""
+    texts = (record.text,) if record.pair is None else (record.text, record.pair)
+    return text_digest(repr(record.id), *texts, *more)
 
 
 SCORE_DECIMALS = 6

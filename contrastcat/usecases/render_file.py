@@ -6,7 +6,6 @@ the records shown need (a bad line after them is never read)."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import os
 import sys
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import BadInput
 from ..io.files import atomic_text_output, is_standard_output
-from ..records.record import AttributionRecord, RecordFile, record_of_line
+from ..records.record import AttributionRecord, RecordFile, bytes_digest, input_digest, record_of_line, text_digest
 from ..records.variants import MethodLabels
 from ..views.blocks import RenderRun, Waiting, blocks, input_major, write_blocks
 from ..views.html_page import html_page
@@ -103,19 +102,6 @@ class _Line:
         return (0 if self.raw is None else sys.getsizeof(self.raw)) + _LINE_OVERHEAD
 
 
-def _digest(*parts: str) -> bytes:
-    """A digest of ``parts`` told apart from any other sequence of strings (each one's length first)."""
-    return _digest_bytes(*(part.encode("utf-8", "surrogatepass") for part in parts))
-
-
-def _digest_bytes(*parts: bytes) -> bytes:
-    digest = hashlib.blake2b(digest_size=16)
-    for data in parts:
-        digest.update(len(data).to_bytes(8, "little"))
-        digest.update(data)
-    return digest.digest()
-
-
 def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: RenderOptions, placed: bool = False):
     """The records ``input_major`` shows, read as they are shown (``chosen.limit`` of them from a
     stream, which stops there). Records of other methods are passed over: their names (a few, for
@@ -140,10 +126,10 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
             if name in pair:
                 name = pair[0] if name == pair[0] else pair[1]  # held: the pair's string, not one per record
                 seen.add(name)
-                line = None if offset is None else _digest(raw)
-                yield _Line(_input(record), name, number, offset, raw, record, line)
+                line = None if offset is None else text_digest(raw)
+                yield _Line(input_digest(record), name, number, offset, raw, record, line)
             else:
-                digest = _digest(name)
+                digest = text_digest(name)
                 if digest in others:
                     continue
                 if len(others) < NAMES_KEPT:
@@ -180,7 +166,7 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
         if not placed:
             return record_of_line(line.number, line.raw, source.name)
         now = source.line_at(line.number, line.offset)
-        if _digest_bytes(now) != line.line:  # edited, moved, cut short: other bytes than those read
+        if bytes_digest(now) != line.line:  # edited, moved, cut short: other bytes than those read
             raise BadInput(f"{source.name}:{line.number}: changed while it was read (the file is not as it was)")
         return record_of_line(line.number, now.decode("utf-8"), source.name)
 
@@ -191,12 +177,6 @@ def _first_pairs(source: RecordFile, pair: tuple[str, str], labels, chosen: Rend
         shown = itertools.islice(shown, chosen.limit)
     for line in shown:
         yield line.record if line.record is not None else again(line)
-
-
-def _input(record: AttributionRecord) -> bytes:
-    """An input told by a digest of its id, text and pair."""
-    texts = (record.text,) if record.pair is None else (record.text, record.pair)
-    return _digest(repr(record.id), *texts)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from ..views.word_summary import MIN_EXCESS, ClassWords, Example, MethodInfo, Sh
 from ..records.record import AttributionRecord, RecordFile, record_of_line
 from .options.summarize import SummarizeOptions
 from ..records.input_words import input_words, word_key
-from .word_tally import SPOOL, WordTally, settle_names
+from .word_tally import SPOOL, WordTally, class_of, settle_names
 
 _CHUNK_ROWS = 1 << 18
 SCREENED_MOST = 200  # association-flagged words per method and class whose attribution is drawn
@@ -41,6 +41,13 @@ class Groups:
     feeds: np.ndarray  # [raw groups, 2]: the "all" group and the split's (-1: none)
     signed: np.ndarray  # per raw group: its method's words score by the sum rule
     inputs: np.ndarray  # per final group: its records
+
+    def __post_init__(self) -> None:
+        self._index = {key: group for group, key in enumerate(self.keys)}
+
+    def find(self, key: tuple[str, int, str]) -> int | None:
+        """The final group of (method, target, split), or None where no record is in it."""
+        return self._index.get(key)
 
 
 def summarize_records(records: Iterable[tuple[int, AttributionRecord]], chosen: SummarizeOptions, source: str,
@@ -66,8 +73,9 @@ def summarize_records(records: Iterable[tuple[int, AttributionRecord]], chosen: 
         screened = _screen(tally, chosen)
         shown = _shown(groups, moments, chosen)
         # A class no record explains, or whose records never hold the word, says nothing of its attribution.
-        candidates = {(groups.keys.index((m, c, "all")), w) for m, c, w in screened
-                      if (m, c, "all") in groups.keys and moments.at(groups.keys.index((m, c, "all")), w) is not None}
+        alls = {(m, c, w): groups.find((m, c, "all")) for m, c, w in screened}
+        candidates = {(group, w) for (_, _, w), group in alls.items()
+                      if group is not None and moments.at(group, w) is not None}
         slots = sorted(shown | candidates)
         intervals, best = _draws(spool, groups, (slots, candidates), moments, chosen)
     summary = _summary(tally, groups, moments, (slots, intervals, best), (screened, again))
@@ -127,7 +135,7 @@ def _groups(tally: WordTally, chosen: SummarizeOptions) -> Groups:
                 index[key] = len(keys)
                 keys.append(key)
             feeds[raw, column] = index[key]
-        signed[raw] = chosen.rule == "sum" or (chosen.rule == "auto" and method.signed)
+        signed[raw] = _signed(method, chosen)
     inputs = np.zeros(len(keys), dtype=np.int64)
     for raw, count in enumerate(tally.group_inputs):
         for final in feeds[raw]:
@@ -141,7 +149,7 @@ def _split(method, gold, predicted) -> str | None:
     not; nor does a label of a class no record names, beside a prediction no record names)."""
     if gold is None or method.multi_label:
         return None
-    labelled = WordTally._class_of(method, gold)
+    labelled = class_of(method, gold)
     if labelled is None and predicted not in method.names:
         return None
     return "correct" if labelled == predicted else "wrong"
@@ -427,11 +435,8 @@ def _shortcuts(tally, groups: Groups, found_by, examples, again) -> list[Shortcu
     place, (best_slot, best_value, best_line) = examples
     found = []
     for (label, target, word), excess in screened.items():
-        key = (label, target, "all")
-        if key not in groups.keys:
-            continue  # no record explains the class: nothing says the model leans on the word for it
-        group = groups.keys.index(key)
-        if (group, word) not in place:
+        group = groups.find((label, target, "all"))
+        if group is None or (group, word) not in place:  # no record of the class holds the word
             continue
         attribution = stat(group, word)
         if attribution.interval is None or attribution.interval.low <= max(0.0, float(baseline[group])):

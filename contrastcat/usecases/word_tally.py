@@ -11,7 +11,6 @@ all were counted.
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import numpy as np
 
 from ..errors import BadInput
 from ..records.input_words import input_words
+from ..records.record import input_digest
 from ..records.spans import is_signed
 from ..records.variants import MethodLabels
 
@@ -54,11 +54,15 @@ class Counts:
     def __init__(self, columns: int) -> None:
         self.table = np.zeros((64, columns), dtype=np.int32)
 
-    def add(self, words: np.ndarray, columns, size: int) -> None:
+    def grow(self, size: int) -> None:
+        """Rows for ``size`` words at least."""
         if len(self.table) < size:
             grown = np.zeros((max(size, 2 * len(self.table)), self.table.shape[1]), dtype=np.int32)
             grown[: len(self.table)] = self.table
             self.table = grown
+
+    def add(self, words: np.ndarray, columns, size: int) -> None:
+        self.grow(size)
         for column in columns:
             self.table[words, column] += 1
 
@@ -193,7 +197,7 @@ class WordTally:
 
     def _once(self, method: MethodSeen, record, line: int) -> None:
         """A record of an input and target already counted is refused: its words would count twice."""
-        digest = _digest(record, record.target)
+        digest = input_digest(record, str(record.target))
         first = method.recent.get(digest)
         if first is not None:
             raise BadInput(
@@ -223,7 +227,7 @@ class WordTally:
 
     def _associate(self, method: MethodSeen, record, gold, ids: np.ndarray, line: int) -> None:
         """The input's words counted once per method with its predicted class(es) and gold label."""
-        digest = _digest(record)
+        digest = input_digest(record)
         if digest in method.recent_inputs:
             return  # another target's record of an input counted already
         method.recent_inputs[digest] = None
@@ -237,7 +241,7 @@ class WordTally:
             method.holding.add(ids, [0, *(1 + c for c in predicted)], size)
             return
         method.labelled_inputs += 1
-        labelled = self._class_of(method, gold)
+        labelled = class_of(method, gold)
         if labelled is None:  # a name no record's target has named yet: held apart until the end
             if gold[1] not in method.unnamed and len(method.unnamed) >= MOST_UNNAMED:
                 raise BadInput(f"{self.place(line)}: more than {MOST_UNNAMED} label names that name no class of "
@@ -249,16 +253,13 @@ class WordTally:
         columns += [1 + 2 * classes + labelled] if labelled in predicted else []
         method.labelled.add(ids, columns, size)
 
-    @staticmethod
-    def _class_of(method: MethodSeen, gold) -> int | None:
-        if gold[0] == "i":
-            return gold[1]
-        return next((c for c, (name, _) in method.names.items() if name.strip().casefold() == gold[1]), None)
 
-
-def _digest(record, *more) -> bytes:
-    texts = (record.text,) if record.pair is None else (record.text, record.pair)
-    return hashlib.blake2b(repr((record.id, texts, *more)).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def class_of(method: MethodSeen, gold: tuple) -> int | None:
+    """The class a gold label names: its index, or the class whose name the records' targets gave
+    it (None: a name no record gave yet)."""
+    if gold[0] == "i":
+        return gold[1]
+    return next((c for c, (name, _) in method.names.items() if name.strip().casefold() == gold[1]), None)
 
 
 def settle_names(tally: WordTally) -> None:
@@ -269,7 +270,7 @@ def settle_names(tally: WordTally) -> None:
     names than classes left unnamed."""
     for method in tally.methods.values():
         unknown = [(gold, line) for gold, line in method.gold_lines.items()
-                   if gold[0] == "n" and WordTally._class_of(method, gold) is None]
+                   if gold[0] == "n" and class_of(method, gold) is None]
         room = method.classes - len(method.names)
         if len(unknown) > room:
             gold, line = unknown[room] if room else unknown[0]
@@ -279,10 +280,10 @@ def settle_names(tally: WordTally) -> None:
                            f"{why}; give labels as the model names its classes, or as class indices")
         classes = method.classes
         for name, (counts, _) in method.unnamed.items():
-            labelled = WordTally._class_of(method, ("n", name))
+            labelled = class_of(method, ("n", name))
             table = counts.table
             size = len(table)
-            method.labelled.add(np.empty(0, np.int64), [], size)
+            method.labelled.grow(size)
             target = method.labelled.table
             target[:size, : 1 + classes] += table
             if labelled is not None:
