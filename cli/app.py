@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Annotated
 
 import typer
 
 from contrastcat import __version__
 
-from . import build_refs, compare, completions, evaluate, explain, merge, models, render, sanity, summarize
 from .method_flags import with_method_options
 
 HELP = """\
@@ -34,8 +34,23 @@ def main_options(
     """Explain transformer text classifiers with Contrast-CAT."""
 
 
-def build_app() -> typer.Typer:
-    """The CLI, with explain's method flags generated from the methods registered now."""
+# (name, module): the commands in the order --help lists them; ``models`` is a group of its own.
+COMMANDS = (
+    ("build-refs", "build_refs"), ("explain", "explain"), ("evaluate", "evaluate"), ("render", "render"),
+    ("merge", "merge"), ("summarize", "summarize"), ("sanity", "sanity"), ("compare", "compare"),
+    ("completions", "completions"), ("models", "models"),
+)
+# Commands that read the whole tree (the completion scripts list every command and option).
+WHOLE_TREE = ("completions",)
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The CLI, with explain's method flags generated from the methods registered now.
+
+    ``only``: the command a process was started for. Then only its module is imported and turned
+    into a click command: the others' options and Typer's work on them are a good part of the
+    start-up, which ``--help`` and a refused option should not pay. A name no command has (a typo,
+    a flag) gets the whole app, so its error and the top-level help list every command."""
     application = typer.Typer(
         name="contrastcat",
         help=HELP,
@@ -46,23 +61,22 @@ def build_app() -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     application.callback()(main_options)
-    for module, name in (
-        (build_refs, "build-refs"),
-        (explain, "explain"),
-        (evaluate, "evaluate"),
-        (render, "render"),
-        (merge, "merge"),
-        (summarize, "summarize"),
-        (sanity, "sanity"),
-        (compare, "compare"),
-        (completions, "completions"),
-    ):
-        command = getattr(module, name.replace("-", "_"))
+    chosen = [entry for entry in COMMANDS if entry[0] == only and only not in WHOLE_TREE] or COMMANDS
+    for name, where in chosen:
+        module = importlib.import_module(f"{__package__}.{where}")
+        if name == "models":
+            application.add_typer(module.app, name="models")
+            continue
+        command = getattr(module, where)
         if name == "explain":
             command = with_method_options(command)
         application.command(name, epilog=module.EPILOG)(command)
-    application.add_typer(models.app, name="models")
     return application
 
 
-app = build_app()
+def __getattr__(name: str):
+    """``app``: the whole CLI (what tests and the completion scripts' generator read), built when first asked for."""
+    if name == "app":
+        globals()["app"] = built = build_app()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

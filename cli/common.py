@@ -9,15 +9,16 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from contrastcat import api
 from contrastcat.api import choices, torchrun_follower
 from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, GateFailed, Interrupted
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 from .signals import BROKEN_PIPE, ERROR_LINE, INTERRUPTED, bounded, is_stdout_failure, silence_stdout, stop_if_interrupted
 
@@ -47,19 +48,27 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress ba
 BatchOption = Annotated[int, typer.Option("--batch-size", min=1, max=choices.MAX_BATCH_SIZE, help="Inputs per forward pass.")]
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        # Rich would exit 1 on its own; a closed pipe downstream is 141, as for any Unix tool.
-        self.quiet = True
-        raise BrokenPipeError
+@functools.cache
+def _console_type() -> type[Console]:
+    """Rich's console, imported when something is printed through it: a refused option (one line,
+    written plainly) never pays its import."""
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # Rich would exit 1 on its own; a closed pipe downstream is 141, as for any Unix tool.
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console
 
 
 def stdout_console(**options) -> Console:
-    return _Console(highlight=False, **options)
+    return _console_type()(highlight=False, **options)
 
 
 def stderr_console() -> Console:
-    return _Console(stderr=True, highlight=False)
+    return _console_type()(stderr=True, highlight=False)
 
 
 def tables_console(output: str | None, quiet: bool, **options) -> Console | None:
@@ -67,7 +76,7 @@ def tables_console(output: str | None, quiet: bool, **options) -> Console | None
     then holds exactly one JSON document, and the tables go to stderr, or nowhere with --quiet)."""
     if not api.is_standard_output(output):
         return stdout_console(**options)
-    return None if quiet else _Console(stderr=True, highlight=False, **options)
+    return None if quiet else _console_type()(stderr=True, highlight=False, **options)
 
 
 def one_thing_on_stdout(output: str | None, **printing: bool) -> None:
@@ -241,6 +250,8 @@ def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
     if quiet or not sys.stderr.isatty():
         yield lambda phase, done, total: stop_if_interrupted()
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -96,8 +96,13 @@ def _run() -> int:
 
         sys.stdout.write(f"contrastcat {__version__}\n")
         return 0
-    from .app import app
+    # Typer checks option values through pydantic, whose first check looks for plugins in every
+    # installed package's entry points: a tenth of the start-up, for plugins this command line has
+    # no use for. A user's own setting of the variable is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from .app import build_app
 
+    app = build_app(sys.argv[1] if len(sys.argv) > 1 else None)
     aborts, errors = _click_exceptions()
     try:
         code = app(standalone_mode=False)

@@ -17,8 +17,8 @@ Each command of the CLI is one call here on files: ``build_refs``,
 (with gates), ``render_file``, ``sanity_file``, ``summarize_file`` (what a model relies on across a dataset); ``read_records`` reads records back; ``choices`` holds the values they take from
 fixed sets.
 
-The options and the fixed choices are light modules, imported here; each call is imported
-from its module on first use (``contrastcat.lazy``), so the command line reads its options
+The fixed choices are a light module, imported here; each call and each command's options are
+imported from their module on first use (``contrastcat.lazy``), so the command line reads its options
 without torch.
 """
 
@@ -28,15 +28,6 @@ from __future__ import annotations
 from ..io.files import is_standard_output
 from ..lazy import lazy_names
 from ..spec import REQUIRED, CommandOptions, OnCommandLine, Option
-from ..usecases.options.build_refs import BuildRefsOptions
-from ..usecases.options.compare import CompareOptions
-from ..usecases.options.evaluate import EvaluateOptions
-from ..usecases.options.explain import ExplainOptions
-from ..usecases.options.merge import MergeOptions
-from ..usecases.options.models import ListModelsOptions, PrepareOptions
-from ..usecases.options.render import RenderOptions
-from ..usecases.options.sanity import SanityOptions
-from ..usecases.options.summarize import SummarizeOptions
 from . import choices
 
 # How the command line names an option in a message: by its flag (``--min-tokens``).
@@ -57,6 +48,12 @@ LAZY = {
     "summarize": "_summarize", "summarize_file": "_summarize", "run_summarize": "_summarize",
     "run_sanity": "_sanity", "sanity": "_sanity", "sanity_blocks": "_sanity", "sanity_file": "_sanity",
     "run_merge": "..usecases.merge", "run_prepare": "..usecases.prepare_model",
+    # The options too: a command's process reads its own alone.
+    "BuildRefsOptions": "..usecases.options.build_refs", "CompareOptions": "..usecases.options.compare",
+    "EvaluateOptions": "..usecases.options.evaluate", "ExplainOptions": "..usecases.options.explain",
+    "MergeOptions": "..usecases.options.merge", "ListModelsOptions": "..usecases.options.models",
+    "PrepareOptions": "..usecases.options.models", "RenderOptions": "..usecases.options.render",
+    "SanityOptions": "..usecases.options.sanity", "SummarizeOptions": "..usecases.options.summarize",
 }
 __getattr__, __dir__ = lazy_names(__name__, LAZY)
 

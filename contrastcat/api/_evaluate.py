@@ -39,10 +39,10 @@ def evaluate(
     delete, mask, pad or unk, for every one of them. Every mean
     has a bootstrap interval over inputs (``bootstrap`` resamples, 0: none);
     ``report.difference("contrastcat", "attcat")`` pairs two methods on their shared inputs."""
+    chosen = EvaluateOptions.read(options, InCall("evaluate"), only=PROTOCOL)  # before the model's checks
     classifier = classifier_arg("evaluate", classifier)
     records = records_arg("evaluate", records)
     library = library_arg("evaluate", library)
-    chosen = EvaluateOptions.read(options, InCall("evaluate"), only=PROTOCOL)
     return evaluate_records(classifier, records, chosen.settings, Evaluating(
         library, chosen.kendall, chosen.batch_size, chosen.intervals, source="records", named=chosen.names,
     ))

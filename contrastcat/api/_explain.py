@@ -59,11 +59,12 @@ def explain(
     :class:`~contrastcat.errors.SlowPrecision` warning); ``"auto"`` picks it only where it
     is native. docs/performance.md has what it changes.
     """
-    classifier = classifier_arg("explain", classifier)
+    # The options first: a wrong one is refused before the model's own checks (tens of ms).
     chosen = _read({"method": method, **options}, "explain", only=IN_MEMORY)
     methods: list[AttributionMethod] = build_methods(list(chosen.method), **chosen.method_options)
     library = library_arg("explain", library)
     check_library(methods, library)
+    classifier = classifier_arg("explain", classifier)
     settings = ExplainSettings(
         batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
         forward_dtype=chosen.forward_dtype, words=chosen.words,

@@ -28,10 +28,10 @@ def sanity(classifier: Classifier, records: Sequence[AttributionRecord], library
     with a bootstrap interval. ``report.verdicts()`` says which methods pass (ρ below 0.5 on the
     fully randomised model). Library methods need their ``library``: its references are captured
     again under each copy."""
+    chosen = SanityOptions.read(options, InCall("sanity"), only=IN_MEMORY)  # before the model's checks
     classifier = classifier_arg("sanity", classifier)
     records = records_arg("sanity", records)
     library = library_arg("sanity", library)
-    chosen = SanityOptions.read(options, InCall("sanity"), only=IN_MEMORY)
     if not records:
         raise BadInput("sanity: records is empty: nothing to check")
     return sanity_check(classifier, records, library, chosen, source="records")

@@ -51,8 +51,8 @@ def build_library(
     Sentence pairs (a pair classifier's library): texts as ``(text, pair)`` tuples, or rows and
     files with the second text in ``pair_field``.
     """
+    chosen = BuildRefsOptions.read(options, InCall("build_library"), only=IN_MEMORY)  # before the model's checks
     classifier = classifier_arg("build_library", classifier)
-    chosen = BuildRefsOptions.read(options, InCall("build_library"), only=IN_MEMORY)
     if isinstance(data, (str, os.PathLike)):
         data = check.path("build_library: data", data)
     elif data is not None:

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from contrastcat_cli.app import COMMANDS
+
 from ..helpers import OFFLINE, record
 
 HEAVY = ("torch", "transformers", "numpy", "h5py", "matplotlib", "scipy", "safetensors", "tokenizers", "pandas")
@@ -79,3 +81,32 @@ def test_render_merge_and_models_list_load_no_model_library(tmp_path):
         assert done.returncode == code and said in done.stderr, (arguments, done.stderr[-1500:])
         assert not names & {"torch", "transformers", "h5py", "tokenizers", "safetensors"}, (arguments, sorted(names & set(HEAVY)))
     assert "10" in (tmp_path / "page.html").read_text() and not (tmp_path / "merged.jsonl").exists()
+
+
+def _answer(application, arguments: list[str]) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(application, arguments, prog_name="contrastcat", env={"COLUMNS": "100"})
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("name", [name for name, _ in COMMANDS])
+def test_a_process_given_one_command_answers_as_the_whole_app(name, tmp_path):
+    """The console script builds only the command it was started for: its help, its refusals of a
+    misspelt flag and of a bad value, and what it prints are the whole app's, word for word."""
+    from contrastcat_cli.app import WHOLE_TREE, app, build_app
+
+    alone = build_app(name)
+    commands = set(typer_commands(alone))
+    assert commands == (set(typer_commands(app)) if name in WHOLE_TREE else {name})
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text(json.dumps({"text": "a good film"}) + "\n")
+    for arguments in ([name, "--help"], [name, str(inputs), "--bogus"], [name, str(inputs), "--batch-size", "0"],
+                      [name, "list", "--json"], [name, "bash"]):
+        assert _answer(alone, arguments) == _answer(app, arguments), arguments
+
+
+def typer_commands(application) -> list[str]:
+    import typer
+
+    return list(typer.main.get_command(application).commands)
