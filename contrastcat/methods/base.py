@@ -105,6 +105,13 @@ class AttributionMethod(ABC):
         evaluate needs to know): a test over one map, or keeping every map, chooses nothing."""
         return self.refinement is not None
 
+    @property
+    def occludes(self) -> str | None:
+        """The perturbation under which this method's map is the leave-one-out drop itself
+        (occlusion's): evaluate's leave-one-out τ under it measures the map against its own
+        values. None for every other method."""
+        return None
+
     def settings(self) -> dict:
         """The options that change this method's output, recorded with every record."""
         return self.options.settings()

@@ -1,6 +1,7 @@
-"""Input-gradient baselines on the embeddings: input x gradient and integrated gradients.
+"""Input-gradient baselines on the embeddings: input x gradient, the gradient's norm and
+integrated gradients.
 
-Both attribute the target logit z_c (as the CAT family does, docs/spec.md §1) to the
+All three attribute the target logit z_c (as the CAT family does, docs/spec.md §1) to the
 word embeddings, before position embeddings are added, and sum over the
 embedding dimension. Families whose word embeddings enter a LayerNorm
 directly (ModernBERT, DeBERTa-v3) are attributed at the embedding module's
@@ -30,6 +31,24 @@ class InputXGradient(AttributionMethod):
         maps = []
         for b, length in enumerate(captured.lengths):
             raw = (captured.embeddings[b, :length].double() * captured.embedding_gradients[b, :length].double()).sum(-1)
+            maps.append(Candidates(minmax(raw).float()[None], raw))
+        return maps
+
+
+class GradientNorm(AttributionMethod):
+    """Saliency (Simonyan et al. 2014) on the embeddings: each token's score is the L2 norm of the
+    target logit's gradient at its embedding, the "gradient L2" Bastings et al. (2022) found to
+    rank planted shortcuts well for BERT. Unsigned: a norm says how much the logit moves with the
+    token's embedding, not in which direction."""
+
+    name = "gradient-norm"
+    summary = "L2 norm of the target logit's gradient at each word embedding (saliency)"
+    needs = frozenset({EMBEDDING_GRADIENTS})
+
+    def candidate_maps(self, captured: Captured, library=None, passes=None) -> list[Candidates]:
+        maps = []
+        for b, length in enumerate(captured.lengths):
+            raw = captured.embedding_gradients[b, :length].double().norm(dim=-1)
             maps.append(Candidates(minmax(raw).float()[None], raw))
         return maps
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..arguments import shown
 from ..errors import BadInput
-from ..deletion.names import MEASURES, RHO_NAMES, SCORE_RULES
+from ..deletion.names import MEASURES, PERTURBATIONS, RHO_NAMES, SCORE_RULES
 from ..spec import Names, backticked
 
 MAX_INTEGER = 2**32 - 1
@@ -294,6 +294,14 @@ class RandomOptions(MethodOptions):
 
 
 @dataclass(frozen=True)
+class OcclusionOptions(MethodOptions):
+    occlude: str = option(
+        "delete", "Occlusion: how a token is taken out: delete, or replace by mask, pad or unk (as --perturb).",
+        choices=PERTURBATIONS,
+    )
+
+
+@dataclass(frozen=True)
 class TISOptions(MethodOptions):
     clusters: int = option(32, "TIS: k-means clusters (masks) per input.", minimum=1)
     seed: int = option(0, "Seed of random, tis and --reference-select random.")
@@ -322,6 +330,8 @@ METHOD_OPTIONS: dict[str, type[MethodOptions]] = {
     "attnlrp": NoOptions,
     "integrated-gradients": IntegratedGradientsOptions,
     "input-x-gradient": NoOptions,
+    "gradient-norm": NoOptions,
+    "occlusion": OcclusionOptions,
     "random": RandomOptions,
 }
 ALL = "all"  # in a method list: every method

@@ -25,8 +25,9 @@ from .base import AttributionMethod
 from .cat import CAT, AttCAT, ContrastCAT
 from .contrast_lrp import ContrastLRP
 from .contrast_plus import ContrastCATPlus
-from .gradients import InputXGradient, IntegratedGradients
+from .gradients import GradientNorm, InputXGradient, IntegratedGradients
 from .lrp import AttnLRP, FullLRP, PartialLRP, TransAtt
+from .occlusion import Occlusion
 from .options import METHOD_OPTIONS, check_method_name, check_options, method_options, option_specs
 from .random import RandomScores
 from .tis import TIS
@@ -53,6 +54,8 @@ METHODS: dict[str, type[AttributionMethod]] = {
         AttnLRP,
         IntegratedGradients,
         InputXGradient,
+        GradientNorm,
+        Occlusion,
         RandomScores,
     )
 }
@@ -116,16 +119,22 @@ def unregister(name: str) -> None:
     METHOD_OPTIONS.pop(name, None)
 
 
+def recorded_method(name: str, settings) -> AttributionMethod | None:
+    """The method a record names, with the options its ``settings`` hold (None: not a method of
+    this registry, settings not this version's, or a record made elsewhere under its name)."""
+    cls = METHODS.get(name) if isinstance(name, str) else None
+    if cls is None or not isinstance(settings, dict) or settings.get("made_elsewhere") is True:
+        return None  # another tool's map under one of these names chose nothing by this test
+    try:  # a record's settings also hold the run's (mask_special): a method takes only its own
+        return cls(**{key: value for key, value in settings.items() if key in cls.Options.names()})
+    except (BadInput, TypeError, ValueError):
+        return None
+
+
 def recorded_refinement(name: str, settings) -> RefineSettings | None:
     """How the method a record names chose among its candidate maps, read from the record's
     ``settings`` (None: it chose nothing by a deletion test — no test, one map, every map kept —
     or it is not a method of this registry, or its settings are not this version's, or the record
     was made elsewhere)."""
-    cls = METHODS.get(name) if isinstance(name, str) else None
-    if cls is None or not isinstance(settings, dict) or settings.get("made_elsewhere") is True:
-        return None  # another tool's map under one of these names chose nothing by this test
-    try:  # a record's settings also hold the run's (mask_special): a method takes only its own
-        method = cls(**{key: value for key, value in settings.items() if key in cls.Options.names()})
-    except (BadInput, TypeError, ValueError):
-        return None
-    return method.refinement if method.selects_by_deletion else None
+    method = recorded_method(name, settings)
+    return method.refinement if method is not None and method.selects_by_deletion else None

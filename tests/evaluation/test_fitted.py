@@ -54,6 +54,12 @@ MORF_PARTLY = {"morf_aopc": PARTLY, "morf_lodds": PARTLY, "eraser_comp": PARTLY}
     ("contrastcat-plus", {"candidates": 2, "top_maps": 5, "magnitude": False}, "delete", ORDERS, {}),  # all kept
     ("contrastcat-plus", {"candidates": 2, "top_maps": 3, "magnitude": True}, "delete", ORDERS, BOTH_FIT),  # 4 maps
     ("contrastcat", {"made_elsewhere": True}, "delete", ORDERS, {}),  # another tool's map under this name
+    # Occlusion's map is the leave-one-out drop itself: fitted to that column under its own perturbation.
+    ("occlusion", {"occlude": "delete", "mask_special": False}, "delete", ORDERS, {"loo_tau": FITTED}),
+    ("occlusion", {"occlude": "mask"}, "mask", ORDERS, {"loo_tau": FITTED}),
+    ("occlusion", {"occlude": "mask"}, "delete", ORDERS, {}),
+    ("occlusion", {"occlude": "delete", "made_elsewhere": True}, "delete", ORDERS, {}),
+    ("gradient-norm", {"mask_special": False}, "delete", ORDERS, {}),
 ])
 def test_which_cells_each_selection_fits(name, settings, perturb, orders, expected):
     assert fitted_cells(name, settings, perturb, orders) == expected
@@ -122,3 +128,18 @@ def test_no_refine_records_no_test_options():
     assert asked == plain and "test_steps" not in asked and "test_measure" not in asked
     refined = build_method("contrastcat", test_steps="3", test_measure="log-odds").settings()
     assert refined["test_steps"] == "3" and refined["test_measure"] == "log-odds"
+
+
+@pytest.mark.parametrize("mode", ["delete", "mask"])
+def test_occlusions_map_is_leave_one_outs_own_drops(toy_classifier, toy_dir, mode):
+    """Two code paths, one quantity: the method's map and evaluate's leave-one-out drops agree (τ
+    about 1: drops within evaluate's tie of 1e-6 count as tied there, not in the map), and the
+    cell is marked fitted under the same perturbation, not under another."""
+    texts = [json.loads(line)["text"] for line in (toy_dir / "inputs.jsonl").read_text().splitlines()]
+    records = contrastcat.explain(toy_classifier, texts, method="occlusion", occlude=mode)
+    same = contrastcat.evaluate(toy_classifier, records, loo=True, perturb=mode, bootstrap=0, min_tokens=1)
+    (row,) = same.comparison().rows
+    assert row.values["loo_tau"] > 0.98 and row.fitted == {"loo_tau": FITTED}
+    other = contrastcat.evaluate(toy_classifier, records, loo=True, perturb="pad", bootstrap=0, min_tokens=1)
+    (row,) = other.comparison().rows
+    assert row.fitted == {}

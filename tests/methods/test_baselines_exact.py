@@ -1,7 +1,8 @@
 """The baseline attribution methods against straightforward, independent loops (docs/spec.md §1, §6).
 
 For every baseline (RawAtt, Rollout, Att-grads, Att×Att-grads, Grad-SAM,
-generic attention explainability, Input×Gradient, integrated gradients, TIS)
+generic attention explainability, Input×Gradient, the gradient's norm, occlusion, integrated
+gradients, TIS)
 the library's final map from ``contrastcat.attribution.pipeline.attribute`` is compared,
 to 1e-5 after min–max scaling, with an oracle written here for one input at
 a time, from the written definitions, with the HuggingFace model alone.
@@ -294,6 +295,25 @@ def input_x_gradient_by_loop(model, ids, target):
     return minmax([sum(E[i][d] * G[i][d] for d in range(len(E[i]))) for i in range(len(ids))])
 
 
+def gradient_norm_by_loop(model, ids, target):
+    _, grad = logit_and_gradient(model, word_embeddings(model, ids), target)
+    return minmax([sum(g * g for g in row) ** 0.5 for row in grad.tolist()])
+
+
+def occlusion_by_loop(model, tokens, target, mode, replacement):
+    """Unscaled: each non-special token taken out alone, the model run on that copy by itself."""
+    ids, special = list(tokens.ids), list(tokens.special)
+    whole = probability(model, ids, target)
+    drops = []
+    for i in range(len(ids)):
+        if special[i]:
+            drops.append(0.0)
+            continue
+        copy = ids[:i] + ids[i + 1:] if mode == "delete" else ids[:i] + [replacement] + ids[i + 1:]
+        drops.append(whole - probability(model, copy, target))
+    return drops
+
+
 def ig_raw_by_loop(model, tokens, target, steps, baseline, pad_id):
     """Unscaled IG sums per token, and z_c(E) - z_c(E')."""
     ids, special = list(tokens.ids), list(tokens.special)
@@ -459,6 +479,35 @@ def test_input_x_gradient_matches_loop(classifier, text, kind):
     assert_map(actual, input_x_gradient_by_loop(classifier.model, tokens.ids, target))
 
 
+@pytest.mark.parametrize("text", TEXTS, ids=TEXT_IDS)
+@pytest.mark.parametrize("kind", TARGETS)
+def test_gradient_norm_matches_loop(classifier, text, kind):
+    tokens = tokens_of(classifier, text)
+    asked, target = targets_for(classifier.model, tokens.ids, kind)
+    actual, resolved = library_map(classifier, tokens, asked, "gradient-norm")
+    assert resolved == target
+    assert_map(actual, gradient_norm_by_loop(classifier.model, tokens.ids, target))
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=TEXT_IDS)
+@pytest.mark.parametrize("kind", TARGETS)
+@pytest.mark.parametrize("mode", ["delete", "mask", "unk"])
+def test_occlusion_matches_loop(classifier, text, kind, mode):
+    """The drops themselves (signed, in probability) to 1e-6; the scaled map where they spread (an
+    untrained model's drops are about 1e-4, and scaling them would magnify float32's rounding)."""
+    tokens = tokens_of(classifier, text)
+    asked, target = targets_for(classifier.model, tokens.ids, kind)
+    tokenizer = classifier.tokenizer
+    replacement = {"delete": None, "mask": tokenizer.mask_token_id, "unk": tokenizer.unk_token_id}[mode]
+    (refined,), _, (resolved,) = attribute(classifier, [tokens], [asked], build_method("occlusion", occlude=mode))
+    assert resolved == target
+    expected = occlusion_by_loop(classifier.model, tokens, target, mode, replacement)
+    assert np.abs(np.asarray(refined.raw) - expected).max() <= 1e-6
+    assert [refined.raw[i] for i, flag in enumerate(tokens.special) if flag] == [0.0] * sum(tokens.special)
+    if max(expected) - min(expected) > 1e-2:
+        assert_map(np.asarray(refined.scores, dtype=np.float64), minmax(expected))
+
+
 # In random_bert and toy_classifier the [PAD] embedding is zero: "pad" there is "zero" again.
 IG_CASES = [("random_bert", "zero"), ("toy_classifier", "zero"), ("pad_bert", "zero"), ("pad_bert", "pad")]
 
@@ -498,6 +547,9 @@ ALL_METHODS = [
     ("grad-sam", {}),
     ("generic-attention", {}),
     ("input-x-gradient", {}),
+    ("gradient-norm", {}),
+    ("occlusion", {"occlude": "delete"}),
+    ("occlusion", {"occlude": "mask"}),
     ("integrated-gradients", {"ig_steps": 16, "ig_baseline": "zero"}),
     ("integrated-gradients", {"ig_steps": 16, "ig_baseline": "pad"}),
     ("tis", {"clusters": 8, "seed": 0}),
@@ -507,7 +559,7 @@ ALL_METHODS = [
 @pytest.mark.parametrize(
     "name,options",
     ALL_METHODS,
-    ids=[" ".join([n, *o.get("ig_baseline", "").split()]) for n, o in ALL_METHODS],
+    ids=[" ".join([n, *o.get("ig_baseline", o.get("occlude", "")).split()]) for n, o in ALL_METHODS],
 )
 def test_batch_equals_one_at_a_time(toy_classifier, name, options):
     texts = tokenize(toy_classifier.tokenizer, TEXTS, toy_classifier.max_length)

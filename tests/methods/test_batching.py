@@ -9,7 +9,7 @@ from contrastcat.attribution.pipeline import ExplainSettings, explain
 from contrastcat.methods import build_method
 from contrastcat.records.inputs import InputRow
 
-from ..helpers import CASES, IDS, TEXTS
+from ..helpers import CASES, IDS, TEXTS, assert_same_map
 
 
 @pytest.mark.parametrize("name, options", CASES, ids=IDS)
@@ -22,7 +22,7 @@ def test_batched_equals_unbatched(toy_classifier, toy_library, name, options):
     assert [r.id for r in together] == [r.id for r in alone] == list(range(len(TEXTS)))
     for batched, single in zip(together, alone):
         assert batched.tokens == single.tokens
-        assert np.allclose(batched.scores, single.scores, atol=1e-5)
+        assert_same_map(batched, single)
         assert np.allclose(batched.probs, single.probs, atol=1e-5)
         assert batched.refs_kept == single.refs_kept
 

@@ -26,7 +26,7 @@ from contrastcat.records.inputs import InputRow
 from contrastcat.testing import tiny, toy
 
 from ..helpers import TEXTS as ALL_TEXTS
-from ..helpers import fallback_model
+from ..helpers import assert_same_map, fallback_model
 
 FAMILY_NAMES = sorted(FAMILIES)
 ALBERT_LAYERS = 3
@@ -138,7 +138,7 @@ def test_build_refs_explain_every_method_evaluate(model_type, tmp_path):
     assert len(together) == len(rows) * len(methods)
     for batched, single in zip(together, alone):
         assert (batched.id, batched.method) == (single.id, single.method)
-        assert np.allclose(batched.scores, single.scores, atol=1e-5), (batched.method, batched.id)
+        assert_same_map(batched, single)
         assert np.allclose(batched.probs, single.probs, atol=1e-5)
         assert batched.refs_kept == single.refs_kept
         assert batched.pad_token_id == classifier.pad_id
@@ -309,4 +309,4 @@ def test_mask_special_batches_like_one_at_a_time_or_is_refused(model_type):
     together = explain(classifier, rows, methods, options=ExplainSettings(batch_size=len(rows), mask_special=True))
     alone = explain(classifier, rows, methods, options=ExplainSettings(batch_size=1, mask_special=True))
     for batched, single in zip(together, alone):
-        assert np.allclose(batched.scores, single.scores, atol=1e-5), (batched.method, batched.id)
+        assert_same_map(batched, single)

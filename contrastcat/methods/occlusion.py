@@ -1,0 +1,67 @@
+"""Occlusion: each token's own effect on the prediction, the map of leave-one-out.
+
+A token's score is p_c(x) - p_c(x without it): the drop of the target's probability when that one
+token is taken out (Zeiler & Fergus 2014 for images; Li, Monroe & Jurafsky 2016, "Understanding
+neural networks through representation erasure", for text). Taken out as evaluate's
+``--perturb`` does it (``occlude``): deleted, or replaced by the mask, pad or unknown token.
+Special tokens are never taken out and score 0. The map is signed: a token whose removal raises
+the probability is evidence against the class.
+
+It is the map evaluate's leave-one-out τ compares every method with: under the same perturbation
+its τ there is that of the drops with themselves, and evaluate marks the cell fitted.
+Every input's perturbed copies go through the model in the passes' batches, all inputs of a
+batch together; copies alike (a repeated token deleted) run once.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..capture.core import Captured
+from ..capture.passes import ModelPasses
+from ..deletion.perturb import perturb, replacement_id
+from ..errors import BadInput
+from ..scaling import minmax
+from .base import AttributionMethod, Candidates
+from .options import OcclusionOptions
+
+
+class Occlusion(AttributionMethod):
+    name = "occlusion"
+    summary = "each token's leave-one-out drop of the target probability, p_c(x) - p_c(x without it)"
+    Options = OcclusionOptions
+    needs = frozenset()
+
+    @property
+    def occlude(self) -> str:
+        return self.options.occlude
+
+    @property
+    def occludes(self) -> str:
+        return self.options.occlude
+
+    def candidate_maps(self, captured: Captured, library=None, passes: ModelPasses | None = None) -> list[Candidates]:
+        if passes is None:
+            raise BadInput("occlusion needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
+        classifier = passes.classifier
+        replacement = replacement_id(self.occlude, classifier.tokenizer, classifier.pad_id)
+        sequences: dict[tuple[int, ...], int] = {}
+        plans = []
+        for b, length in enumerate(captured.lengths):
+            ids = list(captured.token_ids[b])
+            special = captured.special[b, :length].tolist()
+            # The input itself through the same passes as its copies: both sides of a drop come from
+            # one forward path (batching, precision), not the captured pass's logits.
+            whole = sequences.setdefault(tuple(ids), len(sequences))
+            copies = [(i, sequences.setdefault(perturb(ids, [i], self.occlude, replacement), len(sequences)))
+                      for i in range(length) if not special[i]]
+            plans.append((whole, copies, length))
+        probs = passes.probabilities(list(sequences))
+        maps = []
+        for b, (whole, copies, length) in enumerate(plans):
+            target = int(captured.targets[b])
+            raw = torch.zeros(length, dtype=torch.float64)
+            for position, row in copies:
+                raw[position] = float(probs[whole, target]) - float(probs[row, target])
+            maps.append(Candidates(minmax(raw).float()[None].to(captured.logits.device), raw))
+        return maps
