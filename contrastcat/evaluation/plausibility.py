@@ -1,0 +1,115 @@
+"""Plausibility: how well one map finds known evidence (a planted shortcut, a human rationale).
+
+Arrays in, numbers out, one input at a time (as Captum's metrics take tensors, not records): a
+map's scores over an input's tokens, which tokens are evidence (a token that overlaps an evidence
+span), which are special. Special tokens are left out of both sides: a [CLS] is neither ranked nor
+counted as evidence, whatever a span covers. An input with no evidence among its other tokens
+has no value (NaN, left out of a mean): every measure here is a share of the evidence.
+
+A token's key is its score (``signed``: evidence against the class ranks last) or the score's
+magnitude (``magnitude``: evidence either way ranks first). Which is right depends on the question:
+a signed map that gives one word of a planted pair a negative score has found that the model reads
+it, but as evidence against the class; ranked by signed score that word counts as missed.
+
+- **precision@k**, k the evidence's size: the share of the k highest keys that are evidence.
+  Tokens tied across the k-th place are taken in a uniformly random order, and the *expected*
+  share is given (so a constant map scores the evidence's base rate, not 0 or 1 by position).
+- **AUPRC**, average precision: Σ over the distinct keys, from the highest, of the recall gained
+  there times the precision of every token at or above it (tied tokens enter together, as
+  scikit-learn's ``average_precision_score``). ferret and ERASER take the trapezoidal area under
+  the precision-recall curve instead, which interpolates linearly between the curve's points and
+  so rewards a map for precision it never reaches (Davis & Goadrich 2006).
+- **token F1** and **token IOU** (ERASER's hard-rationale measures): the tokens whose key is at
+  least ``threshold`` of the largest key's magnitude are the map's rationale (none if the largest
+  key is not positive); F1 and intersection over union of that set with the evidence. An **IOU
+  match** is an IOU of at least 0.5 (ERASER's partial match): over inputs that all have a
+  rationale, the share of matches is ERASER's IOU F1. ferret takes the top k tokens instead of a
+  threshold (k its option, 5 by default).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SIGNED = "signed"
+MAGNITUDE = "magnitude"
+RANKINGS = (SIGNED, MAGNITUDE)
+THRESHOLD = 0.5  # of the largest key: the hard rationale of token F1 and IOU
+IOU_MATCH = 0.5  # ERASER's partial-match threshold
+
+
+@dataclass(frozen=True)
+class Plausibility:
+    """One input's measures (NaN: no evidence among its non-special tokens)."""
+
+    precision_at_k: float
+    auprc: float
+    token_f1: float
+    token_iou: float
+    iou_match: float  # 1.0 where the IOU reaches IOU_MATCH, else 0.0
+
+    @classmethod
+    def undefined(cls) -> Plausibility:
+        nan = float("nan")
+        return cls(nan, nan, nan, nan, nan)
+
+
+def plausibility(scores, evidence, special=None, ranking: str = SIGNED, threshold: float = THRESHOLD) -> Plausibility:
+    """The measures of one map against one input's evidence (see the module's docstring).
+    ``scores``, ``evidence`` and ``special`` run over the same tokens."""
+    values = np.asarray(scores, dtype=np.float64)
+    gold = np.asarray(evidence, dtype=bool)
+    kept = ~np.asarray(special, dtype=bool) if special is not None else np.ones(len(values), dtype=bool)
+    if not (values.shape == gold.shape == kept.shape) or values.ndim != 1:
+        raise ValueError("scores, evidence and special must be one value per token, alike in length")
+    if ranking not in RANKINGS:
+        raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, got {ranking!r}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("scores must be finite")
+    keys = values[kept] if ranking == SIGNED else np.abs(values[kept])
+    gold = gold[kept]
+    if not gold.any():
+        return Plausibility.undefined()
+    chosen = _rationale(keys, threshold)
+    overlap, union = int((chosen & gold).sum()), int((chosen | gold).sum())
+    iou = overlap / union
+    return Plausibility(
+        precision_at_k=precision_at_k(keys, gold),
+        auprc=average_precision(keys, gold),
+        token_f1=2 * overlap / (int(chosen.sum()) + int(gold.sum())),
+        token_iou=iou,
+        iou_match=float(iou >= IOU_MATCH),
+    )
+
+
+def precision_at_k(keys: np.ndarray, gold: np.ndarray) -> float:
+    """The expected share of evidence among the k = |evidence| highest keys, ties in random order."""
+    k = int(gold.sum())
+    order = np.argsort(-keys, kind="stable")
+    sorted_keys, sorted_gold = keys[order], gold[order]
+    boundary = sorted_keys[k - 1]  # the key at the k-th place
+    above = sorted_keys > boundary
+    tied = sorted_keys == boundary
+    slots = k - int(above.sum())  # places left to the tied group
+    found = float(sorted_gold[above].sum()) + slots * float(sorted_gold[tied].sum()) / int(tied.sum())
+    return found / k
+
+
+def average_precision(keys: np.ndarray, gold: np.ndarray) -> float:
+    """Σ over the distinct keys, highest first, of (recall gained) × (precision at that key)."""
+    total = int(gold.sum())
+    levels, inverse = np.unique(-keys, return_inverse=True)  # ascending -key: highest key first
+    at_level = np.bincount(inverse, minlength=len(levels))
+    gold_at_level = np.bincount(inverse, weights=gold.astype(np.float64), minlength=len(levels))
+    predicted, found = np.cumsum(at_level), np.cumsum(gold_at_level)
+    return float(np.sum(gold_at_level / total * found / predicted))
+
+
+def _rationale(keys: np.ndarray, threshold: float) -> np.ndarray:
+    """The tokens whose key is at least ``threshold`` of the largest key (none if it is not positive)."""
+    largest = float(keys.max()) if len(keys) else 0.0
+    if largest <= 0:
+        return np.zeros(len(keys), dtype=bool)
+    return keys >= threshold * largest
