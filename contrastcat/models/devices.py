@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import re
-
 import torch
 
 from ..errors import BadInput
-
-_DEVICE_PATTERN = re.compile(r"^(auto|cpu|cuda(:\d+)?|mps)$")
+from .device_names import check_device_name
 
 
 def resolve_device(spec: str = "auto", named: str = "`device`") -> torch.device:
     """``auto`` means CUDA when available, else CPU; ``cuda[:N]`` must exist (``named``: the
     option as the caller spells it)."""
-    if not _DEVICE_PATTERN.match(spec):
-        raise BadInput(f"{named}: expected auto, cpu, cuda or cuda:N, got {spec!r}")
+    check_device_name(spec, named)
     if spec == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(spec)

@@ -103,6 +103,11 @@ def _load_hub(source: DataSource, label_names: Sequence[str], max_scan: int | No
         dataset = datasets.load_dataset(source.name, source.config, split=split)
     except Exception as error:  # datasets raises many unrelated types when offline
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if os.path.isdir(source.name):  # a folder of the user's: nothing to fetch, the input is wrong
+            raise BadInput(
+                f"{source.name}: a folder that holds no data set the datasets library reads ({message}); "
+                "give the data as a FILE.jsonl or FILE.csv"
+            ) from None
         raise ModelUnavailable(
             f"data set {source.spec!r} (split {source.split}) could not be loaded: {message}; "
             "run once with network access to cache it, or give the data as a local FILE.jsonl or FILE.csv"

@@ -145,6 +145,10 @@ def test_bad_option_values(tmp_path, toy_dir, refs):
     assert_one_line_error(result, "--order")
     result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "--device", "tpu")
     assert_one_line_error(result, "--device")
+    # An index past torch's integers, or in another script's digits: the same one line, not torch's error.
+    for spelt in ("cuda:" + "9" * 20, "cuda:\u0663", "cuda:-1", " cuda"):
+        result = invoke("explain", toy_dir / "inputs.jsonl", "--refs", refs, "--device", spelt)
+        assert_one_line_error(result, f"--device: expected auto, cpu, cuda or cuda:N, got {spelt!r}")
 
 
 def test_a_layer_count_too_long_to_read_is_one_line(tmp_path, toy_dir, refs):

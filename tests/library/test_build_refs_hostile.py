@@ -55,6 +55,10 @@ def test_data_that_cannot_give_references_is_bad_input_before_the_scan(toy_dir, 
     assert_one_line_error(
         invoke(*base, "--data", toy_dir / "train.jsonl", "--min-tokens", "1000"), "has 1000 tokens (--min-tokens"
     )
+    # A folder of the user's that holds no data set: the input is wrong (exit 2), nothing to fetch.
+    (tmp_path / "folder").mkdir()
+    assert_one_line_error(invoke(*base, "--data", tmp_path / "folder"),
+                          "folder: a folder that holds no data set the datasets library reads", "FILE.jsonl")
     assert not out.exists()
 
 

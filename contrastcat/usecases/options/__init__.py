@@ -18,6 +18,7 @@ from ...errors import BadInput
 from ...io.lines import missing_input
 from ...library.names import missing_library
 from ...evaluation.levels import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples_ever, level_text
+from ...models.device_names import check_device_name
 from ...models.dtypes import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ...spec import REQUIRED, option
 
@@ -185,7 +186,7 @@ def batch_size(default: int) -> Any:
 def _device(named: str, value: Any) -> str:
     """A device this machine has, checked once here; the run resolves it again (``auto``). Only
     a GPU named asks torch whether the machine has it: ``auto`` and ``cpu`` always exist."""
-    spec = check.text(named, value)
+    spec = check_device_name(check.text(named, value), named)
     if spec in ("auto", "cpu"):
         return spec
     from ...models.devices import resolve_device
