@@ -50,8 +50,8 @@ BatchOption = Annotated[int, typer.Option("--batch-size", min=1, max=choices.MAX
 
 @functools.cache
 def _console_type() -> type[Console]:
-    """Rich's console, imported when something is printed through it: a refused option (one line,
-    written plainly) never pays its import."""
+    """Rich's console, imported when something is printed through it (a table, a bar, an error
+    line), not when the command line is built."""
     from rich.console import Console
 
     class _Console(Console):

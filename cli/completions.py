@@ -81,8 +81,14 @@ class Command:
 
 def _clean(text: str | None) -> str:
     first = (text or "").strip().split("\n")[0]
-    # Quotes and brackets would end the shells' quoted strings and zsh's [description].
-    return first.replace("'", "’").replace("[", "(").replace("]", ")").rstrip(".")
+    # A quote would end the shells' quoted strings (zsh escapes its brackets itself: _zsh_help).
+    return first.replace("'", "’").rstrip(".")
+
+
+def _zsh_help(text: str) -> str:
+    """A description inside zsh's ``--option[description]``: its brackets escaped, so a variant's
+    ``name[option=value]`` reads as written rather than ending the description."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
 def describe(group) -> list[Command]:
@@ -184,7 +190,8 @@ def zsh(commands: list[Command], values: dict[str, tuple[str, ...]]) -> str:
         "    case $words[2] in",
     ]
     for command in commands:
-        specs = [f"'{name}[{option.help}]{_zsh_action(option, values)}'" for option in command.options for name in option.names]
+        specs = [f"'{name}[{_zsh_help(option.help)}]{_zsh_action(option, values)}'"
+                 for option in command.options for name in option.names]
         lines.append(f"        {command.name})")
         lines.append("            _arguments \\")
         for spec in specs:

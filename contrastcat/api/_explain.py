@@ -59,12 +59,13 @@ def explain(
     :class:`~contrastcat.errors.SlowPrecision` warning); ``"auto"`` picks it only where it
     is native. docs/performance.md has what it changes.
     """
-    # The options first: a wrong one is refused before the model's own checks (tens of ms).
+    # The options first: a wrong one is refused before the model's own checks (tens of ms); the
+    # classifier before the library, so a model given by name is said to be one.
     chosen = _read({"method": method, **options}, "explain", only=IN_MEMORY)
     methods: list[AttributionMethod] = build_methods(list(chosen.method), **chosen.method_options)
+    classifier = classifier_arg("explain", classifier)
     library = library_arg("explain", library)
     check_library(methods, library)
-    classifier = classifier_arg("explain", classifier)
     settings = ExplainSettings(
         batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
         forward_dtype=chosen.forward_dtype, words=chosen.words,

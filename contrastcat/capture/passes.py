@@ -38,10 +38,12 @@ class ModelPasses:
         # Only the forward-only passes run in the lower precision (--forward-dtype);
         # gradients are taken at the weights' own.
         self._predict = predictor(classifier, batch_size, autocast)
+        self._wide = predictor(classifier, batch_size, autocast, wide=True)
 
-    def probabilities(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
-        """Softmax probabilities [N, C] (float64), plain attention mask, as for predictions."""
-        return self._predict(sequences)
+    def probabilities(self, sequences: Sequence[Sequence[int]], wide: bool = False) -> np.ndarray:
+        """Softmax probabilities [N, C] (float64), plain attention mask, as for predictions;
+        ``wide``: the softmax itself in float64 (``models.forward.predictor``)."""
+        return (self._wide if wide else self._predict)(sequences)
 
     @torch.no_grad()
     def embeddings_of(self, ids: Sequence[int]) -> torch.Tensor:

@@ -59,15 +59,11 @@ class Plausibility:
 def plausibility(scores, evidence, special=None, ranking: str = SIGNED, threshold: float = THRESHOLD) -> Plausibility:
     """The measures of one map against one input's evidence (see the module's docstring).
     ``scores``, ``evidence`` and ``special`` run over the same tokens."""
-    values = np.asarray(scores, dtype=np.float64)
-    gold = np.asarray(evidence, dtype=bool)
-    kept = ~np.asarray(special, dtype=bool) if special is not None else np.ones(len(values), dtype=bool)
-    if not (values.shape == gold.shape == kept.shape) or values.ndim != 1:
-        raise ValueError("scores, evidence and special must be one value per token, alike in length")
+    values, gold, kept = _arrays(scores, evidence, special)
     if ranking not in RANKINGS:
         raise ValueError(f"ranking must be one of {', '.join(RANKINGS)}, got {ranking!r}")
-    if not np.all(np.isfinite(values)):
-        raise ValueError("scores must be finite")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
     keys = values[kept] if ranking == SIGNED else np.abs(values[kept])
     gold = gold[kept]
     if not gold.any():
@@ -82,6 +78,24 @@ def plausibility(scores, evidence, special=None, ranking: str = SIGNED, threshol
         token_iou=iou,
         iou_match=float(iou >= IOU_MATCH),
     )
+
+
+def _arrays(scores, evidence, special) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three per-token arrays, checked: one dimension, one length, finite numbers, evidence
+    and special given as booleans (or 0 and 1)."""
+    try:
+        values = np.asarray(scores, dtype=np.float64)
+        marks = [np.asarray(flags) for flags in (evidence, special if special is not None else [False] * values.size)]
+    except (TypeError, ValueError):
+        raise ValueError("scores must be numbers, evidence and special booleans, one per token") from None
+    if values.ndim != 1 or any(mark.shape != values.shape for mark in marks):
+        raise ValueError("scores, evidence and special must be one value per token, alike in length")
+    for name, mark in zip(("evidence", "special"), marks):
+        if mark.dtype != bool and not (mark.dtype.kind in "iuf" and np.all((mark == 0) | (mark == 1))):
+            raise ValueError(f"{name} must be booleans (or 0 and 1), one per token")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("scores must be finite")
+    return values, marks[0].astype(bool), ~marks[1].astype(bool)
 
 
 def precision_at_k(keys: np.ndarray, gold: np.ndarray) -> float:

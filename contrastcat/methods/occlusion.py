@@ -10,7 +10,8 @@ the probability is evidence against the class.
 It is the map evaluate's leave-one-out τ compares every method with: under the same perturbation
 its τ there is that of the drops with themselves, and evaluate marks the cell fitted.
 Every input's perturbed copies go through the model in the passes' batches, all inputs of a
-batch together; copies alike (a repeated token deleted) run once.
+batch together; copies alike (a repeated token deleted) run once. The probabilities are the
+softmax of the logits in float64, so the drops of a confident input keep their digits.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch
 
 from ..capture.core import Captured
 from ..capture.passes import ModelPasses
+from ..deletion.names import UNK
 from ..deletion.perturb import perturb, replacement_id
 from ..errors import BadInput
 from ..scaling import minmax
@@ -44,7 +46,13 @@ class Occlusion(AttributionMethod):
         if passes is None:
             raise BadInput("occlusion needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
         classifier = passes.classifier
-        replacement = replacement_id(self.occlude, classifier.tokenizer, classifier.pad_id)
+        try:
+            replacement = replacement_id(self.occlude, classifier.tokenizer, classifier.pad_id)
+        except BadInput:  # said by evaluate's words (perturbing with unk): said here of this option
+            if self.occlude != UNK:
+                raise
+            raise BadInput(f"occlusion: occlude {self.occlude}: this model's tokenizer has no unknown token; "
+                           "use delete, mask or pad") from None
         sequences: dict[tuple[int, ...], int] = {}
         plans = []
         for b, length in enumerate(captured.lengths):
@@ -56,7 +64,9 @@ class Occlusion(AttributionMethod):
             copies = [(i, sequences.setdefault(perturb(ids, [i], self.occlude, replacement), len(sequences)))
                       for i in range(length) if not special[i]]
             plans.append((whole, copies, length))
-        probs = passes.probabilities(list(sequences))
+        # The softmax in float64: on a confident input p_c and its copies' are 1 - 1e-9 and the
+        # like, which float32 rounds to 1 (every drop 0, the map a constant).
+        probs = passes.probabilities(list(sequences), wide=True)
         maps = []
         for b, (whole, copies, length) in enumerate(plans):
             target = int(captured.targets[b])

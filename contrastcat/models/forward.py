@@ -111,13 +111,17 @@ def replaced_embedding_output(classifier: Classifier, value: torch.Tensor) -> It
         handle.remove()
 
 
-def predictor(classifier: Classifier, batch_size: int, autocast: torch.dtype | None = None) -> ProbabilityFn:
+def predictor(
+    classifier: Classifier, batch_size: int, autocast: torch.dtype | None = None, wide: bool = False
+) -> ProbabilityFn:
     """Probabilities [N, C] (float64) of N token-id sequences of any lengths: softmax over the
     classes, or a sigmoid per label for a multi-label classifier.
 
     An empty sequence (every token deleted from an input that has no special
     token, as GPT-2's) is scored as the classifier's ``empty_input``.
-    ``autocast`` runs the passes in a lower precision (``--forward-dtype``).
+    ``autocast`` runs the passes in a lower precision (``--forward-dtype``). ``wide``: the
+    softmax or sigmoid of the logits in float64, where a difference of two probabilities near 1
+    is the answer (occlusion's drops: in float32 both round to 1 and the drop to 0).
     """
     device = classifier.device
     classes = classifier.num_classes
@@ -133,7 +137,9 @@ def predictor(classifier: Classifier, batch_size: int, autocast: torch.dtype | N
             with forward_precision(device, autocast):
                 logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
             check_finite(logits, batch)
-            if classifier.multi_label:
+            if wide:
+                out[batch] = probabilities(logits.double(), classifier.multi_label).cpu().numpy()
+            elif classifier.multi_label:
                 out[batch] = probabilities(logits, True).cpu().numpy()
             else:  # in float32 first, as every record and library so far was computed
                 out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()

@@ -239,6 +239,16 @@ def test_explain_never_returns_nothing_for_something(toy_classifier, toy_library
     assert_bad_input(lambda: contrastcat.explain(toy_classifier, "a good film", method="attcat"), "one string")
 
 
+def test_a_model_given_by_name_is_said_to_be_one_before_the_library_is_asked_for():
+    """The options are read before the classifier, the classifier before the library: a name where
+    a loaded model belongs is said to be that, not that contrastcat needs a library."""
+    for call in (contrastcat.explain, contrastcat.evaluate, contrastcat.sanity):
+        assert_bad_input(lambda: call("minilm-rt", ["a good film"]), "classifier is the name 'minilm-rt'; load it first")
+    assert_bad_input(lambda: contrastcat.explain(None, ["a good film"]), "classifier must be")
+    # A wrong option still comes first (no model check paid for it).
+    assert_bad_input(lambda: contrastcat.explain("minilm-rt", ["a good film"], batch_size=0), "batch_size")
+
+
 def test_explain_takes_what_the_cli_takes(toy_classifier, toy_library, toy_dir):
     """A comma list of methods, and a library given by its path: the same records as the list
     and the opened library give."""

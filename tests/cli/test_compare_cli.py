@@ -92,6 +92,13 @@ def test_variants_are_parsed_with_their_commas():
     assert _method(several[0], seed=0).settings()["test_steps"] == "2,5"
 
 
+def test_all_is_every_method_as_explain_takes_it():
+    from contrastcat.methods import METHODS
+
+    assert parse_choices("--method", "all") == tuple(Choice(name) for name in METHODS)
+    assert parse_choices("--method", "all,attcat[layers=2]")[-1] == Choice("attcat", {"layers": "2"})
+
+
 def test_the_sample_is_drawn_from_the_whole_file_in_its_order():
     rows = [InputRow(line=i + 1, id=i, text=f"t{i}", label=i // 50) for i in range(200)]  # sorted by label
     sample = sample_rows(iter(rows), 20, seed=3)

@@ -85,3 +85,13 @@ def test_bash_completes_file_names_with_spaces_whole(tmp_path):
     )
     shown = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, cwd=tmp_path).stdout.splitlines()
     assert sorted(shown) == sorted(["<my file.jsonl>", "<my*star.jsonl>"] * 2)
+
+
+def test_a_variants_brackets_read_as_written_in_the_descriptions():
+    """zsh's --option[description] escapes the brackets of a variant's syntax (unescaped, the first
+    ']' ends the description); fish shows them as they are."""
+    zsh = (COMPLETIONS / "_contrastcat").read_text(encoding="utf-8")
+    fish = (COMPLETIONS / "contrastcat.fish").read_text(encoding="utf-8")
+    assert "a variant as name\\[option=value,...\\]: the default" in zsh
+    assert "a variant as name[option=value,...]: the default" in fish
+    assert "name(option=value" not in zsh + fish

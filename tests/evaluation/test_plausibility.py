@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -84,13 +85,27 @@ def test_an_input_without_evidence_has_no_value(evidence, special):
     assert all(math.isnan(value) for value in measured([0.3, 0.2, 0.1], evidence, special, SIGNED))
 
 
-def test_arrays_that_do_not_line_up_are_refused():
-    with pytest.raises(ValueError, match="alike in length"):
-        plausibility([0.1, 0.2], [1, 0, 0])
-    with pytest.raises(ValueError, match="ranking"):
-        plausibility([0.1, 0.2], [1, 0], ranking="absolute")
-    with pytest.raises(ValueError, match="finite"):
-        plausibility([0.1, float("nan")], [1, 0])
+@pytest.mark.parametrize(("arguments", "options", "said"), [
+    (([0.1, 0.2], [1, 0, 0]), {}, "alike in length"),
+    ((0.5, 1), {}, "alike in length"),  # a number, not one per token
+    (([0.1, 0.2], [1, 0]), {"ranking": "absolute"}, "ranking"),
+    (([0.1, float("nan")], [1, 0]), {}, "finite"),
+    (([0.1, 0.2], [2, 0]), {}, "evidence must be booleans"),
+    (([0.1, 0.2], [0.3, 0]), {}, "evidence must be booleans"),
+    (([0.1, 0.2], ["False", "True"]), {}, "evidence must be booleans"),
+    (([0.1, 0.2], [float("nan"), 0]), {}, "evidence must be booleans"),
+    (([0.1, 0.2], [1, 0], [2, 0]), {}, "special must be booleans"),
+    ((["a", 0.2], [1, 0]), {}, "scores must be numbers"),
+    (((x for x in (0.1, 0.2)), [1, 0]), {}, "scores must be numbers"),
+    (([0.1, 0.2], [1, 0]), {"threshold": 0}, "threshold must be a number in (0, 1]"),
+    (([0.1, 0.2], [1, 0]), {"threshold": -1}, "threshold"),
+    (([0.1, 0.2], [1, 0]), {"threshold": 1.5}, "threshold"),
+    (([0.1, 0.2], [1, 0]), {"threshold": float("nan")}, "threshold"),
+    (([0.1, 0.2], [1, 0]), {"threshold": "0.5"}, "threshold"),
+])
+def test_arrays_that_are_not_one_flag_and_score_per_token_are_refused(arguments, options, said):
+    with pytest.raises(ValueError, match=re.escape(said)):
+        plausibility(*arguments, **options)
 
 
 tokens = st.integers(1, 6).flatmap(lambda n: st.tuples(

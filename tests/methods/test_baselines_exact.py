@@ -508,6 +508,25 @@ def test_occlusion_matches_loop(classifier, text, kind, mode):
         assert_map(np.asarray(refined.scores, dtype=np.float64), minmax(expected))
 
 
+def test_occlusion_keeps_the_drops_of_a_confident_input(toy_classifier):
+    """The toy model's head scaled 5 times, on a text with its keyword twice: p_c is 1 - 1e-9 or
+    so and no single token's removal moves it by more than about 1e-8, which a float32 softmax
+    rounds to 0 (the map a constant). Occlusion's softmax is in float64: the drops are the
+    oracle's, to the digits float32 logits hold."""
+    model = copy.deepcopy(toy_classifier.model)
+    with torch.no_grad():
+        model.classifier.weight.mul_(5)
+        model.classifier.bias.mul_(5)
+    confident = wrap_classifier(model, toy_classifier.tokenizer, name="toy-confident")
+    tokens = tokens_of(confident, "the film was great and the music was great too")
+    (refined,), _, (target,) = attribute(confident, [tokens], [None], build_method("occlusion"))
+    expected = np.asarray(occlusion_by_loop(model, tokens, target, "delete", None))
+    assert 1 - probability(model, list(tokens.ids), target) < 1e-6 and 0 < np.ptp(expected) < 1e-6
+    assert np.allclose(refined.raw, expected, rtol=1e-2, atol=1e-13)
+    assert np.ptp(refined.scores) == pytest.approx(1.0)  # a map, not a constant
+    assert np.abs(np.asarray(refined.scores) - np.asarray(minmax(expected.tolist()))).max() < 1e-2
+
+
 # In random_bert and toy_classifier the [PAD] embedding is zero: "pad" there is "zero" again.
 IG_CASES = [("random_bert", "zero"), ("toy_classifier", "zero"), ("pad_bert", "zero"), ("pad_bert", "pad")]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ... import arguments as check
 from ...errors import BadInput
 from ...evaluation.margins import DEFAULT_MARGIN
-from ...methods.options import METHOD_OPTIONS, check_method_name
+from ...methods.options import ALL, METHOD_OPTIONS, check_method_name
 from ...spec import CommandOptions, option
 from .. import options
 
@@ -64,8 +64,11 @@ def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
             if depth < 0:
                 raise BadInput(f"{named} {check.shown(text)}: a ']' closes no '['")
             if char == "," and depth == 0:
-                if text[start:index].strip():
-                    found.append(_choice(named, text[start:index].strip()))
+                piece = text[start:index].strip()
+                if piece == ALL:  # every method, in the paper's order (as explain's --method all)
+                    found += [Choice(name, written=name) for name in METHOD_OPTIONS]
+                elif piece:
+                    found.append(_choice(named, piece))
                 start = index + 1
         if depth:
             raise BadInput(f"{named} {check.shown(text)}: a '[' is never closed")
@@ -165,7 +168,7 @@ class CompareOptions(CommandOptions):
     model: str | Classifier | None = options.model(help="Default: the library's model.")
     method: tuple[Choice, ...] = option(
         DEFAULT_CHOICES, "Methods to compare, a comma list; a variant as name[option=value,...]: the default is "
-        "the paper's method, contrastcat-lrp and its cheap setting, the strongest others and chance.",
+        "the paper's method, contrastcat-lrp and its cheap setting, the strongest others and chance (all: every method).",
         parse_choices, flags=("--method",), shown_default=DEFAULT_METHODS, annotation="str",
     )
     limit: int = option(
