@@ -129,7 +129,7 @@ def compare_methods(
     keys = {c.key for c in columns}
 
     def fitted(report: MethodReport) -> dict[str, str]:
-        if perturb is None:
+        if perturb is None or report.other_class:
             return {}
         found = fitted_cells(report.provenance.get("method_name", ""), report.provenance.get("settings"), perturb, orders)
         return {key: kind for key, kind in found.items() if key in keys}

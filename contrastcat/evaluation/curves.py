@@ -141,6 +141,9 @@ class MethodReport:
     curve_intervals: dict[str, dict[str, list[Interval]]] = field(default_factory=dict)  # order -> key -> per step
     provenance: dict = field(default_factory=dict)  # settings and library of the records
     scalars: dict[str, Scalar] = field(default_factory=dict)  # ERASER and leave-one-out, by column key
+    # Evaluated records scored for another class than their maps explain (``target`` pred or gold):
+    # a selection made for the record's class fits no test of another, so no cell is marked fitted.
+    other_class: int = 0
 
     def add_intervals(self, bootstrap: BootstrapSettings) -> None:
         """Bootstrap intervals over inputs of every mean (one draw of inputs per order)."""

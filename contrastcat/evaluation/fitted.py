@@ -14,7 +14,8 @@ partly measures the selection, not the explanation. A cell is
   selection, sufficiency under deletion (the bottom 50–99 % removed) for a LeRF-scored one.
 
 Occlusion's map *is* the leave-one-out drop: its leave-one-out τ under the perturbation it
-occluded by is **fitted**. Everything else (masking, pad/unk replacement, leave-one-out, Kendall τ)
+occluded by is **fitted**. Only where each record is scored for the class its map explains: a
+selection made for one class fits no test of another (``comparison`` marks nothing then). Everything else (masking, pad/unk replacement, leave-one-out, Kendall τ)
 no other method here selects by.
 """
 

@@ -75,7 +75,10 @@ def add_records(
     """Score the records of one method that can be evaluated; returns those."""
     chosen = tally.evaluable(columns(records))
     used = [records[i] for i in chosen.positions]
-    tally.add(chosen, predict, targets_of(used, tally.settings.target, label_names, source))
+    targets = targets_of(used, tally.settings.target, label_names, source)
+    scored = [int(r.predicted) for r in used] if targets is None else targets
+    tally.report.other_class += sum(int(r.target) != int(t) for r, t in zip(used, scored))
+    tally.add(chosen, predict, targets)
     return used
 
 

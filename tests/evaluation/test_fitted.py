@@ -143,3 +143,13 @@ def test_occlusions_map_is_leave_one_outs_own_drops(toy_classifier, toy_dir, mod
     other = contrastcat.evaluate(toy_classifier, records, loo=True, perturb="pad", bootstrap=0, min_tokens=1)
     (row,) = other.comparison().rows
     assert row.fitted == {}
+    # Maps of another class than the one evaluate scores: not its drops, not fitted; scored for
+    # the records' own class (target="record"), fitted again.
+    elsewhere = contrastcat.explain(toy_classifier, texts, method="occlusion", occlude=mode, target=2)
+    assert any(r.target != r.predicted for r in elsewhere)
+    (row,) = contrastcat.evaluate(toy_classifier, elsewhere, loo=True, perturb=mode, bootstrap=0,
+                                  min_tokens=1).comparison().rows
+    assert row.fitted == {}
+    (row,) = contrastcat.evaluate(toy_classifier, elsewhere, loo=True, perturb=mode, bootstrap=0, min_tokens=1,
+                                  target="record").comparison().rows
+    assert row.fitted == {"loo_tau": FITTED} and row.values["loo_tau"] > 0.98
