@@ -35,10 +35,6 @@ class Occlusion(AttributionMethod):
     needs = frozenset()
 
     @property
-    def occlude(self) -> str:
-        return self.options.occlude
-
-    @property
     def occludes(self) -> str:
         return self.options.occlude
 
@@ -47,11 +43,11 @@ class Occlusion(AttributionMethod):
             raise BadInput("occlusion needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
         classifier = passes.classifier
         try:
-            replacement = replacement_id(self.occlude, classifier.tokenizer, classifier.pad_id)
+            replacement = replacement_id(self.occludes, classifier.tokenizer, classifier.pad_id)
         except BadInput:  # said by evaluate's words (perturbing with unk): said here of this option
-            if self.occlude != UNK:
+            if self.occludes != UNK:
                 raise
-            raise BadInput(f"occlusion: occlude {self.occlude}: this model's tokenizer has no unknown token; "
+            raise BadInput(f"occlusion: occlude {self.occludes}: this model's tokenizer has no unknown token; "
                            "use delete, mask or pad") from None
         sequences: dict[tuple[int, ...], int] = {}
         plans = []
@@ -61,7 +57,7 @@ class Occlusion(AttributionMethod):
             # The input itself through the same passes as its copies: both sides of a drop come from
             # one forward path (batching, precision), not the captured pass's logits.
             whole = sequences.setdefault(tuple(ids), len(sequences))
-            copies = [(i, sequences.setdefault(perturb(ids, [i], self.occlude, replacement), len(sequences)))
+            copies = [(i, sequences.setdefault(perturb(ids, [i], self.occludes, replacement), len(sequences)))
                       for i in range(length) if not special[i]]
             plans.append((whole, copies, length))
         # The softmax in float64: on a confident input p_c and its copies' are 1 - 1e-9 and the

@@ -471,22 +471,14 @@ def test_attention_gradient_maps_match_loop(classifier, text, kind):
 
 @pytest.mark.parametrize("text", TEXTS, ids=TEXT_IDS)
 @pytest.mark.parametrize("kind", TARGETS)
-def test_input_x_gradient_matches_loop(classifier, text, kind):
+@pytest.mark.parametrize("name", ["input-x-gradient", "gradient-norm"])
+def test_embedding_gradient_maps_match_loop(classifier, text, kind, name):
     tokens = tokens_of(classifier, text)
     asked, target = targets_for(classifier.model, tokens.ids, kind)
-    actual, resolved = library_map(classifier, tokens, asked, "input-x-gradient")
+    actual, resolved = library_map(classifier, tokens, asked, name)
     assert resolved == target
-    assert_map(actual, input_x_gradient_by_loop(classifier.model, tokens.ids, target))
-
-
-@pytest.mark.parametrize("text", TEXTS, ids=TEXT_IDS)
-@pytest.mark.parametrize("kind", TARGETS)
-def test_gradient_norm_matches_loop(classifier, text, kind):
-    tokens = tokens_of(classifier, text)
-    asked, target = targets_for(classifier.model, tokens.ids, kind)
-    actual, resolved = library_map(classifier, tokens, asked, "gradient-norm")
-    assert resolved == target
-    assert_map(actual, gradient_norm_by_loop(classifier.model, tokens.ids, target))
+    oracle = input_x_gradient_by_loop if name == "input-x-gradient" else gradient_norm_by_loop
+    assert_map(actual, oracle(classifier.model, tokens.ids, target))
 
 
 @pytest.mark.parametrize("text", TEXTS, ids=TEXT_IDS)
