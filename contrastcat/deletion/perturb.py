@@ -40,10 +40,11 @@ def perturb(
     return tuple(mask_id if i in chosen else token for i, token in enumerate(ids))
 
 
-def replacement_id(mode: str, tokenizer, pad_id: int) -> int | None:
+def replacement_id(mode: str, tokenizer, pad_id: int, named: str = "perturbing with") -> int | None:
     """The id that replaces a perturbed token (None: deletion). ``mask`` is the tokenizer's mask
     token, else its pad token (docs/spec.md §5); ``pad`` the id the classifier pads with; ``unk``
-    the tokenizer's unknown token (refused for a tokenizer that has none)."""
+    the tokenizer's unknown token (refused for a tokenizer that has none, ``named`` saying what
+    asked for it)."""
     if mode == DELETE:
         return None
     if mode == MASK:
@@ -53,7 +54,7 @@ def replacement_id(mode: str, tokenizer, pad_id: int) -> int | None:
     if mode == UNK:
         unk = tokenizer.unk_token_id
         if unk is None:
-            raise BadInput("perturbing with unk: this model's tokenizer has no unknown token; use mask or pad")
+            raise BadInput(f"{named} unk: this model's tokenizer has no unknown token; use delete, mask or pad")
         return int(unk)
     raise BadInput(f"`perturb` must be one of {', '.join(PERTURBATIONS)}, got {mode!r}")
 

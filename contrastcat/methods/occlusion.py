@@ -20,8 +20,8 @@ import torch
 
 from ..capture.core import Captured
 from ..capture.passes import ModelPasses
-from ..deletion.names import UNK
 from ..deletion.perturb import perturb, replacement_id
+from ..deletion.plan import DeletionPlan
 from ..errors import BadInput
 from ..scaling import minmax
 from .base import AttributionMethod, Candidates
@@ -42,29 +42,22 @@ class Occlusion(AttributionMethod):
         if passes is None:
             raise BadInput("occlusion needs model passes (call it through contrastcat.explain or contrastcat.attribution.pipeline)")
         classifier = passes.classifier
-        try:
-            replacement = replacement_id(self.occludes, classifier.tokenizer, classifier.pad_id)
-        except BadInput:  # said by evaluate's words (perturbing with unk): said here of this option
-            if self.occludes != UNK:
-                raise
-            raise BadInput(f"occlusion: occlude {self.occludes}: this model's tokenizer has no unknown token; "
-                           "use delete, mask or pad") from None
-        sequences: dict[tuple[int, ...], int] = {}
-        plans = []
+        replacement = replacement_id(self.occludes, classifier.tokenizer, classifier.pad_id, "occlusion: occlude")
+        plan = DeletionPlan()  # each distinct copy predicted once (a repeated token deleted)
+        rows = []
         for b, length in enumerate(captured.lengths):
             ids = list(captured.token_ids[b])
             special = captured.special[b, :length].tolist()
             # The input itself through the same passes as its copies: both sides of a drop come from
             # one forward path (batching, precision), not the captured pass's logits.
-            whole = sequences.setdefault(tuple(ids), len(sequences))
-            copies = [(i, sequences.setdefault(perturb(ids, [i], self.occludes, replacement), len(sequences)))
-                      for i in range(length) if not special[i]]
-            plans.append((whole, copies, length))
+            whole = plan.add(ids)
+            copies = [(i, plan.add(perturb(ids, [i], self.occludes, replacement))) for i in range(length) if not special[i]]
+            rows.append((whole, copies, length))
         # The softmax in float64: on a confident input p_c and its copies' are 1 - 1e-9 and the
         # like, which float32 rounds to 1 (every drop 0, the map a constant).
-        probs = passes.probabilities(list(sequences), wide=True)
+        probs = plan.predict(lambda sequences: passes.probabilities(sequences, wide=True))
         maps = []
-        for b, (whole, copies, length) in enumerate(plans):
+        for b, (whole, copies, length) in enumerate(rows):
             target = int(captured.targets[b])
             raw = torch.zeros(length, dtype=torch.float64)
             for position, row in copies:

@@ -137,10 +137,8 @@ def predictor(
             with forward_precision(device, autocast):
                 logits, _ = classify(classifier, mask, mask.sum(dim=1), input_ids=ids)
             check_finite(logits, batch)
-            if wide:
-                out[batch] = probabilities(logits.double(), classifier.multi_label).cpu().numpy()
-            elif classifier.multi_label:
-                out[batch] = probabilities(logits, True).cpu().numpy()
+            if wide or classifier.multi_label:  # in float64 (a multi-label model's sigmoids always)
+                out[batch] = probabilities(logits, classifier.multi_label).cpu().numpy()
             else:  # in float32 first, as every record and library so far was computed
                 out[batch] = torch.softmax(logits.float(), dim=-1).double().cpu().numpy()
         return out

@@ -585,3 +585,16 @@ def test_batch_equals_one_at_a_time(toy_classifier, name, options):
         assert_map(
             np.asarray(batched[b].scores, dtype=np.float64), np.asarray(single.scores, dtype=np.float64)
         )
+
+
+def test_occluding_by_a_token_the_tokenizer_lacks_names_the_option():
+    import contrastcat
+    from contrastcat.errors import BadInput
+    from contrastcat.testing import toy
+
+    tokenizer = toy.make_tokenizer()
+    tokenizer.unk_token = None
+    classifier = wrap_classifier(toy.make_model(seed=3, hidden=32, layers=2, heads=4), tokenizer, name="no-unk")
+    with pytest.raises(BadInput, match=r"^occlusion: occlude unk: this model's tokenizer has no unknown token; "
+                                       r"use delete, mask or pad$"):
+        contrastcat.explain(classifier, ["the film was great"], method="occlusion", occlude="unk")
