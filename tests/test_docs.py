@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from contrastcat.library.schema import PROSE_MARK, layout_markdown
-from contrastcat.records.inputs import InputFile
+from contrastcat.records.inputs import InputFields, InputFile
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -129,7 +129,7 @@ def test_readme_input_lines_are_read_by_explain(tmp_path):
         pair_field = next((f for f in sorted(pair_fields) if f in obj), None)
         path = tmp_path / f"line{number}.jsonl"
         path.write_text(line + "\n", encoding="utf-8")
-        source = InputFile(str(path), text_field=text_field, pair_field=pair_field)
+        source = InputFile(str(path), InputFields(text=text_field, pair=pair_field))
         try:
             rows = list(source.rows())  # raises BadInput on a line explain refuses
         finally:

@@ -13,6 +13,7 @@ from ..library import RefLibrary
 from ..methods import AttributionMethod, build_methods
 from ..models import Classifier
 from ..records.inputs import rows_from_objects
+from ..usecases.options import input_fields
 from ..records.record import Records
 from ..spec import InCall
 from ..usecases.checks import classifier_arg, library_arg
@@ -26,7 +27,7 @@ from .signatures import with_signature
 # What explaining inputs in memory takes of the command's options (no files, no run modes).
 IN_MEMORY = (
     "method", "target", "batch_size", "max_length", "mask_special", "words", "forward_dtype", "text_field", "id_field",
-    "label_field", "pair_field",
+    "label_field", "pair_field", "evidence_field",
 )
 
 
@@ -72,9 +73,7 @@ def explain(
     )
     target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
     items = check.collection("explain: inputs", inputs, "texts or rows")
-    rows = rows_from_objects(
-        items, chosen.text_field, chosen.id_field, chosen.label_field, source="inputs", pair_field=chosen.pair_field
-    )
+    rows = rows_from_objects(items, input_fields(chosen), source="inputs")
     used = library if any(m.uses_library for m in methods) else None
     return Records(_explain(classifier, rows, methods, used, target=target, options=settings, source="inputs"))
 

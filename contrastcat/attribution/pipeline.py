@@ -28,6 +28,7 @@ from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, resolve_forward_dtype
 from ..models.tokens import TokenizedText, length_batches
+from ..records.evidence import written_spans
 from ..records.inputs import InputRow
 from ..records.labels import resolve_label
 from ..records.record import AttributionRecord, raw_rounded, rounded
@@ -377,6 +378,7 @@ def _record(run: _Run, row, text, refined, probs, target: int, method, written=N
         probs=[float(f"{p:.6g}") for p in probs] if written is None else list(written[0]),
         predicted=int(np.argmax(probs)) if written is None else written[1],
         label=row.label,
+        evidence=None if row.evidence is None else written_spans(row.evidence),
         method=method.name,
         **classifier.identity(),
         library=library.fingerprint if library is not None and method.uses_library else None,

@@ -16,7 +16,8 @@ from .metrics import KENDALL_METRIC, METRICS, SCALAR_METRICS, Metric
 GATE_NAMES = {
     **{f"{order}.{key}": (f"{order}_{key}", metric) for (order, key), metric in METRICS.items()},
     "kendall.tau": ("kendall_tau_index", KENDALL_METRIC),
-    **{key.replace("_", ".", 1): (key, metric) for key, metric in SCALAR_METRICS.items()},  # eraser.comp, loo.tau
+    # eraser.comp, loo.tau, precision_at_k.signed, auprc.magnitude
+    **{".".join(key.rsplit("_", 1)): (key, metric) for key, metric in SCALAR_METRICS.items()},
 }
 
 

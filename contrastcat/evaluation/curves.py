@@ -18,7 +18,8 @@ from ..deletion.plan import DeletionPlan, step_counts
 from ..models.tokens import ProbabilityFn
 from .kendall import Kendall, finite_or_none
 from .metrics import ORDERS
-from .metrics import ERASER_COMP, ERASER_SUFF, LOO_TAU
+from .metrics import ERASER_COMP, ERASER_SUFF, LOO_TAU, PLAUSIBILITY_KEYS
+from .plausibility import plausibility_columns
 from .scalars import EraserRows, LeaveOneOut, loo_tau
 from .stats import BootstrapSettings, Interval, column_intervals, mean_interval
 
@@ -38,11 +39,13 @@ class EvalSettings:
     forward_dtype: str = "same"  # autocast of the curves' passes (`forward_dtype`); same: the weights'
     eraser: bool = False  # also ERASER comprehensiveness and sufficiency (.scalars)
     loo: bool = False  # also the leave-one-out τ (.scalars)
+    # Plausibility against the records' evidence (.plausibility): set where a record carries any.
+    plausibility: bool = False
 
     @property
     def scalar_keys(self) -> tuple[str, ...]:
         """The comparison's columns of one value per input this evaluation computes."""
-        return (ERASER_COMP, ERASER_SUFF) * self.eraser + (LOO_TAU,) * self.loo
+        return (ERASER_COMP, ERASER_SUFF) * self.eraser + (LOO_TAU,) * self.loo + PLAUSIBILITY_KEYS * self.plausibility
 
 
 @dataclass
@@ -74,10 +77,18 @@ class Inputs:
     special: list[list[bool]]  # never perturbed
     truncated: list[bool]  # its text was cut to the model's length limit
     positions: list[int] = field(default_factory=list)  # where each input sat in the chunk it came from
+    # Plausibility's: the scores in the method's own units (signed where it is: the magnitude
+    # ranking needs the sign), and per token whether it is evidence (None: the input gives none).
+    raw: list[list[float]] = field(default_factory=list)
+    evidence: list[list[bool] | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.positions:
             object.__setattr__(self, "positions", list(range(len(self.keys))))
+        if not self.raw:
+            object.__setattr__(self, "raw", list(self.scores))
+        if not self.evidence:
+            object.__setattr__(self, "evidence", [None] * len(self.keys))
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -85,7 +96,8 @@ class Inputs:
     def take(self, chosen: Sequence[int]) -> Inputs:
         """The inputs at ``chosen`` (indices into this chunk), keeping their positions."""
         return Inputs(*([column[i] for i in chosen] for column in (
-            self.keys, self.ids, self.token_ids, self.scores, self.special, self.truncated, self.positions)))
+            self.keys, self.ids, self.token_ids, self.scores, self.special, self.truncated, self.positions,
+            self.raw, self.evidence)))
 
 
 @dataclass
@@ -276,6 +288,9 @@ class CurveTally:
                 in zip(inputs.scores, inputs.special, keys, targets, loo_rows, raw)
             ]
             self._scalars.setdefault(LOO_TAU, []).append(np.array(taus, dtype=np.float64))
+        # Whatever the settings: whether any record carries evidence is known once all are read.
+        for key, values in plausibility_columns(inputs.raw, inputs.evidence, inputs.special).items():
+            self._scalars.setdefault(key, []).append(values)
         p = np.clip(raw, CLIP, 1.0)
         for order, per_input in rows.items():
             index = np.array(per_input)  # [N, 9]
@@ -297,5 +312,6 @@ class CurveTally:
             values = np.concatenate(self._values[order], axis=1)
             self.report.per_input[order] = PerInput(list(self._keys), list(self._ids), values[0], values[1])
         for key, chunks in self._scalars.items():
-            self.report.scalars[key] = Scalar(list(self._keys), list(self._ids), np.concatenate(chunks))
+            if key not in PLAUSIBILITY_KEYS or self.settings.plausibility:
+                self.report.scalars[key] = Scalar(list(self._keys), list(self._ids), np.concatenate(chunks))
         return self.report

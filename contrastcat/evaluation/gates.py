@@ -12,7 +12,7 @@ import json
 from ..errors import BadInput
 from ..spec import Names, backticked
 from .bounds import GATE_NAMES
-from .metrics import SCALAR_METRICS, Metric
+from .metrics import PLAUSIBILITY_KEYS, SCALAR_METRICS, Metric
 from .stats import BootstrapSettings, paired_difference
 
 def _side(metric: Metric) -> str:
@@ -32,6 +32,9 @@ def check_bounds_usable(
         evaluated = (
             bound.key == "kendall_tau_index" and kendall or bound.key in scalars or bound.key.split("_")[0] in orders
         )
+        if not evaluated and bound.key in PLAUSIBILITY_KEYS:
+            raise BadInput(f"{named('fail_under')}: {bound.metric.name} needs evidence, and no record in {where} "
+                           "carries any (explain --evidence-field)")
         if not evaluated:
             raise BadInput(
                 f"{named('fail_under')}: {bound.metric.name} is not evaluated by this run ({_see(named)})"

@@ -40,3 +40,19 @@ SCALAR_METRICS = {
     ERASER_SUFF: Metric("Sufficiency", False),
     LOO_TAU: Metric("LOO τ", True),
 }
+
+# Plausibility against known evidence (.plausibility): each measure under both rankings of a map
+# (by signed score, by magnitude), every one higher-is-better. Keys as ``<measure>_<ranking>``.
+SIGNED, MAGNITUDE = "signed", "magnitude"
+PLAUSIBILITY_MEASURES = {
+    "precision_at_k": "P@k", "auprc": "AUPRC", "token_f1": "Token F1", "iou_f1": "IOU F1",
+}
+PLAUSIBILITY_KEYS = tuple(
+    f"{measure}_{ranking}" for ranking in (SIGNED, MAGNITUDE) for measure in PLAUSIBILITY_MEASURES
+)
+# What compare judges by: the measures free of a rationale threshold (token and IOU F1 shown beside).
+PLAUSIBILITY_JUDGED = tuple(key for key in PLAUSIBILITY_KEYS if key.startswith(("precision_at_k", "auprc")))
+SCALAR_METRICS.update({
+    f"{measure}_{ranking}": Metric(f"{name} ({'signed' if ranking == SIGNED else '|score|'})", True)
+    for ranking in (SIGNED, MAGNITUDE) for measure, name in PLAUSIBILITY_MEASURES.items()
+})

@@ -17,8 +17,11 @@ it, but as evidence against the class; ranked by signed score that word counts a
 - **AUPRC**, average precision: Σ over the distinct keys, from the highest, of the recall gained
   there times the precision of every token at or above it (tied tokens enter together, as
   scikit-learn's ``average_precision_score``). ferret and ERASER take the trapezoidal area under
-  the precision-recall curve instead, which interpolates linearly between the curve's points and
-  so rewards a map for precision it never reaches (Davis & Goadrich 2006).
+  the precision-recall curve instead, which interpolates linearly between the curve's points
+  (Davis & Goadrich 2006 on why that is not the curve): on a map without ties it averages each
+  evidence token's rise in precision with the dip before it, so it scores lower (one evidence
+  token at rank r: half of 1/r), and across tied keys it can score higher
+  (``benchmarks/plausibility_ferret.py`` measures both on real records).
 - **token F1** and **token IOU** (ERASER's hard-rationale measures): the tokens whose key is at
   least ``threshold`` of the largest key's magnitude are the map's rationale (none if the largest
   key is not positive); F1 and intersection over union of that set with the evidence. An **IOU
@@ -33,8 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SIGNED = "signed"
-MAGNITUDE = "magnitude"
+from .metrics import MAGNITUDE, PLAUSIBILITY_KEYS, SIGNED
+
 RANKINGS = (SIGNED, MAGNITUDE)
 THRESHOLD = 0.5  # of the largest key: the hard rationale of token F1 and IOU
 IOU_MATCH = 0.5  # ERASER's partial-match threshold
@@ -127,3 +130,21 @@ def _rationale(keys: np.ndarray, threshold: float) -> np.ndarray:
     if largest <= 0:
         return np.zeros(len(keys), dtype=bool)
     return keys >= threshold * largest
+
+
+def plausibility_columns(scores, evidence, special) -> dict[str, np.ndarray]:
+    """Per input, every measure under both rankings (``metrics.PLAUSIBILITY_KEYS``): ``scores``,
+    ``evidence`` and ``special`` are per input, ``evidence`` None for an input without any (NaN)."""
+    found: dict[str, list[float]] = {key: [] for key in PLAUSIBILITY_KEYS}
+    for values, gold, flags in zip(scores, evidence, special):
+        for ranking in RANKINGS:
+            measured = Plausibility.undefined() if gold is None else plausibility(values, gold, flags, ranking)
+            for measure, value in _named(measured).items():
+                found[f"{measure}_{ranking}"].append(value)
+    return {key: np.asarray(values, dtype=np.float64) for key, values in found.items()}
+
+
+def _named(measured: Plausibility) -> dict[str, float]:
+    """The columns' measures: IOU F1 is the share of IOU matches, so each input gives its match."""
+    return {"precision_at_k": measured.precision_at_k, "auprc": measured.auprc,
+            "token_f1": measured.token_f1, "iou_f1": measured.iou_match}

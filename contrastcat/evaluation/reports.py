@@ -15,7 +15,7 @@ from ..arguments import shown
 from ..errors import BadInput
 from ..spec import Names, backticked
 from .comparison import Comparison, compare_methods
-from .metrics import ERASER_BINS, KENDALL_METRIC, SCALAR_METRICS
+from .metrics import ERASER_BINS, KENDALL_METRIC, PLAUSIBILITY_KEYS, SCALAR_METRICS
 from .curves import EvalSettings, MethodReport
 from .report_markup import (
     MARKDOWN_DECIMALS,
@@ -25,6 +25,7 @@ from .report_markup import (
     no_interval_notes,
     plus_minus_note,
 )
+from .plausibility import IOU_MATCH, THRESHOLD
 from .report_schema import REPORT_SCHEMA, REPORT_SCHEMA_VERSION
 from .stats import BootstrapSettings, Difference, paired_difference
 
@@ -113,6 +114,8 @@ class EvaluationReport:
             "eraser": self.settings.eraser,
             "eraser_bins": list(ERASER_BINS),
             "loo": self.settings.loo,
+            # Only where the records carry evidence: a report without reads as it did before.
+            **({"plausibility": {"threshold": THRESHOLD, "iou_match": IOU_MATCH}} if self.settings.plausibility else {}),
             "bootstrap": self.bootstrap.as_dict(),
             "methods": {name: report.as_dict(per_input) for name, report in self.methods.items()},
             "comparison": self.comparison().as_dict(),
@@ -139,8 +142,10 @@ class EvaluationReport:
         fewer inputs than it evaluated (a leave-one-out τ is undefined for a map of equal scores),
         and what ``±`` is, where an interval is shown."""
         lines, columns = [], {}
+        lines += self._evidence_note()
         for name, report in self.methods.items():
-            counts = {key: (SCALAR_METRICS[key].name, scalar.inputs) for key, scalar in report.scalars.items()}
+            counts = {key: (SCALAR_METRICS[key].name, scalar.inputs) for key, scalar in report.scalars.items()
+                      if key not in PLAUSIBILITY_KEYS or key not in report.intervals}
             if report.kendall is not None:
                 counts["kendall_tau_index"] = (KENDALL_METRIC.name, int(np.isfinite(report.kendall.index_taus).sum()))
             for key, (metric, inputs) in counts.items():
@@ -156,6 +161,21 @@ class EvaluationReport:
             self.bootstrap,
         )
         return lines
+
+    def _evidence_note(self) -> list[str]:
+        """Plausibility's means: over the inputs whose evidence falls on tokens the map scores
+        (one line for the report, where each method has as many; else one per method)."""
+        if not self.settings.plausibility:
+            return []
+        found = {name: (report.scalars[PLAUSIBILITY_KEYS[0]].inputs, report.evaluated)
+                 for name, report in self.methods.items() if PLAUSIBILITY_KEYS[0] in report.scalars}
+        why = ("the others have no evidence on a token the map scores; rationale: the tokens at or above "
+               f"{THRESHOLD:g} of the largest key, IOU match at {IOU_MATCH:g}")
+        if len(set(found.values())) == 1:
+            inputs, evaluated = next(iter(found.values()))
+            return [f"plausibility: means over the {inputs} of {evaluated} inputs with evidence ({why})"]
+        return [f"{name}: plausibility over {inputs} of its {evaluated} inputs with evidence ({why})"
+                for name, (inputs, evaluated) in found.items()]
 
     def _repr_html_(self) -> str:
         return html_report(self.comparison(MARKDOWN_DECIMALS), len(step_labels(self.settings.steps)), self.footnotes())

@@ -23,9 +23,9 @@ from ..deletion.perturb import perturb, ranked_positions
 from ..deletion.plan import DeletionPlan
 from ..errors import BadInput
 from .kendall import kendall_tau_b
-from .metrics import ERASER_BINS, ERASER_COMP, ERASER_SUFF, LOO_TAU
+from .metrics import ERASER_BINS, ERASER_COMP, ERASER_SUFF, LOO_TAU, PLAUSIBILITY_KEYS
 
-SCALAR_KEYS = (ERASER_COMP, ERASER_SUFF, LOO_TAU)
+SCALAR_KEYS = (ERASER_COMP, ERASER_SUFF, LOO_TAU, *PLAUSIBILITY_KEYS)
 
 
 def eraser_counts(nonspecial: int, bins: Sequence[int] = ERASER_BINS) -> list[int]:

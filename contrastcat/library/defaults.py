@@ -32,7 +32,7 @@ from ..models import Classifier
 from ..models.aliases import lookup_alias
 from ..models.precision import dtype_name
 from ..records.data import LabelledData, load_labelled
-from ..records.inputs import rows_from_objects
+from ..records.inputs import InputFields, rows_from_objects
 from ..records.labels import resolve_label
 from .build import BuildSettings, Progress, build_library
 from .reader import RefLibrary
@@ -178,7 +178,7 @@ def labelled(
                                f"{'a pair' if pairs[0] else 'a single text'}): a library holds one kind")
             pair_field = pair_field or next(k for k in ("pair", "second text") if k not in (text_field, label_field))
         items = [_labelled_item(i, item, label, text_field, label_field, pair_field) for i, (item, label) in enumerate(zip(items, labels))]
-    rows = rows_from_objects(items, text_field, "id", label_field, source="data", pair_field=pair_field)
+    rows = rows_from_objects(items, InputFields(text_field, "id", label_field, pair_field), source="data")
     if any(row.label is None for row in rows):
         missing = next(i for i, row in enumerate(rows) if row.label is None)
         raise BadInput(f"data: item {missing}: no label ({label_field!r})")

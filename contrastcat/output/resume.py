@@ -29,6 +29,7 @@ from ..methods import AttributionMethod
 from ..models import Classifier
 from ..models.loading import check_max_length
 from ..models.tokens import TokenizedText
+from ..records.evidence import written_spans
 from ..records.inputs import InputRow
 from ..records.labels import resolve_label
 from ..records.record import AttributionRecord, check_record
@@ -87,6 +88,7 @@ class Run:
             "tokens_dropped": text.dropped,
             "pad_token_id": classifier.pad_id,
             "pair": row.pair,
+            "evidence": None if row.evidence is None else written_spans(row.evidence),
             "segments": None if text.segments is None else list(text.segments),
         }
 

@@ -40,6 +40,11 @@ def read_spans(value, texts: Sequence[str], where: str) -> tuple[tuple[int, int,
     return tuple(spans)
 
 
+def written_spans(spans: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Spans as records write them: ``[start, end]``, and ``[start, end, 1]`` in a pair's second text."""
+    return [[start, end] if segment == 0 else [start, end, segment] for start, end, segment in spans]
+
+
 def evidence_tokens(
     offsets: Sequence[Sequence[int]], segments: Sequence[int | None] | None, spans: Sequence[Sequence[int]]
 ) -> list[bool]:

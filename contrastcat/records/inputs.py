@@ -21,7 +21,7 @@ import math
 import re
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import arguments
@@ -29,6 +29,7 @@ from ..errors import BadInput, ContrastCatWarning, located
 from ..spec import Names, backticked
 from ..io import jsonl
 from ..io.lines import LineSource, Overlong, line_limit
+from .evidence import read_spans
 
 # A class name is short. Records carry their input's label, and a reader checking gold labels
 # keeps each distinct one until the model loads: a longer one is refused where it is read.
@@ -42,6 +43,25 @@ class InputRow:
     text: str
     label: Any = None  # int, class name, or None
     pair: str | None = None  # the second text of a sentence pair
+    # Character spans known to decide the label (records.evidence: (start, end, segment) each);
+    # None: the row gives none (or no evidence field was named).
+    evidence: tuple[tuple[int, int, int], ...] | None = None
+
+
+@dataclass(frozen=True)
+class InputFields:
+    """The names of a row's fields (a CSV's columns): its text, id, label, a pair's second text
+    (None: single texts) and its evidence spans (None: not read)."""
+
+    text: str = "text"
+    id: str = "id"
+    label: str = "label"
+    pair: str | None = None
+    evidence: str | None = None
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        return (self.text, self.id, self.label)
 
 
 SKIPPED_KEPT = 20  # messages kept of the lines skipped; the command line shows as many (cli.explain)
@@ -104,52 +124,60 @@ def _text(obj: dict, field: str, what: str) -> str:
     return text
 
 
-def _row(
-    line: int, obj: dict, text_field: str, id_field: str, label_field: str, pair_field: str | None = None
-) -> InputRow:
-    text = _text(obj, text_field, "text")
-    pair = None if pair_field is None else _text(obj, pair_field, "pair")
-    checked = [(text_field, text), (id_field, obj.get(id_field)), (label_field, obj.get(label_field))]
-    if pair_field is not None:
-        checked.append((pair_field, pair))
+def _row(line: int, obj: dict, fields: InputFields) -> InputRow:
+    text = _text(obj, fields.text, "text")
+    pair = None if fields.pair is None else _text(obj, fields.pair, "pair")
+    checked = [(fields.text, text), (fields.id, obj.get(fields.id)), (fields.label, obj.get(fields.label))]
+    if fields.pair is not None:
+        checked.append((fields.pair, pair))
     for name, value in checked:
         if isinstance(value, str) and not _encodable(value):
             raise _RowProblem(f"field {name!r} is not valid Unicode (it holds an unpaired surrogate)")
         if arguments.plain_int(value) and abs(value) >= MAX_JSON_INT:
             raise _RowProblem(f"field {name!r} has more than {MAX_JSON_DIGITS} digits, more than a JSON file holds")
-    identifier = obj.get(id_field)
+    identifier = obj.get(fields.id)
     if identifier is None or identifier == "":
         identifier = line
     elif isinstance(identifier, bool) or not isinstance(identifier, (str, int, float)):
-        raise _RowProblem(f"field {id_field!r} must be a string or a number")
+        raise _RowProblem(f"field {fields.id!r} must be a string or a number")
     elif isinstance(identifier, float) and not math.isfinite(identifier):  # JSON cannot write it back
-        raise _RowProblem(f"field {id_field!r} must be a finite number, got {identifier!r}")
-    label = obj.get(label_field)
+        raise _RowProblem(f"field {fields.id!r} must be a finite number, got {identifier!r}")
+    label = obj.get(fields.label)
     if label is not None and not (isinstance(label, str) or arguments.plain_int(label)):
-        raise _RowProblem(f"field {label_field!r} must be a class index or a class name")
+        raise _RowProblem(f"field {fields.label!r} must be a class index or a class name")
     if isinstance(label, str) and len(label) > LONGEST_LABEL:
         raise _RowProblem(
-            f"field {label_field!r} is {len(label)} characters long: a class name is at most {LONGEST_LABEL}"
+            f"field {fields.label!r} is {len(label)} characters long: a class name is at most {LONGEST_LABEL}"
         )
-    return InputRow(line=line, id=identifier, text=text, label=label, pair=pair)
+    evidence = _evidence(obj, fields.evidence, (text,) if pair is None else (text, pair))
+    return InputRow(line=line, id=identifier, text=text, label=label, pair=pair, evidence=evidence)
+
+
+def _evidence(obj: dict, field: str | None, texts: tuple[str, ...]) -> tuple[tuple[int, int, int], ...] | None:
+    """The row's evidence spans, checked against its texts; None where it has none. A CSV cell
+    holds them as JSON text (``[[4, 9]]``); an empty cell or a null is none."""
+    if field is None or obj.get(field) in (None, ""):
+        return None
+    value = obj[field]
+    if isinstance(value, str):
+        try:
+            value = jsonl.parse(value)
+        except (jsonl.NotStrictJSON, ValueError):
+            raise _RowProblem(f"field {field!r} must be a JSON list of [start, end] character spans, "
+                              f"got {arguments.shown(value, 40)}") from None
+    try:
+        return read_spans(value, texts, f"field {field!r}")
+    except BadInput as problem:
+        raise _RowProblem(str(problem)) from None
 
 
 class InputFile:
     """The rows of one JSONL or CSV file (``-``: standard input), read as a stream."""
 
-    def __init__(
-        self,
-        path: str,
-        text_field: str = "text",
-        id_field: str = "id",
-        label_field: str = "label",
-        pair_field: str | None = None,
-        named: Names = backticked,
-    ) -> None:
+    def __init__(self, path: str, fields: InputFields = InputFields(), named: Names = backticked) -> None:
         self.source = LineSource(path)
         self.named = named  # how the caller spells an option, for the warning of a forgotten pair
-        self.fields = (text_field, id_field, label_field)
-        self.pair_field = pair_field
+        self.fields = fields
         self.checked: int | None = None  # rows found by check()
         self._pair_unused = False  # said once: rows carry a pair no one asked to explain
 
@@ -169,8 +197,8 @@ class InputFile:
 
     def _rows(self, skipped: list[str] | SkippedLines | None, keep: bool) -> Iterator[InputRow]:
         name = self.name
-        text_field, id_field, label_field = self.fields
-        found = 0
+        fields = self.fields
+        found, with_evidence = 0, 0
 
         def bad(line: int | None, problem: str) -> None:
             message = located(name, line, problem)
@@ -179,10 +207,10 @@ class InputFile:
             skipped.append(message)
 
         def row(line: int, obj: dict) -> InputRow | None:
-            if self.pair_field is None and not self._pair_unused:
-                self._pair_unused = _warn_if_pair_forgotten(f"{name}:{line}", obj, self.fields, self.named)
+            if fields.pair is None and not self._pair_unused:
+                self._pair_unused = _warn_if_pair_forgotten(f"{name}:{line}", obj, fields.named, self.named)
             try:
-                return _row(line, obj, text_field, id_field, label_field, self.pair_field)
+                return _row(line, obj, fields)
             except _RowProblem as problem:
                 bad(line, str(problem))
                 return None
@@ -194,15 +222,18 @@ class InputFile:
         if first is None or _input_format(self.source.path, first[1]) == "jsonl":
             parsed = _jsonl_objects(lines, bad)
         else:
-            parsed = _csv_objects(name, _bare_cr_split(lines), text_field, label_field, bad, self.pair_field)
+            parsed = _csv_objects(name, _bare_cr_split(lines), fields, bad)
         for number, obj in parsed:
             made = row(number, obj)
             if made is not None:
                 found += 1
+                with_evidence += made.evidence is not None
                 yield made
         if not found:
             more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
             raise BadInput(located(name, None, f"no input rows{more}"))
+        if fields.evidence is not None and not with_evidence:
+            _no_evidence(located(name, None, ""), fields.evidence, self.named, skipped is None)
 
     def _decoded(self, keep: bool) -> Iterator[tuple[int, str | Overlong, int]]:
         """Lines with their ends, and their sizes in bytes. Bytes that are not UTF-8 become lone
@@ -282,9 +313,7 @@ def _jsonl_objects(lines, bad) -> Iterator[tuple[int, dict]]:
         yield number, obj
 
 
-def _csv_objects(
-    name: str, lines, text_field: str, label_field: str, bad, pair_field: str | None = None
-) -> Iterator[tuple[int, dict]]:
+def _csv_objects(name: str, lines, fields: InputFields, bad) -> Iterator[tuple[int, dict]]:
     taken: dict[int, int] = {}  # the csv reader's line count -> file line, for the lines of the current row
     sizes: dict[int, int] = {}  # the same lines' sizes: a row of many short lines is bounded too
     held = [0]
@@ -310,7 +339,7 @@ def _csv_objects(
     # strict: a stray quote is an error, not a field that silently swallows the lines after it.
     reader = csv.reader(text(), strict=True)
     limit = line_limit()
-    header = _csv_header(name, reader, limit, (text_field, pair_field))
+    header = _csv_header(name, reader, limit, (fields.text, fields.pair))
     while True:
         before = reader.line_num
         for old in [key for key in taken if key < before]:  # memory stays that of one row
@@ -339,8 +368,8 @@ def _csv_objects(
             bad(start, problem.replace(" of the line", " of a field"))
             continue
         obj: dict[str, Any] = dict(zip(header, values))
-        if obj.get(label_field) == "":
-            obj[label_field] = None
+        if obj.get(fields.label) == "":
+            obj[fields.label] = None
         yield start, obj
 
 
@@ -388,7 +417,7 @@ def read_inputs(
     pair_field: str | None = None,
 ) -> list[InputRow]:
     """All rows of a JSONL or CSV file (``-``: standard input), validated (see :class:`InputFile`)."""
-    return list(InputFile(path, text_field, id_field, label_field, pair_field).rows(skipped))
+    return list(InputFile(path, InputFields(text_field, id_field, label_field, pair_field)).rows(skipped))
 
 
 # The names a sentence pair's second text goes by in common data sets (GLUE, SNLI/MNLI, QQP, the
@@ -446,22 +475,19 @@ def _warn_if_pair_forgotten(where: str, obj: Mapping, fields: tuple[str, str, st
     return True
 
 
-def rows_from_objects(
-    items,
-    text_field: str = "text",
-    id_field: str = "id",
-    label_field: str = "label",
-    source: str = "<inputs>",
-    pair_field: str | None = None,
-) -> list[InputRow]:
+def rows_from_objects(items, fields: InputFields = InputFields(), source: str = "<inputs>") -> list[InputRow]:
     """Input rows from Python objects: strings (the text), ``(text, pair)`` tuples (a sentence
     pair), or mappings with a text field (a list of dicts, a ``datasets.Dataset``; with
-    ``pair_field``, the pair's second text there too). Pairs and single texts do not mix.
+    ``fields.pair``, the pair's second text there too). Pairs and single texts do not mix.
     Item i counts as line i + 1 in messages; ids default to i."""
-    if pair_field is not None and pair_field in (text_field, id_field, label_field):
+    text_field, id_field, label_field = fields.named
+    pair_field = fields.pair
+    if pair_field is not None and pair_field in fields.named:
         raise BadInput(f"{source}: `pair_field` {pair_field!r} is also the text, id or label field")
+    if fields.evidence is not None and fields.evidence in (*fields.named, pair_field):
+        raise BadInput(f"{source}: `evidence_field` {fields.evidence!r} is also the text, id, label or pair field")
     # The key a (text, pair) tuple's second text goes under: the pair field, or a name no other field has.
-    tuple_key = pair_field or next(k for k in ("pair", "second text", "pair text") if k not in (text_field, id_field, label_field))
+    tuple_key = pair_field or next(k for k in ("pair", "second text", "pair text") if k not in fields.named)
     rows, warned = [], pair_field is not None
     for index, item in enumerate(items):
         where = f"{source}: item {index}"
@@ -478,9 +504,9 @@ def rows_from_objects(
         values = dict(item)
         values.setdefault(id_field, index)
         if not warned and pair is None:
-            warned = _warn_if_pair_forgotten(where, values, (text_field, id_field, label_field))
+            warned = _warn_if_pair_forgotten(where, values, fields.named)
         try:
-            row = _row(index + 1, values, text_field, id_field, label_field, pair)
+            row = _row(index + 1, values, replace(fields, pair=pair))
         except _RowProblem as problem:
             raise BadInput(f"{where}: {problem}") from None
         if rows and (row.pair is None) != (rows[0].pair is None):
@@ -489,4 +515,15 @@ def rows_from_objects(
         rows.append(row)
     if not rows:
         raise BadInput(f"{source}: no inputs")
+    if fields.evidence is not None and all(row.evidence is None for row in rows):
+        _no_evidence(f"{source}: ", fields.evidence, backticked, True)
     return rows
+
+
+def _no_evidence(where: str, field: str, named: Names, refuse: bool) -> None:
+    """No row has the evidence field asked for: a misspelt name would otherwise give records
+    without evidence, silently. Refused where nothing has been written yet; else a warning."""
+    message = f"{where}no row has the evidence field {field!r} that {named('evidence_field')} names"
+    if refuse:
+        raise BadInput(message)
+    warnings.warn(message, ContrastCatWarning, stacklevel=3)

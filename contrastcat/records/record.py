@@ -21,6 +21,7 @@ from ..io import jsonl
 from ..io.files import atomic_text_output
 from ..io.lines import RECORD_LINES, LineSource, line_limit
 from .inputs import LONGEST_LABEL
+from .evidence import evidence_tokens, read_spans, written_spans
 from .markup import notebook_html
 from .spans import Word, word_scores
 from .token_spans import check_tokens_at_offsets, spans_of_tokens
@@ -72,6 +73,9 @@ class AttributionRecord:
     # With ``explain --words``: :meth:`word_scores` as written (word, start, end, score, raw; and segment 1
     # for a word of a pair's second text).
     words: list[dict] | None = None
+    # Character spans known to decide the label (explain --evidence-field): [start, end] each, and
+    # [start, end, 1] in a pair's second text. Written only where the input gave some.
+    evidence: list[list[int]] | None = None
     # The model is a multi-label classifier: ``probs`` are a sigmoid per label (several may be
     # above 0.5), ``target`` a label. Written only where true.
     multi_label: bool = False
@@ -85,7 +89,7 @@ class AttributionRecord:
         values = asdict(self)
         del values["line"]
         extra = values.pop("extra") or {}
-        for key in (*PAIR_FIELDS, "words"):
+        for key in (*PAIR_FIELDS, "words", "evidence"):
             if values[key] is None:
                 del values[key]
         if not values["multi_label"]:
@@ -102,6 +106,14 @@ class AttributionRecord:
 
     def to_json(self) -> str:
         return jsonl.dumps(self.to_dict())
+
+    def evidence_tokens(self) -> list[bool] | None:
+        """Per token, whether it overlaps an evidence span of its text (None: the record has no
+        evidence; :mod:`contrastcat.records.evidence`)."""
+        if self.evidence is None:
+            return None
+        spans = [(*span, 0) if len(span) == 2 else span for span in self.evidence]
+        return evidence_tokens(self.offsets, self.segments, spans)
 
     def word_scores(self) -> list[Word]:
         """Its words as a reader sees them (:mod:`contrastcat.records.words`: pieces joined, punctuation
@@ -354,6 +366,9 @@ def check_record(obj: dict, where: str, line: int | None = None) -> AttributionR
         # Made elsewhere, scores per token string: where each one is (render shades them, evaluate aligns them).
         obj = {**obj, "offsets": spans_of_tokens(obj["text"], obj["tokens"], where)}
     _check_offsets(obj, where, given_tokens)
+    if obj.get("evidence") is not None:
+        texts = (obj["text"],) if obj.get("pair") is None else (obj["text"], obj["pair"])
+        obj = {**obj, "evidence": written_spans(read_spans(obj["evidence"], texts, where))}
     record = _record(obj, length)
     if record.words is not None and jsonl.dumps(record.words) != jsonl.dumps(_written_words(record)):
         raise BadInput(

@@ -32,7 +32,7 @@ from ..evaluation.curves import EvalSettings
 from ..evaluation.fitted import fitted_cells
 from ..evaluation.recommend import DEFAULT_MARGIN, Candidate, Protocol, Recommendation, recommend, same_maps
 from ..evaluation.reports import EvaluationReport
-from ..evaluation.metrics import ERASER_COMP, ERASER_SUFF, LOO_TAU
+from ..evaluation.metrics import ERASER_COMP, ERASER_SUFF, LOO_TAU, PLAUSIBILITY_JUDGED, PLAUSIBILITY_KEYS, SCALAR_METRICS
 from ..evaluation.scalars import LeaveOneOut
 from ..evaluation.stats import BootstrapSettings, paired_difference
 from ..io import jsonl
@@ -45,6 +45,7 @@ from ..models.loading import check_max_length
 from ..models.precision import describe_hardware
 from ..models.resolve import classifier_for, library_model, model_location
 from ..records.inputs import InputFile, InputRow
+from .options import input_fields
 from ..output.checkpoint import digests_path, partial_path
 from ..output.resume import Resumed, Run, finished_output, write_resumable
 from ..records.record import AttributionRecord, RecordFile, write_records
@@ -71,7 +72,8 @@ class Column:
 
     @property
     def name(self) -> str:
-        return f"{self.perturb}:{self.key}"
+        """``delete:morf_aopc``; a plausibility column by its key alone (it perturbs nothing)."""
+        return self.key if self.key in PLAUSIBILITY_KEYS else f"{self.perturb}:{self.key}"
 
 
 COLUMNS = (
@@ -87,6 +89,17 @@ COLUMNS = (
     Column(MASK, LOO_TAU, "LOO τ, [MASK]", True),
 )
 PERTURBATIONS = (DELETE, MASK)
+# Against the inputs' evidence, where they carry some: the same under either perturbation (no
+# input is perturbed), so taken once. No method can be fitted to them; judged by the measures
+# free of a rationale threshold, token and IOU F1 shown beside.
+PLAUSIBILITY_COLUMNS = tuple(
+    Column(DELETE, key, SCALAR_METRICS[key].name, True) for key in PLAUSIBILITY_KEYS
+)
+
+
+def columns_of(reports: Mapping[str, EvaluationReport]) -> tuple[Column, ...]:
+    """The table's columns: plausibility's too where the records carry evidence."""
+    return COLUMNS + PLAUSIBILITY_COLUMNS * reports[DELETE].settings.plausibility
 
 
 @dataclass
@@ -104,6 +117,7 @@ class Compared:
     bootstrap: BootstrapSettings
     sanity: SanityReport | None = None  # model randomisation on the first inputs' maps
     timed: dict[str, int] = field(default_factory=dict)  # label -> inputs its seconds were measured on
+    columns: tuple[Column, ...] = COLUMNS  # the table's (plausibility's too where the inputs carry evidence)
 
     def values(self, label: str, column: Column) -> dict[str, float]:
         """Input key -> the method's value on ``column``."""
@@ -193,7 +207,9 @@ def compare(
                            progress=functools.partial(say, phase, total=len(records)))
         reports[perturb] = _renamed(found, shown)
     fitted = {label: _fitted(reports, label) for label in labels}
-    judged = [column for column in COLUMNS if not any(column.name in cells for cells in fitted.values())]
+    columns = columns_of(reports)
+    judged = [column for column in columns if not any(column.name in cells for cells in fitted.values())
+              and (column.key not in PLAUSIBILITY_KEYS or column.key in PLAUSIBILITY_JUDGED)]
     candidates = [
         Candidate(label, seconds[index], {column.name: _values(reports[column.perturb].methods[label], column)
                                           for column in judged})
@@ -220,7 +236,7 @@ def compare(
     recommendation = recommend(candidates, [Protocol(c.name, c.higher_is_better) for c in judged], bootstrap, margin,
                                fails_sanity=failing, same_maps=_same_maps(records, labels, candidates))
     return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows),
-                    bootstrap, checked, dict(zip(labels, timed)))
+                    bootstrap, checked, dict(zip(labels, timed)), columns)
 
 
 def _same_maps(records: Sequence[AttributionRecord], labels: Sequence[str], candidates: Sequence[Candidate]
@@ -549,10 +565,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     for path in files.values() if folder is not None and os.path.isdir(folder) else ():
         check_output_path(path, [chosen.inputs, chosen.library])
         _check_own_file(path)
-    input_file = InputFile(
-        chosen.inputs, text_field=chosen.text_field, id_field=chosen.id_field, label_field=chosen.label_field,
-        pair_field=chosen.pair_field, named=chosen.names,
-    )
+    input_file = InputFile(chosen.inputs, input_fields(chosen), named=chosen.names)
     input_file.check()
     rows = sample_rows(input_file.rows(), chosen.limit, chosen.seed)
     input_file.close()
@@ -690,7 +703,7 @@ def report_document(compared: Compared, classifier, chosen: CompareOptions | Non
     methods = []
     for label in found.ranking + tuple(label for label in compared.labels if label not in found.ranking):
         cells = {}
-        for column in COLUMNS:
+        for column in compared.columns:
             report = compared.reports[column.perturb]
             mine = report.methods.get(label)
             if mine is None:
@@ -715,7 +728,7 @@ def report_document(compared: Compared, classifier, chosen: CompareOptions | Non
         "hardware": describe_hardware(classifier.device),
         "model": classifier.identity(),
         "columns": [{"name": c.name, "heading": c.heading, "higher_is_better": c.higher_is_better,
-                     "judged": c in compared.judged} for c in COLUMNS],
+                     "judged": c in compared.judged} for c in compared.columns],
         "leader": leader,
         "recommendation": {
             "best": found.best, "leaders": list(found.leaders), "cheap": found.cheap, "cheap_of": found.cheap_of,

@@ -114,7 +114,7 @@ def evaluate_file(options: EvaluateOptions) -> EvaluateRun:
     notify = options.notify or (lambda line: None)
     before = _before_the_model(options)
     classifier = _classifier(options, before, notify)
-    evaluation = evaluate_records(classifier, before.record_file.records(), options.settings, Evaluating(
+    evaluation = evaluate_records(classifier, before.record_file.records(), before.settings, Evaluating(
         before.library, options.kendall, options.batch_size, options.intervals, before.scan.source,
         progress=lambda done: _progress(options)("evaluating", done, before.scan.total), named=options.names,
     ))
@@ -156,6 +156,7 @@ class _Checked:
     model: str | Classifier
     inputs: list
     limit: int | None  # the records were cut short by --limit (not when it reached past their end)
+    settings: EvalSettings  # the options' protocol, with plausibility where a record carries evidence
 
 
 def _before_the_model(options: EvaluateOptions) -> _Checked:
@@ -168,13 +169,15 @@ def _before_the_model(options: EvaluateOptions) -> _Checked:
             "steps": settings.steps, "perturb": settings.perturb, "target": settings.target,
             "min_tokens": settings.min_tokens, "orders": list(settings.orders), "eraser_bins": list(ERASER_BINS),
         })
-        check_baseline_computable(baseline, options.baseline, settings, options.kendall, named)
     inputs = [options.records, options.library, options.baseline]
     for path in (options.output, options.plot):
         if path is not None:  # the baseline is an input: a report over it would pass the next run
             check_output_path(path, inputs)
     record_file = RecordFile(options.records, options.limit)
     scan = _scan(record_file, settings, options.compare, named)
+    settings = dataclasses.replace(settings, plausibility=scan.evidence > 0)  # records with evidence are scored by it
+    if baseline is not None:
+        check_baseline_computable(baseline, options.baseline, settings, options.kendall, named)
     # A limit past the file's end read every record: the report is the whole file's.
     limit = options.limit if options.limit is not None and scan.total >= options.limit else None
     if limit is not None:
@@ -196,7 +199,7 @@ def _before_the_model(options: EvaluateOptions) -> _Checked:
     if not model:
         raise BadInput(f"{scan.source}:{first.line}: the record names no model (made elsewhere?): pass {named('model')}")
     library = RefLibrary(options.library) if options.library is not None else None
-    return _Checked(record_file, scan, baseline, library, model, inputs, limit)
+    return _Checked(record_file, scan, baseline, library, model, inputs, limit, settings)
 
 
 def _records_taken(limit: int | None, named: Names) -> str:
@@ -278,10 +281,11 @@ class _Scan:
         # The first record past what those hold (a JSON integer may be longer): past any model too.
         self._token_beyond = self._class_beyond = None
         self.gold: dict = {}  # each --target gold label -> (label, line of its first record)
-        self.short = self.special = self.total = self.elsewhere = 0
+        self.short = self.special = self.total = self.elsewhere = self.evidence = 0
         self.first_elsewhere: int | None = None
 
     def add(self, record) -> None:
+        self.evidence += record.evidence is not None
         if made_elsewhere(record):  # another tool's map: aligned to the model's tokens once it loads
             self.elsewhere += 1
             self.first_elsewhere = self.first_elsewhere or record.line

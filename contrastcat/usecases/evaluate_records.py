@@ -10,6 +10,7 @@ perturbation curves (and Kendall-τ, which explains each record again) on them, 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -47,6 +48,8 @@ def columns(records: Sequence[AttributionRecord]) -> Inputs:
     return Inputs(
         [input_key(r) for r in records], [r.id for r in records], [r.token_ids for r in records],
         [r.scores for r in records], [r.special for r in records], [bool(r.truncated) for r in records],
+        raw=[r.scores if r.raw_scores is None else r.raw_scores for r in records],
+        evidence=[r.evidence_tokens() for r in records],
     )
 
 
@@ -345,7 +348,7 @@ class _Evaluation:
         self.tallies: dict[str, CurveTally] = {}
         self.taus: dict[str, tuple[list[float], list[float]]] = {}
         self.inputs_seen: dict[str, set[bytes]] = {}  # per method, digests of its inputs' tokens and target
-        self.count = self.truncated = self.elsewhere = self.other_class = 0
+        self.count = self.truncated = self.elsewhere = self.other_class = self.evidence = 0
 
     def _drops(self, precision: str) -> LeaveOneOut | None:
         """The leave-one-out drops the methods share (None: no leave-one-out)."""
@@ -367,6 +370,7 @@ class _Evaluation:
         mark_special_tokens(chunk, classifier.tokenizer.all_special_ids)
         self.count += len(chunk)
         self.truncated += sum(r.truncated for r in chunk)
+        self.evidence += sum(r.evidence is not None for r in chunk)
         if self.settings.target == "pred":  # scored by another class than their maps explain: said after
             self.other_class += sum(r.target != r.predicted for r in chunk)
         for name, group in self.labels.group(chunk).items():
@@ -434,8 +438,11 @@ class _Evaluation:
                 f"class its map explains ({self.how.named('target')} record scores that one)",
                 ContrastCatWarning, stacklevel=2,
             )
+        if self.evidence and not self.settings.plausibility:  # the records carry evidence: scored against it
+            self.settings = dataclasses.replace(self.settings, plausibility=True)
         reports: dict[str, MethodReport] = {}
         for name, tally in tallies.items():
+            tally.settings = self.settings
             report = tally.finish()  # variants of one method are told apart by their label
             if self.how.kendall:
                 report.kendall = Kendall.of(*self.taus.get(name, ([], [])))

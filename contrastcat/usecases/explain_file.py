@@ -43,6 +43,7 @@ from ..output.resume import Run, early_header, write_resumable
 from ..output.shards import PartHeader, Shard, Tally, merge_parts, shard_rows
 from ..output.shards import write_part as write_part_file
 from ..records.inputs import InputFile, SkippedLines
+from .options import input_fields
 from ..records.record import write_records
 from ..spec import Names
 from .options.explain import ExplainOptions
@@ -154,10 +155,7 @@ def _run(plan: _Plan) -> ExplainRun:
     names = list(chosen.method)  # known names, read with the options
     # Bounded: millions of bad lines are counted, their first messages kept (all that is shown).
     skipped = SkippedLines() if chosen.on_error == "skip" else None
-    input_file = InputFile(
-        chosen.inputs, text_field=chosen.text_field, id_field=chosen.id_field, label_field=chosen.label_field,
-        pair_field=chosen.pair_field, named=chosen.names,
-    )
+    input_file = InputFile(chosen.inputs, input_fields(chosen), named=chosen.names)
     # A bad line fails before anything is written. Under torchrun rank 0 checks for all.
     total = input_file.check() if skipped is None and not plan.follower else None
     methods = build_methods(names, shared=True, named=chosen.names, **dict(chosen.method_options))

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from ..deletion.plan import step_labels
 from ..evaluation.comparison import BEST, SECOND, Comparison
-from ..evaluation.metrics import METRICS, SCALAR_METRICS
+from ..evaluation.metrics import MAGNITUDE, METRICS, PLAUSIBILITY_KEYS, SCALAR_METRICS, SIGNED
 from ..evaluation.fitted import SIGNS
 from ..evaluation.report_markup import (
     MARKDOWN_DECIMALS,
@@ -52,7 +52,11 @@ def report_blocks(
                     f"index τ = {k.tau_index:.3f} ({verdict} < 0.05), score τ = {k.tau_scores:.3f}"
                 ))
     if len(reports) > 1:
-        blocks.append(comparison_table(comparison, len(labels), plain))
+        # Plausibility in a table of its own: the two side by side would not fit a terminal.
+        blocks.append(comparison_table(comparison, len(labels), plain, lambda key: key not in PLAUSIBILITY_KEYS))
+        for ranking in (SIGNED, MAGNITUDE) if evaluation.settings.plausibility else ():
+            keys = {key for key in PLAUSIBILITY_KEYS if key.endswith(ranking)}
+            blocks.append(comparison_table(comparison, ranking, plain, keys.__contains__))
         if evaluation.kendall:
             blocks.append(Text(
                 f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
@@ -123,17 +127,21 @@ def curve_table(name: str, report, labels: list[str], fitted: dict[str, str] | N
     return table
 
 
-def comparison_table(comparison: Comparison, steps: int, plain: bool) -> Table:
-    """Methods as rows, the mean of each metric over the steps as columns."""
+def comparison_table(comparison: Comparison, steps: int | str, plain: bool, shown=lambda key: True) -> Table:
+    """Methods as rows, the mean of each metric over the steps as columns (those ``shown``
+    takes; ``steps`` a ranking's name: plausibility's under that ranking, a mean over inputs)."""
     legend = "* best, † second" if plain else "bold best, underlined second"
-    table = Table(title=f"Mean over the {steps} steps ({legend} in each column)", title_justify="left")
+    title = (f"Mean over the {steps} steps" if isinstance(steps, int) else
+             f"Plausibility against the evidence, tokens ranked by {'signed score' if steps == SIGNED else 'magnitude'}")
+    table = Table(title=f"{title} ({legend} in each column)", title_justify="left")
     table.add_column("method", no_wrap=True)
-    for column in comparison.columns:
+    columns = [column for column in comparison.columns if shown(column.key)]
+    for column in columns:
         table.add_column(header(column.metric), justify="right")
     table.add_column("inputs", justify="right")
     for row in comparison.rows:
         cells = []
-        for column in comparison.columns:
+        for column in columns:
             mark = row.marks[column.key]
             text = number(row.values[column.key], TABLE_DECIMALS, row.intervals.get(column.key))
             text += SIGNS.get(row.fitted.get(column.key), "")

@@ -20,7 +20,7 @@ from contrastcat.library import RefLibrary
 from contrastcat.methods import build_method
 from contrastcat.models.forward import predictor
 from contrastcat.models.tokens import tokenize
-from contrastcat.records.inputs import InputRow, rows_from_objects
+from contrastcat.records.inputs import InputFields, InputRow, rows_from_objects
 from contrastcat.testing.pairs import keyword_token
 
 from ..helpers import PAIR_STYLES
@@ -263,10 +263,10 @@ def test_a_pair_too_long_is_cut_from_its_longer_text_and_a_limit_too_short_is_re
 
 def test_the_second_text_never_takes_another_fields_place():
     with pytest.raises(BadInput, match="`pair_field` 'label' is also the text, id or label field"):
-        rows_from_objects([{"text": "x", "label": "positive"}], pair_field="label")
-    (row,) = rows_from_objects([("a film", "a dog")], id_field="pair")  # the tuple's pair goes elsewhere
+        rows_from_objects([{"text": "x", "label": "positive"}], InputFields(pair="label"))
+    (row,) = rows_from_objects([("a film", "a dog")], InputFields(id="pair"))  # the tuple's pair goes elsewhere
     assert (row.id, row.text, row.pair) == (0, "a film", "a dog")
-    (row,) = rows_from_objects([("a film", "a dog")], label_field="pair")
+    (row,) = rows_from_objects([("a film", "a dog")], InputFields(label="pair"))
     assert (row.label, row.pair) == (None, "a dog")
 
 

@@ -20,7 +20,7 @@ import pytest
 from contrastcat.errors import BadInput
 from contrastcat.io import jsonl
 from contrastcat.io.lines import LINE_LIMIT_ENV, LineSource, Overlong, line_limit, read_line
-from contrastcat.records.inputs import InputFile
+from contrastcat.records.inputs import InputFields, InputFile
 
 from ..helpers import assert_one_line_error, invoke
 
@@ -233,7 +233,7 @@ def test_a_csv_field_over_the_limit_across_lines_stops_even_a_skipping_run(tmp_p
     field = "\n".join("y" * 1000 + ",1" for _ in range(1100))
     path.write_text(f'text,label\n"{field}",0\nafter,1\n')
     with pytest.raises(BadInput, match=rf"in.csv:2: a row longer than 1 MiB; .*\${LINE_LIMIT_ENV}"):
-        list(InputFile(str(path), label_field="label").rows([]))
+        list(InputFile(str(path), InputFields(label="label")).rows([]))
 
 
 def test_a_baseline_is_read_in_pieces(tmp_path, records_line, small_limit):
@@ -254,14 +254,14 @@ def test_a_csv_row_of_many_short_lines_is_bounded_too(tmp_path, small_limit):
     tracemalloc.start()
     try:
         with pytest.raises(BadInput, match=r"in.csv:2: a row longer than 1 MiB; "):
-            list(InputFile(str(path), label_field="label").rows([]))
+            list(InputFile(str(path), InputFields(label="label")).rows([]))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak < 80 * MIB, f"peak {peak / MIB:.0f} MiB"
     many = tmp_path / "many.csv"  # rows of many lines each, every row within the limit: all read
     many.write_text("text,label\n" + "".join('"' + "line\n" * 5 + f'end",{i % 3}\n' for i in range(2000)))
-    assert len(list(InputFile(str(many), label_field="label").rows())) == 2000
+    assert len(list(InputFile(str(many), InputFields(label="label")).rows())) == 2000
 
 
 def _peak(action) -> int:

@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 from contrastcat.errors import ContrastCatWarning
-from contrastcat.records.inputs import read_inputs, rows_from_objects
+from contrastcat.records.inputs import InputFields, read_inputs, rows_from_objects
 
 
 @pytest.mark.parametrize("name", ["pair", "text_pair", "hypothesis", "sentence2", "question2", "text_b", "passage",
@@ -35,11 +35,11 @@ def test_no_warning_for_a_null_pair_nor_where_the_pair_is_explained(tmp_path):
         warnings.simplefilter("error")
         read_inputs(str(path))
         rows_from_objects([{"text": "a good film", "pair": None}])
-        assert rows_from_objects([{"text": "a", "hypothesis": "b"}], pair_field="hypothesis")[0].pair == "b"
+        assert rows_from_objects([{"text": "a", "hypothesis": "b"}], InputFields(pair="hypothesis"))[0].pair == "b"
         # A pair's name as the text field itself is no second text.
-        assert rows_from_objects([{"hypothesis": "a", "label": 1}], text_field="hypothesis")[0].text == "a"
-        assert rows_from_objects([{"premise": "a", "Premise_id": "p1"}], text_field="premise")[0].text == "a"
-        assert rows_from_objects([{"context": "a", "label": 0}], text_field="context")[0].text == "a"
+        assert rows_from_objects([{"hypothesis": "a", "label": 1}], InputFields(text="hypothesis"))[0].text == "a"
+        assert rows_from_objects([{"premise": "a", "Premise_id": "p1"}], InputFields(text="premise"))[0].text == "a"
+        assert rows_from_objects([{"context": "a", "label": 0}], InputFields(text="context"))[0].text == "a"
 
 
 def test_a_csv_header_in_another_case_is_noticed(tmp_path):
@@ -75,7 +75,7 @@ def test_common_pair_columns_beside_the_text_are_noticed(tmp_path, row, text_fie
         read_inputs(str(path), text_field=text_field)
     assert len(said) == 1
     with pytest.warns(ContrastCatWarning, match=rf"item 0: the inputs have a '{name}' field"):
-        rows_from_objects([row], text_field=text_field)
+        rows_from_objects([row], InputFields(text=text_field))
 
 
 def test_question_and_sentence_alone_are_single_texts():
@@ -83,9 +83,9 @@ def test_question_and_sentence_alone_are_single_texts():
     # these two mean a pair only beside each other, one of them the text.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        rows_from_objects([{"sentence": "a good film", "label": 1}], text_field="sentence")
+        rows_from_objects([{"sentence": "a good film", "label": 1}], InputFields(text="sentence"))
         rows_from_objects([{"text": "a good film", "sentence": "a good film", "question": "is it good?"}])
-        rows_from_objects([{"question": "is it good?", "answer": "yes"}], text_field="question")
+        rows_from_objects([{"question": "is it good?", "answer": "yes"}], InputFields(text="question"))
 
 
 def test_long_field_names_are_not_kept_by_the_name_cache():
@@ -95,5 +95,5 @@ def test_long_field_names_are_not_kept_by_the_name_cache():
 
     inputs._short_key.cache_clear()
     rows = [{"text": "a film", "k" * 100_000 + str(index): 1} for index in range(50)]
-    assert len(list(rows_from_objects(rows, "text"))) == 50
+    assert len(list(rows_from_objects(rows, InputFields("text")))) == 50
     assert inputs._short_key.cache_info().currsize <= 2

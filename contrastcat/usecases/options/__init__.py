@@ -115,10 +115,32 @@ def pair_field(help: str) -> Any:
     return option(None, help, check.optional_text)
 
 
+def evidence_field() -> Any:
+    return option(
+        None, "Field/column of each input's evidence: [start, end] character spans (end excluded; [start, end, 1] "
+        "in a pair's second text) known to decide its label, as planted shortcuts or human rationales. Records "
+        "carry them, and evaluate scores each map against them (plausibility). Rows without it have none.",
+        check.optional_text,
+    )
+
+
 def check_pair_field_apart(chosen: Any) -> None:
-    """The second text's field is none of the others (a row's text read twice is no pair)."""
-    if chosen.pair_field is not None and chosen.pair_field in (chosen.text_field, chosen.id_field, chosen.label_field):
+    """The second text's field is none of the others (a row's text read twice is no pair), nor
+    is the evidence's."""
+    named = (chosen.text_field, chosen.id_field, chosen.label_field)
+    if chosen.pair_field is not None and chosen.pair_field in named:
         raise BadInput(f"{chosen.named('pair_field')} {chosen.pair_field!r} is also the text, id or label field")
+    if chosen.evidence_field is not None and chosen.evidence_field in (*named, chosen.pair_field):
+        raise BadInput(
+            f"{chosen.named('evidence_field')} {chosen.evidence_field!r} is also the text, id, label or pair field"
+        )
+
+
+def input_fields(chosen: Any):
+    """The fields an inputs file is read by, as the options name them."""
+    from ...records.inputs import InputFields
+
+    return InputFields(chosen.text_field, chosen.id_field, chosen.label_field, chosen.pair_field, chosen.evidence_field)
 
 
 def records() -> Any:

@@ -181,6 +181,7 @@ class CompareOptions(CommandOptions):
     pair_field: str | None = options.pair_field(
         "Sentence pairs: the field/column of each input's second text (as explain).",
     )
+    evidence_field: str | None = options.evidence_field()
     sanity: int = option(
         DEFAULT_SANITY, "Model randomisation on the maps of this many of the sampled inputs (0: none): a method "
         "whose maps barely change when the model is destroyed is named.",

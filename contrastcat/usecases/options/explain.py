@@ -85,6 +85,7 @@ class ExplainOptions(CommandOptions):
         "Sentence pairs (NLI, paraphrase, rerankers): the field/column of each input's second "
         "text. Both texts are scored; the library must be built with --pair-field too.",
     )
+    evidence_field: str | None = options.evidence_field()
     mask_special: bool = option(
         False, "Reference-code quirk: zero special tokens in the attribution pass's mask.", check.flag, kind=bool
     )
