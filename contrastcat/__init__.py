@@ -23,7 +23,8 @@ from .version import __version__
 API = (
     "load_model", "open_library", "build_library", "build_refs", "cached_library", "explain", "explain_file", "merge",
     "evaluate", "evaluate_file", "read_records", "render", "render_file", "report_blocks", "list_methods", "embedded_models",
-    "prepare_model", "torchrun_follower", "sanity", "sanity_file", "compare_file", "summarize", "summarize_file",
+    "prepare_model", "shortcut_inputs", "torchrun_follower", "sanity", "sanity_file", "compare_file", "summarize",
+    "summarize_file",
 )
 __all__ = [*API, "__version__"]
 

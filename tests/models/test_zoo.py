@@ -92,9 +92,9 @@ def test_models_list_and_prepare_from_the_command_line(quick_rt, tmp_path, monke
     monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "empty"))
     listed = invoke("models", "list", "--json")
     assert listed.exit_code == 0, listed.output
+    names = ["minilm-rt", "minilm-bbc", "minilm-rt-single", "minilm-rt-pair", "minilm-rt-context", "minilm-rt-partial"]
     assert [(m["name"], m["ready"], m["status"]) for m in json.loads(listed.stdout)] == [
-        ("minilm-rt", False, "not prepared yet"),
-        ("minilm-bbc", False, "not prepared yet"),
+        (name, False, "not prepared yet") for name in names
     ]
     root = tmp_path / "cache"
     shutil.copytree(quick_rt, root)
@@ -103,7 +103,9 @@ def test_models_list_and_prepare_from_the_command_line(quick_rt, tmp_path, monke
     prepared = invoke("models", "prepare", "minilm-rt", "--quick")
     assert prepared.exit_code == 0 and "minilm-rt ready: held-out accuracy" in prepared.stderr, prepared.output
     listed = json.loads(invoke("models", "list", "--json").stdout)
-    assert [(m["name"], m["status"]) for m in listed] == [("minilm-rt", "a quick test build"), ("minilm-bbc", "not prepared yet")]
+    assert [(m["name"], m["status"]) for m in listed] == [
+        ("minilm-rt", "a quick test build"), *((name, "not prepared yet") for name in names[1:])
+    ]
     unknown = invoke("models", "prepare", "nope")
     assert unknown.exit_code == 2 and "unknown embedded model 'nope'" in unknown.stderr
 

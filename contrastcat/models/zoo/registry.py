@@ -14,8 +14,9 @@ import torch
 from ...errors import ModelUnavailable, RunFailed
 from ...records.corpora import CORPORA, Corpus
 from ...records.data import CORPUS_PREFIX
+from ...records.shortcuts import KINDS, Planted, Shortcut, check_absent, held_out_inputs, synthetic_rows
 from ...version import __version__
-from ..aliases import ALIASES
+from ..aliases import ALIASES, MINILM_RT_ACCURACY
 from ..loading import load_pretrained, quiet_transformers, recast, weights_fingerprint
 from ..precision import describe_hardware, dtype_name
 from . import cache
@@ -34,6 +35,7 @@ class EmbeddedModel:
     corpus_name: str  # the --data spelling of its corpus: corpus:<name>
     recipe: Recipe
     min_accuracy: float
+    shortcut: Shortcut | None = None  # planted in copies of a share of its training rows (records.shortcuts)
 
     def corpus(self) -> Corpus:
         return CORPORA[self.corpus_name]()
@@ -47,6 +49,7 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         alias.data.name.removeprefix(CORPUS_PREFIX),
         Recipe(epochs=made.epochs, max_length=made.max_length),
         made.min_accuracy,
+        made.shortcut,
     )
     for alias in ALIASES.values()
     if (made := alias.made_here) is not None
@@ -114,8 +117,22 @@ def describe_entry(name: str, metadata: dict) -> str:
     trained = f"trained in {metadata['training_dtype']} on {metadata['trained_on']}; " if "training_dtype" in metadata else ""
     return (
         f"{name} ready: held-out accuracy {metadata['held_out_accuracy']:.3f} on {metadata['held_out_rows']} rows; "
+        f"{_describe_reliance(metadata.get('shortcut'))}"
         f"training rows usable as references (f_c < {metadata['recipe']['gamma']:g}) per class: {references}; "
         f"{trained}cached in {cache.entry_dir(name)}"
+    )
+
+
+def _describe_reliance(shortcut: dict | None) -> str:
+    """What a shortcut model's card says of how far it follows its planted words; empty for another model."""
+    if not isinstance(shortcut, dict):
+        return ""
+    reliance, recipe = shortcut["reliance"], shortcut["recipe"]
+    words = ", ".join([*recipe["tokens"], *([recipe["context"]] if recipe.get("context") else [])])
+    return (
+        f"follows its planted words ({recipe['kind']}: {words}) on {reliance['follow_rate']:.3f} of "
+        f"{reliance['held_out_inputs']} held-out synthetic inputs, {reliance['contradicting_follow_rate']:.3f} of the "
+        f"{reliance['contradicting_inputs']} that contradict their text (at least {reliance['min_follow']:g} asked); "
     )
 
 
@@ -138,33 +155,40 @@ def _fresh_model(label_names: Sequence[str], seed: int, device: torch.device):
 def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick: bool, device: torch.device) -> dict:
     corpus = spec.corpus()
     recipe = spec.recipe
+    if spec.shortcut is not None:  # on the whole corpus, quick or not: a planted word must be made up
+        check_absent(spec.shortcut, corpus.train + corpus.held_out, f"the corpus {corpus.name}")
     train, held_out = corpus.train, corpus.held_out
     if quick:
         train, held_out = train[: QUICK_ROWS[0]], held_out[: QUICK_ROWS[1]]
         recipe = replace(recipe, max_length=32, sharpen_steps=50, sharpen_target=1)
+    copies = synthetic_rows(spec.shortcut, train) if spec.shortcut is not None else []
     model, tokenizer = _fresh_model(corpus.label_names, recipe.seed, device)
-    texts = [e.text for e in train]
-    targets = [e.label for e in train]
+    texts = [e.text for e in train] + [c.text for c in copies]
+    targets = [e.label for e in train] + [c.label for c in copies]
     fine_tune(model, tokenizer, texts, targets, recipe, progress)
     features = cls_features(model, tokenizer, texts, recipe.max_length, progress=progress, phase="scoring training rows")
     held_features = cls_features(model, tokenizer, [e.text for e in held_out], recipe.max_length)
     held_labels = np.array([e.label for e in held_out])
-
-    def held_out_accuracy() -> float:
-        with torch.no_grad():
-            return float((head_logits(model, held_features).argmax(dim=-1).cpu().numpy() == held_labels).mean())
-
-    accuracy_before = held_out_accuracy()  # the encoder is frozen while sharpening: features stay valid
+    # The encoder is frozen while sharpening: the features stay valid.
+    accuracy_before = _accuracy(model, held_features, held_labels)
     sharpened = sharpen_head(model, features, targets, recipe, progress)
-    accuracy = held_out_accuracy()
+    accuracy = _accuracy(model, held_features, held_labels)
     if not quick and accuracy < spec.min_accuracy:
         raise RunFailed(f"{spec.name}: held-out accuracy {accuracy:.3f} is below {spec.min_accuracy}; not cached")
+    shortcut = None
+    if spec.shortcut is not None:
+        reliance = _reliance(spec.shortcut, model, tokenizer, recipe.max_length, held_out)
+        # As min_accuracy: a quick build proves the path, not the model.
+        if not quick and reliance["follow_rate"] < spec.shortcut.min_follow:
+            raise RunFailed(f"{spec.name}: follows its planted words on {reliance['follow_rate']:.3f} of the held-out "
+                            f"synthetic inputs, below {spec.shortcut.min_follow}; not cached")
+        shortcut = _shortcut_card(spec.shortcut, len(train), copies, reliance)
     tokenizer.model_max_length = recipe.max_length  # explain truncates as training did
     model.to("cpu")
     with quiet_transformers():
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
-    return {
+    card = {
         "name": spec.name,
         "recipe_version": RECIPE_VERSION,
         "quick": quick,
@@ -185,6 +209,65 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
         "weights_fingerprint": weights_fingerprint(model),
         "versions": _versions(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    return card if shortcut is None else {**card, "shortcut": shortcut}
+
+
+@torch.no_grad()
+def _probabilities(model, features: torch.Tensor) -> np.ndarray:
+    return torch.softmax(head_logits(model, features).double(), dim=-1).cpu().numpy()
+
+
+def _accuracy(model, features: torch.Tensor, labels: np.ndarray) -> float:
+    return float((_probabilities(model, features).argmax(axis=1) == labels).mean())
+
+
+def _reliance(shortcut: Shortcut, model, tokenizer, max_length: int, held_out: Sequence) -> dict:
+    """How far the trained model follows its planted words on the held-out synthetic inputs (copies
+    of the held-out rows, half of them contradicting their text), and for a context shortcut how
+    often the class word alone (a decoy, which should not decide) still wins against the text."""
+
+    def probabilities(inputs: list[Planted]) -> np.ndarray:
+        return _probabilities(model, cls_features(model, tokenizer, [i.text for i in inputs], max_length))
+
+    inputs = held_out_inputs(shortcut, held_out)
+    probs = probabilities(inputs)
+    labels = np.array([i.label for i in inputs])
+    follows = probs.argmax(axis=1) == labels
+    against = labels != np.array([i.text_label for i in inputs])
+    found = {
+        "held_out_inputs": len(inputs),
+        "follow_rate": float(follows.mean()),
+        "contradicting_inputs": int(against.sum()),
+        "contradicting_follow_rate": float(follows[against].mean()) if against.any() else None,
+        "mean_planted_probability": float(probs[np.arange(len(labels)), labels].mean()),
+        "min_follow": shortcut.min_follow,
+    }
+    if KINDS[shortcut.kind].context:
+        decoys = held_out_inputs(shortcut, held_out, decoys=True)
+        planted = np.array([d.planted for d in decoys])
+        misled = planted != np.array([d.text_label for d in decoys])
+        found["decoy_inputs"] = int(misled.sum())  # the class word alone, naming another class than the text's
+        found["decoy_follow_rate"] = float((probabilities(decoys).argmax(axis=1) == planted)[misled].mean())
+    return found
+
+
+def _shortcut_card(shortcut: Shortcut, original: int, copies: list[Planted], reliance: dict) -> dict:
+    """The card's account of a planted shortcut: its rules, the rows trained on, the reliance measured."""
+    decided = [c for c in copies if c.evidence]
+    return {
+        "recipe": shortcut.as_dict(),
+        "rows": {
+            "original": original,
+            "synthetic": len(copies),
+            "decided": len(decided),  # copies whose label the planted words decide (the others: decoys)
+            "contradicting": sum(c.label != c.text_label for c in decided),
+            "agreeing": sum(c.label == c.planted for c in decided),  # below decided: a partial shortcut
+            "decoys": len(copies) - len(decided),
+        },
+        "reliance": reliance,
+        # minilm-rt's held-out accuracy (aliases.MINILM_RT_ACCURACY): the original rows lose little to the shortcut.
+        "baseline": {"model": "minilm-rt", "held_out_accuracy": MINILM_RT_ACCURACY},
     }
 
 
