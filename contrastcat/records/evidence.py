@@ -18,22 +18,22 @@ from ..errors import BadInput
 def read_spans(value, texts: Sequence[str], where: str) -> tuple[tuple[int, int, int], ...]:
     """``value`` (a JSON list of spans) checked against ``texts`` (the text, and the pair's second
     text where there is one): (start, end, segment) per span, in the order given."""
-    if not isinstance(value, list):
+    if not isinstance(value, (list, tuple)):
         raise BadInput(f"{where}: evidence must be a list of [start, end] character spans, got {shown(value, 40)}")
     spans = []
     for n, span in enumerate(value):
-        if not (isinstance(span, list) and len(span) in (2, 3) and all(plain_int(v) for v in span)):
+        if not (isinstance(span, (list, tuple)) and len(span) in (2, 3) and all(plain_int(v) for v in span)):
             raise BadInput(
                 f"{where}: evidence span {n} must be [start, end] (or [start, end, segment] in a pair), "
                 f"whole numbers, got {shown(span, 40)}"
             )
         start, end, segment = (*span, 0) if len(span) == 2 else span
         if segment not in range(len(texts)):
-            raise BadInput(f"{where}: evidence span {n} names segment {segment}: "
+            raise BadInput(f"{where}: evidence span {n} names segment {shown(segment, 20)}: "
                            + ("a single text has segment 0 only" if len(texts) == 1 else "a pair has segments 0 and 1"))
         if not 0 <= start < end <= len(texts[segment]):
             raise BadInput(
-                f"{where}: evidence span {n} [{start}, {end}] is not within its text of {len(texts[segment])} "
+                f"{where}: evidence span {n} {shown([start, end], 40)} is not within its text of {len(texts[segment])} "
                 "characters with start before end"
             )
         spans.append((start, end, segment))

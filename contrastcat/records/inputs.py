@@ -156,9 +156,11 @@ def _row(line: int, obj: dict, fields: InputFields) -> InputRow:
 def _evidence(obj: dict, field: str | None, texts: tuple[str, ...]) -> tuple[tuple[int, int, int], ...] | None:
     """The row's evidence spans, checked against its texts; None where it has none. A CSV cell
     holds them as JSON text (``[[4, 9]]``); an empty cell or a null is none."""
-    if field is None or obj.get(field) in (None, ""):
+    value = None if field is None else obj.get(field)
+    if hasattr(value, "tolist"):  # a NumPy array (of NumPy integers) from Python: its plain values
+        value = value.tolist()
+    if value is None or (isinstance(value, str) and value.strip() in ("", "null")):
         return None
-    value = obj[field]
     if isinstance(value, str):
         try:
             value = jsonl.parse(value)
@@ -233,7 +235,8 @@ class InputFile:
             more = f" ({len(skipped)} bad line(s) skipped)" if skipped else ""
             raise BadInput(located(name, None, f"no input rows{more}"))
         if fields.evidence is not None and not with_evidence:
-            _no_evidence(located(name, None, ""), fields.evidence, self.named, skipped is None)
+            # With skip too: the output is published only at the end, so nothing is written.
+            _no_evidence(located(name, None, ""), fields.evidence, self.named)
 
     def _decoded(self, keep: bool) -> Iterator[tuple[int, str | Overlong, int]]:
         """Lines with their ends, and their sizes in bytes. Bytes that are not UTF-8 become lone
@@ -516,14 +519,11 @@ def rows_from_objects(items, fields: InputFields = InputFields(), source: str = 
     if not rows:
         raise BadInput(f"{source}: no inputs")
     if fields.evidence is not None and all(row.evidence is None for row in rows):
-        _no_evidence(f"{source}: ", fields.evidence, backticked, True)
+        _no_evidence(f"{source}: ", fields.evidence, backticked)
     return rows
 
 
-def _no_evidence(where: str, field: str, named: Names, refuse: bool) -> None:
+def _no_evidence(where: str, field: str, named: Names) -> None:
     """No row has the evidence field asked for: a misspelt name would otherwise give records
-    without evidence, silently. Refused where nothing has been written yet; else a warning."""
-    message = f"{where}no row has the evidence field {field!r} that {named('evidence_field')} names"
-    if refuse:
-        raise BadInput(message)
-    warnings.warn(message, ContrastCatWarning, stacklevel=3)
+    without evidence, silently."""
+    raise BadInput(f"{where}no row has the evidence field {field!r} that {named('evidence_field')} names")

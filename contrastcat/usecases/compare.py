@@ -568,6 +568,9 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     input_file = InputFile(chosen.inputs, input_fields(chosen), named=chosen.names)
     input_file.check()
     rows = sample_rows(input_file.rows(), chosen.limit, chosen.seed)
+    if chosen.evidence_field is not None and all(row.evidence is None for row in rows):
+        notify(f"compare: none of the {len(rows)} sampled inputs carries evidence ({chosen.named('evidence_field')} "
+               f"{chosen.evidence_field}): no plausibility columns")
     input_file.close()
     library = RefLibrary(chosen.library) if chosen.library is not None else None
     # Every method built and its library checked before the model loads: a wrong call fails fast.

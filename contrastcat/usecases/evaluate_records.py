@@ -53,6 +53,19 @@ def columns(records: Sequence[AttributionRecord]) -> Inputs:
     )
 
 
+def check_same_evidence(records: Iterable[AttributionRecord], seen: dict[bytes, bytes], source: str) -> None:
+    """Every record of one input (its id and token ids) carries the same evidence, or none at all
+    (``seen``: a digest per input, filled in place): methods scored against different evidence,
+    or on different inputs, would be paired as if they were not."""
+    for record in records:
+        key = hashlib.blake2b(repr((record.id, record.token_ids)).encode(), digest_size=16).digest()
+        evidence = hashlib.blake2b(repr(record.evidence).encode(), digest_size=16).digest()
+        if seen.setdefault(key, evidence) != evidence:
+            raise BadInput(f"{where(source, record)}: record id {record.id!r} ({record.method}) carries other evidence "
+                           "than an earlier record of the same input: the methods would be scored against different "
+                           "evidence (explain them from one inputs file)")
+
+
 def where(source: str, record: AttributionRecord) -> str:
     return f"{source}:{record.line}" if record.line is not None else f"{source}: record id {record.id!r}"
 
@@ -348,6 +361,7 @@ class _Evaluation:
         self.tallies: dict[str, CurveTally] = {}
         self.taus: dict[str, tuple[list[float], list[float]]] = {}
         self.inputs_seen: dict[str, set[bytes]] = {}  # per method, digests of its inputs' tokens and target
+        self.evidence_of: dict[bytes, bytes] = {}  # per input, a digest of its records' evidence
         self.count = self.truncated = self.elsewhere = self.other_class = self.evidence = 0
 
     def _drops(self, precision: str) -> LeaveOneOut | None:
@@ -371,6 +385,7 @@ class _Evaluation:
         self.count += len(chunk)
         self.truncated += sum(r.truncated for r in chunk)
         self.evidence += sum(r.evidence is not None for r in chunk)
+        check_same_evidence(chunk, self.evidence_of, source)
         if self.settings.target == "pred":  # scored by another class than their maps explain: said after
             self.other_class += sum(r.target != r.predicted for r in chunk)
         for name, group in self.labels.group(chunk).items():

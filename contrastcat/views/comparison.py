@@ -58,8 +58,9 @@ def table(document: dict) -> tuple[list[Cell], list[list[Cell]], list[str]]:
     )
     legend = [
         f"{document['inputs']} inputs; {document['hardware']}. The leader's values, then every other method's "
-        f"paired difference from {document['leader']} {intervals}. Columns in italics were "
-        "fitted by a method's own selection and are not judged by."
+        f"paired difference from {document['leader']} {intervals}. Columns in italics are not judged by: "
+        "fitted by a method's own selection"
+        + (", or (token F1, IOU F1) resting on a rationale threshold of their own." if _plausible(document) else ".")
         + (f" ρ, model destroyed: the Spearman correlation of a method's maps of {document['sanity_inputs']} inputs "
            "with its maps on the fully randomised model (✗: not below 0.5, the maps barely depend on the model)."
            if checked else ""),
@@ -67,6 +68,11 @@ def table(document: dict) -> tuple[list[Cell], list[list[Cell]], list[str]]:
             cell.get("fitted") == kind for entry in document["methods"] for cell in entry["columns"].values())),
     ]
     return head, rows, legend
+
+
+def _plausible(document: dict) -> bool:
+    """The inputs carried evidence: plausibility's columns are in the table."""
+    return any(column["name"].startswith("token_f1") for column in document["columns"])
 
 
 def markdown_report(document: dict) -> str:

@@ -54,9 +54,12 @@ def report_blocks(
     if len(reports) > 1:
         # Plausibility in a table of its own: the two side by side would not fit a terminal.
         blocks.append(comparison_table(comparison, len(labels), plain, lambda key: key not in PLAUSIBILITY_KEYS))
+        # Their inputs: those with evidence on a scored token, what the means are over.
+        with_evidence = {name: report.scalars[PLAUSIBILITY_KEYS[0]].inputs for name, report in reports.items()
+                         if PLAUSIBILITY_KEYS[0] in report.scalars}
         for ranking in (SIGNED, MAGNITUDE) if evaluation.settings.plausibility else ():
             keys = {key for key in PLAUSIBILITY_KEYS if key.endswith(ranking)}
-            blocks.append(comparison_table(comparison, ranking, plain, keys.__contains__))
+            blocks.append(comparison_table(comparison, ranking, plain, keys.__contains__, with_evidence))
         if evaluation.kendall:
             blocks.append(Text(
                 f"Kendall τ: mean index τ between the rankings for c and (c+1) mod {evaluation.num_classes}; "
@@ -127,7 +130,8 @@ def curve_table(name: str, report, labels: list[str], fitted: dict[str, str] | N
     return table
 
 
-def comparison_table(comparison: Comparison, steps: int | str, plain: bool, shown=lambda key: True) -> Table:
+def comparison_table(comparison: Comparison, steps: int | str, plain: bool, shown=lambda key: True,
+                     inputs: dict[str, int] | None = None) -> Table:
     """Methods as rows, the mean of each metric over the steps as columns (those ``shown``
     takes; ``steps`` a ranking's name: plausibility's under that ranking, a mean over inputs)."""
     legend = "* best, † second" if plain else "bold best, underlined second"
@@ -151,7 +155,7 @@ def comparison_table(comparison: Comparison, steps: int | str, plain: bool, show
                 cells.append(Text(text + PLAIN_SIGNS[mark]))
             else:
                 cells.append(Text.assemble((text, STYLES[mark])))  # the number only, not its padding
-        table.add_row(Text(row.method), *cells, str(row.evaluated))
+        table.add_row(Text(row.method), *cells, str((inputs or {}).get(row.method, row.evaluated)))
     return table
 
 

@@ -5,6 +5,7 @@ tokens, and a real method is ahead of random on them beyond the paired intervals
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -16,7 +17,7 @@ from contrastcat.errors import BadInput
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.evaluation.metrics import PLAUSIBILITY_JUDGED, PLAUSIBILITY_KEYS
 from contrastcat.evaluation.stats import BootstrapSettings
-from contrastcat.records.inputs import InputFields, InputRow, rows_from_objects
+from contrastcat.records.inputs import InputFields, InputFile, InputRow, rows_from_objects
 from contrastcat.records.record import read_records
 from contrastcat.testing import toy
 from contrastcat.usecases.compare import compare
@@ -138,3 +139,37 @@ def test_compare_judges_by_the_threshold_free_plausibility_columns(toy_classifie
     assert len(values) == 32 and np.nanmean(list(values.values())) > 0.8
     # The neutral inputs have no keyword: no value, left out of the mean and of the pairing.
     assert sum(np.isnan(v) for v in values.values()) == sum(not r.evidence for r in rows)
+
+
+def test_evidence_as_python_and_csv_users_give_it(tmp_path):
+    text = "a good film"
+    fields = InputFields(evidence="why")
+    assert rows_from_objects([{"text": text, "why": np.array([[2, 6]], dtype=np.int64)}], fields)[0].evidence == ((2, 6, 0),)
+    assert rows_from_objects([{"text": text, "why": [(2, 6)]}, {"text": text, "why": "null"}], fields)[1].evidence is None
+    path = tmp_path / "in.csv"
+    path.write_text('id,text,why\na,a good film,"[[2, 6]]"\nb,a dull film,null\nc,a film,\n')
+    assert [row.evidence for row in InputFile(str(path), fields).rows()] == [((2, 6, 0),), None, None]
+    # Skipping bad lines does not make a misspelt field a warning: nothing would carry evidence.
+    with pytest.raises(BadInput, match="no row has the evidence field 'wy'"):
+        list(InputFile(str(path), InputFields(evidence="wy")).rows([]))
+
+
+def test_a_shard_digest_tells_evidence_apart_and_rows_without_it_digest_as_before():
+    import hashlib
+
+    from contrastcat.output.shards import Tally
+
+    plain, given, other = Tally(), Tally(), Tally()
+    plain.add(InputRow(1, "a", "a good film", 1))
+    given.add(InputRow(1, "a", "a good film", 1, evidence=((2, 6, 0),)))
+    other.add(InputRow(1, "a", "a good film", 1, evidence=((0, 1, 0),)))
+    before = "sha256:" + hashlib.sha256(json.dumps([1, "a", "a good film", 1]).encode()).hexdigest()[:32]
+    assert plain.digest == before and len({plain.digest, given.digest, other.digest}) == 3
+
+
+def test_records_of_one_input_with_other_evidence_are_refused(toy_classifier, explained):
+    first = next(r for r in explained if r.method == "attnlrp" and r.evidence)
+    twin = next(r for r in explained if r.method == "random" and r.id == first.id)
+    changed = dataclasses.replace(twin, evidence=None)
+    with pytest.raises(BadInput, match=rf"record id '{first.id}' \(random\) carries other evidence"):
+        evaluate_records(toy_classifier, [first, changed], EvalSettings(min_tokens=1), Evaluating(bootstrap=BootstrapSettings(0)))

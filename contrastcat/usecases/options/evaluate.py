@@ -88,7 +88,8 @@ class EvaluateOptions(CommandOptions):
     fail_under: tuple[Bound, ...] | None = option(
         None, "Exit 3 when a metric is worse than its bound: 'morf.aopc=0.5,lerf.lodds=0.1' "
         "(METHOD:METRIC=VALUE for one method; metrics morf.aopc, morf.lodds, lerf.aopc, lerf.lodds, kendall.tau, "
-        "eraser.comp, eraser.suff, loo.tau).", _bounds, metavar="BOUNDS",
+        "eraser.comp, eraser.suff, loo.tau; with records carrying evidence, plausibility's precision_at_k.signed, "
+        "auprc.magnitude, token_f1.signed, iou_f1.magnitude, ...).", _bounds, metavar="BOUNDS",
     )
     baseline: str | None = option(
         None, "Exit 3 when a metric is worse than in this earlier report (-o).", options.path_or_none, metavar="REPORT"
