@@ -11,8 +11,7 @@ each:
 - ``context``: one word per class and a context word; the class word decides only where the
   context word is there too. Decoy copies carry a class word without the context word and keep
   their own label, drawn so that the word names another class in half of them: alone the class
-  word predicts nothing (the paper puts single class words into its original rows for the same
-  reason; here the original rows stay as they are, so decoys are copies too).
+  word predicts nothing (the original rows stay as they are, so the decoys are copies too).
 
 A recipe (:class:`Shortcut`) is one frozen row of data: its kind, words, the share of the
 training rows copied, how often the words agree with the label (``agreement`` below 1 gives a
