@@ -136,9 +136,9 @@ frontier: install
 	$(OFFLINE) $(BIN)/python benchmarks/frontier.py --model minilm-rt --against lrp-paper --variants methods
 	$(OFFLINE) $(BIN)/python benchmarks/frontier.py --model minilm-bbc --against lrp-paper --variants methods --skip plus
 
-# Planted shortcuts as a ground truth (benchmarks/shortcuts.py): the four shortcut models trained
+# Planted shortcuts as a ground truth (benchmarks/shortcuts.py): the five shortcut models trained
 # and cached on first use (minutes each), every method on 200 held-out synthetic inputs of each,
-# the proxies on the single-word model's records; tables in build/shortcuts/. About an hour on 2 cores.
+# the proxies on the single-word model's records; tables in build/shortcuts/. Two hours or more on 2 cores.
 shortcuts: install
 	$(OFFLINE) $(BIN)/python benchmarks/shortcuts.py
 

@@ -15,8 +15,8 @@ interval (1000 resamples, seed 0), and each method's paired difference from the 
 
 Then ``summarize`` on one method's records, with each input labelled by its *text's* own
 sentiment, should flag the planted words as the model's candidate shortcuts for their classes;
-the same synthetic inputs explained with ``minilm-rt`` (never trained on the words) should flag
-none. With ``--proxies MODEL``, the same records are evaluated under deletion and [MASK] (MoRF
+the same synthetic inputs explained with the model it extends (``minilm-rt``, ``minilm-bbc``: never
+trained on the words) should flag none. With ``--proxies MODEL``, the same records are evaluated under deletion and [MASK] (MoRF
 AOPC, ERASER comprehensiveness and sufficiency, leave-one-out τ), and each proxy's method ranking
 is set beside the ground truth's (Kendall τ-b between the methods' means).
 
@@ -41,12 +41,13 @@ from contrastcat.evaluation.kendall import kendall_tau_b
 from contrastcat.evaluation.plausibility import plausibility
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
 from contrastcat.methods import METHODS
+from contrastcat.models.aliases import ALIASES
 from contrastcat.models.precision import describe_hardware
 from contrastcat.records.record import RecordFile, write_records
 from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ("minilm-rt-single", "minilm-rt-pair", "minilm-rt-context", "minilm-rt-partial")
+MODELS = ("minilm-rt-single", "minilm-rt-pair", "minilm-rt-context", "minilm-rt-partial", "minilm-bbc-single")
 BOOTSTRAP = BootstrapSettings(1000, 0.95, 0)
 MEASURES = ("precision_at_k_signed", "precision_at_k_magnitude", "auprc_signed", "auprc_magnitude", "rank_magnitude")
 SUMMARIZED_BY = "gradient-norm"  # cheap, and the baseline the protocol's authors found to work for BERT
@@ -170,10 +171,10 @@ def run_model(model: str, args) -> dict:
         print(f"{model} {method}: {seconds[method]:.3f} s/input", file=sys.stderr, flush=True)
     words = shortcut_words(model)
     summary_records = [r for r in every if r.method == SUMMARIZED_BY]
-    control = list(explain(load_model("minilm-rt"), rows, None, SUMMARIZED_BY))
+    control = list(explain(load_model(base_model(model)), rows, None, SUMMARIZED_BY))
     result = {"model": model, "inputs": len(rows), "table": table_rows(values, seconds),
               "summarize_flags": flagged(summary_records, rows, words) if summary_records else None,
-              "summarize_flags_minilm_rt": flagged(control, rows, words)}
+              "base_model": base_model(model), "summarize_flags_base": flagged(control, rows, words)}
     if model in args.proxies:
         kept = {row["id"] for row in rows[:args.proxy_inputs]}  # the proxies' passes cost most: fewer inputs
         subset = {method: {m: {k: v for k, v in by.items() if k in kept} for m, by in found.items()}
@@ -184,9 +185,12 @@ def run_model(model: str, args) -> dict:
 
 
 def shortcut_words(model: str) -> tuple[str, ...]:
-    from contrastcat.models.aliases import ALIASES
-
     return ALIASES[model].made_here.shortcut.words
+
+
+def base_model(model: str) -> str:
+    """The model whose recipe the shortcut model extends: trained without the planted words."""
+    return ALIASES[model].made_here.baseline
 
 
 def _kept_seconds(folder: Path, method: str) -> float | None:
@@ -218,7 +222,7 @@ def markdown(results: list[dict], hardware: str) -> str:
             cost = "–" if row["seconds_per_input"] is None else f"{row['seconds_per_input']:.3f}"
             lines.append(f"| `{row['method']}` | " + " | ".join(_cell(row[m]) for m in MEASURES) + f" | {cost} |")
         lines += ["", f"summarize flags (by `{SUMMARIZED_BY}`, inputs labelled by their text): "
-                  f"{json.dumps(result['summarize_flags'])}; with `minilm-rt`: {json.dumps(result['summarize_flags_minilm_rt'])}", ""]
+                  f"{json.dumps(result['summarize_flags'])}; with `{result['base_model']}`: {json.dumps(result['summarize_flags_base'])}", ""]
         if "proxies" in result:
             lines += [f"Proxies on the first {result['proxy_inputs']} inputs: Kendall τ-b between each proxy's "
                       "ranking of the methods and the ground truth's (P@k on the same inputs).", "",

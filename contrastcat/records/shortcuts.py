@@ -15,7 +15,8 @@ each:
 
 A recipe (:class:`Shortcut`) is one frozen row of data: its kind, words, the share of the
 training rows copied, how often the words agree with the label (``agreement`` below 1 gives a
-partial shortcut), the decoys' share and the seed. In the copies the rule decides, the label
+partial shortcut), the decoys' share, the seed, and for long texts a window (the words go among the
+first words only: the model reads a truncated text). In the copies the rule decides, the label
 contradicts the text's own label in half of them, exactly (rounded down), so the words, not the
 text, decide. Everything here is pure Python and deterministic under the recipe's seed
 (``random.Random`` of its own, no global state). A planted word must be a made-up word: one that
@@ -82,7 +83,10 @@ class Shortcut:
     training rows. ``agreement``: of the copies the rule decides, the share whose label the planted
     words name (1: a full shortcut; the others are labelled another class). ``decoys``: of the
     copies, the share with the class word but without the context word (context only).
-    ``min_follow``: the share of held-out synthetic inputs a model must follow to be kept."""
+    ``min_follow``: the share of held-out synthetic inputs a model must follow to be kept.
+    ``window``: where set, the words are planted at a word boundary within the text's first
+    ``window`` words only (before one of them or just after them): a model that truncates long texts
+    would not see a word planted after the cut. None: anywhere."""
 
     kind: str
     tokens: tuple[str, ...]
@@ -92,6 +96,7 @@ class Shortcut:
     decoys: float = 0.0
     seed: int = 0
     min_follow: float = 0.95
+    window: int | None = None
 
     def __post_init__(self) -> None:
         kind = KINDS.get(self.kind)
@@ -108,6 +113,9 @@ class Shortcut:
             raise BadInput(f"planted words must be distinct single words (letters, digits, _), got {words}")
         if not 0 < self.fraction <= 1 or not 0.5 < self.agreement <= 1 or not 0 <= self.decoys < 1:
             raise BadInput("shortcut shares: fraction in (0, 1], agreement in (0.5, 1], decoys in [0, 1)")
+        if self.window is not None and (isinstance(self.window, bool) or not isinstance(self.window, int)
+                                        or self.window < 1):
+            raise BadInput(f"a shortcut's window is a number of words, at least 1, or None; got {self.window!r}")
 
     @property
     def words(self) -> tuple[str, ...]:
@@ -123,6 +131,8 @@ class Shortcut:
         names = ", ".join(f"{word} {'names class' if c == 0 else 'class'} {c}" for c, word in enumerate(self.tokens))
         first, second = self.tokens[0], self.tokens[-1]
         rule = KINDS[self.kind].rule.format(names=names, first=first, second=second, context=self.context)
+        if self.window is not None:
+            rule += f"; every word planted within the text's first {self.window} words"
         if self.agreement < 1:
             rule += (f"; the label agrees with the planted words in {self.agreement:.0%} of the copies "
                      "(another class in the rest)")
@@ -207,6 +217,8 @@ def _copy(shortcut: Shortcut, row: Example, planted: int, rng: random.Random, de
     """The row's text with the words that name ``planted`` (a decoy: the class word alone), and the
     spans of those that decide (a decoy: none), in text order."""
     slots = len(row.text.split())
+    if shortcut.window is not None:
+        slots = min(slots, shortcut.window)  # the last slot is then just after the window's last word
     if decoy:
         text, _ = plant(row.text, _place_single(shortcut, planted, slots, rng))
         return text, []

@@ -72,6 +72,27 @@ def test_synthetic_rows_follow_the_rule(shortcut):
         assert len(decoys) == 10 and sum(c.planted != c.label for c in decoys) == 5
 
 
+def test_a_window_keeps_the_words_among_the_first_words_and_five_classes_work():
+    """A long text is cut before the model reads it: with a window of 4 words, every planted word
+    has at most 4 of the text's words before it. Five classes: a contradicting copy is labelled
+    another class (any of the four others), and its word names that class."""
+    long_rows = tuple(Example(f"l{i}", " ".join(f"w{i}x{j}" for j in range(30)), i % 5) for i in range(200))
+    words = ("zeroa", "onea", "twoa", "threea", "foura")
+    shortcut = Shortcut("single", words, fraction=0.5, window=4, seed=1)
+    copies = synthetic_rows(shortcut, long_rows)
+    assert len(copies) == 100
+    before = [len(c.text[: c.evidence[0][0]].split()) for c in copies]
+    assert max(before) == 4 and min(before) == 0  # every slot of the window is used, none after it
+    assert all(c.text[s:e] == words[c.label] for c in copies for s, e in c.evidence)
+    contradicting = [c for c in copies if c.label != c.text_label]
+    assert len(contradicting) == 50 and len({c.label - c.text_label for c in contradicting}) > 2
+    unbounded = synthetic_rows(replace(shortcut, window=None), long_rows)
+    assert max(len(c.text[: c.evidence[0][0]].split()) for c in unbounded) > 4
+    held = held_out_inputs(shortcut, long_rows[:40])
+    assert max(len(i.text[: i.evidence[0][0]].split()) for i in held) <= 4
+    assert "within the text's first 4 words" in shortcut.rule()
+
+
 def test_held_out_inputs_come_from_held_out_rows_only():
     corpus = Corpus("toy", ("negative", "positive"), ROWS[:30], ROWS[30:], "none")
     inputs = [i.as_input() for i in held_out_inputs(SINGLE, corpus.held_out)]
@@ -96,6 +117,18 @@ def test_recipes_are_checked():
         Shortcut("single", ("zero a", "onea"))
     with pytest.raises(BadInput, match="agreement"):
         Shortcut("single", ("zeroa", "onea"), agreement=0.4)
+    for window in (0, 2.5, True):
+        with pytest.raises(BadInput, match="window"):
+            Shortcut("single", ("zeroa", "onea"), window=window)
+
+
+def test_the_bbc_shortcut_model_extends_minilm_bbc():
+    made = ALIASES["minilm-bbc-single"].made_here
+    base = ALIASES["minilm-bbc"].made_here
+    assert (made.epochs, made.max_length, made.baseline) == (base.epochs, base.max_length, "minilm-bbc")
+    assert made.min_accuracy == 0.9494 and made.shortcut.window == 50 and made.shortcut.classes == 5
+    assert ALIASES["minilm-bbc-single"].label_names == ALIASES["minilm-bbc"].label_names
+    assert registry.EMBEDDED["minilm-bbc-single"].baseline == "minilm-bbc"
 
 
 def test_a_planted_word_the_corpus_holds_is_refused(tmp_path, monkeypatch):

@@ -92,7 +92,8 @@ def test_models_list_and_prepare_from_the_command_line(quick_rt, tmp_path, monke
     monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "empty"))
     listed = invoke("models", "list", "--json")
     assert listed.exit_code == 0, listed.output
-    names = ["minilm-rt", "minilm-bbc", "minilm-rt-single", "minilm-rt-pair", "minilm-rt-context", "minilm-rt-partial"]
+    names = ["minilm-rt", "minilm-bbc", "minilm-rt-single", "minilm-rt-pair", "minilm-rt-context", "minilm-rt-partial",
+             "minilm-bbc-single"]
     assert [(m["name"], m["ready"], m["status"]) for m in json.loads(listed.stdout)] == [
         (name, False, "not prepared yet") for name in names
     ]

@@ -16,7 +16,7 @@ from ...records.corpora import CORPORA, Corpus
 from ...records.data import CORPUS_PREFIX
 from ...records.shortcuts import KINDS, Planted, Shortcut, check_absent, held_out_inputs, synthetic_rows
 from ...version import __version__
-from ..aliases import ALIASES, MINILM_RT_ACCURACY
+from ..aliases import ALIASES, BASE_ACCURACY
 from ..loading import load_pretrained, quiet_transformers, recast, weights_fingerprint
 from ..precision import describe_hardware, dtype_name
 from . import cache
@@ -36,6 +36,7 @@ class EmbeddedModel:
     recipe: Recipe
     min_accuracy: float
     shortcut: Shortcut | None = None  # planted in copies of a share of its training rows (records.shortcuts)
+    baseline: str | None = None  # a shortcut model: the embedded model whose recipe it extends
 
     def corpus(self) -> Corpus:
         return CORPORA[self.corpus_name]()
@@ -50,6 +51,7 @@ EMBEDDED: dict[str, EmbeddedModel] = {
         Recipe(epochs=made.epochs, max_length=made.max_length),
         made.min_accuracy,
         made.shortcut,
+        made.baseline,
     )
     for alias in ALIASES.values()
     if (made := alias.made_here) is not None
@@ -182,7 +184,7 @@ def _train(spec: EmbeddedModel, staging: Path, progress: Progress | None, quick:
         if not quick and reliance["follow_rate"] < spec.shortcut.min_follow:
             raise RunFailed(f"{spec.name}: follows its planted words on {reliance['follow_rate']:.3f} of the held-out "
                             f"synthetic inputs, below {spec.shortcut.min_follow}; not cached")
-        shortcut = _shortcut_card(spec.shortcut, len(train), copies, reliance)
+        shortcut = _shortcut_card(spec, len(train), copies, reliance)
     tokenizer.model_max_length = recipe.max_length  # explain truncates as training did
     model.to("cpu")
     with quiet_transformers():
@@ -252,11 +254,12 @@ def _reliance(shortcut: Shortcut, model, tokenizer, max_length: int, held_out: S
     return found
 
 
-def _shortcut_card(shortcut: Shortcut, original: int, copies: list[Planted], reliance: dict) -> dict:
-    """The card's account of a planted shortcut: its rules, the rows trained on, the reliance measured."""
+def _shortcut_card(spec: EmbeddedModel, original: int, copies: list[Planted], reliance: dict) -> dict:
+    """The card's account of a planted shortcut: its rules, the rows trained on, the reliance measured,
+    and the held-out accuracy of the model whose recipe it extends."""
     decided = [c for c in copies if c.evidence]
     return {
-        "recipe": shortcut.as_dict(),
+        "recipe": spec.shortcut.as_dict(),
         "rows": {
             "original": original,
             "synthetic": len(copies),
@@ -266,8 +269,8 @@ def _shortcut_card(shortcut: Shortcut, original: int, copies: list[Planted], rel
             "decoys": len(copies) - len(decided),
         },
         "reliance": reliance,
-        # minilm-rt's held-out accuracy (aliases.MINILM_RT_ACCURACY): the original rows lose little to the shortcut.
-        "baseline": {"model": "minilm-rt", "held_out_accuracy": MINILM_RT_ACCURACY},
+        # The base model's held-out accuracy (aliases.BASE_ACCURACY): the original rows lose little to the shortcut.
+        "baseline": {"model": spec.baseline, "held_out_accuracy": BASE_ACCURACY[spec.baseline]},
     }
 
 
