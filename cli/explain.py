@@ -72,6 +72,9 @@ def _explain(values: dict) -> None:
         if values["inputs"] is None:
             raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")
         options = options.with_methods_options(method_options)  # checked before api.run_explain loads torch
+        if options.output == "-" and _terminal():
+            info("the records go to this terminal as JSON lines: -o FILE keeps them, "
+                 "-o - | contrastcat render - shows them as text", quiet)
         run = api.run_explain(options)
     if run.speaks:  # under torchrun, rank 0 speaks for all
         # The records are all written by now (to the file, or to stdout as they finished): Ctrl-C
@@ -88,6 +91,13 @@ explain = reports_errors(command(
 
 
 SHOWN_PROBLEMS = 20  # bad lines listed one by one; the rest are counted
+
+
+def _terminal() -> bool:
+    """Whether standard output is a terminal (records there are thousands of JSON lines to read)."""
+    import sys
+
+    return sys.stdout.isatty()
 
 
 def _summary(run, quiet: bool) -> None:

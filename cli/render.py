@@ -38,5 +38,6 @@ def _render(values: dict) -> None:
 
 render = reports_errors(command(
     RenderOptions, _render,
-    "Print each record's text with relevant tokens highlighted (stronger red = more relevant).",
+    "Print each record's text with relevant tokens shaded: an unsigned map in grey (darker = more relevant), "
+    "a signed map in red for the class and blue against it.",
 ))

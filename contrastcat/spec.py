@@ -113,6 +113,10 @@ class Caller:
         raise NotImplementedError
 
 
+# What load_model takes; a function given a classifier points a caller who passes them there.
+LOADING = ("device", "dtype", "model")
+
+
 @dataclass(frozen=True)
 class InCall(Caller):
     """A Python call: ``evaluate_file: min_tokens``."""
@@ -126,6 +130,9 @@ class InCall(Caller):
         return spec.name
 
     def unknown(self, name: str, known: tuple[str, ...]) -> str:
+        if name in LOADING:  # a function given a classifier: the model was loaded already
+            return (f"{self.function}: {name} is chosen where the model is loaded, not here: "
+                    f"contrastcat.load_model(name, {name}=...), then pass the classifier it returns")
         return f"{self.function}() got an unexpected keyword argument {name!r} (its options: {', '.join(known)})"
 
     def spelled(self, name: str) -> str:

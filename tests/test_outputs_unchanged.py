@@ -25,7 +25,10 @@ record's own ``scores`` (min–max scaled, they are the scores to 1e-5) and set 
 other byte of every record must be what was written then. The page's style gained the colour of
 evidence against the class (``--cold`` and the rules that use it: ``view.html`` is the stored
 records rendered by the new code, which differs from the old page in those style lines alone);
-it is rendered ``--no-signed``, the one-colour view of every map that it showed then.
+it is rendered ``--no-signed``, the one-colour view of every map that it showed then. Since an
+unsigned map has a scale of its own (grey, no hue), that one colour is grey: the page's style
+gained ``--mag`` and its rules, its tokens the class ``mag``, and its legend names the scale; the
+scores and every token are as they were.
 
 Regenerate (only for an intended change of output, and say so in the commit):
 ``python -m tests.test_outputs_unchanged`` from the repository root.

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import arguments as check
+from ..errors import BadInput
 from ..attribution.pipeline import ExplainSettings, check_library, parse_target
 from ..attribution.pipeline import explain as _explain
 from ..library import RefLibrary
@@ -15,7 +16,7 @@ from ..models import Classifier
 from ..records.inputs import rows_from_objects
 from ..usecases.options import input_fields
 from ..records.record import Records
-from ..spec import InCall
+from ..spec import LOADING, InCall
 from ..usecases.checks import classifier_arg, library_arg
 from ..usecases.explain_file import ExplainRun
 from ..usecases.options.explain import ExplainOptions
@@ -34,6 +35,9 @@ IN_MEMORY = (
 def _read(values: dict[str, Any], function: str, only: tuple[str, ...] = ()) -> ExplainOptions:
     """The command's options among ``values``, read and checked; the rest are the methods' own
     options (``refs_used=10``), which the methods check."""
+    loading = sorted(set(values) & set(LOADING)) if only else []  # not a method's option: pointed to load_model
+    if loading:
+        raise BadInput(InCall(function).unknown(loading[0], ()))
     taken = {spec.name for spec in ExplainOptions.specs("call") if not only or spec.name in only}
     chosen = ExplainOptions.read({k: v for k, v in values.items() if k in taken}, InCall(function), only=only)
     return chosen.with_methods_options({k: v for k, v in values.items() if k not in taken})

@@ -20,14 +20,22 @@ if TYPE_CHECKING:
     from ..usecases.evaluate_file import EvaluateRun
 
 
-def render(records: Iterable[AttributionRecord], threshold: float = 0.0, words: bool = True) -> str:
-    """Records as plain text, ``[word 0.87]`` on words scoring at least ``threshold``."""
-    from ..views.terminal import header, render_plain
+# What render takes of render_file's options: not the file's (attributions, output, html, quiet).
+IN_MEMORY = ("threshold", "limit", "words", "rescale", "signed", "color", "top", "compare")
 
-    records = records_arg("render", records)
-    threshold = check.number("render: threshold", threshold)
-    words = check.flag("render: words", words)
-    return "\n\n".join(f"{header(r)}\n{render_plain(r, threshold, words)}" for r in records)
+
+def render(records: Iterable[AttributionRecord], **options: Any) -> str:
+    """Records as ``contrastcat render`` prints a file of them, through the same code and with the
+    same defaults: each record's title line and its text with ``[token 0.87]`` marks (a signed
+    map's ``[token +0.87]``, ``[not -0.41]``), or with ``color=True`` shaded in ANSI colours, an
+    unsigned map in grey and a signed one in red and blue; ``top=K`` its K most relevant words.
+    The options are the command's (``threshold``, ``words``, ``rescale``, ``signed``, ``limit``,
+    ``compare="A,B"``). ``render_file(..., html=...)`` writes the page; a notebook shows records
+    as that page does."""
+    from ..usecases.render_file import render_records
+
+    chosen = RenderOptions.read(options, InCall("render"), only=IN_MEMORY)
+    return render_records(records_arg("render", records), chosen)
 
 
 def render_file(attributions: str | os.PathLike, **options: Any) -> RenderRun:
@@ -67,3 +75,4 @@ def report_blocks(run: EvaluateRun, *, markdown: bool = False, curves: bool = Fa
 
 
 with_signature(render_file, RenderOptions, ("attributions",))
+with_signature(render, RenderOptions, ("records",), only=IN_MEMORY)

@@ -72,6 +72,7 @@ class Rollout(_PerInput):
 
 class AttentionGradients(_PerInput):
     name = "att-grads"
+    signed = True
     summary = "gradient of the target logit w.r.t. attention, head and query mean, summed over layers"
     needs = frozenset({ATTENTION_GRADIENTS})
 
@@ -81,6 +82,7 @@ class AttentionGradients(_PerInput):
 
 class AttentionTimesGradients(_PerInput):
     name = "att-x-att-grads"
+    signed = True
     summary = "attention x its gradient, head and query mean, summed over layers"
     needs = frozenset({ATTENTIONS, ATTENTION_GRADIENTS})
 

@@ -72,6 +72,9 @@ class AttributionMethod(ABC):
     Options: ClassVar[type[MethodOptions]] = NoOptions
     needs: frozenset[str]  # what capture must record (see contrastcat.capture.core)
     uses_library: bool = False
+    # Its map is signed: a score below 0 is evidence against the target (records.spans.SIGNED_METHODS
+    # names these for the views, which the records' own display must reach without the methods).
+    signed: ClassVar[bool] = False
 
     def __init__(self, options: MethodOptions | None = None, **values) -> None:
         if options is not None and values:

@@ -58,6 +58,7 @@ def last_layers(count: int | None, num_layers: int, named: Names = backticked) -
 
 class CAT(AttributionMethod):
     name = "cat"
+    signed = True
     summary = "gradient x activation summed over layers (Qiang et al. 2022)"
     Options = CATOptions
     needs = frozenset({ACTIVATIONS, GRADIENTS})

@@ -24,6 +24,7 @@ from .options import IntegratedGradientsOptions
 
 class InputXGradient(AttributionMethod):
     name = "input-x-gradient"
+    signed = True
     summary = "word embedding x gradient of the target logit, summed over the embedding"
     needs = frozenset({EMBEDDINGS, EMBEDDING_GRADIENTS})
 
@@ -70,6 +71,7 @@ class IntegratedGradients(AttributionMethod):
     """
 
     name = "integrated-gradients"
+    signed = True
     summary = "integrated gradients on the word embeddings, zero or [PAD] baseline (Sundararajan et al. 2017)"
     Options = IntegratedGradientsOptions
     needs = frozenset({EMBEDDINGS})

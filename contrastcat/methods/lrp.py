@@ -74,6 +74,7 @@ class _TokenRelevance(AttributionMethod):
 
 class AttnLRP(_TokenRelevance):
     name = "attnlrp"
+    signed = True
     summary = "AttnLRP relevance of the word embeddings (Achtibat et al. 2024): one backward pass under its rules"
     needs = frozenset({WORD_RELEVANCE})
     field = "word_relevance"
@@ -82,6 +83,7 @@ class AttnLRP(_TokenRelevance):
 
 class FullLRP(_TokenRelevance):
     name = "full-lrp"
+    signed = True
     summary = "LRP relevance of the first layer's input, summed over hidden units (Ding et al. 2017; AttnLRP's rules)"
     needs = frozenset({LAYER_RELEVANCE})
     field = "layer_relevance"

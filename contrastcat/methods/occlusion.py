@@ -30,6 +30,7 @@ from .options import OcclusionOptions
 
 class Occlusion(AttributionMethod):
     name = "occlusion"
+    signed = True
     summary = "each token's leave-one-out drop of the target probability, p_c(x) - p_c(x without it)"
     Options = OcclusionOptions
     needs = frozenset()

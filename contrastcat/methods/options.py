@@ -342,9 +342,48 @@ def method_names() -> tuple[str, ...]:
     return tuple(METHOD_OPTIONS)
 
 
+# What Captum's and inseq's users call the methods this tool has under another name (keys spelt as
+# ``_spelling`` makes them): pointed to, not accepted, so that a record's method has one name.
+OTHER_NAMES = {
+    "saliency": ("gradient-norm", "Captum's and inseq's saliency, on the embeddings"),
+    "gradientl2": ("gradient-norm", "the gradient L2 of Bastings et al."),
+    "gradientxinput": ("input-x-gradient", None),
+    "attention": ("rawatt", "inseq's attention"),
+    "attentionrollout": ("rollout", None),
+    "transformerattribution": ("transatt", "Chefer et al.'s Transformer Attribution"),
+    "lrp": ("attnlrp", "LRP for transformers"),
+    "featureablation": ("occlusion", "one token at a time"),
+    "leaveoneout": ("occlusion", None),
+}
+
+
+def _spelling(name: str) -> str:
+    """A method name without case, hyphens, underscores or spaces: ``Integrated_Gradients`` is integratedgradients."""
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def suggested_method(name: str) -> str | None:
+    """The method a mistyped or foreign name most likely means (None: no good guess): the same name
+    spelt otherwise (Captum's ``IntegratedGradients``, inseq's ``integrated_gradients``), another
+    library's name for it, or the closest name by letters (``contrastcta``)."""
+    import difflib
+
+    spelt = _spelling(name)
+    for known in METHOD_OPTIONS:
+        if _spelling(known) == spelt:
+            return known
+    if spelt in OTHER_NAMES:
+        return OTHER_NAMES[spelt][0]
+    close = difflib.get_close_matches(name.lower(), METHOD_OPTIONS, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def check_method_name(name: str) -> None:
     if name not in METHOD_OPTIONS:
-        raise BadInput(f"unknown method {name!r} (available: {', '.join(METHOD_OPTIONS)})")
+        guess = suggested_method(name) if isinstance(name, str) else None
+        other = OTHER_NAMES.get(_spelling(name), (None, None))[1] if guess else None
+        hint = "" if guess is None else f"; did you mean {guess!r}{f' ({other})' if other else ''}?"
+        raise BadInput(f"unknown method {name!r}{hint} (available: {', '.join(METHOD_OPTIONS)})")
 
 
 def method_options(name: str) -> tuple[str, ...]:

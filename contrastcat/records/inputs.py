@@ -113,9 +113,19 @@ def _encodable(text: str) -> bool:
     return True
 
 
+def _fields_of(obj: Mapping, shown: int = 8) -> str:
+    """The fields a row has, for a message that says which one is missing (the first ``shown``)."""
+    names = [str(key) for key in list(obj)[: shown + 1]]
+    return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "") if names else "none"
+
+
+def _missing(obj: Mapping, field: str, what: str) -> str:
+    return f"missing {what} field {field!r} (its fields: {_fields_of(obj)}; {what}_field / --{what}-field names another)"
+
+
 def _text(obj: dict, field: str, what: str) -> str:
     if field not in obj:
-        raise _RowProblem(f"missing {what} field {field!r}")
+        raise _RowProblem(_missing(obj, field, what))
     text = obj[field]
     if not isinstance(text, str):
         raise _RowProblem(f"field {field!r} is not a string")
@@ -389,7 +399,8 @@ def _csv_header(name: str, reader, limit: int, needed: tuple[str | None, ...]) -
         raise BadInput(located(name, 1, "the CSV header is not UTF-8 text"))
     for column in needed:
         if column is not None and column not in header:
-            raise BadInput(located(name, 1, f"no column {column!r} (columns: {', '.join(header)})"))
+            raise BadInput(located(name, 1, f"no column {column!r} (columns: {', '.join(header)}; "
+                                            "the --text-field, --id-field, ... options name others)"))
     repeated = sorted({column for column in header if header.count(column) > 1})
     if repeated:
         raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
@@ -505,6 +516,8 @@ def rows_from_objects(items, fields: InputFields = InputFields(), source: str = 
         elif not isinstance(item, Mapping):
             raise BadInput(f"{where}: expected a string, a (text, pair) tuple or a mapping with a {text_field!r} field")
         values = dict(item)
+        if text_field not in values:  # said before the default id joins its fields
+            raise BadInput(f"{where}: {_missing(values, text_field, 'text')}")
         values.setdefault(id_field, index)
         if not warned and pair is None:
             warned = _warn_if_pair_forgotten(where, values, fields.named)

@@ -18,19 +18,22 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from .spans import is_signed, segment_texts, spans, visible
+from .spans import VIEW, View, is_signed, segment_texts, spans, visible
 
 STYLE = """
 .contrastcat { color-scheme: light dark; --fg: #1b1b1b; --bg: #ffffff; --muted: #5b5b5b; --line: #d0d0d0;
-        --heat: 214, 39, 40; --cold: 33, 102, 172; --focus: #1f5fbf; color: var(--fg); background: var(--bg); }
+        --heat: 214, 39, 40; --cold: 33, 102, 172; --mag: 64, 64, 64; --focus: #1f5fbf; color: var(--fg);
+        background: var(--bg); }
 @media (prefers-color-scheme: dark) {
   .contrastcat { --fg: #e8e8e8; --bg: #161616; --muted: #a8a8a8; --line: #3a3a3a; --heat: 255, 82, 82; --cold: 96, 156, 255;
-        --focus: #7fb0ff; }
+        --mag: 215, 215, 215; --focus: #7fb0ff; }
+  .contrastcat .t.mag.hi { color: #111; }
 }
 .contrastcat .muted { color: var(--muted); font-size: .85rem; }
 .contrastcat .legend { display: flex; align-items: center; gap: .5rem; margin: .5rem 0 1.5rem; }
 .contrastcat .bar { width: 12rem; height: .8rem; border: 1px solid var(--line);
        background: linear-gradient(to right, rgba(var(--heat), 0), rgba(var(--heat), 1)); }
+.contrastcat .bar.mag { background: linear-gradient(to right, rgba(var(--mag), 0), rgba(var(--mag), 1)); }
 .contrastcat .bar.signed { background: linear-gradient(to right, rgba(var(--cold), 1), rgba(var(--cold), 0) 50%,
        rgba(var(--heat), 0) 50%, rgba(var(--heat), 1)); }
 .contrastcat .input { border-top: 1px solid var(--line); padding: .75rem 0; }
@@ -41,6 +44,7 @@ STYLE = """
 .contrastcat .text { white-space: pre-wrap; overflow-wrap: anywhere; }
 .contrastcat .t { background: rgba(var(--heat), var(--s)); border-radius: .2rem; position: relative; }
 .contrastcat .t.neg { background: rgba(var(--cold), var(--s)); }
+.contrastcat .t.mag { background: rgba(var(--mag), var(--s)); }
 .contrastcat .t.hi { color: #fff; }
 .contrastcat .t:focus { outline: 2px solid var(--focus); }
 .contrastcat .t:hover::after, .contrastcat .t:focus::after { content: attr(data-score); position: absolute; left: 0; top: 1.5em; z-index: 1;
@@ -51,9 +55,9 @@ def _probability(record) -> float:
     return record.probs[record.target] if len(record.probs) > record.target else float("nan")
 
 
-def shaded_text(record, words: bool = False, rescale: bool = True, signed: bool = True) -> str:
+def shaded_text(record, words: bool = False, rescale: bool = VIEW.rescale, signed: bool = VIEW.signed) -> str:
     """The record's text, each token (or word) a focusable span shaded by its score (a signed map's,
-    with ``signed``: red for the target, blue against it), isolated in direction (``unicode-bidi:
+    with ``signed``: red for the target, blue against it; an unsigned one's grey), isolated in direction (``unicode-bidi:
     isolate``: right-to-left letters stay inside their token). A sentence pair's two texts are two
     blocks, the second marked as the pair's."""
     found = spans(record, words, rescale, signed)
@@ -65,7 +69,7 @@ def shaded_text(record, words: bool = False, rescale: bool = True, signed: bool 
             piece = body[span.start : span.end]
             parts.append(html.escape(visible(body[cursor : span.start], body=True)))
             shown = f"{span.score:+.3f}" if span.signed else f"{span.score:.3f}"
-            kind = ("t neg" if span.score < 0 else "t") + (" hi" if level > 0.6 else "")
+            kind = ("t neg" if span.score < 0 else "t" if span.signed else "t mag") + (" hi" if level > 0.6 else "")
             parts.append(
                 f'<span class="{kind}" style="--s:{level:.3f};unicode-bidi:isolate" tabindex="0" '
                 f'data-score="{shown}" title="{shown}" aria-label="{html.escape(visible(piece))}: {shown}">'
@@ -104,7 +108,9 @@ def _not_predicted(record, probability: float) -> str:
     return " — a label the model predicts" if probability > 0.5 else " — a label the model does not predict"
 
 
-def input_block(records: list, words: bool = False, rescale: bool = True, label=None, signed: bool = True) -> str:
+def input_block(
+    records: list, words: bool = False, rescale: bool = VIEW.rescale, label=None, signed: bool = VIEW.signed
+) -> str:
     """One input: its id and prediction, then each method's shading of it (``label``: a record's
     method label, e.g. ``contrastcat[refs_used=5]`` for a variant; default its method)."""
     first = records[0]
@@ -129,29 +135,34 @@ def input_block(records: list, words: bool = False, rescale: bool = True, label=
     )
 
 
+# The two scales, each named: an unsigned map's relevance in grey, a signed map's from against (-1,
+# blue) to for (+1, red). Only the scales of the records shown are given.
 LEGEND = (
-    '<div class="legend" aria-hidden="true"><span class="muted">score 0</span><span class="bar"></span>'
-    '<span class="muted">1</span></div>'
+    '<div class="legend" aria-hidden="true"><span class="muted">unsigned maps: relevance 0</span>'
+    '<span class="bar mag"></span><span class="muted">1</span></div>'
 )
-# Beside LEGEND where a record shown is signed: its scale runs from against (-1) to for (+1).
 SIGNED_LEGEND = (
     '<div class="legend" aria-hidden="true"><span class="muted">signed maps: against the class −1</span>'
     '<span class="bar signed"></span><span class="muted">+1 for it</span></div>'
 )
 
 
-def any_signed(groups: list[list]) -> bool:
-    """Whether a record of ``groups`` (by input) is shown signed."""
-    return any(is_signed(record) for group in groups for record in group)
+def kinds_shown(groups: list[list], signed: bool = VIEW.signed) -> tuple[bool, bool]:
+    """Whether records of ``groups`` (by input) are shown unsigned, and whether signed (``signed``
+    off: every map in one colour, as unsigned)."""
+    flags = [signed and is_signed(record) for group in groups for record in group]
+    return (not all(flags), any(flags))
 
 
-def legends(signed: bool) -> str:
-    """The legend of the records shown: the signed one too where one of them is ``signed``."""
-    return LEGEND + (SIGNED_LEGEND if signed else "")
+def legends(kinds: tuple[bool, bool]) -> str:
+    """The legend of each scale shown (``kinds``: unsigned, signed)."""
+    unsigned, signed = kinds
+    return (LEGEND if unsigned or not signed else "") + (SIGNED_LEGEND if signed else "")
 
 
-def notebook_html(records: list, words: bool = True) -> str:
-    """A notebook's display of records: the page's blocks and style, without the page."""
+def notebook_html(records: list, view: View = VIEW) -> str:
+    """A notebook's display of records: the page's blocks (as ``render --html`` makes them, the
+    same view), its legends and style, without the page."""
     groups = by_input(records)
-    blocks = "".join(input_block(group, words) for group in groups)
-    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{legends(any_signed(groups))}{blocks}</div>"
+    blocks = "".join(input_block(group, view.shown_words(), view.rescale, None, view.signed) for group in groups)
+    return f"<div class=\"contrastcat\"><style>{STYLE}</style>{legends(kinds_shown(groups, view.signed))}{blocks}</div>"

@@ -144,9 +144,51 @@ class Records(list):
             check_record(record.to_dict(), f"save: item {index}", index + 1)
         return write_records(arguments.path("save: path", path), self)
 
+    def to_frame(self, level: str = "tokens"):
+        """A pandas DataFrame (pandas where installed): one row per token (``level="tokens"``: its
+        position, text, span, segment, special flag, score, raw score, and whether it is evidence
+        where the record has some), per word (``"words"``: as ``render --words`` shades them), or
+        per record (``"records"``: the target, its probability, the prediction, the label). Each
+        row says which record it is of (``record``: its index here), its id and method."""
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError("to_frame needs pandas (pip install pandas); to_dicts() needs nothing") from None
+        rows_of = {"tokens": _token_rows, "words": _word_rows, "records": _record_rows}.get(level)
+        if rows_of is None:
+            raise BadInput(f"to_frame: level must be one of {', '.join(('tokens', 'words', 'records'))}, got {level!r}")
+        rows = [row for index, record in enumerate(self) for row in rows_of(index, record)]
+        return pandas.DataFrame(rows)
+
     def _repr_html_(self) -> str:
         more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
         return notebook_html(self[:50]) + more
+
+
+def _named_rows(index: int, record: AttributionRecord) -> dict:
+    return {"record": index, "id": record.id, "method": record.method, "target_name": record.target_name}
+
+
+def _token_rows(index: int, record: AttributionRecord) -> list[dict]:
+    evidence = record.evidence_tokens()
+    raw = record.raw_scores
+    return [{**_named_rows(index, record), "position": position, "token": token, "start": start, "end": end,
+             "segment": None if record.segments is None else record.segments[position],
+             "special": record.special[position], "score": record.scores[position],
+             "raw_score": None if raw is None else raw[position],
+             **({} if evidence is None else {"evidence": evidence[position]})}
+            for position, (token, (start, end)) in enumerate(zip(record.tokens, record.offsets))]
+
+
+def _word_rows(index: int, record: AttributionRecord) -> list[dict]:
+    return [{**_named_rows(index, record), "word": word.text, "start": word.start, "end": word.end,
+             "segment": word.segment, "score": word.score, "raw": word.raw} for word in record.word_scores()]
+
+
+def _record_rows(index: int, record: AttributionRecord) -> list[dict]:
+    return [{**_named_rows(index, record), "target": record.target, "probability": record.probs[record.target],
+             "predicted": record.predicted, "label": record.label, "model": record.model, "tokens": len(record.tokens),
+             "truncated": record.truncated, "text": record.text, "pair": record.pair}]
 
 
 def text_digest(*parts: str) -> bytes:

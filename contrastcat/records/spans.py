@@ -63,11 +63,42 @@ def raw_scores(record) -> list[float]:
     return record.scores if raw is None else raw
 
 
+# This tool's methods whose maps are signed (their classes say so, ``AttributionMethod.signed``; a
+# test keeps the two alike): a map of theirs is signed even where no score of one input is below 0.
+SIGNED_METHODS = frozenset({
+    "att-grads", "att-x-att-grads", "attcat", "attnlrp", "cat", "full-lrp", "input-x-gradient",
+    "integrated-gradients", "occlusion",
+})
+
+
 def is_signed(record) -> bool:
-    """Whether the record's map tells evidence for the target from evidence against it: its raw
-    scores (or, of another tool's record without them, its scores) go below 0 on a token shown
-    (special tokens are not)."""
+    """Whether the record's map tells evidence for the target from evidence against it: its method
+    is one of :data:`SIGNED_METHODS`, or its raw scores (or, of another tool's record without them,
+    its scores) go below 0 on a token shown (special tokens are not)."""
+    if getattr(record, "method", None) in SIGNED_METHODS:
+        return True
     return min((value for value, special in zip(raw_scores(record), record.special) if not special), default=0.0) < 0
+
+
+@dataclass(frozen=True)
+class View:
+    """How records are shown, the same wherever they are (``render``, ``contrastcat.render``, a
+    notebook's display, ``render --html``): ``words`` (None: tokens where shaded, words where
+    listed as top words), ``rescale`` (min–max over the tokens shown: a special token never sets
+    the scale), ``signed`` (a signed map in two colours, red for the target and blue against it;
+    an unsigned map always in one, grey: no sign to read into it)."""
+
+    words: bool | None = None
+    rescale: bool = True
+    signed: bool = True
+
+    def shown_words(self, listed: bool = False) -> bool:
+        """Whether words are shown: as asked, or unasked, where the strongest are ``listed`` (a
+        list of pieces would name "ted" for "tedious"), not where the text is shaded in place."""
+        return listed if self.words is None else self.words
+
+
+VIEW = View()  # the defaults, every view's
 
 
 def text_pieces(record, values, texts: list[str]) -> list[Piece]:

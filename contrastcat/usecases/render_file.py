@@ -6,6 +6,7 @@ the records shown need (a bad line after them is never read)."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import itertools
 import os
 import sys
@@ -44,10 +45,14 @@ def render_file(chosen: RenderOptions) -> RenderRun:
             # Read again (a stream was kept by the check), a record waiting for its pair is held as
             # where its line is: a file written method by method waits whole.
             records = itertools.islice(_first_pairs(source, pair, labels, chosen, placed=True), chosen.limit)
+    return _shown(records, labels, chosen, source.name)
+
+
+def _shown(records, labels: MethodLabels, chosen: RenderOptions, name: str) -> RenderRun:
+    """The records as the page (``html``), as text written to ``output``, or as blocks."""
     if chosen.html is not None:
         with atomic_text_output(chosen.html, [chosen.attributions]) as stream:
-            stream.write(html_page(records, f"contrastcat: {source.name}", chosen.shown_words, chosen.rescale, labels.label,
-                                   chosen.signed))
+            stream.write(_page(records, labels, chosen, name))
         return RenderRun(None if is_standard_output(chosen.html) else chosen.html, iter(()))
     shown = _Shown(chosen.threshold, chosen.shown_words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
     if chosen.output is not None:
@@ -55,6 +60,28 @@ def render_file(chosen: RenderOptions) -> RenderRun:
             write_blocks(blocks(records, labels, shown), stream, shown.color)
         return RenderRun(None if is_standard_output(chosen.output) else chosen.output, iter(()))
     return RenderRun(None, blocks(records, labels, shown))
+
+
+def _page(records, labels: MethodLabels, chosen: RenderOptions, name: str) -> str:
+    return html_page(records, f"contrastcat: {name}", chosen.shown_words, chosen.rescale, labels.label, chosen.signed)
+
+
+def render_records(records: list[AttributionRecord], chosen: RenderOptions, page: bool = False) -> str:
+    """Records in memory as ``render`` shows a file of them (the same options, the same view):
+    the text it prints (``chosen.colored``: with ANSI colours), or with ``page`` the HTML page."""
+    labels = MethodLabels("records")
+    pair = chosen.compare
+    if pair is not None:
+        _check_pair_found(pair, {labels.label(record) for record in records}, chosen, "the records")
+        labels = MethodLabels("records")  # labelled again as they are shown, in the same order
+        records = list(input_major((r for r in records if labels.label(r) in pair), pair, labels.label))
+    records = list(itertools.islice(records, chosen.limit))
+    if page:
+        return _page(records, labels, chosen, "records")
+    stream = io.StringIO()
+    shown = _Shown(chosen.threshold, chosen.shown_words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
+    write_blocks(blocks(records, labels, shown), stream, shown.color)
+    return stream.getvalue()
 
 
 def _check_pair_found(pair, methods, chosen: RenderOptions, name: str, more: bool = False, shown=None) -> None:

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..records.variants import MethodLabels
-from .terminal import header, render_plain, render_rich, top_words
+from ..records.spans import is_signed
+from .terminal import header, legend, render_plain, render_rich, top_words
 
 
 class Shown(Protocol):
@@ -28,11 +29,13 @@ class Shown(Protocol):
 @dataclass(frozen=True)
 class Block:
     """One record for the terminal: its title line and its body (Rich ``Text`` when coloured;
-    with ``top``, the top words, meant to follow the title on one line)."""
+    with ``top``, the top words, meant to follow the title on one line); or, coloured, the
+    ``legend`` of a scale (its body, no title), before the first record shown on it."""
 
     title: str
     body: str | Text
     top: bool = False
+    legend: bool = False
 
 
 @dataclass
@@ -52,12 +55,20 @@ def write_blocks(blocks: Iterable[Block], stream: TextIO, color: bool) -> None:
     """The blocks as ``contrastcat render`` prints them: a blank line between records, a top-words
     block on one line; with ``color``, Rich's ANSI styles, else the plain ``[word 0.87]`` marks."""
     console = _Console(file=stream, force_terminal=color, no_color=not color, soft_wrap=True, highlight=False)
+    after_legend = False
     for index, block in enumerate(blocks):
+        if block.legend:  # a blank line before it, none between it and its record
+            if index:
+                stream.write("\n")
+            console.print(block.body)
+            after_legend = True
+            continue
         if block.top:
             stream.write(f"{block.title}: {block.body}\n")
             continue
-        if index:
+        if index and not after_legend:
             stream.write("\n")
+        after_legend = False
         if color:
             console.print(Text(block.title, style="bold"))  # Text: an id like "a[/]" is not markup
             console.print(block.body)
@@ -66,8 +77,14 @@ def write_blocks(blocks: Iterable[Block], stream: TextIO, color: bool) -> None:
 
 
 def blocks(records, labels: MethodLabels, job: Shown) -> Iterator[Block]:
-    """Each record as a terminal block, as ``job`` says to show it."""
+    """Each record as a terminal block, as ``job`` says to show it; coloured, each scale's legend
+    before the first record shaded on it (the colours alone would not say which is which)."""
+    legends_given: set[bool] = set()
     for record in records:
+        signed = job.signed and is_signed(record)
+        if job.color and job.top is None and signed not in legends_given:
+            legends_given.add(signed)
+            yield Block("", legend(signed), legend=True)
         # A variant shows its label (contrastcat[refs_used=5]) where its method name would be ambiguous.
         # Every string from the record comes out escaped (contrastcat.records.spans.visible): no control or
         # bidi character reaches the terminal as itself.

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from ..records.markup import STYLE, any_signed, by_input, input_block, legends
+from ..records.markup import STYLE, by_input, input_block, kinds_shown, legends
+from ..records.spans import VIEW
 from ..records.spans import visible
 
 PAGE_STYLE = """
@@ -25,10 +26,10 @@ POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def html_page(
-    records: Iterable, title: str, words: bool = False, rescale: bool = True, label=None, signed: bool = True
+    records: Iterable, title: str, words: bool = False, rescale: bool = VIEW.rescale, label=None, signed: bool = VIEW.signed
 ) -> str:
     """The whole page: one block per input, methods of the same input side by side (a signed map's
-    tokens, with ``signed``, in two colours)."""
+    tokens, with ``signed``, in two colours; an unsigned map's in grey)."""
     groups = by_input(records)
     blocks = [input_block(group, words, rescale, label, signed) for group in groups]
     unit = "words" if words else "tokens"
@@ -36,9 +37,11 @@ def html_page(
         scaling = "a word's the sum of its tokens' raw scores, min–max scaled over each text's words"
     else:
         scaling = "min–max scaled over each text's tokens" if rescale else "as stored"
-    signed = signed and any_signed(groups)  # what the page shows: a signed map among its records
-    if signed:
+    kinds = kinds_shown(groups, signed)  # what the page shows: unsigned maps, signed ones
+    if kinds[1]:
         scaling += "; a signed map's divided by its largest magnitude: red for the class, blue against it"
+    if kinds[0] and kinds[1]:
+        scaling += "; an unsigned map's in grey: a relevance without a direction"
     return (
         "<!doctype html>\n"
         f'<html lang="en"><head><meta charset="utf-8">'
@@ -48,5 +51,5 @@ def html_page(
         f"<h1>{html.escape(visible(title))}</h1>"
         f'<p class="muted">{len(blocks)} input(s); {unit} shaded by attribution score ({scaling}); '
         "hover or focus (Tab) a token for its score.</p>"
-        f"{legends(signed)}<main>{''.join(blocks)}</main></body></html>\n"
+        f"{legends(kinds)}<main>{''.join(blocks)}</main></body></html>\n"
     )

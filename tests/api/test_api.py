@@ -22,19 +22,24 @@ def readme_example() -> str:
     return match.group(1)
 
 
-def test_the_readme_example_runs_on_the_toy_model(toy_dir, tmp_path, capsys):
+def test_the_readme_example_runs_on_the_toy_model(toy_dir, toy_library, tmp_path, capsys):
+    """The README's block as written, on the toy model and its library (where the README's commands
+    above it left ./refs.h5)."""
+    import shutil
+
     code = readme_example()
-    for original in ('"minilm-rt"', '"corpus:rotten-tomatoes"', '"refs.h5"', '"attr.jsonl"'):
+    for original in ('"minilm-rt"', '"refs.h5"', '"attr.jsonl"'):
         assert original in code
+    shutil.copy(toy_library.path, tmp_path / "refs.h5")
     code = (code.replace('"minilm-rt"', repr(str(toy_dir / "model")))
-                .replace('"corpus:rotten-tomatoes"', repr(str(toy_dir / "train.jsonl")))
                 .replace('"refs.h5"', repr(str(tmp_path / "refs.h5")))
                 .replace('"attr.jsonl"', repr(str(tmp_path / "attr.jsonl"))))
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)
-    recs, report = scope["recs"], scope["report"]
+    recs, report, frame = scope["recs"], scope["report"], scope["df"]
     assert [(r.id, r.method) for r in recs] == [(0, "contrastcat"), (0, "attcat"), ("r2", "contrastcat"), ("r2", "attcat")]
-    assert scope["scores"] == recs[0].scores and recs[0].settings["refs_used"] == 10
+    assert list(frame[frame["record"] == 0]["score"]) == recs[0].scores and recs[0].settings["refs_used"] == 10
+    assert len(frame) == sum(len(r.tokens) for r in recs)
     assert isinstance(recs, Records) and len((tmp_path / "attr.jsonl").read_text().splitlines()) == 4
     assert "<span" in recs[0]._repr_html_() and "<span" in recs._repr_html_()
     document = report.to_dict()
@@ -120,3 +125,25 @@ def test_no_public_callable_shows_the_environment_in_its_help(monkeypatch):
         if callable(value) and not isinstance(value, type):
             assert "hunter2-planted" not in pydoc.render_doc(value, renderer=pydoc.plaintext), name
     assert str(inspect.signature(contrastcat.torchrun_follower)) == "() -> 'bool'"
+
+
+@pytest.mark.parametrize("function, arguments", [
+    ("explain", (None, ["a film"])), ("build_library", (None, "refs.h5")), ("sanity", (None, [])),
+])
+@pytest.mark.parametrize("option", ["device", "dtype"])
+def test_a_loading_option_given_with_a_classifier_points_to_load_model(function, arguments, option):
+    """``explain(classifier, texts, device="cuda")``: the model is loaded already, so the device is
+    load_model's to choose; said before anything else is looked at (the classifier here is None)."""
+    with pytest.raises(BadInput) as raised:
+        getattr(contrastcat, function)(*arguments, **{option: "cuda" if option == "device" else "bfloat16"})
+    assert str(raised.value) == (f"{function}: {option} is chosen where the model is loaded, not here: "
+                                 f"contrastcat.load_model(name, {option}=...), then pass the classifier it returns")
+
+
+def test_an_item_without_the_text_field_names_the_fields_it_has(toy_dir):
+    """Python items: the default id the call adds is not one of the item's fields."""
+    clf = contrastcat.load_model(str(toy_dir / "model"), device="cpu")
+    with pytest.raises(BadInput) as raised:
+        contrastcat.explain(clf, [{"text": "a film"}, {"sentence": "x", "y": 1}], method="random")
+    assert str(raised.value) == ("inputs: item 1: missing text field 'text' (its fields: sentence, y; "
+                                 "text_field / --text-field names another)")

@@ -138,8 +138,8 @@ def test_evaluate_refuses_every_wrong_argument_in_one_line(toy_classifier, attca
 
 RENDER_ACCEPTS = {
     "records": lambda v: isinstance(v, list) and not v,  # no records: nothing to show, and "" says so
-    "threshold": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
-    "words": lambda v: isinstance(v, bool),
+    "threshold": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
+    "words": lambda v: v is None or isinstance(v, bool),  # None: as the command, tokens where shaded
 }
 
 
@@ -443,9 +443,9 @@ def test_render_file_gives_what_render_prints(files, tmp_path):
     """Blocks in record order, each the record's header and its marked text; a page only where asked."""
     run = contrastcat.render_file(files["records"], words=True, rescale=False)
     blocks = list(run.blocks)
-    expected = contrastcat.render(read_records(str(files["records"])), words=True)
+    expected = contrastcat.render(read_records(str(files["records"])), words=True, rescale=False)
     assert run.wrote is None
-    assert "\n\n".join(f"{b.title}\n{b.body}" for b in blocks) == expected
+    assert "\n\n".join(f"{b.title}\n{b.body}" for b in blocks) + "\n" == expected
     page = tmp_path / "view.html"
     run = contrastcat.render_file(files["records"], html=page)
     assert run.wrote == str(page) and list(run.blocks) == [] and page.read_text().startswith("<!doctype html>")

@@ -39,7 +39,8 @@ def test_malformed_json_line(tmp_path, refs):
 
 @pytest.mark.parametrize(
     "line, problem",
-    [('{"id": 1}', "missing text field 'text'"), ('{"text": "   "}', "field 'text' is empty"), ('[1, 2]', "expected a JSON object"),
+    [('{"id": 1, "review": "good"}',
+      "missing text field 'text' (its fields: id, review; text_field / --text-field names another)"), ('{"text": "   "}', "field 'text' is empty"), ('[1, 2]', "expected a JSON object"),
      ('{"text": 5}', "is not a string")],
 )
 def test_missing_or_empty_text(tmp_path, refs, line, problem):
@@ -54,7 +55,7 @@ def test_csv_without_the_column(tmp_path, refs):
     source = tmp_path / "in.csv"
     source.write_text("review,label\ngood film,1\n")
     result, out = explain(tmp_path, refs, source)
-    assert_one_line_error(result, f"{source}:1:", "no column 'text'", "review, label")
+    assert_one_line_error(result, f"{source}:1:", "no column 'text'", "review, label", "--text-field")
     no_output_left(tmp_path, out)
 
 

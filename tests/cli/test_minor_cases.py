@@ -107,3 +107,20 @@ def test_a_group_without_its_command_shows_its_help(monkeypatch, capsys):
     said = capsys.readouterr().err
     assert said.startswith("Usage: ") and " models [OPTIONS] COMMAND" in said and "error:" not in said
     assert "prepare" in said
+
+
+def test_records_bound_for_a_terminal_get_a_hint(toy_dir, tmp_path, monkeypatch):
+    """Thousands of JSON lines fill a terminal: explain without -o says where they could go instead
+    (on stderr; the records still come), and says nothing where stdout is a pipe or -q is given."""
+    import contrastcat_cli.explain as explain_command
+
+    model = toy_dir / "model"
+    args = ("explain", toy_dir / "inputs.jsonl", "--model", model, "--method", "random")
+    piped = invoke(*args)
+    assert piped.exit_code == 0 and "this terminal" not in piped.stderr, piped.output
+    monkeypatch.setattr(explain_command, "_terminal", lambda: True)
+    shown = invoke(*args)
+    assert shown.exit_code == 0 and shown.stdout == piped.stdout
+    assert "the records go to this terminal as JSON lines: -o FILE keeps them" in shown.stderr
+    assert "this terminal" not in invoke(*args, "-q").stderr
+    assert "this terminal" not in invoke(*args, "-o", tmp_path / "out.jsonl").stderr

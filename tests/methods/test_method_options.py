@@ -42,6 +42,20 @@ def test_method_lists():
     check_options(rho="mean", layers="2", ig_baseline="pad", reference_select="same")
 
 
+@pytest.mark.parametrize("typed, meant", [
+    ("contrastcta", "contrastcat"), ("atcat", "attcat"),  # a typo: the closest name
+    ("integrated_gradients", "integrated-gradients"), ("IntegratedGradients", "integrated-gradients"),  # inseq, Captum
+    ("InputXGradient", "input-x-gradient"), ("Saliency", "gradient-norm"), ("ContrastCAT", "contrastcat"),
+    ("transformer_attribution", "transatt"), ("shap", None), ("deeplift", None),
+])
+def test_an_unknown_method_is_pointed_to_the_one_meant(typed, meant):
+    with pytest.raises(BadInput) as raised:
+        parse_method_list(f"attcat,{typed}")
+    message = str(raised.value)
+    assert message.startswith(f"unknown method {typed!r}") and "(available: contrastcat," in message
+    assert (f"did you mean {meant!r}" in message) if meant else "did you mean" not in message
+
+
 def test_several_methods_equal_single_runs_input_major(toy_classifier, toy_library):
     rows = [InputRow(line=i + 1, id=i, text=t) for i, t in enumerate(TEXTS)]
     names = ["contrastcat", "rollout", "integrated-gradients", "tis"]

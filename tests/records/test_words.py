@@ -149,7 +149,7 @@ def test_top_lists_words_unless_told_tokens(tmp_path):
     record = AttributionRecord(
         id=1, text="Dull, tedious.", tokens=["[CLS]", "dull", ",", "ted", "##ious", ".", "[SEP]"],
         scores=[0.0, 0.3, 0.1, 1.0, 0.9, 0.2, 0.0], offsets=[[0, 0], [0, 4], [4, 5], [6, 9], [9, 13], [13, 14], [0, 0]],
-        special=[True, False, False, False, False, False, True], target=1, method="attcat",
+        special=[True, False, False, False, False, False, True], target=1, method="another-tool",  # unsigned
         token_ids=[2, 10, 11, 12, 13, 14, 3], **OTHER,
     )
     path = tmp_path / "records.jsonl"

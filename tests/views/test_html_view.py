@@ -94,8 +94,8 @@ def test_notebooks_show_records_through_the_same_renderer(records):
     found = Records(RecordFile(str(records)).records())
     shown = found._repr_html_()
     assert 'class="contrastcat"' in shown and "<script" not in shown.lower()
-    assert input_block([found[0]], words=True) in found[0]._repr_html_()
-    tokens = len(re.findall(r'class="t( neg)?( hi)?"', notebook_html([found[0]], words=False)))
+    assert input_block([found[0]]) in found[0]._repr_html_()  # the page's view: tokens, rescaled
+    tokens = len(re.findall(r'class="t( neg| mag)?( hi)?"', notebook_html([found[0]])))
     assert tokens == sum(not s and found[0].text[a:b].strip() != "" for (a, b), s in zip(found[0].offsets, found[0].special))
 
 

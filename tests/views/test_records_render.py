@@ -62,22 +62,29 @@ def test_spans_merge_word_pieces():
 
 def test_render_plain_keeps_the_text_and_marks_tokens():
     record = make_record()
-    assert render_plain(record) == "[un 0.20][bel 0.90][ievably 0.10] [dull 1.00]"
+    assert render_plain(record, rescale=False) == "[un 0.20][bel 0.90][ievably 0.10] [dull 1.00]"  # as stored
     assert render_plain(record, threshold=0.5, words=True) == "unbelievably [dull 1.00]"
     assert render_plain(record, threshold=0.95) == "unbelievably [dull 1.00]"
 
 
 def test_rescale_over_shown_tokens():
     record = make_record(scores=[1.0, 0.1, 0.3, 0.2, 0.5, 0.0])  # [CLS] holds the top score
-    assert render_plain(record) == "[un 0.10][bel 0.30][ievably 0.20] [dull 0.50]"
-    assert render_plain(record, rescale=True) == "[un 0.00][bel 0.50][ievably 0.25] [dull 1.00]"
+    assert render_plain(record, rescale=False) == "[un 0.10][bel 0.30][ievably 0.20] [dull 0.50]"
+    assert render_plain(record) == "[un 0.00][bel 0.50][ievably 0.25] [dull 1.00]"
 
 
 def test_render_rich_shades_by_score():
-    text = render_rich(make_record())
+    """An unsigned map (Contrast-CAT's) in grey, from white (0) to the page's grey 64 (1); a signed
+    method's in red, from white to strong red."""
+    text = render_rich(make_record(), rescale=False)
     assert text.plain == "unbelievably dull"
     styles = {text.plain[span.start : span.end]: str(span.style) for span in text.spans}
-    assert styles["dull"] == "white on #ff0000"  # score 1: strongest red
+    assert styles["dull"] == "white on #404040"  # score 1: the darkest grey
+    assert styles["bel"] == "white on #535353"  # 0.9: 255 - 191 * 0.9 = 83
+    assert styles["un"] == "black on #d9d9d9"  # 0.2: 255 - 191 * 0.2 = 217, dark text on light grey
+    text = render_rich(make_record(method="input-x-gradient", raw_scores=[0.3, 0.2, 0.9, 0.1, 1.0, 0.0]), rescale=False)
+    styles = {text.plain[span.start : span.end]: str(span.style) for span in text.spans}
+    assert styles["dull"] == "white on #ff0000"  # a signed method's score 1: strongest red
     assert styles["bel"] == "white on #ff1919"  # 0.9: green and blue at 255 * (1 - 0.9) = 25
 
 

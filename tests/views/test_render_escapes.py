@@ -98,7 +98,9 @@ def test_coloured_render_prints_only_colour_codes(records):
     shown = SGR.sub("", result.stdout)
     _assert_escaped(shown)
     assert "[red]" in shown and "[/]" in shown  # printed, never read as Rich markup
-    assert shown.splitlines()[0] == r"evil\x1b]0;pwned\x07\x1b[2J  m\x1b[31m[red] → pos\u202e[/] (p=0.970)"
+    legend, title = shown.splitlines()[:2]  # coloured, the scale's legend comes first
+    assert legend.startswith(("unsigned map: relevance 0", "signed map: against the class"))
+    assert title == r"evil\x1b]0;pwned\x07\x1b[2J  m\x1b[31m[red] → pos\u202e[/] (p=0.970)"
 
 
 def test_top_words_are_escaped_one_line_per_record(records):
@@ -156,7 +158,8 @@ def test_python_render_and_notebook_view(records):
     _assert_escaped(shown)
     assert shown.splitlines()[0].startswith(r"evil\x1b]0;pwned\x07\x1b[2J  m\x1b[31m[red] →")
     notebook = found[0]._repr_html_()
-    assert not CONTROL.findall(notebook) and "\\u202e" in notebook and ">reversed<" in notebook
+    # The page's view (tokens): the override is its token's first character, shown as its escape.
+    assert not CONTROL.findall(notebook) and r">\u202ereversed<" in notebook
 
 
 def test_visible_keeps_ordinary_text():

@@ -54,10 +54,13 @@ def test_without_rescale_a_signed_map_is_divided_by_its_largest_magnitude_of_all
 def test_a_map_that_never_goes_below_zero_is_shown_as_before():
     unsigned = make_record(raw_scores=[0.3, 0.2, 0.9, 0.1, 1.0, 0.0])
     before = make_record()
-    assert render_plain(unsigned) == render_plain(before) == "[un 0.20][bel 0.90][ievably 0.10] [dull 1.00]"
+    assert render_plain(unsigned) == render_plain(before) == "[un 0.11][bel 0.89][ievably 0.00] [dull 1.00]"
     assert shaded_text(unsigned) == shaded_text(before)
     assert SIGNED_LEGEND not in html_page([unsigned], "t") and SIGNED_LEGEND in html_page([not_good()], "t")
-    assert html_page([not_good()], "t", signed=False) == html_page([not_good(raw_scores=None)], "t")
+    # --no-signed: the stored [0, 1] scores on the unsigned (grey) scale, as another tool's record without raw scores.
+    elsewhere = html_page([not_good(raw_scores=None, method="mine")], "t").replace("mine →", "attnlrp →")
+    assert html_page([not_good()], "t", signed=False) == elsewhere
+    assert 'class="t mag' in elsewhere and "t neg" not in elsewhere and SIGNED_LEGEND not in elsewhere
 
 
 def test_the_page_marks_evidence_against_in_its_own_colour():
@@ -155,8 +158,11 @@ def test_near_the_largest_float_nothing_overflows_into_nan(tmp_path):
 
 
 def test_a_map_negative_only_on_special_tokens_is_not_signed():
-    record = not_good(raw_scores=[-0.5, 0.8, 0.4, -0.1])
-    assert render_plain(record) == "[not 0.00] [good 0.92]"  # the stored scores, unsigned
+    """Of another tool's method, told by its scores: below 0 on special tokens only, unsigned. Of
+    a method of this tool that is signed (AttnLRP), signed whatever its scores."""
+    record = not_good(raw_scores=[-0.5, 0.8, 0.4, -0.1], method="mine")
+    assert render_plain(record, rescale=False) == "[not 0.00] [good 0.92]"  # the stored scores, unsigned
+    assert render_plain(not_good(raw_scores=[-0.5, 0.8, 0.4, -0.1])) == "[not +1.00] [good +0.50]"
 
 
 def test_words_are_checked_against_the_record(toy_classifier):
