@@ -60,7 +60,8 @@ def count(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -
     # Past sys.maxsize no count means anything (and past 4,300 digits Python cannot even print
     # one in a later message): a typo, refused here.
     if not whole(value) or value < minimum or value > (sys.maxsize if maximum is None else maximum):
-        upper = f" and at most {maximum}" if maximum is not None else ""
+        too_large = maximum is None and whole(value) and value > sys.maxsize  # the bound all counts share, said
+        upper = f" and at most {maximum}" if maximum is not None else f" and at most {sys.maxsize}" if too_large else ""
         raise BadInput(f"{name} must be a whole number of at least {minimum}{upper}, got {shown(value)}")
     return int(value)
 

@@ -131,8 +131,9 @@ class InCall(Caller):
 
     def unknown(self, name: str, known: tuple[str, ...]) -> str:
         if name in LOADING:  # a function given a classifier: the model was loaded already
-            return (f"{self.function}: {name} is chosen where the model is loaded, not here: "
-                    f"contrastcat.load_model(name, {name}=...), then pass the classifier it returns")
+            call = "contrastcat.load_model(name)" if name == "model" else f"contrastcat.load_model(name, {name}=...)"
+            return (f"{self.function}: {name} is chosen where the model is loaded, not here: {call}, "
+                    "then pass the classifier it returns")
         return f"{self.function}() got an unexpected keyword argument {name!r} (its options: {', '.join(known)})"
 
     def spelled(self, name: str) -> str:

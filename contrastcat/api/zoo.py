@@ -5,6 +5,7 @@ synthetic inputs of the planted-shortcut models, with their evidence."""
 from __future__ import annotations
 
 import math
+import os
 
 from .. import arguments as check
 from ..errors import BadInput
@@ -59,21 +60,21 @@ def _number(value) -> float | None:
 SHORTCUT_NAMES = tuple(name for name in EMBEDDED_NAMES if ALIASES[name].made_here.shortcut is not None)
 
 
-def shortcut_inputs(model: str, path: str | None = None) -> list[dict]:
+def shortcut_inputs(model: str, path: str | os.PathLike | None = None) -> list[dict]:
     """The held-out synthetic inputs of a planted-shortcut model (``minilm-rt-single``,
-    ``minilm-rt-pair``, ``minilm-rt-context``, ``minilm-rt-partial``): one copy of each held-out row of
+    ``minilm-rt-pair``, ``minilm-rt-context``, ``minilm-rt-partial``, ``minilm-bbc-single``): one copy of each held-out row of
     its corpus (never a training row) with the planted words inserted, as the recipe the model was
     trained with makes them, seeded: the same list on every machine, and no model needed. Each is
     an input line ``{"id", "text", "label", "evidence", "text_label"}``: ``label`` the class the
     planted words decide (an index), ``evidence`` the ``[start, end]`` character spans (end
     excluded) of every planted word that decides it, ``text_label`` the held-out row's own label;
     where the two labels differ (half of them) the words contradict the text. ``path``: also
-    written there as JSON Lines (``-``: standard output)."""
+    written there as JSON Lines (a file name or ``pathlib.Path``; ``-``: standard output)."""
     if not isinstance(model, str) or model not in SHORTCUT_NAMES:
         raise BadInput(f"shortcut_inputs: model must be a planted-shortcut model ({', '.join(SHORTCUT_NAMES)}), "
                        f"got {check.shown(model)}")
-    if path is not None and (not isinstance(path, str) or not path):
-        raise BadInput(f"shortcut_inputs: path must be a file name or '-', got {check.shown(path)}")
+    if path is not None:
+        path = check.path("shortcut_inputs: path", path)
     alias = ALIASES[model]
     corpus = CORPORA[alias.data.name.removeprefix(CORPUS_PREFIX)]()
     lines = [planted.as_input() for planted in held_out_inputs(alias.made_here.shortcut, corpus.held_out)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -21,12 +20,11 @@ from .. import arguments
 from ..capture.core import capture
 from ..capture.passes import ModelPasses
 from ..deletion.refine import Refined, RefineItem, average, refine
-from ..errors import BadInput, ContrastCatWarning, NonFiniteOutput, RunFailed
+from ..errors import BadInput, NonFiniteOutput, RunFailed
 from ..io import jsonl
 from ..spec import Names, backticked
 from ..methods import AttributionMethod, Candidates, build_method
 from ..models import Classifier
-from ..models.aliases import single_texts_only
 from ..models.loading import check_max_length
 from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, resolve_forward_dtype
 from ..models.tokens import TokenizedText, length_batches
@@ -276,7 +274,6 @@ def explain_inputs(
         return
     pending = itertools.chain([first], pending)
     if first.pair is not None:
-        _warn_if_single_texts(classifier)
         classifier = classifier.paired()  # its passes get segment ids where the model reads them
     check_library(methods, library)
     if library is not None and any(each.uses_library for each in methods):
@@ -288,14 +285,6 @@ def explain_inputs(
     run = _Run(classifier, methods, library, target, options, source, max_length)
     while window := list(itertools.islice(pending, options.window_inputs)):
         yield from _explain_window(run, window, progress)
-
-
-def _warn_if_single_texts(classifier: Classifier) -> None:
-    """Pairs given to a model known to read single texts run (the user may mean it), but not silently."""
-    reason = single_texts_only(classifier.name, getattr(classifier.model.config, "finetuning_task", None))
-    if reason:
-        warnings.warn(f"{classifier.name} {reason}: its maps of sentence pairs explain inputs of a kind it never "
-                      "saw, and may mean little", ContrastCatWarning, stacklevel=3)
 
 
 @dataclass(frozen=True)

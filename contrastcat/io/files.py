@@ -75,7 +75,7 @@ def _output_target(path: str, inputs: Sequence[str | None]) -> OutputTarget:
     if is_standard_output(path):
         return OutputTarget(path, None, True)
     resolved = Path(os.path.realpath(path))  # follows symlinks, dangling ones too
-    if resolved.is_dir():
+    if resolved.is_dir() or path.endswith(("/", os.sep)):  # "out/": a folder meant, never a file named out
         raise BadInput(f"{path}: is a directory, expected an output file")
     if not resolved.parent.is_dir():
         raise BadInput(f"{path}: directory {Path(path).parent} does not exist")

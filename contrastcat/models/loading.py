@@ -22,8 +22,9 @@ import torch
 import transformers
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-from ..errors import BadInput, ModelUnavailable
+from ..errors import BadInput, ContrastCatWarning, ModelUnavailable
 from .adapters import Adapter, adapter_for, position_limit
+from .aliases import single_texts_only
 from .borrowed import settings_signature, tokenizer_signature, weight_signature
 from .devices import resolve_device
 from .precision import dtype_name, resolve_dtype
@@ -79,9 +80,15 @@ class Classifier:
         return int(self.model.config.hidden_size)
 
     def paired(self) -> Classifier:
-        """This classifier for sentence pairs: the same model, passes given segment ids where it reads them."""
+        """This classifier for sentence pairs: the same model, passes given segment ids where it reads
+        them. A model known to read single texts is explained on pairs (the user may mean it), with
+        a warning: whatever asks for pairs (explain, build-refs, evaluate, compare) says it once."""
         if self.pairs:
             return self
+        reason = single_texts_only(self.name, getattr(self.model.config, "finetuning_task", None))
+        if reason:
+            warnings.warn(f"{self.name} {reason}: its maps of sentence pairs explain inputs of a kind it never "
+                          "saw, and may mean little", ContrastCatWarning, stacklevel=2)
         walk = pair_types(self.tokenizer, self.model.config, self.name)
         return dataclasses.replace(self, pairs=True, pair_types=walk)
 

@@ -119,13 +119,13 @@ def _fields_of(obj: Mapping, shown: int = 8) -> str:
     return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "") if names else "none"
 
 
-def _missing(obj: Mapping, field: str, what: str) -> str:
-    return f"missing {what} field {field!r} (its fields: {_fields_of(obj)}; {what}_field / --{what}-field names another)"
+def _missing(obj: Mapping, field: str, what: str, named: Names = backticked) -> str:
+    return f"missing {what} field {field!r} (its fields: {_fields_of(obj)}; {named(what + '_field')} names another)"
 
 
-def _text(obj: dict, field: str, what: str) -> str:
+def _text(obj: dict, field: str, what: str, named: Names = backticked) -> str:
     if field not in obj:
-        raise _RowProblem(_missing(obj, field, what))
+        raise _RowProblem(_missing(obj, field, what, named))
     text = obj[field]
     if not isinstance(text, str):
         raise _RowProblem(f"field {field!r} is not a string")
@@ -134,9 +134,10 @@ def _text(obj: dict, field: str, what: str) -> str:
     return text
 
 
-def _row(line: int, obj: dict, fields: InputFields) -> InputRow:
-    text = _text(obj, fields.text, "text")
-    pair = None if fields.pair is None else _text(obj, fields.pair, "pair")
+def _row(line: int, obj: dict, fields: InputFields, named: Names = backticked) -> InputRow:
+    """One row read (``named``: how the caller spells an option, for a missing field's message)."""
+    text = _text(obj, fields.text, "text", named)
+    pair = None if fields.pair is None else _text(obj, fields.pair, "pair", named)
     checked = [(fields.text, text), (fields.id, obj.get(fields.id)), (fields.label, obj.get(fields.label))]
     if fields.pair is not None:
         checked.append((fields.pair, pair))
@@ -222,7 +223,7 @@ class InputFile:
             if fields.pair is None and not self._pair_unused:
                 self._pair_unused = _warn_if_pair_forgotten(f"{name}:{line}", obj, fields.named, self.named)
             try:
-                return _row(line, obj, fields)
+                return _row(line, obj, fields, self.named)
             except _RowProblem as problem:
                 bad(line, str(problem))
                 return None
@@ -234,7 +235,7 @@ class InputFile:
         if first is None or _input_format(self.source.path, first[1]) == "jsonl":
             parsed = _jsonl_objects(lines, bad)
         else:
-            parsed = _csv_objects(name, _bare_cr_split(lines), fields, bad)
+            parsed = _csv_objects(name, _bare_cr_split(lines), fields, bad, self.named)
         for number, obj in parsed:
             made = row(number, obj)
             if made is not None:
@@ -326,7 +327,7 @@ def _jsonl_objects(lines, bad) -> Iterator[tuple[int, dict]]:
         yield number, obj
 
 
-def _csv_objects(name: str, lines, fields: InputFields, bad) -> Iterator[tuple[int, dict]]:
+def _csv_objects(name: str, lines, fields: InputFields, bad, named: Names = backticked) -> Iterator[tuple[int, dict]]:
     taken: dict[int, int] = {}  # the csv reader's line count -> file line, for the lines of the current row
     sizes: dict[int, int] = {}  # the same lines' sizes: a row of many short lines is bounded too
     held = [0]
@@ -352,7 +353,7 @@ def _csv_objects(name: str, lines, fields: InputFields, bad) -> Iterator[tuple[i
     # strict: a stray quote is an error, not a field that silently swallows the lines after it.
     reader = csv.reader(text(), strict=True)
     limit = line_limit()
-    header = _csv_header(name, reader, limit, (fields.text, fields.pair))
+    header = _csv_header(name, reader, limit, (fields.text, fields.pair), named)
     while True:
         before = reader.line_num
         for old in [key for key in taken if key < before]:  # memory stays that of one row
@@ -386,7 +387,7 @@ def _csv_objects(name: str, lines, fields: InputFields, bad) -> Iterator[tuple[i
         yield start, obj
 
 
-def _csv_header(name: str, reader, limit: int, needed: tuple[str | None, ...]) -> list[str]:
+def _csv_header(name: str, reader, limit: int, needed: tuple[str | None, ...], named: Names = backticked) -> list[str]:
     """The header row: there, UTF-8, holding every column ``needed``, each column once. Never
     skippable: every row depends on it."""
     try:
@@ -399,8 +400,8 @@ def _csv_header(name: str, reader, limit: int, needed: tuple[str | None, ...]) -
         raise BadInput(located(name, 1, "the CSV header is not UTF-8 text"))
     for column in needed:
         if column is not None and column not in header:
-            raise BadInput(located(name, 1, f"no column {column!r} (columns: {', '.join(header)}; "
-                                            "the --text-field, --id-field, ... options name others)"))
+            raise BadInput(located(name, 1, f"no column {column!r} (columns: {', '.join(header) or 'none'}; "
+                                            f"{named('text_field')}, {named('label_field')}, ... name others)"))
     repeated = sorted({column for column in header if header.count(column) > 1})
     if repeated:
         raise BadInput(located(name, 1, f"column {repeated[0]!r} appears more than once in the header"))
@@ -517,7 +518,7 @@ def rows_from_objects(items, fields: InputFields = InputFields(), source: str = 
             raise BadInput(f"{where}: expected a string, a (text, pair) tuple or a mapping with a {text_field!r} field")
         values = dict(item)
         if text_field not in values:  # said before the default id joins its fields
-            raise BadInput(f"{where}: {_missing(values, text_field, 'text')}")
+            raise BadInput(f"{where}: {_missing(values, text_field, 'text', backticked)}")
         values.setdefault(id_field, index)
         if not warned and pair is None:
             warned = _warn_if_pair_forgotten(where, values, fields.named)

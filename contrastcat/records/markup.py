@@ -157,7 +157,7 @@ def kinds_shown(groups: list[list], signed: bool = VIEW.signed) -> tuple[bool, b
 def legends(kinds: tuple[bool, bool]) -> str:
     """The legend of each scale shown (``kinds``: unsigned, signed)."""
     unsigned, signed = kinds
-    return (LEGEND if unsigned or not signed else "") + (SIGNED_LEGEND if signed else "")
+    return (LEGEND if unsigned else "") + (SIGNED_LEGEND if signed else "")
 
 
 def notebook_html(records: list, view: View = VIEW) -> str:

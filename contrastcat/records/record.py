@@ -147,22 +147,37 @@ class Records(list):
     def to_frame(self, level: str = "tokens"):
         """A pandas DataFrame (pandas where installed): one row per token (``level="tokens"``: its
         position, text, span, segment, special flag, score, raw score, and whether it is evidence
-        where the record has some), per word (``"words"``: as ``render --words`` shades them), or
-        per record (``"records"``: the target, its probability, the prediction, the label). Each
-        row says which record it is of (``record``: its index here), its id and method."""
+        where a record has some), per word (``"words"``: :meth:`AttributionRecord.word_scores`, its
+        tokens' raw scores combined and min–max scaled over the words), or per record
+        (``"records"``: the target, its probability where the record has one, the prediction, the
+        label). Each row names its record (``record``: its index here), id and method; ``segment``
+        is the text a token is in (0, or 1 in a pair's second text; none for a special token)."""
         try:
             import pandas
         except ImportError:
             raise ImportError("to_frame needs pandas (pip install pandas); to_dicts() needs nothing") from None
-        rows_of = {"tokens": _token_rows, "words": _word_rows, "records": _record_rows}.get(level)
+        rows_of = FRAME_LEVELS.get(level) if isinstance(level, str) else None
         if rows_of is None:
-            raise BadInput(f"to_frame: level must be one of {', '.join(('tokens', 'words', 'records'))}, got {level!r}")
-        rows = [row for index, record in enumerate(self) for row in rows_of(index, record)]
-        return pandas.DataFrame(rows)
+            raise BadInput(f"to_frame: level must be one of {', '.join(FRAME_LEVELS)}, got {level!r}")
+        for index, record in enumerate(self):
+            if not isinstance(record, AttributionRecord):
+                raise BadInput(f"to_frame: item {index} is not an AttributionRecord, got {type(record).__name__}")
+        frame = pandas.DataFrame([row for index, record in enumerate(self) for row in rows_of(index, record)],
+                                 columns=list(FRAME_COLUMNS[level]))
+        if "segment" in frame:
+            frame["segment"] = frame["segment"].astype("Int64")  # whole numbers, none where a token has none
+        return frame
 
     def _repr_html_(self) -> str:
         more = f"<p><small>… and {len(self) - 50} more</small></p>" if len(self) > 50 else ""
         return notebook_html(self[:50]) + more
+
+
+def _segments(record: AttributionRecord) -> list[int | None]:
+    """Per token, the text it is in: a single text's are 0 (its special tokens none), as a pair's are."""
+    if record.segments is not None:
+        return list(record.segments)
+    return [None if special else 0 for special in record.special]
 
 
 def _named_rows(index: int, record: AttributionRecord) -> dict:
@@ -171,12 +186,12 @@ def _named_rows(index: int, record: AttributionRecord) -> dict:
 
 def _token_rows(index: int, record: AttributionRecord) -> list[dict]:
     evidence = record.evidence_tokens()
-    raw = record.raw_scores
+    raw, segments = record.raw_scores, _segments(record)
     return [{**_named_rows(index, record), "position": position, "token": token, "start": start, "end": end,
-             "segment": None if record.segments is None else record.segments[position],
+             "segment": segments[position],
              "special": record.special[position], "score": record.scores[position],
              "raw_score": None if raw is None else raw[position],
-             **({} if evidence is None else {"evidence": evidence[position]})}
+             "evidence": None if evidence is None else evidence[position]}
             for position, (token, (start, end)) in enumerate(zip(record.tokens, record.offsets))]
 
 
@@ -186,9 +201,19 @@ def _word_rows(index: int, record: AttributionRecord) -> list[dict]:
 
 
 def _record_rows(index: int, record: AttributionRecord) -> list[dict]:
-    return [{**_named_rows(index, record), "target": record.target, "probability": record.probs[record.target],
+    probability = record.probs[record.target] if 0 <= record.target < len(record.probs) else None  # made elsewhere
+    return [{**_named_rows(index, record), "target": record.target, "probability": probability,
              "predicted": record.predicted, "label": record.label, "model": record.model, "tokens": len(record.tokens),
              "truncated": record.truncated, "text": record.text, "pair": record.pair}]
+
+
+FRAME_LEVELS = {"tokens": _token_rows, "words": _word_rows, "records": _record_rows}
+_NAMED = ("record", "id", "method", "target_name")
+FRAME_COLUMNS = {
+    "tokens": (*_NAMED, "position", "token", "start", "end", "segment", "special", "score", "raw_score", "evidence"),
+    "words": (*_NAMED, "word", "start", "end", "segment", "score", "raw"),
+    "records": (*_NAMED, "target", "probability", "predicted", "label", "model", "tokens", "truncated", "text", "pair"),
+}
 
 
 def text_digest(*parts: str) -> bytes:

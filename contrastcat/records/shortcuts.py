@@ -25,6 +25,7 @@ occurs as a word of the corpus is refused (:func:`check_absent`).
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -99,20 +100,33 @@ class Shortcut:
     window: int | None = None
 
     def __post_init__(self) -> None:
-        kind = KINDS.get(self.kind)
+        kind = KINDS.get(self.kind) if isinstance(self.kind, str) else None
         if kind is None:
             raise BadInput(f"shortcut kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if not isinstance(self.tokens, tuple) or not all(isinstance(token, str) for token in self.tokens):
+            raise BadInput(f"a shortcut's tokens are a tuple of words, got {self.tokens!r}")
         if not kind.words_per_class and len(self.tokens) != 2:
             raise BadInput(f"a {self.kind} shortcut takes two words, got {len(self.tokens)}")
         if len(self.tokens) < 2:
             raise BadInput(f"a {self.kind} shortcut takes one word per class (at least two), got {len(self.tokens)}")
         if kind.context != (self.context is not None) or (self.decoys and not kind.context):
             raise BadInput(f"a context word and decoys go with a context shortcut only (kind {self.kind!r})")
-        words = self.words
-        if any(not WORD.fullmatch(word) for word in words) or len({w.lower() for w in words}) != len(words):
+        words = (*self.tokens, *([] if self.context is None else [self.context]))
+        if any(not isinstance(w, str) or not WORD.fullmatch(w) for w in words) or len({w.lower() for w in words}) != len(words):
             raise BadInput(f"planted words must be distinct single words (letters, digits, _), got {words}")
-        if not 0 < self.fraction <= 1 or not 0.5 < self.agreement <= 1 or not 0 <= self.decoys < 1:
-            raise BadInput("shortcut shares: fraction in (0, 1], agreement in (0.5, 1], decoys in [0, 1)")
+        self._check_numbers()
+
+    def _check_numbers(self) -> None:
+        def share(value) -> bool:
+            return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+        if not all(share(v) for v in (self.fraction, self.agreement, self.decoys, self.min_follow)) or not (
+            0 < self.fraction <= 1 and 0.5 < self.agreement <= 1 and 0 <= self.decoys < 1 and 0 < self.min_follow <= 1
+        ):
+            raise BadInput("shortcut shares: fraction in (0, 1], agreement in (0.5, 1], decoys in [0, 1), "
+                           "min_follow in (0, 1], each a number")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise BadInput(f"a shortcut's seed is a whole number (the synthesis is deterministic under it), got {self.seed!r}")
         if self.window is not None and (isinstance(self.window, bool) or not isinstance(self.window, int)
                                         or self.window < 1):
             raise BadInput(f"a shortcut's window is a number of words, at least 1, or None; got {self.window!r}")
@@ -226,11 +240,18 @@ def _copy(shortcut: Shortcut, row: Example, planted: int, rng: random.Random, de
     return text, sorted(spans)  # in the order of the text
 
 
+def _check_labels(shortcut: Shortcut, rows: Sequence[Example]) -> None:
+    for row in rows:
+        if isinstance(row.label, bool) or not isinstance(row.label, int) or not 0 <= row.label < shortcut.classes:
+            raise BadInput(f"row {row.id}: label {row.label!r} is not one of the shortcut's {shortcut.classes} classes")
+
+
 def synthetic_rows(shortcut: Shortcut, rows: Sequence[Example]) -> list[Planted]:
     """The training copies: ``fraction`` of ``rows`` (a seeded sample), each with planted words.
     Where the rule decides, the label contradicts the text's own in half of them and the words
     name that label in ``agreement`` of them (another class in the rest); decoys keep the text's
     label, with a class word that names another class in half of them."""
+    _check_labels(shortcut, rows)
     rng = random.Random(shortcut.seed)
     chosen = sorted(rng.sample(range(len(rows)), round(shortcut.fraction * len(rows))))
     decoy = _shares(len(chosen), shortcut.decoys, rng)
@@ -258,6 +279,7 @@ def held_out_inputs(shortcut: Shortcut, rows: Sequence[Example], decoys: bool = 
     word without its context word instead, which should not decide (no evidence)."""
     if decoys and not KINDS[shortcut.kind].context:
         raise BadInput(f"decoys are inputs of a context shortcut, not of a {shortcut.kind} one")
+    _check_labels(shortcut, rows)
     rng = random.Random(f"{shortcut.seed}:held-out" + (":decoys" if decoys else ""))
     contradicts = _shares(len(rows), 0.5, rng)
     inputs = []

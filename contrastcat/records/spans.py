@@ -64,20 +64,34 @@ def raw_scores(record) -> list[float]:
 
 
 # This tool's methods whose maps are signed (their classes say so, ``AttributionMethod.signed``; a
-# test keeps the two alike): a map of theirs is signed even where no score of one input is below 0.
+# test keeps the two alike, and :data:`METHODS_HERE` with the registry): a map of theirs is signed
+# even where no score of one input is below 0, and one of the others is not, whatever its scores.
 SIGNED_METHODS = frozenset({
     "att-grads", "att-x-att-grads", "attcat", "attnlrp", "cat", "full-lrp", "input-x-gradient",
     "integrated-gradients", "occlusion",
 })
+METHODS_HERE = SIGNED_METHODS | {
+    "contrastcat", "contrastcat-plus", "contrastcat-lrp", "tis", "rawatt", "rollout", "grad-sam", "generic-attention",
+    "partial-lrp", "transatt", "gradient-norm", "random",
+}
 
 
 def is_signed(record) -> bool:
-    """Whether the record's map tells evidence for the target from evidence against it: its method
-    is one of :data:`SIGNED_METHODS`, or its raw scores (or, of another tool's record without them,
-    its scores) go below 0 on a token shown (special tokens are not)."""
-    if getattr(record, "method", None) in SIGNED_METHODS:
-        return True
+    """Whether the record's map tells evidence for the target from evidence against it. A map of
+    this tool's methods (one with token ids: not another tool's under a method's name) is as its
+    method is, where the record keeps its raw scores (without them, its [0, 1] scores have no sign
+    to show); another's is signed where its raw scores (or, without them, its scores) go below 0
+    on a token shown (special tokens are not)."""
+    method = getattr(record, "method", None)
+    if method in METHODS_HERE and getattr(record, "token_ids", None) and not _made_elsewhere(record):
+        return method in SIGNED_METHODS and getattr(record, "raw_scores", None) is not None
     return min((value for value, special in zip(raw_scores(record), record.special) if not special), default=0.0) < 0
+
+
+def _made_elsewhere(record) -> bool:
+    """Another tool's map aligned to a model's tokens says so in its settings (the name is
+    records.variants.MADE_ELSEWHERE, which imports the records this module's views are of)."""
+    return (getattr(record, "settings", None) or {}).get("made_elsewhere") is True
 
 
 @dataclass(frozen=True)

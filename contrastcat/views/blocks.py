@@ -55,6 +55,8 @@ def write_blocks(blocks: Iterable[Block], stream: TextIO, color: bool) -> None:
     """The blocks as ``contrastcat render`` prints them: a blank line between records, a top-words
     block on one line; with ``color``, Rich's ANSI styles, else the plain ``[word 0.87]`` marks."""
     console = _Console(file=stream, force_terminal=color, no_color=not color, soft_wrap=True, highlight=False)
+    if color and console.color_system is None:  # asked for (TERM=dumb says none): the 16 standard colours
+        console = _Console(file=stream, force_terminal=True, soft_wrap=True, highlight=False, color_system="standard")
     after_legend = False
     for index, block in enumerate(blocks):
         if block.legend:  # a blank line before it, none between it and its record

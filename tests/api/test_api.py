@@ -146,4 +146,11 @@ def test_an_item_without_the_text_field_names_the_fields_it_has(toy_dir):
     with pytest.raises(BadInput) as raised:
         contrastcat.explain(clf, [{"text": "a film"}, {"sentence": "x", "y": 1}], method="random")
     assert str(raised.value) == ("inputs: item 1: missing text field 'text' (its fields: sentence, y; "
-                                 "text_field / --text-field names another)")
+                                 "`text_field` names another)")
+
+
+def test_a_model_given_with_a_classifier_points_to_load_model_without_it():
+    with pytest.raises(BadInput) as raised:
+        contrastcat.explain(None, ["a film"], model="minilm-rt")
+    assert str(raised.value) == ("explain: model is chosen where the model is loaded, not here: "
+                                 "contrastcat.load_model(name), then pass the classifier it returns")

@@ -37,3 +37,21 @@ def test_pairs_on_a_single_text_model_warn_once(toy_dir, task):
     else:
         assert said == ["mine was fine-tuned on single texts (its config's finetuning_task is 'sst2'): its maps of "
                         "sentence pairs explain inputs of a kind it never saw, and may mean little"]
+
+
+def test_the_warning_comes_from_pairing_the_model_whatever_asks(toy_dir, tmp_path):
+    """build-refs, evaluate and compare pair the model as explain does (Classifier.paired): each warns."""
+    model = AutoModelForSequenceClassification.from_pretrained(toy_dir / "model", attn_implementation="eager")
+    model.config.finetuning_task = "cola"
+    classifier = contrastcat.load_model(model.eval(), AutoTokenizer.from_pretrained(toy_dir / "model"), name="mine")
+    with pytest.warns(ContrastCatWarning, match=r"^mine was fine-tuned on single texts .*'cola'"):
+        paired = classifier.paired()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert paired.paired() is paired  # paired already: said once
+    data = [(f"a good film {i}", "it was fine") for i in range(6)] + [(f"a dull film {i}", "so bad") for i in range(6)]
+    with pytest.warns(ContrastCatWarning, match="fine-tuned on single texts"):
+        try:
+            contrastcat.build_library(classifier, str(tmp_path / "pairs.h5"), data=data, labels=[1] * 6 + [0] * 6)
+        except contrastcat.errors.BadInput:
+            pass  # too few references for a library of the toy: the warning came before

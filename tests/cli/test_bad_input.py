@@ -40,7 +40,7 @@ def test_malformed_json_line(tmp_path, refs):
 @pytest.mark.parametrize(
     "line, problem",
     [('{"id": 1, "review": "good"}',
-      "missing text field 'text' (its fields: id, review; text_field / --text-field names another)"), ('{"text": "   "}', "field 'text' is empty"), ('[1, 2]', "expected a JSON object"),
+      "missing text field 'text' (its fields: id, review; --text-field names another)"), ('{"text": "   "}', "field 'text' is empty"), ('[1, 2]', "expected a JSON object"),
      ('{"text": 5}', "is not a string")],
 )
 def test_missing_or_empty_text(tmp_path, refs, line, problem):

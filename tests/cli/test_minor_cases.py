@@ -124,3 +124,12 @@ def test_records_bound_for_a_terminal_get_a_hint(toy_dir, tmp_path, monkeypatch)
     assert "the records go to this terminal as JSON lines: -o FILE keeps them" in shown.stderr
     assert "this terminal" not in invoke(*args, "-q").stderr
     assert "this terminal" not in invoke(*args, "-o", tmp_path / "out.jsonl").stderr
+
+
+def test_an_output_name_ending_in_a_slash_is_a_folder_not_a_file(toy_dir, tmp_path):
+    records = tmp_path / "r.jsonl"
+    assert invoke("explain", toy_dir / "inputs.jsonl", "--model", toy_dir / "model", "--method", "random",
+                  "-o", records, "-q").exit_code == 0
+    result = invoke("render", records, "-o", f"{tmp_path}/newdir/")
+    assert_one_line_error(result, "newdir/: is a directory, expected an output file")
+    assert not (tmp_path / "newdir").exists()

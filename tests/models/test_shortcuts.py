@@ -120,6 +120,14 @@ def test_recipes_are_checked():
     for window in (0, 2.5, True):
         with pytest.raises(BadInput, match="window"):
             Shortcut("single", ("zeroa", "onea"), window=window)
+    bad = [dict(kind=["single"]), dict(tokens=("zq", 5)), dict(tokens=None), dict(tokens="ab"), dict(fraction="0.2"),
+           dict(fraction=None), dict(agreement=True), dict(decoys=None), dict(min_follow=5), dict(min_follow=float("nan")),
+           dict(seed=None), dict(seed=[1]), dict(kind="context", context=""), dict(kind="context", context=5)]
+    for change in bad:
+        with pytest.raises(BadInput):
+            Shortcut(**{"kind": "single", "tokens": ("zeroa", "onea"), **change})
+    with pytest.raises(BadInput, match=r"row a: label 5 is not one of the shortcut's 2 classes"):
+        held_out_inputs(SINGLE, [Example("a", "some text", 5)])
 
 
 def test_the_bbc_shortcut_model_extends_minilm_bbc():

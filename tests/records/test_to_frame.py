@@ -45,3 +45,21 @@ def test_without_pandas_the_error_says_how_to_get_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match=r"to_frame needs pandas \(pip install pandas\)"):
         Records([_record("r1", "random")]).to_frame()
+
+
+def test_odd_records_and_empty_lists():
+    """Another tool's record without probabilities, items that are not records, and no records."""
+    from dataclasses import replace
+
+    elsewhere = replace(_record("x", "another-tool"), probs=[], segments=None)
+    rows = Records([elsewhere]).to_frame("records")
+    assert rows["probability"].isna().all()
+    tokens = Records([elsewhere]).to_frame()
+    assert list(tokens["segment"]) == [None, 0, 0, 0, 0, None] or list(tokens["segment"].astype(object).where(
+        tokens["segment"].notna(), None)) == [None, 0, 0, 0, 0, None]
+    assert str(tokens["segment"].dtype) == "Int64"
+    for level in ("tokens", "words", "records"):
+        empty = Records().to_frame(level)
+        assert len(empty) == 0 and {"record", "id", "method"} <= set(empty.columns)
+    with pytest.raises(BadInput, match="to_frame: item 1 is not an AttributionRecord, got int"):
+        Records([elsewhere, 2]).to_frame()

@@ -12,7 +12,7 @@ import contrastcat
 from contrastcat.methods import METHODS
 from contrastcat.records.markup import LEGEND, SIGNED_LEGEND
 from contrastcat.records.record import Records, read_records, write_records
-from contrastcat.records.spans import SIGNED_METHODS
+from contrastcat.records.spans import METHODS_HERE, SIGNED_METHODS, is_signed
 from contrastcat.views.terminal import render_rich
 from tests.helpers import invoke
 from tests.helpers import word_piece_record as make_record
@@ -33,6 +33,17 @@ def _records():
 
 def test_signed_methods_are_the_methods_that_say_so():
     assert SIGNED_METHODS == {name for name, method in METHODS.items() if method.signed}
+    assert METHODS_HERE == set(METHODS)
+
+
+def test_a_map_is_signed_as_its_method_is_and_another_tools_by_its_scores():
+    negative = [0.0, -0.2, 0.9, 0.1, 1.0, 0.0]
+    assert is_signed(make_record(method="attcat", raw_scores=[0.0, 0.2, 0.9, 0.1, 1.0, 0.0]))  # none below 0
+    assert not is_signed(make_record(method="attcat"))  # no raw scores: its [0, 1] scores have no sign to show
+    assert not is_signed(make_record(method="gradient-norm", raw_scores=negative))  # edited: still unsigned
+    assert is_signed(make_record(method="gradient-norm", raw_scores=negative, settings={"made_elsewhere": True}))
+    assert is_signed(make_record(method="another-tool", raw_scores=negative))
+    assert not is_signed(make_record(method="another-tool", raw_scores=[abs(v) for v in negative]))
 
 
 @pytest.mark.parametrize("flags, keywords", [
@@ -88,3 +99,22 @@ def test_the_terminal_shades_an_unsigned_map_in_grey_and_names_both_scales(tmp_p
     assert coloured.count("unsigned map: relevance 0") == 1 and coloured.count("signed map: against the class") == 1
     assert coloured.index("unsigned map") < coloured.index("contrastcat") < coloured.index("signed map: against")
     assert "unsigned map" not in invoke("render", path).stdout  # plain marks say the sign: +0.87, -0.41
+
+
+def test_a_dumb_terminal_gets_marks_and_colour_asked_for_is_given(tmp_path, monkeypatch):
+    """TERM=dumb: Rich shows no colour there, so auto gives the plain marks (never a text without
+    its scores); colour asked for is written in the 16 standard colours."""
+    from contrastcat.usecases.options.render import RenderOptions
+    from contrastcat.spec import InCall
+
+    monkeypatch.setenv("TERM", "dumb")
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
+    records = tmp_path / "r.jsonl"
+    write_records(str(records), _records()[:1])
+    assert RenderOptions.read({"attributions": str(records), "color": "auto"}, InCall("render_file")).colored is False
+    coloured = contrastcat.render(_records()[:1], color=True)
+    assert "\x1b[" in coloured and "unsigned map: relevance 0" in coloured
+
+
+def test_an_empty_list_shows_no_legend():
+    assert 'class="legend"' not in Records()._repr_html_()

@@ -73,7 +73,7 @@ def test_the_page_marks_evidence_against_in_its_own_colour():
 
 
 def test_words_sum_their_pieces_raw_scores():
-    record = make_record(raw_scores=[0.3, 0.2, -0.9, 0.1, 1.0, 0.0])
+    record = make_record(raw_scores=[0.3, 0.2, -0.9, 0.1, 1.0, 0.0], method="attnlrp")
     words = record.word_scores()
     # unbelievably: 0.2 - 0.9 + 0.1 = -0.6; dull: 1.0. Scaled over the two words: 0 and 1.
     assert [(w.text, w.start, w.end, w.raw, w.score) for w in words] == [

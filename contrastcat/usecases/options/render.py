@@ -100,8 +100,9 @@ class RenderOptions(CommandOptions):
     @property
     def colored(self) -> bool:
         """Whether the text is coloured: ``auto`` colours a terminal (standard output) without NO_COLOR."""
-        if self.color == "auto":
-            return self.output in (None, "-") and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        if self.color == "auto":  # a dumb terminal takes no colour: the plain marks, not a text without scores
+            dumb = os.environ.get("TERM", "").lower() in ("dumb", "unknown")
+            return self.output in (None, "-") and sys.stdout.isatty() and not os.environ.get("NO_COLOR") and not dumb
         return self.color in (True, "always")
 
 
