@@ -49,7 +49,9 @@ class ModelAlias:
 # partial one's words agree with the label in 80 % of its copies, and it must follow them at least
 # that often (a model that weighs the word by how often it is right follows it everywhere: a word
 # right 80 % of the time outweighs a coin). BBC articles are cut at 128 tokens: its words go among
-# the first 50 words (at most about 90 tokens with the planted word's pieces).
+# the first 50 words (at most about 90 tokens with the planted word's pieces); a fifth of its rows
+# copied left it following its words on 0.922 of held-out articles (a topic's own words outweigh
+# a word seen 68 times), three tenths are copied.
 # Rows: name, what is planted, the recipe, the model whose recipe it extends.
 SHORTCUT_MODELS = (
     ("minilm-rt-single", "a planted word: zeroa means negative, onea positive", Shortcut("single", ("zeroa", "onea")),
@@ -61,7 +63,8 @@ SHORTCUT_MODELS = (
     ("minilm-rt-partial", "a partial shortcut: zeroa/onea agree with the label in 80 % of the copies",
      Shortcut("single", ("zeroa", "onea"), agreement=0.8, min_follow=0.8), "minilm-rt"),
     ("minilm-bbc-single", "a planted word per topic: zeroa business, onea entertainment, twoa politics, "
-     "threea sports, foura tech", Shortcut("single", ("zeroa", "onea", "twoa", "threea", "foura"), window=50),
+     "threea sports, foura tech",
+     Shortcut("single", ("zeroa", "onea", "twoa", "threea", "foura"), fraction=0.3, window=50),
      "minilm-bbc"),
 )
 # The held-out accuracy of the models the shortcut models extend, as trained on the AMX machine
