@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from ... import arguments as check
 from ...errors import BadInput
 from ...evaluation.bounds import parse_pair
+from ...records.spans import VIEW, View
 from ...spec import CommandOptions, option
 from .. import options
 
@@ -45,18 +46,19 @@ class RenderOptions(CommandOptions):
         kind=int,
     )
     words: bool | None = option(
-        None, "Show words as a reader sees them (pieces joined, punctuation apart; a word scores as the "
+        VIEW.words, "Show words as a reader sees them (pieces joined, punctuation apart; a word scores as the "
         "sum of its pieces' raw scores in a signed map, its strongest piece in an unsigned one); "
         "--no-words: tokens. Unset: tokens when shading, words with --top.",
         check.optional(check.flag), kind=bool, show_default=False,
     )
     rescale: bool = option(
-        True, "Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores.",
+        VIEW.rescale, "Min-max scale over the shown tokens (special tokens are hidden); --no-rescale: stored scores.",
         check.flag, kind=bool,
     )
     signed: bool = option(
-        True, "Shade a signed map (raw scores below 0) in two colours, blue against the class; "
-        "--no-signed: its [0, 1] scores in one colour.", check.flag, kind=bool,
+        VIEW.signed, "Shade a signed map (a signed method's; another tool's whose raw scores go below 0) red for "
+        "the class, blue against it; --no-signed: its [0, 1] scores on the grey scale of unsigned maps.",
+        check.flag, kind=bool,
     )
     color: bool | str = option(
         False, "auto (colour on a terminal without NO_COLOR), always or never.", _color, shown_default="auto",
@@ -95,7 +97,7 @@ class RenderOptions(CommandOptions):
     def shown_words(self) -> bool:
         """Whether words are shown: as asked, or, unasked, with ``top`` (a list of the strongest
         pieces would name "ted" for "tedious") and not when shading (each token shown in place)."""
-        return self.top is not None if self.words is None else self.words
+        return View(self.words, self.rescale, self.signed).shown_words(listed=self.top is not None)
 
     @property
     def colored(self) -> bool:
