@@ -18,7 +18,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from .spans import VIEW, View, is_signed, segment_texts, spans, visible
+from .spans import is_signed, segment_texts, spans, visible
+from .view import VIEW, View
 
 STYLE = """
 .contrastcat { color-scheme: light dark; --fg: #1b1b1b; --bg: #ffffff; --muted: #5b5b5b; --line: #d0d0d0;

@@ -12,7 +12,7 @@ import html
 from collections.abc import Iterable
 
 from ..records.markup import STYLE, by_input, input_block, kinds_shown, legends
-from ..records.spans import VIEW
+from ..records.view import VIEW
 from ..records.spans import visible
 
 PAGE_STYLE = """

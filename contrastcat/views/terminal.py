@@ -11,7 +11,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from ..records.record import AttributionRecord
-from ..records.spans import VIEW, Span, segment_texts, spans, visible
+from ..records.spans import Span, segment_texts, spans, visible
+from ..records.view import VIEW
 
 __all__ = ["Span", "header", "legend", "render_plain", "render_rich", "spans", "visible"]
 

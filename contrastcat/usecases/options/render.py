@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from ... import arguments as check
 from ...errors import BadInput
 from ...evaluation.bounds import parse_pair
-from ...records.spans import VIEW, View
+from ...records.view import VIEW, View
 from ...spec import CommandOptions, option
 from .. import options
 
