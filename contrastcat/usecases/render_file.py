@@ -52,9 +52,10 @@ def _shown(records, labels: MethodLabels, chosen: RenderOptions, name: str) -> R
     """The records as the page (``html``), as text written to ``output``, or as blocks."""
     if chosen.html is not None:
         with atomic_text_output(chosen.html, [chosen.attributions]) as stream:
-            stream.write(_page(records, labels, chosen, name))
+            stream.write(html_page(records, f"contrastcat: {name}", chosen.shown_words, chosen.rescale, labels.label,
+                                   chosen.signed))
         return RenderRun(None if is_standard_output(chosen.html) else chosen.html, iter(()))
-    shown = _Shown(chosen.threshold, chosen.shown_words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
+    shown = _Shown.of(chosen)
     if chosen.output is not None:
         with atomic_text_output(chosen.output, [chosen.attributions]) as stream:
             write_blocks(blocks(records, labels, shown), stream, shown.color)
@@ -62,25 +63,18 @@ def _shown(records, labels: MethodLabels, chosen: RenderOptions, name: str) -> R
     return RenderRun(None, blocks(records, labels, shown))
 
 
-def _page(records, labels: MethodLabels, chosen: RenderOptions, name: str) -> str:
-    return html_page(records, f"contrastcat: {name}", chosen.shown_words, chosen.rescale, labels.label, chosen.signed)
-
-
-def render_records(records: list[AttributionRecord], chosen: RenderOptions, page: bool = False) -> str:
-    """Records in memory as ``render`` shows a file of them (the same options, the same view):
-    the text it prints (``chosen.colored``: with ANSI colours), or with ``page`` the HTML page."""
+def render_records(records: list[AttributionRecord], chosen: RenderOptions) -> str:
+    """Records in memory as ``render`` prints a file of them (the same options, the same view;
+    ``chosen.colored``: with ANSI colours)."""
     labels = MethodLabels("records")
     pair = chosen.compare
     if pair is not None:
         _check_pair_found(pair, {labels.label(record) for record in records}, chosen, "the records")
         labels = MethodLabels("records")  # labelled again as they are shown, in the same order
         records = list(input_major((r for r in records if labels.label(r) in pair), pair, labels.label))
-    records = list(itertools.islice(records, chosen.limit))
-    if page:
-        return _page(records, labels, chosen, "records")
     stream = io.StringIO()
-    shown = _Shown(chosen.threshold, chosen.shown_words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
-    write_blocks(blocks(records, labels, shown), stream, shown.color)
+    shown = _Shown.of(chosen)
+    write_blocks(blocks(itertools.islice(records, chosen.limit), labels, shown), stream, shown.color)
     return stream.getvalue()
 
 
@@ -214,3 +208,7 @@ class _Shown:
     top: int | None
     color: bool
     signed: bool
+
+    @classmethod
+    def of(cls, chosen: RenderOptions) -> _Shown:
+        return cls(chosen.threshold, chosen.shown_words, chosen.rescale, chosen.top, chosen.colored, chosen.signed)
