@@ -48,6 +48,7 @@ from contrastcat.errors import BadInput
 from contrastcat.evaluation.fitted import SIGNS, fitted_cells
 from contrastcat.usecases.compare import COLUMNS as COMPARED
 from contrastcat.usecases.compare import evaluation as compare_evaluation
+from contrastcat.usecases.evaluate_records import Evaluating
 from contrastcat.evaluation.scalars import LeaveOneOut
 from contrastcat.evaluation.stats import BootstrapSettings, mean_interval, paired_difference
 from contrastcat.io.files import atomic_text_output
@@ -88,7 +89,8 @@ def evaluation(classifier, library, model: str, split: str, name: str, perturb: 
         if entry is not None and entry["evaluated"] == sum(1 for _ in records_in(source)):
             cache.write_text(json.dumps(entry))
             return entry
-    report = compare_evaluation(classifier, records, perturb, library, BOOTSTRAP, loo=loo, source=str(source))
+    report = compare_evaluation(classifier, records, perturb,
+                                Evaluating(library, bootstrap=BOOTSTRAP, loo=loo, source=str(source)))
     (entry,) = report.to_dict(per_input=True, compare=None)["methods"].values()
     cache.write_text(json.dumps(entry))
     return entry

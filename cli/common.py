@@ -79,6 +79,22 @@ def tables_console(output: str | None, quiet: bool, **options) -> Console | None
     return None if quiet else _console_type()(stderr=True, highlight=False, **options)
 
 
+def print_blocks(console: Console, blocks: list) -> None:
+    """A command's printed blocks: a string as a plain line, a Rich renderable through ``console``.
+    A table is never cut: a pipe or a file gets it whole and unwrapped, a terminal narrower than
+    its narrowest layout gets that layout (its lines wrap) rather than columns left out."""
+    from rich.table import Table
+
+    for block in blocks:
+        if isinstance(block, str):
+            typer.echo(block, err=console.stderr)
+            continue
+        if isinstance(block, Table):
+            found = console.measure(block, options=console.options.update_width(1000))
+            console.width = max(console.width, found.minimum if console.is_terminal else found.maximum)
+        console.print(block)
+
+
 def one_thing_on_stdout(output: str | None, **printing: bool) -> None:
     """``-o -`` writes the JSON report on stdout: a flag that prints there too would mix two."""
     chosen = [flag for flag, on in printing.items() if on]
@@ -244,19 +260,61 @@ def _quietly(action: Callable[[], None]) -> None:
         pass
 
 
+# To a stderr that is no terminal (a log, CI), progress is a plain line now and then: none in a
+# run's first half minute (a short run says nothing), then at most one each half minute.
+PLAIN_FIRST = 30.0  # seconds
+PLAIN_EVERY = 30.0  # seconds
+
+
+class PlainProgress:
+    """A ``(phase, done, total)`` callback that writes ``phase: done/total, 1:05 elapsed, about
+    0:40 left of it`` at a bounded rate (``clock``: seconds, ``write``: where a line goes)."""
+
+    def __init__(self, write: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
+        self.write, self.clock = write, clock
+        self.start = clock()
+        self.last = self.start - PLAIN_EVERY + PLAIN_FIRST  # the first line no sooner than PLAIN_FIRST
+        self.began: dict[str, float] = {}  # phase -> when it was first heard of
+
+    def __call__(self, phase: str, done: int, total: int | None) -> None:
+        stop_if_interrupted()
+        now = self.clock()
+        began = self.began.setdefault(phase, now)
+        if now - self.last < PLAIN_EVERY:
+            return
+        self.last = now
+        line = f"{phase}: {done}/{total}" if total else phase
+        line += f", {_clock(now - self.start)} elapsed"
+        if total and done and done < total:
+            line += f", about {_clock((now - began) / done * (total - done))} left of it"
+        self.write(line)
+
+
+def _clock(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{seconds:02d}" if minutes >= 60 else f"{minutes}:{seconds:02d}"
+
+
 @contextlib.contextmanager
 def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
-    """A callback ``(phase, done, total)`` that shows one bar per phase."""
-    if quiet or not sys.stderr.isatty():
+    """A callback ``(phase, done, total)`` that shows one bar per phase, with the time gone and
+    the time left; to a stderr that is no terminal, a plain line now and then (:class:`PlainProgress`)."""
+    if quiet:
         yield lambda phase, done, total: stop_if_interrupted()
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    if not sys.stderr.isatty():  # rank 0 speaks for all under torchrun
+        yield PlainProgress(lambda line: info(line, False) if not torchrun_follower() else None)
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("elapsed,"),
         TimeRemainingColumn(),
+        TextColumn("left"),
         console=stderr_console(),
         transient=True,
         # Rich would point sys.stdout at the bar's console (stderr) while it shows: records and

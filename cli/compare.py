@@ -9,13 +9,14 @@ import typer
 from contrastcat import api
 from contrastcat.api import ON_COMMAND_LINE, CompareOptions
 
-from .common import notifier, phased_progress, printing_after, reports_errors
+from .common import notifier, phased_progress, print_blocks, printing_after, reports_errors, stdout_console
 from .spec import command
 
 EPILOG = """\
 Examples:
 
 \b
+  contrastcat compare inputs.jsonl --refs refs.h5 --quick    # a first look, in about a minute
   contrastcat compare inputs.jsonl --refs refs.h5
   contrastcat compare inputs.jsonl --refs refs.h5 --method attnlrp,attcat,random --limit 40 -o cmp/
   contrastcat compare inputs.jsonl --refs refs.h5 \\
@@ -34,6 +35,12 @@ per input within --margin of it on every protocol (a cheaper method by less
 than that is timing noise). Methods that made the same maps of every input
 are said to be one method.
 
+Printed: a table of the columns the ranking judges by (--all-columns: every
+one), each difference over ± half its interval, then the recommendation;
+--markdown prints report.md's table, --json the JSON report. -o DIR also
+writes report.html: the table, the paired differences as a forest plot, the
+cost picture and a few inputs as the leading methods explain them.
+
 Exit codes: 0 done; 1 the run failed; 2 bad input; 130 interrupted.
 """
 
@@ -45,9 +52,13 @@ def _compare(values: dict) -> None:
             {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
         )
         run = api.run_compare(chosen)
-    with printing_after(("records.jsonl, report.json, report.md and report.html", chosen.output),
-                        stdout="the JSON report" if as_json else "the table"):
-        typer.echo(json.dumps(run.document, indent=2, ensure_ascii=False) if as_json else run.markdown())
+    printed = "the JSON report" if as_json else "the Markdown table" if chosen.markdown else "the table"
+    with printing_after(("records.jsonl, report.json, report.md and report.html", chosen.output), stdout=printed):
+        if as_json or chosen.markdown:
+            typer.echo(json.dumps(run.document, indent=2, ensure_ascii=False) if as_json else run.markdown())
+            return
+        console = stdout_console(soft_wrap=True)
+        print_blocks(console, run.blocks(chosen.all_columns, console.color_system is None, chosen.bare("all_columns")))
 
 
 compare = reports_errors(command(

@@ -13,6 +13,7 @@ from .common import (
     notifier,
     one_thing_on_stdout,
     phased_progress,
+    print_blocks,
     printing_after,
     reports_errors,
     tables_console,
@@ -77,20 +78,10 @@ evaluate = reports_errors(command(
 
 
 def _print(run, options, console) -> None:
-    # Rich's tables load with the output they print: --help and refusals need none.
-    from rich.table import Table
-
     if options.as_json:
         typer.echo(run.text)
         return
     if console is None:
         return
-    blocks = api.report_blocks(run, markdown=options.markdown, curves=options.curves, plain=console.color_system is None)
-    for block in blocks:
-        if isinstance(block, str):
-            typer.echo(block, err=console.stderr)
-            continue
-        # A terminal wraps a table's headers to fit; a pipe or file gets the whole table, unwrapped.
-        if isinstance(block, Table) and not console.is_terminal:
-            console.width = max(console.width, console.measure(block, options=console.options.update_width(1000)).maximum)
-        console.print(block)
+    print_blocks(console, api.report_blocks(run, markdown=options.markdown, curves=options.curves,
+                                            plain=console.color_system is None))

@@ -52,8 +52,9 @@ from ..records.record import AttributionRecord, RecordFile, write_records
 from ..records.variants import MethodLabels
 from ..spec import InCall, Names, backticked
 from ..evaluation.sanity import SanityReport
-from ..views.comparison import html_report, markdown_report
-from ..views.plots import frontier_svg
+from ..views.compare_page import Pictures, examples_html, html_report
+from ..views.comparison import markdown_report, terminal_blocks
+from ..views.plots import forest_svg, frontier_svg
 from .options.compare import DEFAULT_CHOICES, Choice, CompareOptions, said_of, typed, written
 from .evaluate_records import Evaluating, evaluate_records
 from .sanity_file import SanityOptions, sanity_check
@@ -200,11 +201,15 @@ def compare(
         raise BadInput("compare: a method is given twice with the same options")
     shown = dict(zip(keys, labels))
     reports = {}
+    # Evaluated input by input, every method's record of a batch of inputs together: the progress
+    # moves per batch, and the perturbed sequences the methods share are predicted once.
+    by_input = [records[start + index] for index in range(len(rows)) for start in range(0, len(records), len(rows))]
     for number, perturb in enumerate(PERTURBATIONS):
         phase = f"evaluating with {perturb} ({number + 1}/{len(PERTURBATIONS)})"
         say(phase, 0, len(records))
-        found = evaluation(classifier, records, perturb, library, bootstrap, batch_size * 4,
-                           progress=functools.partial(say, phase, total=len(records)))
+        found = evaluation(classifier, by_input, perturb, Evaluating(
+            library, bootstrap=bootstrap, batch_size=batch_size * 4, source="compare", chunk=batch_size * len(methods),
+            progress=functools.partial(say, phase, total=len(records))))
         reports[perturb] = _renamed(found, shown)
     fitted = {label: _fitted(reports, label) for label in labels}
     columns = columns_of(reports)
@@ -259,19 +264,14 @@ def _renamed(report, shown: Mapping[str, str]):
     })
 
 
-def evaluation(
-    classifier, records: Iterable[AttributionRecord], perturb: str, library=None,
-    bootstrap: BootstrapSettings = BootstrapSettings(), batch_size: int = 64, loo: LeaveOneOut | None = None,
-    progress: Callable[[int], None] | None = None, source: str = "compare",
-) -> EvaluationReport:
+def evaluation(classifier, records: Iterable[AttributionRecord], perturb: str, how: Evaluating = Evaluating()
+               ) -> EvaluationReport:
     """``records`` evaluated under ``perturb`` as compare evaluates them: the MoRF and LeRF curves,
-    ERASER comprehensiveness and sufficiency, and the leave-one-out τ (``loo``: drops kept from
-    an earlier evaluation of the same inputs, and added to)."""
-    return evaluate_records(
-        classifier, records, EvalSettings(perturb=perturb, eraser=True, loo=True),
-        Evaluating(library, bootstrap=bootstrap, batch_size=batch_size, loo=loo or LeaveOneOut(perturb, None),
-                   source=source, progress=progress),
-    )
+    ERASER comprehensiveness and sufficiency, and the leave-one-out τ (``how.loo``: drops kept
+    from an earlier evaluation of the same inputs, and added to; none: a fresh one)."""
+    if how.loo is None:
+        how = dataclasses.replace(how, loo=LeaveOneOut(perturb, None))
+    return evaluate_records(classifier, records, EvalSettings(perturb=perturb, eraser=True, loo=True), how)
 
 
 def _estimate(classifier, rows, methods, library, settings: ExplainSettings, sanity: int, batch_size: int) -> str:
@@ -294,7 +294,8 @@ def _estimate(classifier, rows, methods, library, settings: ExplainSettings, san
         began = time.perf_counter()
         try:
             for perturb in PERTURBATIONS:
-                evaluation(classifier, found, perturb, library, BootstrapSettings(0), batch_size * 4)
+                evaluation(classifier, found, perturb, Evaluating(library, bootstrap=BootstrapSettings(0),
+                                                                  batch_size=batch_size * 4, source="compare"))
         except BadInput:  # too few tokens to evaluate
             continue
         evaluating = time.perf_counter() - began
@@ -553,9 +554,25 @@ class CompareRun:
         """The table and the recommendation, as report.md holds them."""
         return markdown_report(self.document)
 
+    def blocks(self, every: bool = False, plain: bool = False, named: str = "every=True") -> list:
+        """What compare prints in a terminal, as Rich renderables: the judged columns (``every``:
+        all of them), each interval as ± its half-width, the legend and the recommendation
+        (``plain``: a ``*`` where bold cannot show; ``named``: how to ask for every column)."""
+        return terminal_blocks(self.document, every, plain, named)
+
+
+def report_page(compared: Compared, document: dict) -> str:
+    """report.html: the page, its pictures and a few inputs as the leading methods explain them."""
+    count = compared.inputs
+    lists = [compared.records[start:start + count] for start in range(0, len(compared.records), count)]
+    names = {id(record): label for label, found in zip(compared.labels, lists) for record in found}
+    return html_report(document, Pictures(forest_svg(document), frontier_svg(document)),
+                       examples_html(lists, lambda record: names[id(record)], document))
+
 
 def compare_file(chosen: CompareOptions) -> CompareRun:
     """``contrastcat compare``: a sample of an inputs file, every method on it, the report."""
+    chosen = chosen.resolved()
     notify = chosen.notify or (lambda line: None)
     folder = chosen.output
     files = {name: os.path.join(folder, name) for name in OUTPUTS} if folder is not None else {}
@@ -604,7 +621,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
                 "records.jsonl": (record.to_json() + "\n" for record in compared.records),
                 "report.json": [json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"],
                 "report.md": [markdown_report(document) + "\n"],
-                "report.html": [html_report(document, frontier_svg(document))],
+                "report.html": [report_page(compared, document)],
             }
             publish(files, contents, [chosen.inputs, chosen.library])
     except KeyboardInterrupt:

@@ -289,6 +289,7 @@ class Evaluating:
     source: str = "<records>"  # the records' file, as messages name it
     named: Names = backticked  # how the caller spells an option in a message
     progress: Callable[[int], None] | None = None  # records read so far, after each chunk
+    chunk: int = CHUNK  # records evaluated together: fewer, for progress that moves more often
     # Leave-one-out drops kept from an earlier call (same classifier and perturbation), so
     # evaluating methods one call at a time predicts each input's single-token perturbations once;
     # filled in place (made with ``LeaveOneOut(settings.perturb, None)``, it takes the replacement
@@ -303,7 +304,7 @@ def evaluate_records(
     """Perturbation curves (and Kendall-τ with ``how.kendall``) of ``records``, per method and
     settings, each mean with its bootstrap interval over inputs.
 
-    ``records`` may be a stream: it is read and evaluated :data:`CHUNK` records at a time. A
+    ``records`` may be a stream: it is read and evaluated ``how.chunk`` records at a time. A
     sequence is judged whole before any work.
     """
     from ..models.precision import on_classifier
@@ -315,7 +316,7 @@ def evaluate_records(
     first = next(pending, None)
     pending = itertools.chain([first] if first is not None else [], pending)
     run = _Evaluation(classifier, settings, how, pairs=first is not None and first.pair is not None)
-    while chunk := list(itertools.islice(pending, CHUNK)):
+    while chunk := list(itertools.islice(pending, how.chunk)):
         run.add(chunk)
     return run.report()
 

@@ -1,14 +1,15 @@
-"""compare's report as people read it: the table and the recommendation, in Markdown and as one
-self-contained HTML page, from the report's JSON document (nothing is computed here)."""
+"""compare's report as people read it: the table and the recommendation in Markdown (every
+column, each interval whole) and in a terminal (the judged columns, each interval as ± its
+half-width), from the report's JSON document (nothing is computed here). The page is
+:mod:`contrastcat.views.compare_page`."""
 
 from __future__ import annotations
 
-import html
+import dataclasses
 from dataclasses import dataclass
 
 from ..evaluation.fitted import LEGEND, SIGNS
 from ..evaluation.levels import level_text
-from .html_page import PAGE_STYLE, POLICY
 
 
 @dataclass(frozen=True)
@@ -16,12 +17,20 @@ class Cell:
     text: str
     ahead: bool = False  # a paired interval that excludes 0
     fitted: bool = False  # a heading of a column some method was fitted to (not judged by)
+    spread: str = ""  # compact: "± 0.031", half the interval's width (shown after the text, or under it)
 
 
-def table(document: dict) -> tuple[list[Cell], list[list[Cell]], list[str]]:
+def shown_columns(document: dict, every: bool = True) -> list[dict]:
+    """The report's columns, or (``every`` off) those the ranking judges by."""
+    return [column for column in document["columns"] if every or column["judged"]]
+
+
+def table(document: dict, compact: bool = False, columns: list[dict] | None = None, marked: str = "bold"
+          ) -> tuple[list[Cell], list[list[Cell]], list[str]]:
     """Headings, rows and the legend's sentences: the leader's values, every other method's paired
-    difference from it with its interval (ahead where it excludes 0), ᶠ/ᵖ on fitted cells."""
-    columns = document["columns"]
+    difference from it with its interval (ahead where it excludes 0, as ``marked`` says), ᶠ/ᵖ on
+    fitted cells. ``compact``: each interval as ± its half-width; ``columns``: those shown (all)."""
+    columns = document["columns"] if columns is None else columns
     checked = document.get("sanity_inputs") is not None
     head = [Cell("method"), Cell("s/input")] + ([Cell("ρ, model destroyed")] if checked else []) + [
         Cell(c["heading"] + (" ↑" if c["higher_is_better"] else " ↓"), fitted=not c["judged"]) for c in columns
@@ -33,46 +42,87 @@ def table(document: dict) -> tuple[list[Cell], list[list[Cell]], list[str]]:
             found = entry.get("sanity") or {}
             rho = found.get("rho_randomised")
             row.append(Cell("n/a" if rho is None else f"{rho:.2f}" + ("" if found.get("passes") else " ✗")))
-        for column in columns:
-            cell = entry["columns"].get(column["name"])
-            if cell is None or cell["mean"] is None:
-                row.append(Cell("n/a"))
-                continue
-            sign = SIGNS.get(cell["fitted"], "")
-            against = cell.get("against_leader")
-            if entry["method"] == document["leader"] or against is None:
-                row.append(Cell(f"{cell['mean']:.3f}{sign}"))
-                continue
-            if against["interval"] is None:  # no bootstrap: the difference alone
-                row.append(Cell(f"{against['mean']:+.3f}{sign}"))
-                continue
-            low, high = against["interval"]["low"], against["interval"]["high"]
-            row.append(Cell(f"{against['mean']:+.3f} [{low:+.3f}, {high:+.3f}]{sign}", ahead=bool(against["excludes_zero"])))
+        row += [_cell(entry, column, document["leader"], compact) for column in columns]
         rows.append(row)
-    measured = any((cell.get("against_leader") or {}).get("interval") is not None
-                   for entry in document["methods"] for cell in entry["columns"].values())
-    why = document["recommendation"].get("no_intervals") or f"{document['bootstrap']['resamples']} bootstrap resamples"
+    return head, rows, _legend(document, compact, marked, columns)
+
+
+Grid = tuple[list[Cell], list[list[Cell]]]
+
+
+def compact_tables(document: dict, every: bool, marked: str, more: str) -> tuple[list[Grid], list[str]]:
+    """The tables a reader takes in at a glance, and their legend: the judged columns (``every``:
+    all), each interval as ± its half-width, ERASER's headings shortened, the perturbation columns
+    and plausibility's (where the inputs carried evidence) in tables of their own, as evaluate
+    prints them; ``more``: where the columns left out are."""
+    columns = shown_columns(document, every)
+    groups = [group for group in ([c for c in columns if ":" in c["name"]], [c for c in columns if ":" not in c["name"]])
+              if group]
+    grids = []
+    for group in groups:
+        head, rows, _ = table(document, True, group, marked)
+        grids.append(([dataclasses.replace(cell, text=_short(cell.text)) for cell in head], rows))
+    legend = _legend(document, True, marked, columns)
+    notes = []
+    if any(_short(c["heading"]) != c["heading"] for c in columns):
+        notes.append("comp., suff.: ERASER comprehensiveness and sufficiency (under deletion, or [MASK]).")
+    hidden = len(document["columns"]) - len(columns)
+    if hidden:
+        notes.append(f"{hidden} column(s) the ranking does not judge by are left out: {more}.")
+    return grids, [*legend[:1], *notes, *legend[1:]]
+
+
+def _short(heading: str) -> str:
+    return heading.replace("comprehensiveness", "comp.").replace("sufficiency", "suff.")
+
+
+def _cell(entry: dict, column: dict, leader: str, compact: bool) -> Cell:
+    """One method's cell: its mean (the leader's), or its paired difference from the leader."""
+    cell = entry["columns"].get(column["name"])
+    if cell is None or cell["mean"] is None:
+        return Cell("n/a")
+    sign = SIGNS.get(cell["fitted"], "")
+    against = cell.get("against_leader")
+    if entry["method"] == leader or against is None:
+        return Cell(f"{cell['mean']:.3f}{sign}")
+    if against["interval"] is None:  # no bootstrap: the difference alone
+        return Cell(f"{against['mean']:+.3f}{sign}")
+    low, high = against["interval"]["low"], against["interval"]["high"]
+    ahead = bool(against["excludes_zero"])
+    if compact:
+        return Cell(f"{against['mean']:+.3f}{sign}", ahead, spread=f"± {(high - low) / 2:.3f}")
+    return Cell(f"{against['mean']:+.3f} [{low:+.3f}, {high:+.3f}]{sign}", ahead=ahead)
+
+
+def _legend(document: dict, compact: bool, marked: str, columns: list[dict]) -> list[str]:
+    names = {column["name"] for column in columns}
+    cells = [cell for entry in document["methods"] for name, cell in entry["columns"].items() if name in names]
+    measured = any((cell.get("against_leader") or {}).get("interval") is not None for cell in cells)
+    boot = document["bootstrap"]
+    why = document["recommendation"].get("no_intervals") or f"{boot['resamples']} bootstrap resamples"
+    kind = f"{level_text(boot['ci'])} bootstrap interval ({boot['resamples']} resamples)"
     intervals = (
-        f"with its {level_text(document['bootstrap']['ci'])} bootstrap interval ({document['bootstrap']['resamples']} "
-        "resamples), bold where it excludes 0" if measured else f"(no intervals: {why})"
+        (f"± half its {kind}" if compact else f"with its {kind}") + f", {marked} where it excludes 0"
+        if measured else f"(no intervals: {why})"
     )
-    legend = [
+    checked = document.get("sanity_inputs") is not None
+    unjudged = not all(column["judged"] for column in columns)
+    return [
         f"{document['inputs']} inputs; {document['hardware']}. The leader's values, then every other method's "
-        f"paired difference from {document['leader']} {intervals}. Columns in italics are not judged by: "
-        "fitted by a method's own selection"
-        + (", or (token F1, IOU F1) resting on a rationale threshold of their own." if _plausible(document) else ".")
+        f"paired difference from {document['leader']} {intervals}."
+        + (" Columns in italics are not judged by: fitted by a method's own selection" if unjudged else "")
+        + ((", or (token F1, IOU F1) resting on a rationale threshold of their own." if _plausible(columns) else ".")
+           if unjudged else "")
         + (f" ρ, model destroyed: the Spearman correlation of a method's maps of {document['sanity_inputs']} inputs "
            "with its maps on the fully randomised model (✗: not below 0.5, the maps barely depend on the model)."
            if checked else ""),
-        *(LEGEND[kind] for kind in LEGEND if any(
-            cell.get("fitted") == kind for entry in document["methods"] for cell in entry["columns"].values())),
+        *(LEGEND[kind] for kind in LEGEND if any(cell.get("fitted") == kind for cell in cells)),
     ]
-    return head, rows, legend
 
 
-def _plausible(document: dict) -> bool:
-    """The inputs carried evidence: plausibility's columns are in the table."""
-    return any(column["name"].startswith("token_f1") for column in document["columns"])
+def _plausible(columns: list[dict]) -> bool:
+    """The inputs carried evidence: plausibility's threshold columns are in the table."""
+    return any(column["name"].startswith("token_f1") for column in columns)
 
 
 def markdown_report(document: dict) -> str:
@@ -88,46 +138,42 @@ def markdown_report(document: dict) -> str:
     return "\n".join(lines + [""] + legend + ["", document["recommendation"]["paragraph"]])
 
 
-TABLE_STYLE = """
-table { border-collapse: collapse; font-size: 0.85rem; margin: 1rem 0; }
-th, td { border: 1px solid #8884; padding: 0.25rem 0.5rem; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-th.fitted { font-style: italic; font-weight: normal; }
-td.ahead { font-weight: bold; }
-figure { margin: 1rem 0; } figure svg { max-width: 100%; height: auto; }
-.muted { opacity: 0.75; }
-.wide { overflow-x: auto; max-width: 100%; }
-body { padding-left: 2rem; padding-right: 2rem; } p, figure { max-width: 72rem; }
-"""
+def terminal_blocks(document: dict, every: bool = False, plain: bool = False, named: str = "--all-columns") -> list:
+    """What ``compare`` prints in a terminal: tables of the judged columns (``every``: all of
+    them) with each interval as ± its half-width, their legend, the recommendation. ``plain``:
+    where bold cannot show, a ``*`` after a difference whose interval excludes 0. ``named``: the
+    option that shows every column, as the caller spells it."""
+    from rich.table import Table
+    from rich.text import Text
+
+    more = f"{named} shows them (report.md holds every column, each interval whole)"
+    grids, legend = compact_tables(document, every, "* after it" if plain else "bold", more)
+    blocks: list = []
+    for head, rows in grids:
+        grid = Table(box=None if plain else _box(), show_edge=False, pad_edge=False, header_style="bold")
+        for number, cell in enumerate(head):  # a heading on two lines ("MoRF AOPC" over "[MASK] ↑"): narrow columns
+            heading = cell.text.replace(", ", "\n") if ", " in cell.text else "\n".join(cell.text.rsplit(" ", 1))
+            grid.add_column(Text(heading if number >= 2 else cell.text, style="italic" if cell.fitted else ""),
+                            justify="left" if number == 0 else "right", overflow="fold",
+                            max_width=24 if number == 0 else None)
+        for row in rows:
+            grid.add_row(*(_terminal_cell(cell, plain) for cell in row))
+        blocks += [grid, Text("")]
+    return [*blocks, *(Text(line) for line in legend), Text(""), Text(document["recommendation"]["paragraph"])]
 
 
-def html_report(document: dict, picture: str | None, title: str = "Which explanation to trust") -> str:
-    """The recommendation, the table and the cost–faithfulness picture (inline SVG, or a line
-    saying why there is none) as one page: its own style, no script, no remote load."""
-    head, rows, legend = table(document)
-    found = document["recommendation"]
+def _box():
+    from rich import box
 
-    def heading(cell: Cell) -> str:
-        return f'<th class="fitted">{html.escape(cell.text)}</th>' if cell.fitted else f"<th>{html.escape(cell.text)}</th>"
+    return box.SIMPLE_HEAD
 
-    def data(cell: Cell) -> str:
-        return f'<td class="ahead">{html.escape(cell.text)}</td>' if cell.ahead else f"<td>{html.escape(cell.text)}</td>"
 
-    drawn = (
-        f"<figure>{picture}<figcaption class=\"muted\">Cost against faithfulness: each method's mean on the first "
-        f"column no method was fitted to; red: the leaders ({html.escape(', '.join(found['leaders']))}).</figcaption>"
-        "</figure>" if picture else '<p class="muted">(no picture: matplotlib is not installed)</p>'
-    )
-    return (
-        "<!doctype html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{PAGE_STYLE}{TABLE_STYLE}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1><p><strong>{html.escape(found['paragraph'])}</strong></p>"
-        f'<div class="wide"><table><thead><tr>{"".join(map(heading, head))}</tr></thead><tbody>'
-        + "".join("<tr>" + "".join(map(data, row)) + "</tr>" for row in rows)
-        + "</tbody></table></div>"  # a table wider than the window scrolls in its own box
-        + "".join(f'<p class="muted">{html.escape(sentence)}</p>' for sentence in legend)
-        + f"{drawn}</body></html>\n"
-    )
+def _terminal_cell(cell: Cell, plain: bool):
+    """A difference over ± half its interval, on two lines (a column as narrow as a number)."""
+    from rich.text import Text
+
+    text = cell.text + (" *" if plain and cell.ahead else "  " if plain and cell.spread else "")
+    shown = Text(text, style="bold" if cell.ahead and not plain else "")
+    if cell.spread:
+        shown.append("\n" + cell.spread + ("  " if plain else ""))
+    return shown

@@ -8,6 +8,7 @@ command says so in one line. The file is written whole or not at all.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..deletion.plan import step_labels
@@ -157,32 +158,124 @@ def plot_sanity(report, path: str, inputs=()) -> None:
 
 def frontier_svg(document: dict) -> str | None:
     """compare's cost–faithfulness picture as SVG text: each method's seconds per input (log
-    scale) against its mean on the first column no method was fitted to where higher is better;
-    None where matplotlib is not installed (the page says so)."""
+    scale) against its mean on :func:`frontier_column` (higher is better), the method with the
+    highest mean there in red (:func:`frontier_best`, the one the caption names); None where
+    matplotlib is not installed or no method has a value there."""
     try:
         plt = _pyplot()
     except BadInput:
         return None
-    import io
-
-    column = next((c for c in document["columns"] if c["judged"] and c["higher_is_better"]), None)
-    points = [
-        (entry["method"], entry["seconds_per_input"], entry["columns"].get(column["name"], {}).get("mean"))
-        for entry in document["methods"]
-    ] if column else []
-    points = [(name, cost, mean) for name, cost, mean in points if mean is not None and cost > 0]
+    column = frontier_column(document)
+    points = _frontier_points(document, column)
     if not points:
         return None
+    best = frontier_best(document)
     figure, axes = plt.subplots(figsize=(7, 4.2))
-    leaders = set(document["recommendation"]["leaders"])
     for name, cost, mean in points:
-        axes.scatter([cost], [mean], s=46, color="#b2182b" if name in leaders else "#2166ac", zorder=3)
+        axes.scatter([cost], [mean], s=46, color="#b2182b" if name == best else "#2166ac", zorder=3)
         axes.annotate(name, (cost, mean), textcoords="offset points", xytext=(6, 4), fontsize=8)
     axes.set_xscale("log")
+    from matplotlib.ticker import NullFormatter
+
+    axes.xaxis.set_minor_formatter(NullFormatter())  # 2×10⁻², 3×10⁻², … ran into each other
     axes.set_xlabel("seconds per input (log scale), explaining alone")
     axes.set_ylabel(f"{column['heading']} (mean)")
     axes.grid(True, alpha=0.3)
     figure.tight_layout()
+    return _inline_svg(plt, figure)
+
+
+def frontier_column(document: dict) -> dict | None:
+    """The column the cost picture plots: the first judged one where higher is better."""
+    return next((c for c in document["columns"] if c["judged"] and c["higher_is_better"]), None)
+
+
+def _frontier_points(document: dict, column: dict | None) -> list[tuple[str, float, float]]:
+    points = [
+        (entry["method"], entry["seconds_per_input"], entry["columns"].get(column["name"], {}).get("mean"))
+        for entry in document["methods"]
+    ] if column else []
+    return [(name, cost, mean) for name, cost, mean in points if mean is not None and cost > 0]
+
+
+def frontier_best(document: dict) -> str | None:
+    """The method highest on the cost picture's axis (the first of equals, in the report's order)."""
+    points = _frontier_points(document, frontier_column(document))
+    return max(points, key=lambda point: point[2])[0] if points else None
+
+
+def forest_svg(document: dict) -> str | None:
+    """compare's paired differences as a forest plot, SVG text: a panel per judged column, each
+    method's difference from the leader as a dot (filled where its interval excludes 0) with its
+    interval as a line, 0 (no difference) dashed; None without matplotlib or differences."""
+    try:
+        plt = _pyplot()
+    except BadInput:
+        return None
+    columns = [column for column in document["columns"] if column["judged"]]
+    others = [entry for entry in document["methods"] if entry["method"] != document["leader"]]
+    if not columns or not others:
+        return None
+    across = min(4, len(columns))
+    down = -(-len(columns) // across)
+    figure, panels = plt.subplots(down, across, figsize=(11.5, down * (0.3 * len(others) + 1.3)), sharey=True,
+                                  squeeze=False)
+    for number, axes in enumerate(panels.flat):
+        if number >= len(columns):
+            axes.set_visible(False)
+            continue
+        _forest_panel(axes, columns[number], others)
+    figure.tight_layout()
+    return _inline_svg(plt, figure)
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    """One method's dot in one column's panel: its difference from the leader and its interval."""
+
+    method: str
+    difference: float
+    low: float | None
+    high: float | None
+    excludes_zero: bool
+
+
+def forest_rows(column: dict, others: list[dict]) -> list[ForestRow]:
+    """What a column's panel draws, a row per method in the report's order (none for a method
+    without a difference there)."""
+    rows = []
+    for entry in others:
+        against = (entry["columns"].get(column["name"]) or {}).get("against_leader")
+        if against is None or against["mean"] is None:
+            continue
+        interval = against.get("interval") or {}
+        rows.append(ForestRow(entry["method"], against["mean"], interval.get("low"), interval.get("high"),
+                              bool(against.get("excludes_zero"))))
+    return rows
+
+
+def _forest_panel(axes, column: dict, others: list[dict]) -> None:
+    """One column's panel: a row per method (the first at the top)."""
+    place = {entry["method"]: len(others) - 1 - number for number, entry in enumerate(others)}
+    for row in forest_rows(column, others):
+        y = place[row.method]
+        if row.low is not None:
+            axes.plot([row.low, row.high], [y, y], color="#2166ac", linewidth=1.4, zorder=2)
+        axes.plot([row.difference], [y], "o", markersize=5, color="#2166ac",
+                  markerfacecolor="#2166ac" if row.excludes_zero else "white", zorder=3)
+    axes.axvline(0.0, color="black", linewidth=0.8, linestyle="--", zorder=1)
+    axes.set_yticks(list(place.values()), list(place), fontsize=8)
+    axes.set_ylim(-0.7, len(others) - 0.3)
+    axes.set_title(column["heading"], fontsize=9)
+    axes.set_xlabel("better →" if column["higher_is_better"] else "← better", fontsize=8)
+    axes.tick_params(axis="x", labelsize=7)
+    axes.grid(True, axis="x", alpha=0.3)
+
+
+def _inline_svg(plt, figure) -> str:
+    """A figure as SVG text to put in a page: text as text, no date, ids the same every run."""
+    import io
+
     buffer = io.StringIO()
     with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contrastcat"}):
         figure.savefig(buffer, format="svg", metadata={"Date": None})

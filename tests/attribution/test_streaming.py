@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from contrastcat.attribution.pipeline import ExplainSettings, explain
-from contrastcat.usecases import evaluate_records as reports
 from contrastcat.evaluation.curves import EvalSettings
 from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records
 from contrastcat.methods import build_method
@@ -117,7 +116,7 @@ def test_stdin_is_checked_whole_before_records_are_written(toy_dir):
     assert len(again.stdout.splitlines()) == 20
 
 
-def test_evaluate_in_chunks_equals_one_pass(monkeypatch, toy_classifier, toy_library, tmp_path):
+def test_evaluate_in_chunks_equals_one_pass(toy_classifier, toy_library, tmp_path):
     given = rows(30, seed=72)
     records = list(explain(toy_classifier, given, [build_method("contrastcat"), build_method("attcat")],
                            toy_library, options=OPTIONS))
@@ -128,9 +127,8 @@ def test_evaluate_in_chunks_equals_one_pass(monkeypatch, toy_classifier, toy_lib
     # that the chunks cut differently, two nearly tied scores could round apart and swap, and a τ
     # move by a pair's weight.)
     whole = evaluate_records(toy_classifier, records, settings, Evaluating(toy_library, kendall=True, batch_size=4)).to_dict()
-    monkeypatch.setattr(reports, "CHUNK", 7)
     chunked = evaluate_records(toy_classifier, iter(records), settings,
-                               Evaluating(toy_library, kendall=True, batch_size=4)).to_dict()
+                               Evaluating(toy_library, kendall=True, batch_size=4, chunk=7)).to_dict()
     for name, method in whole["methods"].items():
         other = chunked["methods"][name]
         assert other["skipped_duplicates"] == method["skipped_duplicates"] == 1

@@ -20,7 +20,7 @@ def test_compare_writes_its_folder_and_prints_the_same_report_as_json(tmp_path, 
     out = tmp_path / "cmp"
     args = ("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "attnlrp,attcat,random",
             "--limit", "12", "--sanity", "2", "-q")
-    result = invoke(*args, "-o", out)
+    result = invoke(*args, "-o", out, "--markdown")
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["records.jsonl", "report.html", "report.json", "report.md"]
     page = (out / "report.html").read_text()
@@ -47,6 +47,56 @@ def test_compare_writes_its_folder_and_prints_the_same_report_as_json(tmp_path, 
         found["recommendation"].pop("cheap_of")
         found["recommendation"].pop("ranking")
     assert printed["methods"] == document["methods"] and printed["recommendation"] == document["recommendation"]
+
+
+def test_compare_prints_the_judged_columns_compactly_and_every_one_on_request(tmp_path, toy_dir, toy_library):
+    args = ("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--method", "contrastcat,attcat,random",
+            "--limit", "8", "--sanity", "0", "-q", "--bootstrap", "200")
+    result = invoke(*args, "-o", tmp_path / "cmp")
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "cmp" / "report.json").read_text())
+    flat = " ".join(result.stdout.split())
+    unjudged = [c for c in document["columns"] if not c["judged"]]
+    assert unjudged and f"{len(unjudged)} column(s) the ranking does not judge by are left out: --all-columns" in flat
+    assert "deletion ↑" not in result.stdout  # Contrast-CAT's own MoRF deletion column: left out
+    attcat = next(e for e in document["methods"] if e["method"] == "attcat")
+    cell = attcat["columns"]["mask:morf_aopc"]["against_leader"]
+    half = (cell["interval"]["high"] - cell["interval"]["low"]) / 2
+    lines = result.stdout.splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("attcat"))
+    # The difference on the first judged column, over ± half its interval (marked * where it excludes 0).
+    assert lines[row].split()[2] == f"{cell['mean']:+.3f}" and lines[row + 1].split()[:2] == ["±", f"{half:.3f}"]
+    assert document["recommendation"]["paragraph"] in " ".join(result.stdout.split("\n\n")[-1].split("\n"))
+    every = invoke(*args, "--all-columns")
+    assert every.exit_code == 0 and "deletion ↑" in every.stdout and "left out" not in every.stdout
+    both = invoke(*args, "--json", "--markdown")
+    assert_one_line_error(both, "--json and --markdown both print on stdout: pick one")
+
+
+def test_quick_is_a_few_cheap_methods_on_a_small_sample(tmp_path, toy_dir, toy_library):
+    from contrastcat.usecases.options.compare import QUICK_LIMIT, QUICK_METHODS, QUICK_WITH_LIBRARY
+
+    inputs = str(toy_dir / "inputs.jsonl")
+    chosen = CompareOptions.read({"inputs": inputs, "library": toy_library.path, "quick": True}, InCall("compare_file"))
+    run = chosen.resolved()
+    assert [c.method for c in run.method] == ["contrastcat-lrp", *QUICK_METHODS.split(",")]
+    assert run.limit == QUICK_LIMIT == 20 and run.sanity == 0 and not run.quick
+    assert QUICK_WITH_LIBRARY.startswith("contrastcat-lrp[refs_used=20,test_steps=5],")
+    alone = CompareOptions.read({"inputs": inputs, "model": str(toy_dir / "model"), "quick": True},
+                                InCall("compare_file")).resolved()
+    assert [c.method for c in alone.method] == QUICK_METHODS.split(",")  # no library: no library method
+    for given, said in ((("--limit", "50"), "--limit"), (("--method", "attcat,random"), "--method"),
+                        (("--sanity", "3"), "--sanity")):
+        result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--quick", *given)
+        assert_one_line_error(result, f"--quick chooses the methods, the sample and the sanity check itself: drop {said}")
+    with pytest.raises(BadInput, match="quick chooses the methods.*drop limit"):
+        CompareOptions.read({"inputs": inputs, "quick": True, "limit": 5}, InCall("compare_file"))
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--quick", "--json", "-q")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["inputs"] == 12 and document["sanity_inputs"] is None  # the toy file has 12, fewer than 20
+    assert {m["method"] for m in document["methods"]} == {
+        "contrastcat-lrp[refs_used=20,test_steps=5]", "attnlrp", "attcat", "gradient-norm", "occlusion", "random"}
 
 
 @pytest.mark.parametrize("args, said", [

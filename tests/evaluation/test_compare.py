@@ -137,3 +137,21 @@ def test_short_inputs_first_neither_stop_the_estimate_nor_the_sanity_check(toy_c
 
     with pytest.raises(BadInput, match="no sampled input is long enough to evaluate"):
         compare(toy_classifier, rows[:7], toy_library, [Choice("attcat"), Choice("random")])
+
+
+def test_progress_moves_per_batch_in_every_phase(toy_classifier, toy_library):
+    """Each method's explaining and each evaluation report after every batch of inputs, not once
+    per phase: 12 inputs in batches of 4 move each bar three times."""
+    rows = [InputRow(line=i + 1, id=f"p{i}", text=e.text, label=None) for i, e in enumerate(toy.make_examples(12, seed=4))]
+    heard: dict[str, list[tuple[int, int]]] = {}
+    compare(toy_classifier, rows, toy_library, [Choice("attcat"), Choice("random")], batch_size=4,
+            bootstrap=BootstrapSettings(0), progress=lambda phase, done, total: heard.setdefault(phase, []).append(
+                (done, total)))
+    explaining = [phase for phase in heard if phase.startswith("explaining")]
+    evaluating = [phase for phase in heard if phase.startswith("evaluating")]
+    assert len(explaining) == 2 and len(evaluating) == 2
+    for phase in explaining:
+        done = [d for d, _ in heard[phase]]
+        assert done[0] == 0 and done[-1] == 12 and len(done) >= 4 and done == sorted(done)
+    for phase in evaluating:  # every method's records of a batch of inputs together: 2 × 4 a step
+        assert heard[phase] == [(0, 24), (8, 24), (16, 24), (24, 24)]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +46,13 @@ DEFAULT_METHODS = (
 
 DEFAULT_LIMIT = 100  # inputs sampled: minutes on a 2-core CPU for a MiniLM-size model
 DEFAULT_SANITY = 10  # inputs whose maps are explained again on each randomised copy of the model
+
+# A first look in under a minute on a 2-core CPU with a MiniLM-size model: methods of one or two
+# passes (occlusion: one per token), the Contrast-CAT variant of the cheap setting where a library
+# is given, chance; a sample of 20, no sanity check.
+QUICK_METHODS = "attnlrp,attcat,gradient-norm,occlusion,random"
+QUICK_WITH_LIBRARY = "contrastcat-lrp[refs_used=20,test_steps=5]," + QUICK_METHODS
+QUICK_LIMIT = 20
 
 
 def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
@@ -203,7 +211,20 @@ class CompareOptions(CommandOptions):
         False, "Keep each method's records in -o DIR/work as they are made, and continue what an interrupted "
         "run kept there (the same records, byte for byte, as an uninterrupted run's).", check.flag, kind=bool,
     )
+    quick: bool = option(
+        False, f"A first look: {QUICK_LIMIT} inputs, no sanity check, and the methods {QUICK_METHODS} "
+        "(with --refs, contrastcat-lrp's cheap setting first): not with --method, --limit or --sanity.",
+        check.flag, kind=bool, negatable=False,
+    )
     as_json: bool = options.as_json("Print the JSON report on stdout instead of the table.")
+    markdown: bool = option(
+        False, "Print the table as report.md holds it (GitHub Markdown, every column, each interval whole).",
+        check.flag, kind=bool, negatable=False, where="command",
+    )
+    all_columns: bool = option(
+        False, "Print every column, those the ranking does not judge by too (default: the judged ones).",
+        check.flag, kind=bool, negatable=False, where="command",
+    )
     seed: int = options.seed("Seed of the sample, of the methods that draw (random, tis, contrastcat) and of the bootstrap.")
     bootstrap: int = options.bootstrap("Bootstrap resamples for each paired interval: 100 to 100000, or 0 (none).")
     ci: float = options.ci()
@@ -219,6 +240,22 @@ class CompareOptions(CommandOptions):
         options.check_resamples_resolve(self)
         if self.resume and self.output is None:
             raise BadInput(f"{self.named('resume')} needs {self.bare('output')} DIR: the records are kept there")
+        if self.as_json and self.markdown:
+            raise BadInput(f"{self.named('as_json')} and {self.bare('markdown')} both print on stdout: pick one "
+                           f"({self.bare('output')} DIR writes report.json and report.md)")
+        given = [name for name, default in (("method", DEFAULT_CHOICES), ("limit", DEFAULT_LIMIT),
+                                            ("sanity", DEFAULT_SANITY)) if getattr(self, name) != default]
+        if self.quick and given:
+            raise BadInput(f"{self.named('quick')} chooses the methods, the sample and the sanity check itself: "
+                           f"drop {self.bare(given[0])}, or {self.bare('quick')}")
+
+    def resolved(self) -> CompareOptions:
+        """The options as the run takes them: with ``quick``, its methods, sample and no sanity check."""
+        if not self.quick:
+            return self
+        methods = QUICK_WITH_LIBRARY if self.library is not None else QUICK_METHODS
+        return dataclasses.replace(self, method=parse_choices(self.named("method"), methods), limit=QUICK_LIMIT,
+                                   sanity=0, quick=False)
 
     @property
     def intervals(self) -> BootstrapSettings:
