@@ -91,7 +91,8 @@ def print_blocks(console: Console, blocks: list) -> None:
             continue
         if isinstance(block, Table):
             found = console.measure(block, options=console.options.update_width(1000))
-            console.width = max(console.width, found.minimum if console.is_terminal else found.maximum)
+            # Both sides set: a dumb terminal's console (TERM=dumb) keeps 80 columns otherwise.
+            console.size = (max(console.width, found.minimum if console.is_terminal else found.maximum), console.height)
         console.print(block)
 
 

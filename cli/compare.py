@@ -10,7 +10,7 @@ from contrastcat import api
 from contrastcat.api import ON_COMMAND_LINE, CompareOptions
 
 from .common import notifier, phased_progress, print_blocks, printing_after, reports_errors, stdout_console
-from .spec import command
+from .spec import command, defaulted
 
 EPILOG = """\
 Examples:
@@ -49,7 +49,7 @@ def _compare(values: dict) -> None:
     quiet, as_json = values["quiet"], values["as_json"]
     with phased_progress(quiet) as progress:
         chosen = CompareOptions.read(
-            {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None
+            {**values, "progress": progress, "notify": notifier(quiet)}, ON_COMMAND_LINE, where=None, defaulted=defaulted()
         )
         run = api.run_compare(chosen)
     printed = "the JSON report" if as_json else "the Markdown table" if chosen.markdown else "the table"

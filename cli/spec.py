@@ -41,3 +41,19 @@ def command(options: type[CommandOptions], run: Callable[[dict[str, Any]], None]
     parsed.__doc__ = doc
     parsed.__name__ = options.command.replace("-", "_")
     return parsed
+
+
+def defaulted() -> frozenset[str]:
+    """The options of the running command left at their defaults (no flag given): read with the
+    values, an option that overrides others can tell a flag given at its default from none."""
+    try:  # Typer may run on its own copy of Click (typer._click), whose context is not click's
+        from typer._click.core import ParameterSource
+        from typer._click.globals import get_current_context
+    except ImportError:
+        from click import get_current_context
+        from click.core import ParameterSource
+
+    context = get_current_context(silent=True)
+    if context is None:  # called outside a command (a test calling the function itself)
+        return frozenset()
+    return frozenset(name for name in context.params if context.get_parameter_source(name) is ParameterSource.DEFAULT)

@@ -167,6 +167,9 @@ class CommandOptions:
 
     command: ClassVar[str] = ""  # the command's name, for messages
     caller: Caller = dataclasses.field(default=OnCommandLine(), repr=False, compare=False, kw_only=True)
+    # The options the caller gave (a keyword passed; a flag on the command line), not left to their
+    # default: an option that overrides others (compare's quick) refuses them given, even at their default.
+    given: frozenset[str] = dataclasses.field(default=frozenset(), repr=False, compare=False, kw_only=True)
 
     @classmethod
     def specs(cls, where: str | None = None) -> tuple[Option, ...]:
@@ -185,11 +188,13 @@ class CommandOptions:
 
     @classmethod
     def read(
-        cls: type[Options], values: Mapping[str, Any], caller: Caller, where: str = "call", only: tuple[str, ...] = ()
+        cls: type[Options], values: Mapping[str, Any], caller: Caller, where: str = "call", only: tuple[str, ...] = (),
+        defaulted: frozenset[str] = frozenset(),
     ) -> Options:
         """The options from ``values`` (by keyword; what is missing takes its default), each
         checked once and named in ``caller``'s terms; then :meth:`check_together`. ``only``: the
-        options a call takes, where it takes fewer than the command."""
+        options a call takes, where it takes fewer than the command; ``defaulted``: those in
+        ``values`` the caller did not give (the command line's defaults)."""
         specs = tuple(spec for spec in cls.specs(where) if not only or spec.name in only)
         known = tuple(spec.name for spec in specs)
         for name in values:
@@ -197,7 +202,7 @@ class CommandOptions:
                 raise BadInput(caller.unknown(name, known))
         # What was not passed keeps its default, which is already the value to use.
         checked = {name: spec.check(caller.named(spec), values[name]) for spec in specs if (name := spec.name) in values}
-        options = cls(**checked, caller=caller)
+        options = cls(**checked, caller=caller, given=frozenset(name for name in values if name not in defaulted))
         options.check_together()
         for spec in specs:
             value = getattr(options, spec.name)

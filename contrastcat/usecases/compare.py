@@ -90,6 +90,7 @@ COLUMNS = (
     Column(MASK, LOO_TAU, "LOO τ, [MASK]", True),
 )
 PERTURBATIONS = (DELETE, MASK)
+PERTURBED = {DELETE: "deletion", MASK: "[MASK]"}  # as the progress names them
 # Against the inputs' evidence, where they carry some: the same under either perturbation (no
 # input is perturbed), so taken once. No method can be fitted to them; judged by the measures
 # free of a rationale threshold, token and IOU F1 shown beside.
@@ -205,7 +206,7 @@ def compare(
     # moves per batch, and the perturbed sequences the methods share are predicted once.
     by_input = [records[start + index] for index in range(len(rows)) for start in range(0, len(records), len(rows))]
     for number, perturb in enumerate(PERTURBATIONS):
-        phase = f"evaluating with {perturb} ({number + 1}/{len(PERTURBATIONS)})"
+        phase = f"evaluating with {PERTURBED[perturb]} ({number + 1}/{len(PERTURBATIONS)})"
         say(phase, 0, len(records))
         found = evaluation(classifier, by_input, perturb, Evaluating(
             library, bootstrap=bootstrap, batch_size=batch_size * 4, source="compare", chunk=batch_size * len(methods),
@@ -557,7 +558,9 @@ class CompareRun:
     def blocks(self, every: bool = False, plain: bool = False, named: str = "every=True") -> list:
         """What compare prints in a terminal, as Rich renderables: the judged columns (``every``:
         all of them), each interval as ± its half-width, the legend and the recommendation
-        (``plain``: a ``*`` where bold cannot show; ``named``: how to ask for every column)."""
+        (``plain``: a ``*`` where bold cannot show; ``named``: how to ask for every column). No
+        column is narrower than its numbers: a console narrower than a table's narrowest layout
+        (``console.measure(table).minimum``) cuts it on the right, where the command widens it."""
         return terminal_blocks(self.document, every, plain, named)
 
 
@@ -743,8 +746,15 @@ def report_document(compared: Compared, classifier, chosen: CompareOptions | Non
             mine, last = compared.sanity.methods[label], compared.sanity.steps[-1]
             entry["sanity"] = {"rho_randomised": finite_or_none(mine.mean(last)), "passes": mine.passes(last)}
         methods.append(entry)
+    evaluated = compared.reports[DELETE].methods.get(leader)
     return {
         "inputs": compared.inputs,
+        # The leader's (the same inputs are too short for every method): what the means are over.
+        "evaluated": compared.inputs if evaluated is None else evaluated.evaluated,
+        "left_out": {} if evaluated is None else {
+            "too_short": evaluated.skipped_short, "special_tokens_only": evaluated.skipped_special,
+            "duplicates": evaluated.skipped_duplicates},
+        "truncated": sum(record.truncated for record in compared.records[:compared.inputs]),
         "hardware": describe_hardware(classifier.device),
         "model": classifier.identity(),
         "columns": [{"name": c.name, "heading": c.heading, "higher_is_better": c.higher_is_better,

@@ -114,14 +114,20 @@ def examples_html(records: Sequence, label: Callable, document: dict, count: int
     kinds = kinds_shown(groups, VIEW.signed)
     blocks = "".join(input_block(group, VIEW.shown_words(), VIEW.rescale, label, VIEW.signed) for group in groups)
     said = " and ".join(html.escape(visible(name)) for name in names if name in by_name)
-    return (f"<section><h2>{len(groups)} of the inputs, as {said} explain them</h2>"
+    verb = "explain" if len(lists) > 1 else "explains"
+    return (f"<section><h2>{len(groups)} of the inputs, as {said} {verb} them</h2>"
             f"{legends(kinds)}{blocks}</section>")
 
 
 def _shown_methods(document: dict) -> list[str]:
+    """The leaders (else the first ranked), never random, never two that made the same maps."""
     found = document["recommendation"]
-    ranked = [name for name in [*found["leaders"], *found["ranking"]] if name != "random"]
-    return list(dict.fromkeys(ranked))[:2]
+    twins = {name: set(group) for group in found.get("same_maps", []) for name in group}
+    shown: list[str] = []
+    for name in [*found["leaders"], *found["ranking"]]:
+        if name != "random" and name not in shown and not any(name in twins.get(other, ()) for other in shown):
+            shown.append(name)
+    return shown[:2]
 
 
 def _example_inputs(records: Sequence, count: int) -> list[int]:

@@ -90,8 +90,19 @@ def _cell(entry: dict, column: dict, leader: str, compact: bool) -> Cell:
     low, high = against["interval"]["low"], against["interval"]["high"]
     ahead = bool(against["excludes_zero"])
     if compact:
-        return Cell(f"{against['mean']:+.3f}{sign}", ahead, spread=f"± {(high - low) / 2:.3f}")
+        half = round((high - low) / 2, 3)
+        mean = round(against["mean"], 3)
+        # A lopsided interval read as ± its half-width may seem to hold 0 where it does not (or the
+        # other way round): there the interval itself, which never contradicts the mark.
+        spread = f"± {half:.3f}" if (mean - half <= 0 <= mean + half) != ahead else f"[{_bound(low)}, {_bound(high)}]"
+        return Cell(f"{against['mean']:+.3f}{sign}", ahead, spread=spread)
     return Cell(f"{against['mean']:+.3f} [{low:+.3f}, {high:+.3f}]{sign}", ahead=ahead)
+
+
+def _bound(value: float) -> str:
+    """An interval's end to 3 decimals; one that would read ``-0.000`` though it is not 0 in full."""
+    text = f"{value:+.3f}"
+    return f"{value:+.1e}" if value != 0 and float(text) == 0 else text
 
 
 def _legend(document: dict, compact: bool, marked: str, columns: list[dict]) -> list[str]:
@@ -105,19 +116,34 @@ def _legend(document: dict, compact: bool, marked: str, columns: list[dict]) -> 
         (f"± half its {kind}" if compact else f"with its {kind}") + f", {marked} where it excludes 0"
         if measured else f"(no intervals: {why})"
     )
+    if measured and compact:
+        intervals += " (the interval itself where it is lopsided enough that ± would read otherwise)"
     checked = document.get("sanity_inputs") is not None
-    unjudged = not all(column["judged"] for column in columns)
+    unjudged = [column["heading"] for column in columns if not column["judged"]]
     return [
-        f"{document['inputs']} inputs; {document['hardware']}. The leader's values, then every other method's "
+        f"{_inputs(document)}; {document['hardware']}. The leader's values, then every other method's "
         f"paired difference from {document['leader']} {intervals}."
-        + (" Columns in italics are not judged by: fitted by a method's own selection" if unjudged else "")
+        + (f" Not judged by (in italics): {'; '.join(unjudged)}: fitted by a method's own selection" if unjudged else "")
         + ((", or (token F1, IOU F1) resting on a rationale threshold of their own." if _plausible(columns) else ".")
            if unjudged else "")
-        + (f" ρ, model destroyed: the Spearman correlation of a method's maps of {document['sanity_inputs']} inputs "
+        + (f" ρ, model destroyed: the Spearman correlation of a method's maps of {document['sanity_inputs']} input{'' if document['sanity_inputs'] == 1 else 's'} "
            "with its maps on the fully randomised model (✗: not below 0.5, the maps barely depend on the model)."
            if checked else ""),
         *(LEGEND[kind] for kind in LEGEND if any(cell.get("fitted") == kind for cell in cells)),
     ]
+
+
+def _inputs(document: dict) -> str:
+    """How many inputs were sampled, and (where fewer) evaluated, and cut to the model's length."""
+    said = f"{document['inputs']} inputs"
+    evaluated = document.get("evaluated", document["inputs"])
+    if evaluated < document["inputs"]:
+        left = document.get("left_out") or {}
+        why = ", ".join(f"{count} {what.replace('_', ' ')}" for what, count in left.items() if count)
+        said += f" sampled, {evaluated} evaluated" + (f" (left out: {why})" if why else "")
+    if document.get("truncated"):
+        said += f"; {document['truncated']} cut to the model's length"
+    return said
 
 
 def _plausible(columns: list[dict]) -> bool:
@@ -151,13 +177,17 @@ def terminal_blocks(document: dict, every: bool = False, plain: bool = False, na
     blocks: list = []
     for head, rows in grids:
         grid = Table(box=None if plain else _box(), show_edge=False, pad_edge=False, header_style="bold")
+        cells = [[_terminal_cell(cell, plain) for cell in row] for row in rows]
         for number, cell in enumerate(head):  # a heading on two lines ("MoRF AOPC" over "[MASK] ↑"): narrow columns
             heading = cell.text.replace(", ", "\n") if ", " in cell.text else "\n".join(cell.text.rsplit(" ", 1))
+            # A number is never broken: its column is at least as wide as its longest line. A
+            # method's name folds, in at most 24 characters.
+            widest = max((len(line) for row in cells for line in row[number].plain.splitlines()), default=1)
             grid.add_column(Text(heading if number >= 2 else cell.text, style="italic" if cell.fitted else ""),
                             justify="left" if number == 0 else "right", overflow="fold",
-                            max_width=24 if number == 0 else None)
-        for row in rows:
-            grid.add_row(*(_terminal_cell(cell, plain) for cell in row))
+                            min_width=min(widest, 8) if number == 0 else widest, max_width=24 if number == 0 else None)
+        for row in cells:
+            grid.add_row(*row)
         blocks += [grid, Text("")]
     return [*blocks, *(Text(line) for line in legend), Text(""), Text(document["recommendation"]["paragraph"])]
 

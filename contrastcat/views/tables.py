@@ -141,7 +141,7 @@ def comparison_table(comparison: Comparison, steps: int | str, plain: bool, show
     table.add_column("method", no_wrap=True)
     columns = [column for column in comparison.columns if shown(column.key)]
     for column in columns:
-        table.add_column(header(column.metric), justify="right")
+        table.add_column(header(column.metric), justify="right", overflow="fold")  # a heading is never cut short
     table.add_column("inputs", justify="right")
     for row in comparison.rows:
         cells = []

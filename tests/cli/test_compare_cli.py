@@ -85,12 +85,13 @@ def test_quick_is_a_few_cheap_methods_on_a_small_sample(tmp_path, toy_dir, toy_l
     alone = CompareOptions.read({"inputs": inputs, "model": str(toy_dir / "model"), "quick": True},
                                 InCall("compare_file")).resolved()
     assert [c.method for c in alone.method] == QUICK_METHODS.split(",")  # no library: no library method
+    # Given, even at its default, it is refused: quick would override it unseen.
     for given, said in ((("--limit", "50"), "--limit"), (("--method", "attcat,random"), "--method"),
-                        (("--sanity", "3"), "--sanity")):
+                        (("--sanity", "3"), "--sanity"), (("--sanity", "10"), "--sanity"), (("--limit", "100"), "--limit")):
         result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--quick", *given)
         assert_one_line_error(result, f"--quick chooses the methods, the sample and the sanity check itself: drop {said}")
     with pytest.raises(BadInput, match="quick chooses the methods.*drop limit"):
-        CompareOptions.read({"inputs": inputs, "quick": True, "limit": 5}, InCall("compare_file"))
+        CompareOptions.read({"inputs": inputs, "quick": True, "limit": 100}, InCall("compare_file"))
     result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "--quick", "--json", "-q")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from contrastcat.views.compare_page import Pictures, _example_inputs, _shown_methods, html_report
-from contrastcat.views.comparison import terminal_blocks
+from contrastcat.views.comparison import table, terminal_blocks
 from contrastcat.views.plots import ForestRow, forest_rows, forest_svg, frontier_best, frontier_svg
 
 LONG = "contrastcat-lrp[refs_used=20,test_steps=5]"
@@ -111,6 +111,10 @@ def test_the_cost_picture_highlights_the_method_highest_on_its_axis_and_the_capt
     pytest.importorskip("matplotlib")
     page = html_report(found, Pictures(forest_svg(found), frontier_svg(found)))
     assert "red: random, the highest there" in page and "mean on MoRF AOPC, [MASK]" in page
+    for entry, seconds in zip(found["methods"], (0.133, 0.41, 0.778)):  # all within one decade
+        entry["seconds_per_input"] = seconds
+    labels = set(re.findall(r">([0-9.]+)<", frontier_svg(found)))
+    assert {"0.2", "0.5"} <= labels  # the time axis still has numbers
 
 
 def test_examples_are_shown_by_the_leaders_never_random_and_of_different_classes_first():
@@ -154,3 +158,48 @@ def test_the_page_fits_a_1300_px_window_with_every_column_judged_and_evidence(tm
     assert dumped.returncode == 0, dumped.stderr[-2000:]
     scroll, inner, right = map(float, re.search(r"<title>([\d. ]+)</title>", dumped.stdout).group(1).split())
     assert inner == 1300 and scroll <= inner and right <= inner
+
+
+def test_a_lopsided_interval_is_shown_whole_where_its_half_width_would_contradict_the_mark():
+    found = document()
+    for entry in found["methods"]:
+        if entry["method"] == "attnlrp":  # excludes 0 by a hair: −0.129 ± 0.194 would seem to hold it
+            entry["columns"]["mask:morf_aopc"]["against_leader"] = {
+                "mean": -0.129, "interval": {"low": -0.387, "high": -0.0003}, "inputs": 30, "excludes_zero": True}
+    head, rows, legend = table(found, compact=True, columns=[c for c in COLUMNS if c["judged"]])
+    attnlrp = next(row for row in rows if row[0].text == "attnlrp")
+    assert (attnlrp[2].text, attnlrp[2].spread, attnlrp[2].ahead) == ("-0.129", "[-0.387, -3.0e-04]", True)
+    assert (attnlrp[3].text, attnlrp[3].spread) == ("-0.100", "± 0.050")  # symmetric: ± says the same as the mark
+    assert "the interval itself where it is lopsided" in legend[0]
+
+
+def test_the_legend_counts_inputs_left_out_and_cut_and_names_the_unjudged_columns():
+    found = document()
+    found.update(evaluated=18, left_out={"too_short": 2, "special_tokens_only": 0, "duplicates": 0}, truncated=3)
+    _, _, legend = table(found, compact=True)
+    assert legend[0].startswith("30 inputs sampled, 18 evaluated (left out: 2 too short); 3 cut to the model's "
+                                "length; CPU test.")
+    assert "Not judged by (in italics): MoRF AOPC, deletion: fitted by a method's own selection." in legend[0]
+
+
+def test_two_methods_with_the_same_maps_are_not_both_the_examples():
+    found = document()
+    found["recommendation"].update(leaders=[LONG, "attcat[layers=2]"], ranking=[LONG, "attcat[layers=2]", "attnlrp"],
+                                   same_maps=[[LONG, "attcat[layers=2]"]])
+    assert _shown_methods(found) == [LONG, "attnlrp"]
+
+
+def test_a_dumb_terminal_gets_the_whole_table_never_a_number_broken(monkeypatch):
+    import io
+
+    from cli.common import print_blocks, stdout_console
+
+    monkeypatch.setenv("TERM", "dumb")
+    many = [column(f"mask:c{i}", f"LeRF AOPC, [MASK] {i}", False) for i in range(12)]
+    stream = io.StringIO()
+    console = stdout_console(file=stream, force_terminal=True, width=80, soft_wrap=True)
+    print_blocks(console, terminal_blocks(document(many), plain=console.color_system is None))
+    lines = stream.getvalue().splitlines()
+    assert max(map(len, lines)) > 80  # wider than the terminal: its lines wrap there, nothing is cut
+    row = next(line for line in lines if line.startswith("attnlrp"))
+    assert row.count("-0.100 *") == 12

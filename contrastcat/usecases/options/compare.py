@@ -243,8 +243,7 @@ class CompareOptions(CommandOptions):
         if self.as_json and self.markdown:
             raise BadInput(f"{self.named('as_json')} and {self.bare('markdown')} both print on stdout: pick one "
                            f"({self.bare('output')} DIR writes report.json and report.md)")
-        given = [name for name, default in (("method", DEFAULT_CHOICES), ("limit", DEFAULT_LIMIT),
-                                            ("sanity", DEFAULT_SANITY)) if getattr(self, name) != default]
+        given = [name for name in ("method", "limit", "sanity") if name in self.given]
         if self.quick and given:
             raise BadInput(f"{self.named('quick')} chooses the methods, the sample and the sanity check itself: "
                            f"drop {self.bare(given[0])}, or {self.bare('quick')}")
