@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import RunFailed
 from ..io.files import PendingFile, output_target, write_failed
-from .schema import CHECKSUM, FORMAT, SCHEMA_VERSION, LibraryInfo, ReferenceEntry, array_checksum, content_fingerprint, group_path
+from .schema import CHECKSUM, FORMAT, SCHEMA_VERSION, LibraryInfo, ReferenceEntry, array_checksum, content_fingerprint
 
 
 class LibraryWriter:
@@ -44,9 +44,6 @@ class LibraryWriter:
             raise
         if self._disk.error is not None:
             raise write_failed(self._pending.target, self._disk.error)
-
-    def add_class(self, target: int, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
-        return self.add_group(group_path("contrast", target), name, entries, candidates)
 
     def add_group(self, path: str, name: str, entries: list[ReferenceEntry], candidates: int) -> h5py.Group:
         """One group of references (a class of the contrast pool, or of an ablation pool)."""

@@ -61,13 +61,3 @@ def records_arg(function: str, value) -> list[AttributionRecord]:
 
 def model_directory(classifier: Classifier) -> str | None:
     return classifier.source if os.path.isdir(classifier.source) else None
-
-
-def model_arg(function: str, value):
-    """A model for the file calls: a name or directory, or a classifier loaded already (checked
-    unchanged, as every call that takes one checks it)."""
-    from ..models import Classifier
-
-    if isinstance(value, Classifier):
-        return classifier_arg(function, value)
-    return check.path(f"{function}: model", value)
