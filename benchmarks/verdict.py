@@ -30,13 +30,12 @@ import torch
 from variants import held_out, library_for  # benchmarks/variants.py
 
 from contrastcat.api import load_model
-from contrastcat.attribution.pipeline import ExplainSettings
 from contrastcat.evaluation.fitted import LEGEND, SIGNS
 from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.methods import METHODS
 from contrastcat.models.precision import describe_hardware
 from contrastcat.records.inputs import InputRow
-from contrastcat.usecases.compare import COLUMNS, ResumableFolder, compare, report_document
+from contrastcat.usecases.compare import COLUMNS, CompareSettings, ResumableFolder, compare, report_document
 from contrastcat.usecases.options.compare import Choice
 from contrastcat.views.comparison import markdown_report
 
@@ -75,10 +74,11 @@ def main() -> None:
     out = ROOT / "build" / "verdict"
     # The slow ones last: a run cut short keeps the cheap methods' records.
     order = sorted(methods, key=lambda name: name in SLOW)
-    store = ResumableFolder(str(out / f"{args.model}-{args.split}"), classifier, library,
-                            ExplainSettings(batch_size=BATCH_SIZE), [], source=f"{args.model} {args.split} half")
-    compared = compare(classifier, rows, library, [Choice(m) for m in order], batch_size=BATCH_SIZE,
-                       bootstrap=BOOTSTRAP, store=store, progress=_progress, notify=lambda line: print(line, file=sys.stderr))
+    settings = CompareSettings(batch_size=BATCH_SIZE, bootstrap=BOOTSTRAP, progress=_progress,
+                               notify=lambda line: print(line, file=sys.stderr))
+    store = ResumableFolder(str(out / f"{args.model}-{args.split}"), classifier, library, settings.explaining, [],
+                            source=f"{args.model} {args.split} half")
+    compared = compare(classifier, rows, library, [Choice(m) for m in order], settings, store)
     reports = compared.reports
     header = (
         f"{describe_hardware(torch.device('cpu'))}; {args.model}, {args.split} half: {len(rows)} held-out inputs "

@@ -10,7 +10,7 @@ from contrastcat.api import ON_COMMAND_LINE, ExplainOptions
 from contrastcat.errors import BadInput
 
 from .common import info, notifier, phased_progress, printing_after, reports_errors, warn
-from .spec import command
+from .spec import command, defaulted
 
 EPILOG = """\
 Examples:
@@ -72,7 +72,7 @@ def _explain(values: dict) -> None:
         if values["inputs"] is None:
             raise BadInput("missing INPUT: a JSONL or CSV file of texts (- for stdin); or --list-methods")
         options = options.with_methods_options(method_options)  # checked before api.run_explain loads torch
-        if options.output == "-" and _terminal():
+        if options.output == "-" and "output" in defaulted() and _terminal():  # -o - asked for it: no hint
             info("the records go to this terminal as JSON lines: -o FILE keeps them, "
                  "-o - | contrastcat render - shows them as text", quiet)
         run = api.run_explain(options)

@@ -158,6 +158,8 @@ class OnCommandLine(Caller):
 
 
 Options = TypeVar("Options", bound="CommandOptions")
+# A long call's ``progress(phase, done, total)``: ``total`` None where the amount is not known.
+Progress = Callable[[str, int, "int | None"], None]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import torch
 
 from .. import arguments
 from ..capture.core import capture
-from ..capture.passes import ModelPasses
+from ..capture.passes import FORWARD_BATCHES, ModelPasses
 from ..deletion.refine import Refined, RefineItem, average, refine
 from ..errors import BadInput, NonFiniteOutput, RunFailed
 from ..io import jsonl
@@ -178,7 +178,7 @@ def attribute_all(
         mask_special=options.mask_special,
     )
     passes = ModelPasses(
-        classifier, options.batch_size * 4, options.mask_special, options.batch_size,
+        classifier, options.batch_size * FORWARD_BATCHES, options.mask_special, options.batch_size,
         resolve_forward_dtype(options.forward_dtype),
     )
     resolved = [int(t) for t in captured.targets]

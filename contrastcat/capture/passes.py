@@ -20,6 +20,11 @@ from ..models.tokens import pad
 from .core import ACTIVATIONS, capture
 
 
+# A forward pass alone keeps no activations for a backward one: it takes this many times the inputs
+# of a batch that does (the deletion test's and the evaluation's perturbed copies).
+FORWARD_BATCHES = 4
+
+
 class ModelPasses:
     """Batched forward (and backward) passes of one classifier."""
 

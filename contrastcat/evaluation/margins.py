@@ -5,6 +5,7 @@ the margin's default from here, without numpy."""
 from __future__ import annotations
 
 DEFAULT_MARGIN = 0.1  # a cheaper method may fall this fraction of the way from the leader to chance below it
+MARGIN_RANGE = (0.0, 0.5)  # at most halfway to chance: further is no longer near the leader
 # One method is called cheaper than another only where it takes at most 1/COST_FACTOR of its time.
 # Costs are measured once, on one machine: in one run, two names of one method (the same maps) took
 # 0.000903 and 0.00122 s/input (1.35 times as long, a toy model), and AttnLRP and Full LRP, 1.5 %

@@ -112,11 +112,10 @@ def recommend(
     ``fails_sanity``: methods whose maps barely change when the model is destroyed (model
     randomisation), named in the paragraph as such. ``same_maps``: groups of methods that made
     the same maps on every input (:func:`same_maps`): one method under several names, never
-    ahead of each other nor each other's cheap choice."""
+    ahead of each other nor each other's cheap choice. ``margin``: within :data:`.margins.MARGIN_RANGE`,
+    as the options that read it check (compare's ``margin``), once."""
     if len(candidates) < 2 or not protocols:
         raise ValueError("a recommendation compares at least two methods on at least one protocol")
-    if not 0 <= margin < 1:
-        raise ValueError(f"margin must be at least 0 and below 1, got {margin!r}")
     names = tuple(c.method for c in candidates)
     if len(set(names)) != len(names):
         raise ValueError("each method is measured once")

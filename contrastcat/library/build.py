@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from ..capture.core import ACTIVATIONS, capture
 from ..errors import BadInput, RunFailed
-from ..spec import Names, backticked
+from ..spec import Names, Progress, backticked
 from ..models import Classifier
 from ..models.forward import predictor
 from ..models.loading import check_max_length
@@ -64,7 +64,6 @@ class BuildReport:
     path: str = ""
 
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 def build_library(

@@ -38,14 +38,13 @@ from ..models.resolve import classifier_for, model_location
 from ..records.labels import resolve_label
 from ..records.record import RecordFile
 from ..records.variants import MethodLabels
-from ..spec import Names
+from ..spec import Names, Progress
 from .options.evaluate import EvaluateOptions
 from .elsewhere import aligned_settings, made_elsewhere
 from .evaluate_records import (
     MODELS_KEPT, check_against_model, check_explained, check_fingerprinted, check_records, Evaluating, evaluate_records,
 )
 
-Progress = Callable[[str, int, "int | None"], None]
 
 
 @dataclass

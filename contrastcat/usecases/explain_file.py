@@ -45,10 +45,9 @@ from ..output.shards import write_part as write_part_file
 from ..records.inputs import InputFile, SkippedLines
 from .options import input_fields
 from ..records.record import write_records
-from ..spec import Names
+from ..spec import Names, Progress
 from .options.explain import ExplainOptions
 
-Progress = Callable[[str, int, "int | None"], None]
 @dataclass
 class ExplainRun:
     """What a run did: records written now and kept from an earlier run, texts cut, lines skipped."""

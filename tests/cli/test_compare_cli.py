@@ -348,19 +348,21 @@ def test_a_link_made_while_the_files_are_written_is_replaced_not_followed(tmp_pa
     the link; the file it pointed to is never written."""
     import os
 
+    from contrastcat.io import publish
+    from contrastcat.output import method_store
     from contrastcat.usecases import compare as use_case
 
     precious = tmp_path / "precious.txt"
     precious.write_text("mine\n")
     out = tmp_path / "cmp"
-    made = use_case.PendingFile
+    made = publish.PendingFile
 
     class Linking(made):
         def __init__(self, target):
             super().__init__(target)
             os.symlink(precious, target.given)  # after the check, before the rename
 
-    monkeypatch.setattr(use_case, "PendingFile", Linking)
+    monkeypatch.setattr(publish, "PendingFile", Linking)
     result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", out,
                     "--method", "attcat,random", "--limit", "6", "--sanity", "0", "-q")
     assert result.exit_code == 0, result.output
@@ -371,7 +373,7 @@ def test_a_link_made_while_the_files_are_written_is_replaced_not_followed(tmp_pa
     work = tmp_path / "work"
     work.mkdir()
     os.symlink(precious, work / "01.seconds.json")
-    use_case._write_in_folder(str(work / "01.seconds.json"), "{}\n", [])
+    method_store._write_in_folder(str(work / "01.seconds.json"), "{}\n", [])
     assert precious.read_text() == "mine\n" and (work / "01.seconds.json").read_text() == "{}\n"
 
 

@@ -124,6 +124,8 @@ def test_records_bound_for_a_terminal_get_a_hint(toy_dir, tmp_path, monkeypatch)
     assert "the records go to this terminal as JSON lines: -o FILE keeps them" in shown.stderr
     assert "this terminal" not in invoke(*args, "-q").stderr
     assert "this terminal" not in invoke(*args, "-o", tmp_path / "out.jsonl").stderr
+    asked = invoke(*args, "-o", "-")  # standard output named: the user meant it
+    assert asked.exit_code == 0 and asked.stdout == piped.stdout and "this terminal" not in asked.stderr
 
 
 def test_an_output_name_ending_in_a_slash_is_a_folder_not_a_file(toy_dir, tmp_path):

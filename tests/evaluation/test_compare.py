@@ -10,7 +10,7 @@ import pytest
 from contrastcat.evaluation.stats import BootstrapSettings, paired_difference
 from contrastcat.records.inputs import InputRow
 from contrastcat.testing import toy
-from contrastcat.usecases.compare import COLUMNS, compare
+from contrastcat.usecases.compare import COLUMNS, CompareSettings, compare
 from contrastcat.usecases.options.compare import Choice
 
 
@@ -18,7 +18,7 @@ from contrastcat.usecases.options.compare import Choice
 def compared(toy_classifier, toy_library):
     rows = [InputRow(line=i + 1, id=f"t{i}", text=e.text, label=None) for i, e in enumerate(toy.make_examples(48, seed=9))]
     choices = [Choice("contrastcat", {"refs_used": 6}), Choice("attnlrp"), Choice("attcat"), Choice("random")]
-    return compare(toy_classifier, rows, toy_library, choices, bootstrap=BootstrapSettings(1000, 0.95, 0), sanity=5)
+    return compare(toy_classifier, rows, toy_library, choices, CompareSettings(bootstrap=BootstrapSettings(1000, 0.95, 0), sanity=5))
 
 
 def test_every_real_method_is_ahead_of_random_and_the_fitted_column_is_not_judged(compared):
@@ -118,20 +118,18 @@ def test_short_inputs_first_neither_stop_the_estimate_nor_the_sanity_check(toy_c
     said = []
     found = compare(toy_classifier, rows, toy_library,
                     [Choice("attcat", {"layers": "2"}), Choice("attcat", {"layers": "1"}), Choice("random")],
-                    bootstrap=BootstrapSettings(200, 0.95, 0), sanity=3, notify=said.append)
+                    CompareSettings(bootstrap=BootstrapSettings(200, 0.95, 0), sanity=3, notify=said.append))
     # Each variant named as written, not by how it differs from the one before it.
     assert found.labels == ["attcat[layers=2]", "attcat[layers=1]", "random"]
     assert set(found.reports["mask"].methods) == set(found.labels) == set(found.recommendation.ranking)
     assert any(line.startswith("estimate: ") and "the longest input took" in line for line in said)
     assert found.sanity.inputs == 3 and set(found.sanity.methods) == set(found.labels)
     # The longest by tokens, not by characters: a run of spaces is no token.
-    from contrastcat.attribution.pipeline import ExplainSettings
     from contrastcat.methods import build_method
     from contrastcat.usecases.compare import _estimate
 
     spaced = [InputRow(line=20 + i, id=f"s{i}", text="good" + " " * 400 + "film", label=None) for i in range(2)]
-    said = _estimate(toy_classifier, rows[:7] + spaced + rows[-1:], [build_method("random")], None, ExplainSettings(),
-                     0, 16)
+    said = _estimate(toy_classifier, rows[:7] + spaced + rows[-1:], [build_method("random")], None, CompareSettings())
     assert "the longest input took" in said
     from contrastcat.errors import BadInput
 
@@ -144,9 +142,9 @@ def test_progress_moves_per_batch_in_every_phase(toy_classifier, toy_library):
     per phase: 12 inputs in batches of 4 move each bar three times."""
     rows = [InputRow(line=i + 1, id=f"p{i}", text=e.text, label=None) for i, e in enumerate(toy.make_examples(12, seed=4))]
     heard: dict[str, list[tuple[int, int]]] = {}
-    compare(toy_classifier, rows, toy_library, [Choice("attcat"), Choice("random")], batch_size=4,
-            bootstrap=BootstrapSettings(0), progress=lambda phase, done, total: heard.setdefault(phase, []).append(
-                (done, total)))
+    compare(toy_classifier, rows, toy_library, [Choice("attcat"), Choice("random")], CompareSettings(
+        batch_size=4, bootstrap=BootstrapSettings(0),
+        progress=lambda phase, done, total: heard.setdefault(phase, []).append((done, total))))
     explaining = [phase for phase in heard if phase.startswith("explaining")]
     evaluating = [phase for phase in heard if phase.startswith("evaluating")]
     assert len(explaining) == 2 and len(evaluating) == 2

@@ -20,7 +20,7 @@ from contrastcat.evaluation.stats import BootstrapSettings
 from contrastcat.records.inputs import InputFields, InputFile, InputRow, rows_from_objects
 from contrastcat.records.record import read_records
 from contrastcat.testing import toy
-from contrastcat.usecases.compare import compare
+from contrastcat.usecases.compare import CompareSettings, compare
 from contrastcat.usecases.evaluate_records import Evaluating, evaluate_records, input_key
 from contrastcat.usecases.options.compare import Choice
 
@@ -129,7 +129,7 @@ def test_compare_judges_by_the_threshold_free_plausibility_columns(toy_classifie
     rows = [InputRow(i + 1, r["id"], r["text"], evidence=tuple((s, e, 0) for s, e in r["evidence"]))
             for i, r in enumerate(inputs(32, 9))]
     choices = [Choice("attcat"), Choice("input-x-gradient"), Choice("random")]
-    compared = compare(toy_classifier, rows, toy_library, choices, bootstrap=BootstrapSettings(500, 0.95, 0))
+    compared = compare(toy_classifier, rows, toy_library, choices, CompareSettings(bootstrap=BootstrapSettings(500, 0.95, 0)))
     judged = {column.name for column in compared.judged}
     assert set(PLAUSIBILITY_JUDGED) <= judged
     assert not {key for key in PLAUSIBILITY_KEYS if key not in PLAUSIBILITY_JUDGED} & judged

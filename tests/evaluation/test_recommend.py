@@ -128,13 +128,24 @@ def test_inputs_are_paired_by_key():
     assert found.best == "a" and found.inputs == N // 2
 
 
-@pytest.mark.parametrize("bad", [{"margin": 1.0}, {"margin": -0.1}])
-def test_bad_arguments_are_refused(bad):
-    base = _measures()
+def test_one_method_is_no_comparison():
     with pytest.raises(ValueError):
-        recommend([_candidate("a", 0.1, base), _candidate("b", 0.2, base)], PROTOCOLS, BOOT, **bad)
-    with pytest.raises(ValueError):
-        recommend([_candidate("a", 0.1, base)], PROTOCOLS, BOOT)
+        recommend([_candidate("a", 0.1, _measures())], PROTOCOLS, BOOT)
+
+
+@pytest.mark.parametrize("margin", [0.51, 1.0, -0.1])
+def test_a_margin_is_checked_once_where_it_is_read_in_the_range_recommend_assumes(margin):
+    """The margin is read and checked by compare's options (from the shell and from Python), in
+    MARGIN_RANGE; recommend takes it as checked, and never checks it again."""
+    from contrastcat.errors import BadInput
+    from contrastcat.evaluation.margins import MARGIN_RANGE
+    from contrastcat.spec import InCall
+    from contrastcat.usecases.options.compare import CompareOptions
+
+    assert MARGIN_RANGE == (0.0, 0.5)
+    with pytest.raises(BadInput, match="margin"):
+        CompareOptions.read({"inputs": __file__, "margin": margin}, InCall("compare_file"))
+    assert CompareOptions.read({"inputs": __file__, "margin": 0.5}, InCall("compare_file")).margin == 0.5
 
 
 def test_the_margin_of_a_measure_near_zero_is_the_distance_from_chance():

@@ -17,18 +17,18 @@ Two stages:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 
+from ...spec import Progress
 from ...errors import BadInput
 from ..loading import choose_pad_id
 from ..precision import DTYPES, native
 from ..tokens import length_batches, pad
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import arguments as check
 from ...errors import BadInput
-from ...evaluation.margins import DEFAULT_MARGIN
+from ...evaluation.margins import DEFAULT_MARGIN, MARGIN_RANGE
 from ...methods.options import ALL, METHOD_OPTIONS, check_method_name
 from ...spec import CommandOptions, option
 from .. import options
@@ -201,7 +201,7 @@ class CompareOptions(CommandOptions):
     margin: float = option(
         DEFAULT_MARGIN, "How far below the most faithful method a cheaper one may be on every protocol to be "
         "recommended instead: a fraction of the way from random to it, at the worse end of the paired interval.",
-        functools.partial(check.number, minimum=0.0, maximum=0.5), kind=float,
+        functools.partial(check.number, minimum=MARGIN_RANGE[0], maximum=MARGIN_RANGE[1]), kind=float,
     )
     output: str | None = option(
         None, "A folder to write records.jsonl, report.json, report.md and report.html into.", options.path_or_none,
