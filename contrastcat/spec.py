@@ -175,9 +175,13 @@ class CommandOptions:
 
     @classmethod
     def specs(cls, where: str | None = None) -> tuple[Option, ...]:
-        """Those the command line (``"command"``) or the call (``"call"``) takes; None: every one."""
+        """Those the command line (``"command"``) or the call (``"call"``) takes; None: every one.
+        A command's own options first, then those it shares with others (a base class's)."""
         found = []
-        for f in dataclasses.fields(cls):
+        own = {name for klass in cls.__mro__ if klass.__dict__.get("command") for name in klass.__dict__.get(
+            "__annotations__", {})}
+        ordered = sorted(dataclasses.fields(cls), key=lambda f: f.name not in own)  # stable: each group in its order
+        for f in ordered:
             if "check" not in f.metadata:
                 continue
             meta = dict(f.metadata)

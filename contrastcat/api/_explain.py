@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import arguments as check
 from ..errors import BadInput
-from ..attribution.pipeline import ExplainSettings, check_library, parse_target
+from ..attribution.pipeline import check_library, parse_target
 from ..attribution.pipeline import explain as _explain
 from ..library import RefLibrary
 from ..methods import AttributionMethod, build_methods
@@ -18,7 +18,7 @@ from ..usecases.options import input_fields
 from ..records.record import Records
 from ..spec import LOADING, InCall
 from ..usecases.checks import classifier_arg, library_arg
-from ..usecases.explain_file import ExplainRun
+from ..usecases.explain_file import ExplainRun, explain_settings
 from ..usecases.options.explain import ExplainOptions
 from ..usecases.explain_file import explain_file as _explain_file
 from ..usecases.merge import MergeOptions, run_merge
@@ -71,10 +71,7 @@ def explain(
     classifier = classifier_arg("explain", classifier)
     library = library_arg("explain", library)
     check_library(methods, library)
-    settings = ExplainSettings(
-        batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
-        forward_dtype=chosen.forward_dtype, words=chosen.words,
-    )
+    settings = explain_settings(chosen)
     target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
     items = check.collection("explain: inputs", inputs, "texts or rows")
     rows = rows_from_objects(items, input_fields(chosen), source="inputs")

@@ -107,20 +107,16 @@ def usable_rows(
 
 @dataclass(frozen=True)
 class ExplainSettings:
+    """How explain runs. Its values are checked where they are read (the options of explain,
+    compare, evaluate and sanity; a record's settings where it is explained again) and passed down
+    as they are: nothing below checks them again."""
+
     batch_size: int = 16
     mask_special: bool = False  # reference-code quirk, docs/spec.md §1
     window: int = 8  # batches per length-sorted window
     max_length: int | None = None  # tokens per input; None: the model's own limit
     forward_dtype: str = SAME  # autocast of the forward-only passes (deletion test, TIS); SAME: the weights'
     words: bool = False  # each record also carries its words (AttributionRecord.word_scores)
-
-    def __post_init__(self) -> None:
-        check_forward_dtype(self.forward_dtype)  # a wrong name fails here, not after the first batch
-        arguments.batch_size("batch_size", self.batch_size)
-        arguments.flag("mask_special", self.mask_special)
-        arguments.count("window", self.window)
-        arguments.flag("words", self.words)
-        arguments.optional_count("max_length", self.max_length, minimum=2)
 
     @property
     def window_inputs(self) -> int:
@@ -345,8 +341,9 @@ def _batches(run: _Run, rows, texts, tasks: list[tuple[int, int | None]], writte
             raise NonFiniteOutput(f"{run.source}:{row.line}: {error}", error.rows) from None
         records = [
             [
-                _record(run, rows[index], texts[index], refined[position], probs[position], resolved[position], each,
-                        None if written is None else written[index])
+                _record(run, rows[index], texts[index],
+                        _Pass(probs[position], resolved[position], None if written is None else written[index]),
+                        refined[position], each)
                 for each, refined in zip(run.methods, per_method)
             ]
             for position, (index, _) in enumerate(chosen)
@@ -354,9 +351,20 @@ def _batches(run: _Run, rows, texts, tasks: list[tuple[int, int | None]], writte
         yield ([index for index, _ in chosen] if written is None else chosen), records
 
 
-def _record(run: _Run, row, text, refined, probs, target: int, method, written=None) -> AttributionRecord:
-    """``written``: the probabilities and predicted label the input's first pass wrote, which
+@dataclass(frozen=True)
+class _Pass:
+    """An input's forward pass as its records carry it: its probabilities, the target explained,
+    and ``written``: the probabilities and predicted label the input's first pass wrote, which
     every record of the input carries (a later pass, batched otherwise, differs in last digits)."""
+
+    probs: object  # an array of the classes' probabilities
+    target: int
+    written: tuple | None = None
+
+
+def _record(run: _Run, row, text, seen: _Pass, refined, method) -> AttributionRecord:
+    """One method's record of one input."""
+    probs, target, written = seen.probs, seen.target, seen.written
     # Raw scores whose magnitudes add up past the largest float are refused when read (their sums
     # would overflow): not written either.
     if not (np.all(np.isfinite(refined.scores)) and np.isfinite(np.abs(refined.raw).sum())):
@@ -447,6 +455,7 @@ def reattribute_records(
                 raise BadInput("forward_dtype auto names no precision")
             if not isinstance(settings.get("mask_special", False), bool):  # "false" is not false
                 raise BadInput(f"mask_special must be true or false, got {jsonl.dumps(settings['mask_special'])}")
+            check_forward_dtype(str(settings.get("forward_dtype", SAME)))  # read from a file: checked here
             options = on_classifier(ExplainSettings(  # explained again as it was, warned if emulated here
                 batch_size=batch_size,
                 mask_special=settings.get("mask_special", False),

@@ -139,8 +139,9 @@ def capture(
     """
     plain, lrp = needs - LRP_NEEDS, needs & LRP_NEEDS
     if not lrp:
-        return _capture_pass(classifier, sequences, special, targets, plain, mask_special)
-    captured = _capture_pass(classifier, sequences, special, targets, plain, mask_special) if plain else None
+        return _capture_pass(classifier, sequences, special, targets, _Plan.of(plain, classifier), mask_special)
+    captured = (_capture_pass(classifier, sequences, special, targets, _Plan.of(plain, classifier), mask_special)
+                if plain else None)
     if captured is not None:
         targets = [int(t) for t in captured.targets]
     wanted = set()
@@ -158,8 +159,9 @@ def capture(
     with lrp_rules(classifier.model, classifier.adapter.family):
         # Relevance at the word embeddings in every family: under the LayerNorm rule the
         # norm is linear, so the scale invariance that moves input x gradient to A^1 is gone.
+        # The word embeddings kept in every family (word_point).
         relevant = _capture_pass(
-            classifier, sequences, special, targets, frozenset(wanted), mask_special, word_point=True
+            classifier, sequences, special, targets, _Plan.of(frozenset(wanted), classifier, word_point=True), mask_special
         )
     if captured is None:
         captured = Captured(
@@ -185,6 +187,7 @@ def capture(
 class _Plan:
     """What one pass records, from what the methods need."""
 
+    needs: frozenset[str]  # what the methods read from the pass
     backward: bool
     layer_inputs: bool
     attention: bool
@@ -192,12 +195,14 @@ class _Plan:
     at_first_layer: bool  # the word-embedding point is A^1 (families whose embeddings enter a LayerNorm)
 
     @classmethod
-    def of(cls, needs: frozenset[str], classifier: Classifier, word_point: bool) -> _Plan:
+    def of(cls, needs: frozenset[str], classifier: Classifier, word_point: bool = False) -> _Plan:
+        """``word_point``: the word embeddings kept in every family (the LRP pass's relevance point)."""
         backward = bool(BACKWARD_NEEDS & needs)
         at_first_layer = (
             not word_point and classifier.adapter.embedding_point == LAYER and bool({EMBEDDINGS, EMBEDDING_GRADIENTS} & needs)
         )
         return cls(
+            needs=needs,
             backward=backward,
             layer_inputs=bool({ACTIVATIONS, GRADIENTS} & needs) or at_first_layer,
             attention=bool({ATTENTIONS, ATTENTION_RECEIVED, ATTENTION_GRADIENTS} & needs),
@@ -224,17 +229,16 @@ def _capture_pass(
     sequences: Sequence[Sequence[int]],
     special: Sequence[Sequence[bool]],
     targets: Sequence[int | None],
-    needs: frozenset[str],
+    plan: _Plan,
     mask_special: bool,
-    word_point: bool = False,
 ) -> Captured:
-    """One forward (and backward) pass; ``word_point`` keeps the word embeddings in every family."""
+    """One forward (and backward) pass recording what ``plan`` says."""
+    needs = plan.needs
     ids, real = pad(sequences, classifier.pad_id, classifier.device)
     special_mask = torch.zeros_like(real, dtype=torch.bool)
     for row, flags in enumerate(special):
         special_mask[row, : len(flags)] = torch.as_tensor(list(flags), dtype=torch.bool)
     batch = _Batch(ids, real, special_mask)
-    plan = _Plan.of(needs, classifier, word_point)
     done = _hooked_pass(classifier, batch, targets, needs, mask_special, plan)
     return _assemble(classifier, sequences, batch, needs, plan, done)
 

@@ -101,13 +101,14 @@ def log_odds(probs: np.ndarray, target: int, multi_label: bool = False) -> np.nd
 
 
 def drop_scores(
-    items: Sequence[RefineItem], predict: ProbabilityFn, grid: int = 10, score: str = "morf",
-    steps: Sequence[int] | None = None, measure: str = "probability", multi_label: bool = False,
+    items: Sequence[RefineItem], predict: ProbabilityFn, settings: RefineSettings = RefineSettings(),
+    multi_label: bool = False,
 ) -> list[np.ndarray]:
-    """S(I_R) for every map of every item: mean MoRF drop over the steps (``morf-lerf``: minus the
-    mean LeRF drop over the same steps); ``steps``: only those of the grid; ``measure``: the drop of
-    the target's probability or of its log-odds."""
-    orders = (MORF,) if score == "morf" else (MORF, LERF)
+    """S(I_R) for every map of every item: mean MoRF drop over the steps (``settings.score``
+    ``morf-lerf``: minus the mean LeRF drop over the same steps); ``settings.steps``: only those of
+    the grid; ``settings.measure``: the drop of the target's probability or of its log-odds."""
+    grid, steps, measure = settings.grid, settings.steps, settings.measure
+    orders = (MORF,) if settings.score == "morf" else (MORF, LERF)
     plan = DeletionPlan()
     rows = []  # per item: (its own row, per map: per order: the rows of its steps)
     for item in items:
@@ -164,7 +165,7 @@ def refine(
     """Each item's maps kept by the deletion test and averaged (``multi_label``: ``predict`` gives
     a sigmoid per label, whose log-odds are the label's own)."""
     results = []
-    found = drop_scores(items, predict, settings.grid, settings.score, settings.steps, settings.measure, multi_label)
+    found = drop_scores(items, predict, settings, multi_label)
     for item, scores in zip(items, found):
         kept = select_maps(scores, settings.rho, settings.keep)
         results.append(combine(item.maps, kept, scores))

@@ -30,6 +30,8 @@ from .levels import level_text
 from .margins import COST_FACTOR, DEFAULT_MARGIN, SAME_MAPS_TOLERANCE
 from .stats import BootstrapSettings, Difference, paired_difference, why_no_interval
 
+BASELINE = "random"  # chance: the method the margin is measured from, and that a real method must beat
+
 @dataclass(frozen=True)
 class Protocol:
     """One measure of faithfulness (a column), and which way is better."""
@@ -104,7 +106,6 @@ def recommend(
     protocols: Sequence[Protocol],
     bootstrap: BootstrapSettings = BootstrapSettings(),
     margin: float = DEFAULT_MARGIN,
-    baseline: str = "random",
     fails_sanity: Sequence[str] = (),
     same_maps: Sequence[Sequence[str]] = (),
 ) -> Recommendation:
@@ -122,7 +123,8 @@ def recommend(
     costs = [c.seconds_per_input for c in candidates]
     if not all(isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0 for cost in costs):
         raise ValueError(f"seconds_per_input must be finite and at least 0, got {costs!r}"[:200])
-    judging = _Judging(tuple(protocols), bootstrap, margin, baseline)
+    judging = _Judging(tuple(protocols), bootstrap, margin, BASELINE)
+    baseline = BASELINE
     contests = _contests(candidates, judging, _twins(names, same_maps))
     wins = contests.wins
     losses = {a: {b for b in names if a in wins[b]} for a in names}

@@ -158,10 +158,9 @@ def labelled(
             str(data) if data is not None else source.spec,
             classifier.label_names,
             split=split or (source.split if source else "train"),
-            text_field=text_field or (source.text_field if source else "text"),
-            label_field=label_field or (source.label_field if source else "label"),
+            fields=InputFields(text=text_field or (source.text_field if source else "text"),
+                               label=label_field or (source.label_field if source else "label"), pair=pair_field),
             max_scan=max_scan,
-            pair_field=pair_field,
         )
         return found, split or (source.split if source else "")
     text_field, label_field = text_field or "text", label_field or "label"

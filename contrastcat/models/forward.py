@@ -46,17 +46,18 @@ def classify(
     their segment ids from ``input_ids`` (see ``models.segments``), or, with
     ``inputs_embeds``, from ``type_ids``: the token ids the embeddings are of.
     """
-    with in_use(classifier):
-        return _classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions, type_ids)
-
-
-def _classify(classifier, attention_mask, lengths, input_ids, inputs_embeds, output_attentions, type_ids):
-    adapter = classifier.adapter
     inputs = {"input_ids": input_ids} if inputs_embeds is None else {"inputs_embeds": inputs_embeds}
     walk = classifier.pair_types
     source = input_ids if inputs_embeds is None else type_ids
     if walk is not None and source is not None:
         inputs["token_type_ids"] = walk.batch(source, lengths).to(source.device)
+    with in_use(classifier):
+        return _classify(classifier, inputs, attention_mask, lengths, output_attentions)
+
+
+def _classify(classifier, inputs: dict, attention_mask, lengths, output_attentions: bool):
+    """The model's pass on ``inputs`` (ids or embeddings, and segment ids where it reads them)."""
+    adapter = classifier.adapter
     if adapter.family.pooling != LAST:
         output = classifier.model(**inputs, attention_mask=attention_mask, output_attentions=output_attentions)
         return output.logits, output.attentions if output_attentions else None

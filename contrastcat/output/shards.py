@@ -416,7 +416,7 @@ def _scan(part: _Part) -> None:
                 windows.append(0)
                 digests.append(hashlib.sha256())
             inputs += 1
-        _check_place(value, first, offset, labels, methods, per_input, part.all_active, where)
+        _check_place(value, _Place(first, offset, labels, methods, per_input, part.all_active), where)
         offset += 1
         windows[-1] += 1
         digests[-1].update(raw)
@@ -430,11 +430,26 @@ def _scan(part: _Part) -> None:
     part.line = 1
 
 
-def _check_place(record: dict, first: dict, offset: int, labels, methods, per_input: int, all_active: bool,
-                 where: str) -> None:
-    """``record`` is the one explain writes ``offset`` records into an input whose first record is
-    ``first``: the same input (and under all-active the same probabilities), the method in the
-    run's order, and under all-active the label in label order."""
+@dataclass(frozen=True)
+class _Place:
+    """Where explain writes a record among its input's: ``offset`` records in, after ``first``;
+    each input holds ``per_input`` records per label (``methods``, in order), and under
+    all-active one such run per label of ``labels``."""
+
+    first: dict
+    offset: int
+    labels: list[int]
+    methods: object
+    per_input: int
+    all_active: bool
+
+
+def _check_place(record: dict, place: _Place, where: str) -> None:
+    """``record`` is the one explain writes at ``place``: the same input as its first record (and
+    under all-active the same probabilities), the method in the run's order, and under all-active
+    the label in label order."""
+    first, offset, labels, methods = place.first, place.offset, place.labels, place.methods
+    per_input, all_active = place.per_input, place.all_active
     same = ("id", "text", "pair", "token_ids") + (("probs", "predicted") if all_active else ())
     differs = next((key for key in same if jsonl.dumps(record.get(key)) != jsonl.dumps(first.get(key))), None)
     if differs is None and isinstance(methods, list) and len(methods) == per_input:

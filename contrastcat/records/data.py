@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInput, ModelUnavailable
-from .inputs import read_inputs
+from .inputs import InputFields, read_inputs
 from .labels import resolve_label
 
 
@@ -45,15 +45,12 @@ def parse_hub_spec(spec: str, split: str, text_field: str, label_field: str, pai
 
 
 def load_labelled(
-    data: str,
-    label_names: Sequence[str],
-    split: str = "train",
-    text_field: str = "text",
-    label_field: str = "label",
+    data: str, label_names: Sequence[str], split: str = "train", fields: InputFields = InputFields(),
     max_scan: int | None = None,
-    pair_field: str | None = None,
 ) -> LabelledData:
-    """Texts and labels (``pair_field``: texts are (text, pair) tuples, read from that field too)."""
+    """Texts and labels, read by ``fields``' text and label (and with ``fields.pair``, texts are
+    (text, pair) tuples, read from that field too)."""
+    text_field, label_field, pair_field = fields.text, fields.label, fields.pair
     if pair_field is not None and pair_field in (text_field, label_field):
         raise BadInput(f"the pair field {pair_field!r} is also the text or label field")
     if data.startswith(CORPUS_PREFIX):

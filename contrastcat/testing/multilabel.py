@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from . import toy
-from .toy import FILLER, SPECIALS, fit, save
+from .toy import FILLER, SPECIALS, Training, fit, save
 
 LABELS = ("sports", "music", "food")
 KEYWORDS = (
@@ -71,7 +71,7 @@ def train_multilabel_classifier(
     tokenizer = make_tokenizer()
     model = make_model(seed)
     targets = torch.tensor([[float(label in e.labels) for label in range(len(LABELS))] for e in examples])
-    return fit(model, tokenizer, [e.text for e in examples], targets, seed, epochs, batch_size, lr), tokenizer
+    return fit(model, tokenizer, [e.text for e in examples], targets, Training(seed, epochs, batch_size, lr)), tokenizer
 
 
 def save_multilabel_model(directory: str | Path, examples: list[MultiLabelExample], seed: int = 0) -> Path:

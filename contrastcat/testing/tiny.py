@@ -234,14 +234,8 @@ def build(
 
 
 def train_tiny(
-    model_type: str,
-    examples: list[toy.ToyExample],
-    seed: int = 0,
-    epochs: int = 2,
-    batch_size: int = 32,
-    lr: float = 1e-3,
-    hidden: int = 64,
-    layers: int = 2,
+    model_type: str, examples: list[toy.ToyExample], training: toy.Training = toy.Training(epochs=2),
+    hidden: int = 64, layers: int = 2,
 ):
     """(model, tokenizer) of the family trained on the planted-keyword task (deterministic per seed).
 
@@ -251,17 +245,17 @@ def train_tiny(
     """
     from ..models import wrap_classifier
 
-    model, tokenizer = build(model_type, seed=seed, hidden=hidden, layers=layers)
+    model, tokenizer = build(model_type, seed=training.seed, hidden=hidden, layers=layers)
     classifier = wrap_classifier(model, tokenizer, name=f"toy-{model_type}")
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=training.lr)
     encoded = tokenizer([e.text for e in examples], truncation=True, max_length=POSITIONS)["input_ids"]
     labels = torch.tensor([e.label for e in examples])
     order = list(range(len(examples)))
-    rng = random.Random(seed)
-    for _ in range(epochs):
+    rng = random.Random(training.seed)
+    for _ in range(training.epochs):
         rng.shuffle(order)
-        train_epoch(classifier, encoded, labels, order, optimizer, batch_size)
+        train_epoch(classifier, encoded, labels, order, optimizer, training.batch_size)
     model.eval()
     return model, tokenizer
 
@@ -290,7 +284,7 @@ def trained_classifier_and_library(model_type: str, seed: int, path):
     from ..records.data import LabelledData
     from ..models import wrap_classifier
 
-    model, tokenizer = train_tiny(model_type, toy.make_examples(2000, seed=0), seed=seed)
+    model, tokenizer = train_tiny(model_type, toy.make_examples(2000, seed=0), toy.Training(seed, epochs=2))
     classifier = wrap_classifier(model, tokenizer, name=f"toy-{model_type}")
     references = toy.make_examples(600, seed=1)
     build_library(

@@ -93,17 +93,28 @@ def train_toy_classifier(
     """
     tokenizer = make_tokenizer()
     model = make_model(seed)
-    return fit(model, tokenizer, [e.text for e in examples], torch.tensor([e.label for e in examples]), seed, epochs,
-               batch_size, lr), tokenizer
+    return fit(model, tokenizer, [e.text for e in examples], torch.tensor([e.label for e in examples]),
+               Training(seed, epochs, batch_size, lr)), tokenizer
 
 
-def fit(model, tokenizer, texts: list[str], labels: torch.Tensor, seed: int, epochs: int, batch_size: int, lr: float):
+@dataclass(frozen=True)
+class Training:
+    """How a test model is trained: seeded order, epochs, batch size and AdamW's learning rate."""
+
+    seed: int = 0
+    epochs: int = 1
+    batch_size: int = 32
+    lr: float = 1e-3
+
+
+def fit(model, tokenizer, texts: list[str], labels: torch.Tensor, training: Training = Training()):
     """``model`` trained in place on ``texts`` and their ``labels`` (a row each: class indices, or
     a float per label for a multi-label model), in a seeded order; returned in eval mode."""
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    generator = torch.Generator().manual_seed(training.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=training.lr)
+    batch_size = training.batch_size
     model.train()
-    for _ in range(epochs):
+    for _ in range(training.epochs):
         order = torch.randperm(len(texts), generator=generator)
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size].tolist()

@@ -83,6 +83,13 @@ class ExplainRun:
         self.origin = origin
 
 
+def explain_settings(chosen: ExplainOptions) -> ExplainSettings:
+    """How the run explains, as the options read and checked it: made here alone (the file use
+    case and the in-memory call), never checked again."""
+    return ExplainSettings(batch_size=chosen.batch_size, mask_special=chosen.mask_special,
+                           max_length=chosen.max_length, forward_dtype=chosen.forward_dtype, words=chosen.words)
+
+
 def explain_file(chosen: ExplainOptions) -> ExplainRun:
     """Run the options read already. ``progress(phase, done, total)`` hears of model training,
     library building and explaining (``total`` None when not known up front); ``notify`` gets
@@ -161,10 +168,8 @@ def _run(plan: _Plan) -> ExplainRun:
     classifier, library = _model_and_library(plan, methods)
     check_on_model(classifier, methods, chosen.mask_special, chosen.names)
     target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
-    settings = on_classifier(ExplainSettings(  # as records say it: forward_dtype "auto" resolved here
-        batch_size=chosen.batch_size, mask_special=chosen.mask_special, max_length=chosen.max_length,
-        forward_dtype=chosen.forward_dtype, words=chosen.words,
-    ), classifier, chosen.names)
+    # As records say it: forward_dtype "auto" resolved here.
+    settings = on_classifier(explain_settings(chosen), classifier, chosen.names)
     run = ExplainRun(
         output=chosen.output, per_input=len(methods), limit=check_max_length(classifier, chosen.max_length, chosen.named("max_length")),
         position_limit=classifier.position_limit, skipped=skipped, shard=chosen.shard, speaks=not plan.follower,

@@ -753,7 +753,7 @@ def test_a_library_function_compiled_where_it_is_defined_runs_its_own_code(tmp_p
     """transformers 5.17's DeBERTa (not 5.24's) defines module functions under ``@torch.jit.script``:
     what runs is compiled from the library's own file, so it is the library's (it was refused,
     and with it every DeBERTa model in memory). A script of anyone else's code is still not."""
-    from contrastcat.models.in_memory import _Code, _shown
+    from contrastcat.models.provenance import _Code, _shown
 
     package = tmp_path / "their_library"
     package.mkdir()

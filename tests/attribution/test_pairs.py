@@ -278,9 +278,9 @@ def test_pairs_from_a_hub_data_set(monkeypatch):
 
     rows = {"premise": ["a film", "a dog"], "hypothesis": ["good", "bad"], "label": [0, 1]}
     monkeypatch.setattr(datasets, "load_dataset", lambda *args, **kwargs: datasets.Dataset.from_dict(rows))
-    found = data.load_labelled("someone/nli", ("a", "b"), text_field="premise", pair_field="hypothesis")
+    found = data.load_labelled("someone/nli", ("a", "b"), fields=InputFields(text="premise", pair="hypothesis"))
     assert found.texts == [("a film", "good"), ("a dog", "bad")] and found.labels == [0, 1]
     assert found.where == ["someone/nli (train) row 0", "someone/nli (train) row 1"]
     rows["hypothesis"] = ["good", None]
     with pytest.raises(BadInput, match="row 1: column 'hypothesis' holds no text"):
-        data.load_labelled("someone/nli", ("a", "b"), text_field="premise", pair_field="hypothesis")
+        data.load_labelled("someone/nli", ("a", "b"), fields=InputFields(text="premise", pair="hypothesis"))

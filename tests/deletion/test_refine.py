@@ -104,7 +104,8 @@ def test_a_test_of_chosen_steps_by_hand():
     ids = (2, 11, 10, 12, 13, 14, 15, 16, 17, 18, 19, 3)  # 12 tokens, the ends special
     special = (True,) + (False,) * 10 + (True,)
     maps = np.array([[0, 0.5, 1.0, 0.4, 0.3, 0.2, 0.1, 0, 0, 0, 0, 0], [0, 1.0, 0.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0]])
-    (scores,) = drop_scores([RefineItem(ids, special, 1, maps)], predict, 10, "morf", (2,))
+    (scores,) = drop_scores([RefineItem(ids, special, 1, maps)], predict,
+                            RefineSettings(grid=10, score="morf", steps=(2,)))
     # step 2 deletes 3 tokens: map 0 takes 10 with them (0.9 -> 0.2), map 1 does not (0.9 -> 0.9)
     assert scores.tolist() == pytest.approx([0.7, 0.0])
     assert len(seen) == 3  # the input and one sequence per map, nothing else

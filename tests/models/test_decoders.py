@@ -184,8 +184,9 @@ def pad_pooled(classifier):
 
     original = forward._classify
 
-    def last_position(classifier, attention_mask, lengths, *rest):
-        return original(classifier, attention_mask, torch.full_like(lengths, attention_mask.shape[1]), *rest)
+    def last_position(classifier, inputs, attention_mask, lengths, output_attentions):
+        return original(classifier, inputs, attention_mask, torch.full_like(lengths, attention_mask.shape[1]),
+                        output_attentions)
 
     forward._classify = last_position
     try:

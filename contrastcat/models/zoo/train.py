@@ -133,15 +133,12 @@ def fine_tune(
     return model
 
 
+FEATURE_BATCH = 64  # texts per forward pass of the frozen encoder (no gradients kept)
+
+
 @torch.no_grad()
 def cls_features(
-    model,
-    tokenizer,
-    texts: Sequence[str],
-    max_length: int,
-    batch_size: int = 64,
-    progress: Progress | None = None,
-    phase: str = "features",
+    model, tokenizer, texts: Sequence[str], max_length: int, progress: Progress | None = None, phase: str = "features",
 ) -> torch.Tensor:
     """The encoder's last hidden state at [CLS], fp32, eval mode: what the head sees at inference."""
     model.eval()
@@ -150,7 +147,7 @@ def cls_features(
     out = torch.zeros(len(encoded), model.config.hidden_size, device=device)
     base = getattr(model, model.base_model_prefix)
     done = 0
-    for batch in length_batches([len(ids) for ids in encoded], batch_size):
+    for batch in length_batches([len(ids) for ids in encoded], FEATURE_BATCH):
         ids, mask = pad([encoded[i] for i in batch], choose_pad_id(tokenizer, model.config), device)
         out[batch] = base(input_ids=ids, attention_mask=mask).last_hidden_state[:, 0].float()
         done += len(batch)

@@ -9,8 +9,10 @@ imports it when it runs, and only for such a value."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ... import arguments as check
@@ -20,7 +22,7 @@ from ...library.names import missing_library
 from ...evaluation.levels import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples_ever, level_text
 from ...models.device_names import check_device_name
 from ...models.dtypes import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
-from ...spec import REQUIRED, option
+from ...spec import REQUIRED, CommandOptions, Progress, option
 
 if TYPE_CHECKING:
     from ...models import Classifier
@@ -255,3 +257,16 @@ def progress() -> Any:
 def notify() -> Any:
     """The call's ``notify(line)`` for what the command says on stderr."""
     return option(None, "", check.callback, where="call")
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasuringOptions(CommandOptions):
+    """What the commands that measure on a model (evaluate, sanity, compare) share, declared once:
+    where the model runs and what they say. Shown after each command's own options
+    (:meth:`CommandOptions.specs`)."""
+
+    device: str = device()
+    dtype: str = dtype()
+    quiet: bool = quiet()
+    progress: Progress | None = progress()
+    notify: Callable[[str], None] | None = notify()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -14,7 +14,7 @@ from ... import arguments as check
 from ...errors import BadInput
 from ...evaluation.margins import DEFAULT_MARGIN, MARGIN_RANGE
 from ...methods.options import ALL, METHOD_OPTIONS, check_method_name
-from ...spec import CommandOptions, option
+from ...spec import option
 from .. import options
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ DEFAULT_CHOICES = parse_choices("`method`", DEFAULT_METHODS)
 
 
 @dataclass(frozen=True)
-class CompareOptions(CommandOptions):
+class CompareOptions(options.MeasuringOptions):
     """``contrastcat compare``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "compare"
@@ -229,11 +229,6 @@ class CompareOptions(CommandOptions):
     bootstrap: int = options.bootstrap("Bootstrap resamples for each paired interval: 100 to 100000, or 0 (none).")
     ci: float = options.ci()
     batch_size: int = options.batch_size(16)
-    device: str = options.device()
-    dtype: str = options.dtype()
-    quiet: bool = options.quiet()
-    progress: Callable[[str, int, int | None], None] | None = options.progress()
-    notify: Callable[[str], None] | None = options.notify()
 
     def check_together(self) -> None:
         options.check_pair_field_apart(self)

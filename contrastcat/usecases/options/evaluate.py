@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -13,7 +12,7 @@ from ...deletion.names import DELETE, PAPER, PERTURBATIONS, STEP_GRIDS
 from ...errors import BadInput
 from ...evaluation.bounds import Bound, parse_bounds, parse_pair, parse_tolerance
 from ...evaluation.metrics import ORDERS, TARGETS
-from ...spec import CommandOptions, option
+from ...spec import option
 from .. import options
 
 if TYPE_CHECKING:
@@ -34,7 +33,7 @@ def _bounds(named: str, value: Any) -> tuple[Bound, ...] | None:
 
 
 @dataclass(frozen=True)
-class EvaluateOptions(CommandOptions):
+class EvaluateOptions(options.MeasuringOptions):
     """``contrastcat evaluate``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "evaluate"
@@ -102,12 +101,7 @@ class EvaluateOptions(CommandOptions):
         "Draw the MoRF/LeRF curves, intervals as bands (.png, .svg, .pdf; needs matplotlib: pip install 'contrastcat[plot]')."
     )
     batch_size: int = options.batch_size(64)
-    device: str = options.device()
-    dtype: str = options.dtype()
     forward_dtype: str = options.forward_dtype()
-    quiet: bool = options.quiet()
-    progress: Callable[[str, int, int | None], None] | None = options.progress()
-    notify: Callable[[str], None] | None = options.notify()
 
     def check_together(self) -> None:
         if self.as_json and self.markdown:

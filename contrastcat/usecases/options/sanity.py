@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ...spec import CommandOptions
 from .. import options
 
 if TYPE_CHECKING:
@@ -14,7 +12,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class SanityOptions(CommandOptions):
+class SanityOptions(options.MeasuringOptions):
     """``contrastcat sanity``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "sanity"
@@ -30,11 +28,6 @@ class SanityOptions(CommandOptions):
     bootstrap: int = options.bootstrap("Bootstrap resamples for each mean's interval: 100 to 100000, or 0 (none).")
     ci: float = options.ci()
     batch_size: int = options.batch_size(16)
-    device: str = options.device()
-    dtype: str = options.dtype()
-    quiet: bool = options.quiet()
-    progress: Callable[[str, int, int | None], None] | None = options.progress()
-    notify: Callable[[str], None] | None = options.notify()
 
     def check_together(self) -> None:
         options.check_picture_apart(self)
