@@ -263,25 +263,44 @@ def _quietly(action: Callable[[], None]) -> None:
 
 # To a stderr that is no terminal (a log, CI), progress is a plain line now and then: none in a
 # run's first half minute (a short run says nothing), then at most one each half minute.
-PLAIN_FIRST = 30.0  # seconds
+# CONTRASTCAT_PROGRESS_EVERY sets both (seconds): a log that wants fewer lines, or none in a run
+# of known length (a test that reads stderr whole, on a machine of any speed).
 PLAIN_EVERY = 30.0  # seconds
+EVERY_VARIABLE = "CONTRASTCAT_PROGRESS_EVERY"
+
+
+def plain_every() -> float:
+    """The seconds between plain progress lines (and before the first): the environment's
+    CONTRASTCAT_PROGRESS_EVERY, or PLAIN_EVERY."""
+    text = os.environ.get(EVERY_VARIABLE)
+    if text is None:
+        return PLAIN_EVERY
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 1 <= seconds < float("inf"):
+        raise BadInput(f"{EVERY_VARIABLE}={_escape(text, 40)}: a number of seconds, at least 1")
+    return seconds
 
 
 class PlainProgress:
     """A ``(phase, done, total)`` callback that writes ``phase: done/total, 1:05 elapsed, about
-    0:40 left of it`` at a bounded rate (``clock``: seconds, ``write``: where a line goes)."""
+    0:40 left of it`` at most once each ``every`` seconds, the first no sooner (``clock``:
+    seconds, ``write``: where a line goes)."""
 
-    def __init__(self, write: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
-        self.write, self.clock = write, clock
+    def __init__(self, write: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
+                 every: float = PLAIN_EVERY) -> None:
+        self.write, self.clock, self.every = write, clock, every
         self.start = clock()
-        self.last = self.start - PLAIN_EVERY + PLAIN_FIRST  # the first line no sooner than PLAIN_FIRST
+        self.last = self.start  # the first line no sooner than ``every``
         self.began: dict[str, float] = {}  # phase -> when it was first heard of
 
     def __call__(self, phase: str, done: int, total: int | None) -> None:
         stop_if_interrupted()
         now = self.clock()
         began = self.began.setdefault(phase, now)
-        if now - self.last < PLAIN_EVERY:
+        if now - self.last < self.every:
             return
         self.last = now
         line = f"{phase}: {done}/{total}" if total else phase
@@ -304,7 +323,8 @@ def phased_progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
         yield lambda phase, done, total: stop_if_interrupted()
         return
     if not sys.stderr.isatty():  # rank 0 speaks for all under torchrun
-        yield PlainProgress(lambda line: info(line, False) if not torchrun_follower() else None)
+        every = plain_every()
+        yield PlainProgress(lambda line: info(line, False) if not torchrun_follower() else None, every=every)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 

@@ -10,6 +10,9 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Progress lines to a stderr that is no terminal come by the clock: a day apart, so a test that reads
+# a command's stderr whole reads the same on a fast machine and a loaded slow one.
+os.environ["CONTRASTCAT_PROGRESS_EVERY"] = "86400"
 # Under pytest-xdist each worker is a process of its own: torch's threads share the cores among
 # them rather than each worker taking every core (oversubscribed, all of them run slower). Set
 # before torch is imported, and inherited by the CLI processes tests start, so a run in the test

@@ -260,26 +260,62 @@ def explain_inputs(
     progress: Callable[[int], None] | None = None,
 ) -> Iterator[list[AttributionRecord]]:
     """:func:`explain`'s records, one list per input: how many an input has is known only once
-    its probabilities are, with ``all-active``."""
+    its probabilities are, with ``all-active``. Prepared (:func:`prepare`) on the first row."""
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
-    if target == ALL_ACTIVE:
-        check_all_active(classifier.multi_label)
     pending = iter(rows)
     first = next(pending, None)
     if first is None:
+        if target == ALL_ACTIVE:
+            check_all_active(classifier.multi_label)
         return
-    pending = itertools.chain([first], pending)
-    if first.pair is not None:
-        classifier = classifier.paired()  # its passes get segment ids where the model reads them
+    # Its passes get segment ids where the model reads them.
+    paired = classifier.paired() if first.pair is not None else classifier
+    prepared = prepare(paired, methods, library, target, options)
+    yield from explain_prepared(prepared, itertools.chain([first], pending), source, progress)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """An explain run resolved and checked once (:func:`prepare`): the classifier (paired for
+    sentence pairs), the methods checked against it, the library checked against the methods, the
+    model and the inputs' kind (None where no method reads one), the target, the settings resolved
+    on the classifier (forward_dtype ``auto`` named), and the tokens an input keeps.
+    :func:`explain_prepared` takes it as it is, and checks nothing again."""
+
+    classifier: Classifier
+    methods: tuple[AttributionMethod, ...]
+    library: object | None
+    target: str | int
+    options: ExplainSettings
+    max_length: int
+
+
+def prepare(
+    classifier: Classifier, methods: Sequence[AttributionMethod], library=None, target: str | int = PRED,
+    options: ExplainSettings = ExplainSettings(), named: Names = backticked,
+) -> Prepared:
+    """Every check an explain run makes before its first pass, made once (``classifier``: paired
+    already where the inputs are sentence pairs; ``named`` spells an option as the caller does)."""
+    if target == ALL_ACTIVE:
+        check_all_active(classifier.multi_label)
     check_library(methods, library)
-    if library is not None and any(each.uses_library for each in methods):
-        library.check_model(classifier)
-        library.check_inputs(first.pair is not None)
-    check_on_model(classifier, methods, options.mask_special)
-    max_length = check_max_length(classifier, options.max_length)
-    options = on_classifier(options, classifier)
-    run = _Run(classifier, methods, library, target, options, source, max_length)
-    while window := list(itertools.islice(pending, options.window_inputs)):
+    used = library if library is not None and any(each.uses_library for each in methods) else None
+    if used is not None:
+        used.check_model(classifier)
+        used.check_inputs(classifier.pairs)
+    check_on_model(classifier, methods, options.mask_special, named)
+    max_length = check_max_length(classifier, options.max_length, named("max_length"))
+    return Prepared(classifier, tuple(methods), library, target, on_classifier(options, classifier, named), max_length)
+
+
+def explain_prepared(
+    prepared: Prepared, rows: Iterable[InputRow], source: str = "<input>", progress: Callable[[int], None] | None = None,
+) -> Iterator[list[AttributionRecord]]:
+    """The records of ``rows``, one list per input, window after window, by a prepared run."""
+    run = _Run(prepared.classifier, prepared.methods, prepared.library, prepared.target, prepared.options, source,
+               prepared.max_length)
+    pending = iter(rows)
+    while window := list(itertools.islice(pending, prepared.options.window_inputs)):
         yield from _explain_window(run, window, progress)
 
 

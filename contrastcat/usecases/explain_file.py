@@ -18,14 +18,15 @@ from typing import Any
 from ..attribution.pairs import checked_pairs
 from ..attribution.pipeline import (
     ExplainSettings,
+    Prepared,
     check_library,
-    check_on_model,
+    explain_prepared,
     parse_target,
+    prepare,
     record_settings,
     resolve_targets,
     usable_rows,
 )
-from ..attribution.pipeline import explain_inputs
 from ..attribution.targets import GOLD
 from ..errors import BadInput, ContrastCatWarning, Interrupted
 from ..io.files import check_output_path
@@ -33,8 +34,6 @@ from ..library import BuildSettings, RefLibrary
 from ..library.defaults import DEFAULT_LIBRARY, cached_library, unnamed_sources
 from ..methods import build_methods
 from ..models import Classifier
-from ..models.loading import check_max_length
-from ..models.precision import on_classifier
 from ..models.resolve import classifier_for, library_model, model_location
 from ..output.checkpoint import check_checkpoint, check_not_resumed_elsewhere
 from ..output.distributed import World, rank_device, sharded_output, torchrun_world
@@ -166,18 +165,20 @@ def _run(plan: _Plan) -> ExplainRun:
     total = input_file.check() if skipped is None and not plan.follower else None
     methods = build_methods(names, shared=True, named=chosen.names, **dict(chosen.method_options))
     classifier, library = _model_and_library(plan, methods)
-    check_on_model(classifier, methods, chosen.mask_special, chosen.names)
     target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
-    # As records say it: forward_dtype "auto" resolved here.
-    settings = on_classifier(explain_settings(chosen), classifier, chosen.names)
+    # Every check before the first pass, once; forward_dtype "auto" resolved as records say it. A
+    # pair field makes every row a pair (a row without one is refused): the passes get segment ids.
+    prepared = prepare(classifier.paired() if chosen.pair_field is not None else classifier, methods,
+                       library if any(m.uses_library for m in methods) else None, target, explain_settings(chosen),
+                       chosen.names)
     run = ExplainRun(
-        output=chosen.output, per_input=len(methods), limit=check_max_length(classifier, chosen.max_length, chosen.named("max_length")),
+        output=chosen.output, per_input=len(methods), limit=prepared.max_length,
         position_limit=classifier.position_limit, skipped=skipped, shard=chosen.shard, speaks=not plan.follower,
     )
     rows = _checked_rows(plan, input_file, classifier, target, run)
     job = _Job(
-        plan, classifier, methods, library if any(m.uses_library for m in methods) else None, target, settings,
-        input_file.name, run, total if plan.shards is None or total is None else None,  # a shard's share is not known
+        plan, prepared, input_file.name, run,
+        total if plan.shards is None or total is None else None,  # a shard's share is not known
     )
     job.write(rows)
     input_file.close()
@@ -186,17 +187,34 @@ def _run(plan: _Plan) -> ExplainRun:
 
 @dataclass
 class _Job:
-    """What explaining the rows needs once the model, the library and the settings are known."""
+    """What explaining the rows needs once the run is prepared (model, methods, library, target
+    and settings, each checked once)."""
 
     plan: _Plan
-    classifier: Classifier
-    methods: list
-    library: RefLibrary | None  # None where no method reads one
-    target: Any
-    settings: ExplainSettings
+    prepared: Prepared
     source: str  # the input file, as records and messages name it
     run: ExplainRun
     expected: int | None  # rows to explain, for the progress bar (None: not known up front)
+
+    @property
+    def classifier(self) -> Classifier:
+        return self.prepared.classifier
+
+    @property
+    def methods(self) -> list:
+        return list(self.prepared.methods)
+
+    @property
+    def library(self) -> RefLibrary | None:
+        return self.prepared.library
+
+    @property
+    def target(self) -> Any:
+        return self.prepared.target
+
+    @property
+    def settings(self) -> ExplainSettings:
+        return self.prepared.options
 
     def inputs(self, remaining, done: int) -> Iterator[list]:
         """Each input's records, counted."""
@@ -205,10 +223,7 @@ class _Job:
             done += count
             self.plan.progress("explaining", done, self.expected)
 
-        for records in explain_inputs(
-            self.classifier, remaining, self.methods, self.library, target=self.target, options=self.settings,
-            source=self.source, progress=advance,
-        ):
+        for records in explain_prepared(self.prepared, remaining, self.source, advance):
             self.run.count(records)
             yield records
 

@@ -3,7 +3,10 @@ short run, each with the time gone and the time left of its phase."""
 
 from __future__ import annotations
 
-from cli.common import PLAIN_EVERY, PLAIN_FIRST, PlainProgress
+import pytest
+
+from cli.common import EVERY_VARIABLE, PLAIN_EVERY, PlainProgress, plain_every
+from contrastcat.errors import BadInput
 
 
 class Clock:
@@ -15,7 +18,7 @@ class Clock:
 
 
 def test_nothing_in_a_short_run_then_a_line_at_most_each_interval():
-    assert PLAIN_FIRST == PLAIN_EVERY == 30.0  # the numbers below are worked for these
+    assert PLAIN_EVERY == 30.0  # the numbers below are worked for it
     clock, lines = Clock(), []
     progress = PlainProgress(lines.append, clock)
     for done in range(0, 101, 10):  # a whole phase in the run's first half minute: no line
@@ -45,3 +48,25 @@ def test_hours_are_written_as_hours():
     clock.now += 2 * 3600 + 5 * 60 + 7
     progress("explaining with occlusion (1/1)", 5, 5)
     assert lines == ["explaining with occlusion (1/1): 5/5, 2:05:07 elapsed"]
+
+
+def test_the_interval_is_the_environments_where_it_says_one(monkeypatch):
+    """A log may want fewer lines; the suite sets a day (conftest), so a test reading stderr whole
+    sees none however slow the machine."""
+    monkeypatch.delenv(EVERY_VARIABLE, raising=False)
+    assert plain_every() == PLAIN_EVERY
+    monkeypatch.setenv(EVERY_VARIABLE, "120")
+    assert plain_every() == 120.0
+    for bad in ("0.5", "soon", "nan", "inf", ""):
+        monkeypatch.setenv(EVERY_VARIABLE, bad)
+        with pytest.raises(BadInput, match=f"{EVERY_VARIABLE}=.*a number of seconds, at least 1"):
+            plain_every()
+    clock, lines = Clock(), []
+    progress = PlainProgress(lines.append, clock, every=120.0)
+    progress("explaining with attcat (1/1)", 0, 2)  # the phase begins at once
+    clock.now += 119
+    progress("explaining with attcat (1/1)", 1, 2)
+    assert lines == []
+    clock.now += 1  # one of two done in the phase's 120 s: as long again left
+    progress("explaining with attcat (1/1)", 1, 2)
+    assert lines == ["explaining with attcat (1/1): 1/2, 2:00 elapsed, about 2:00 left of it"]

@@ -359,7 +359,7 @@ def test_an_all_active_run_resumed_or_sharded_writes_the_same_bytes(all_active_r
     from contrastcat.usecases import explain_file as use_case
 
     command, whole = all_active_run
-    real, out = use_case.explain_inputs, tmp_path / "resumed.jsonl"
+    real, out = use_case.explain_prepared, tmp_path / "resumed.jsonl"
 
     def stopping(*positional, **named):
         for number, records in enumerate(real(*positional, **named)):
@@ -368,7 +368,7 @@ def test_an_all_active_run_resumed_or_sharded_writes_the_same_bytes(all_active_r
             yield records
 
     with monkeypatch.context() as patch:
-        patch.setattr(use_case, "explain_inputs", stopping)
+        patch.setattr(use_case, "explain_prepared", stopping)
         assert invoke(*command, "-o", out, "--resume", "-q").exit_code == 130
     partial = tmp_path / f".{out.name}.contrastcat-partial"
     assert 0 < partial.read_bytes().count(b"\n") < whole.count(b"\n")

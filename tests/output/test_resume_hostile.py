@@ -71,7 +71,7 @@ def leftovers(out) -> list[str]:
 
 def interrupted(monkeypatch, *args, after: int = 10):
     """Run explain with ``args`` and stop it (as Ctrl-C does) once ``after`` records are out."""
-    real = explain_run.explain_inputs
+    real = explain_run.explain_prepared
 
     def stopping(*positional, **named):
         count = 0
@@ -82,7 +82,7 @@ def interrupted(monkeypatch, *args, after: int = 10):
             yield records
 
     with monkeypatch.context() as patch:
-        patch.setattr(explain_run, "explain_inputs", stopping)
+        patch.setattr(explain_run, "explain_prepared", stopping)
         result = invoke(*args)
     assert result.exit_code == 130, result.output
     return result
@@ -190,7 +190,7 @@ def test_a_finished_output_is_kept_only_when_it_is_what_the_run_wrote(tmp_path, 
 
         before = out.stat()
         with monkeypatch.context() as patch:
-            patch.setattr(explain_run, "explain_inputs", never)
+            patch.setattr(explain_run, "explain_prepared", never)
             result = invoke(*command)
         assert result.exit_code == 0, result.output
         assert (out.stat().st_ino, out.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
@@ -418,7 +418,7 @@ def test_publishing_renames_the_checkpoint_over_the_output(tmp_path, monkeypatch
 
 def computed(monkeypatch, *args) -> int:
     """Run explain with ``args`` to the end; how many records it computed."""
-    real, count = explain_run.explain_inputs, 0
+    real, count = explain_run.explain_prepared, 0
 
     def counting(*positional, **named):
         nonlocal count
@@ -427,7 +427,7 @@ def computed(monkeypatch, *args) -> int:
             yield records
 
     with monkeypatch.context() as patch:
-        patch.setattr(explain_run, "explain_inputs", counting)
+        patch.setattr(explain_run, "explain_prepared", counting)
         result = invoke(*args)
     assert result.exit_code == 0, result.output
     return count
