@@ -134,7 +134,8 @@ def compare(
     # Each choice is named as it was written (a variant by its own options, not by how it differs
     # from another variant given before it): the report is read without the command that made it.
     labels = [written(choice) for choice in choices]
-    reports = _evaluated(classifier, records, labels, library, settings)
+    shown = _labels_shown(records, labels)  # the evaluation's label of each method -> its label as written
+    reports = _evaluated(classifier, records, shown, library, settings)
     fitted = {label: _fitted(reports, label) for label in labels}
     columns = columns_of(reports)
     judged = [column for column in columns if not any(column.name in cells for cells in fitted.values())
@@ -146,7 +147,7 @@ def compare(
     ]
     if len(candidates) < 2 or not judged:
         raise BadInput("compare: too few methods had inputs long enough to evaluate")
-    checked = _randomised(classifier, records, labels, library, settings)
+    checked = _randomised(classifier, records, shown, library, settings)
     failing = [] if checked is None else [
         label for label, found in checked.methods.items() if found.passes(checked.steps[-1]) is False
     ]
@@ -194,11 +195,11 @@ def _labels_shown(records: Sequence[AttributionRecord], labels: Sequence[str]) -
     return {labels_of.label(records[number * count]): label for number, label in enumerate(labels)}
 
 
-def _evaluated(classifier, records: Sequence[AttributionRecord], labels: Sequence[str], library,
+def _evaluated(classifier, records: Sequence[AttributionRecord], shown: Mapping[str, str], library,
                settings: CompareSettings) -> dict[str, EvaluationReport]:
-    """Every record evaluated under each perturbation, each method under its label as written."""
-    shown = _labels_shown(records, labels)
-    count = len(records) // len(labels)
+    """Every record evaluated under each perturbation, each method under its label as written
+    (``shown``: the evaluation's label of each method, in turn -> its label as written)."""
+    count = len(records) // len(shown)
     # Evaluated input by input, every method's record of a batch of inputs together: the progress
     # moves per batch, and the perturbed sequences the methods share are predicted once.
     by_input = [records[start + index] for index in range(count) for start in range(0, len(records), count)]
@@ -208,18 +209,18 @@ def _evaluated(classifier, records: Sequence[AttributionRecord], labels: Sequenc
         settings.say(phase, 0, len(records))
         found = evaluation(classifier, by_input, perturb, Evaluating(
             library, bootstrap=settings.bootstrap, batch_size=settings.batch_size * FORWARD_BATCHES, source="compare",
-            chunk=settings.batch_size * len(labels), progress=functools.partial(settings.say, phase, total=len(records))))
+            chunk=settings.batch_size * len(shown), progress=functools.partial(settings.say, phase, total=len(records))))
         reports[perturb] = _renamed(found, shown)
     return reports
 
 
-def _randomised(classifier, records: Sequence[AttributionRecord], labels: Sequence[str], library,
+def _randomised(classifier, records: Sequence[AttributionRecord], shown: Mapping[str, str], library,
                 settings: CompareSettings):
     """The model-randomisation check of every method's maps of the first ``settings.sanity``
     inputs with two tokens to rank (a map of one token has no order to correlate); None without."""
     if not settings.sanity:
         return None
-    count = len(records) // len(labels)
+    count = len(records) // len(shown)
     usable = [index for index, record in enumerate(records[:count]) if sum(not flag for flag in record.special) >= 2]
     if not usable:
         settings.tell("compare: no sampled input has two tokens to rank: the model-randomisation check is left out")
@@ -230,7 +231,7 @@ def _randomised(classifier, records: Sequence[AttributionRecord], labels: Sequen
     chosen = SanityOptions(seed=settings.seed, bootstrap=settings.bootstrap.resamples, ci=settings.bootstrap.level,
                            batch_size=settings.batch_size, caller=settings.caller)
     found = sanity_check(classifier, subset, library, chosen, source="compare", last_only=True)
-    return _renamed(found, _labels_shown(records, labels))
+    return _renamed(found, shown)
 
 
 def _same_maps(records: Sequence[AttributionRecord], labels: Sequence[str], candidates: Sequence[Candidate]

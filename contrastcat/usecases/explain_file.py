@@ -13,7 +13,6 @@ import contextlib
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from ..attribution.pairs import checked_pairs
 from ..attribution.pipeline import (
@@ -196,26 +195,6 @@ class _Job:
     run: ExplainRun
     expected: int | None  # rows to explain, for the progress bar (None: not known up front)
 
-    @property
-    def classifier(self) -> Classifier:
-        return self.prepared.classifier
-
-    @property
-    def methods(self) -> list:
-        return list(self.prepared.methods)
-
-    @property
-    def library(self) -> RefLibrary | None:
-        return self.prepared.library
-
-    @property
-    def target(self) -> Any:
-        return self.prepared.target
-
-    @property
-    def settings(self) -> ExplainSettings:
-        return self.prepared.options
-
     def inputs(self, remaining, done: int) -> Iterator[list]:
         """Each input's records, counted."""
         def advance(count: int) -> None:
@@ -232,11 +211,13 @@ class _Job:
             yield from records
 
     def write_part(self, path: str, rows) -> dict:
-        plan, settings, methods = self.plan, self.settings, self.methods
+        plan, prepared = self.plan, self.prepared
+        settings, methods = prepared.options, list(prepared.methods)
         tally = Tally()
         mine = shard_rows(rows, plan.shards, settings.window_inputs, tally)
         identity = run_identity(
-            methods, [record_settings(m, settings) for m in methods], self.classifier, self.library, self.target,
+            methods, [record_settings(m, settings) for m in methods], prepared.classifier, prepared.library,
+            prepared.target,
             settings,
         )
         part = PartHeader(plan.shards, identity, len(methods), settings.window_inputs)
@@ -259,7 +240,8 @@ class _Job:
         elif plan.chosen.resume:
             rows = list(rows)  # a checkpoint is matched against the inputs it holds
             resumed = Run(
-                rows, self.methods, self.classifier, self.library, self.target, self.settings, self.source,
+                rows, list(self.prepared.methods), self.prepared.classifier, self.prepared.library,
+                self.prepared.target, self.prepared.options, self.source,
                 plan.chosen.names,
             )
             write_resumable(output, resumed, plan.inputs, lambda start: self.records(rows[start:], start), run.resumed,
