@@ -8,8 +8,7 @@ from typing import Any
 
 from .. import arguments as check
 from ..errors import BadInput
-from ..attribution.pipeline import check_library, parse_target
-from ..attribution.pipeline import explain as _explain
+from ..attribution.pipeline import explain_prepared, prepare
 from ..library import RefLibrary
 from ..methods import AttributionMethod, build_methods
 from ..models import Classifier
@@ -70,13 +69,12 @@ def explain(
     methods: list[AttributionMethod] = build_methods(list(chosen.method), **chosen.method_options)
     classifier = classifier_arg("explain", classifier)
     library = library_arg("explain", library)
-    check_library(methods, library)
-    settings = explain_settings(chosen)
-    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
     items = check.collection("explain: inputs", inputs, "texts or rows")
     rows = rows_from_objects(items, input_fields(chosen), source="inputs")
-    used = library if any(m.uses_library for m in methods) else None
-    return Records(_explain(classifier, rows, methods, used, target=target, options=settings, source="inputs"))
+    # Every check before the first pass, once. Sentence pairs' passes get segment ids.
+    paired = classifier.paired() if rows and rows[0].pair is not None else classifier
+    prepared = prepare(paired, methods, library, chosen.target, explain_settings(chosen), chosen.names)
+    return Records(record for records in explain_prepared(prepared, rows, "inputs") for record in records)
 
 
 def explain_file(

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .. import arguments
 from ..capture.core import capture
 from ..capture.passes import FORWARD_BATCHES, ModelPasses
 from ..deletion.refine import Refined, RefineItem, average, refine
@@ -30,79 +29,16 @@ from ..models.precision import AUTO, SAME, check_forward_dtype, on_classifier, r
 from ..models.tokens import TokenizedText, length_batches
 from ..records.evidence import written_spans
 from ..records.inputs import InputRow
-from ..records.labels import resolve_label
 from ..records.record import AttributionRecord, raw_rounded, rounded
 from .pairs import tokenize_rows
-from .targets import ALL_ACTIVE, GOLD, PRED, active_labels
+from .targets import PREDICTED, Target, check_all_active
 
 
 
-def parse_target(spec: str | int, num_classes: int, named: str = "`target`", multi_label: bool = False) -> str | int:
-    """``pred``, ``gold``, a class index, or for a multi-label model ``all-active`` (``named``:
-    the option as the caller spells it)."""
-    if not (arguments.whole(spec) or isinstance(spec, str)):  # True is not class 1
-        raise BadInput(f"{named} must be pred, gold or a class index, got {arguments.shown(spec)}")
-    if spec == ALL_ACTIVE:
-        check_all_active(multi_label, named)
-        return spec
-    if arguments.whole(spec) or (isinstance(spec, str) and spec.isascii() and spec.isdigit()):
-        index = int(spec) if not isinstance(spec, str) or len(spec) < 10 else num_classes  # no 5000-digit int()
-        if not 0 <= index < num_classes:
-            raise BadInput(
-                f"{named} {arguments.shown(spec, 24).strip(chr(39))}: the model has {num_classes} classes "
-                f"(0..{num_classes - 1})"
-            )
-        return index
-    if spec in (PRED, GOLD):
-        return spec
-    raise BadInput(f"{named} must be pred, gold or a class index, got {spec!r}")
-
-
-def check_all_active(multi_label: bool, named: str = "`target`") -> None:
-    """``all-active`` reads each label's own probability: a softmax model's classes exclude one
-    another, so "each class above 0.5" is only its predicted class, said otherwise."""
-    if not multi_label:
-        raise BadInput(
-            f"{named} {ALL_ACTIVE} explains each label of a multi-label model; this model is single-label "
-            "(its classes' probabilities are one softmax): explain its predicted class with pred"
-        )
-
-
-def resolve_targets(
-    rows: Sequence[InputRow], target: str | int, label_names: Sequence[str], source: str
-) -> list[int | None]:
-    """Per row: a class index, or None for the predicted class (``all-active``: that first, the
-    other labels once the probabilities are known)."""
-    if target in (PRED, ALL_ACTIVE):
-        return [None] * len(rows)
-    if target == GOLD:
-        resolved = []
-        for row in rows:
-            if row.label is None:
-                raise BadInput(f"{source}:{row.line}: the gold target needs a label on every input")
-            resolved.append(resolve_label(row.label, label_names, f"{source}:{row.line}"))
-        return resolved
-    return [int(target)] * len(rows)
-
-
-def usable_rows(
-    rows: Iterable[InputRow], target: str | int, label_names: Sequence[str], source: str, skipped: list[str]
-) -> Iterator[InputRow]:
-    """The rows whose target can be resolved; the others' messages go to ``skipped`` (--on-error skip)."""
-    if target != GOLD:
-        yield from rows
-        return
-    usable = 0
-    for row in rows:
-        try:
-            resolve_targets([row], target, label_names, source)
-        except BadInput as error:
-            skipped.append(str(error))
-            continue
-        usable += 1
-        yield row
-    if not usable:
-        raise BadInput(f"{source}: no input row has a usable label for the gold target ({len(skipped)} skipped)")
+def resolve_targets(rows: Sequence[InputRow], target: Target, label_names: Sequence[str], source: str
+                    ) -> list[int | None]:
+    """Per row: the class its first records explain, or None for its predicted class."""
+    return [target.fixed(row, label_names, f"{source}:{row.line}") for row in rows]
 
 
 @dataclass(frozen=True)
@@ -230,7 +166,7 @@ def explain(
     rows: Iterable[InputRow],
     method: AttributionMethod | Sequence[AttributionMethod],
     library=None,
-    target: str | int = PRED,
+    target: Target | str | int = PREDICTED,
     options: ExplainSettings = ExplainSettings(),
     source: str = "<input>",
     progress: Callable[[int], None] | None = None,
@@ -243,7 +179,7 @@ def explain(
     each input gets one record per method, in the order the methods are given
     (input-major); all methods share each batch's forward and backward pass.
     With ``target="all-active"`` (a multi-label model) each input gets that for
-    each label :func:`active_labels` names, label by label.
+    each label :meth:`Target.labels` names, label by label.
     """
     for records in explain_inputs(classifier, rows, method, library, target, options, source, progress):
         yield from records
@@ -254,7 +190,7 @@ def explain_inputs(
     rows: Iterable[InputRow],
     method: AttributionMethod | Sequence[AttributionMethod],
     library=None,
-    target: str | int = PRED,
+    target: Target | str | int = PREDICTED,
     options: ExplainSettings = ExplainSettings(),
     source: str = "<input>",
     progress: Callable[[int], None] | None = None,
@@ -262,10 +198,11 @@ def explain_inputs(
     """:func:`explain`'s records, one list per input: how many an input has is known only once
     its probabilities are, with ``all-active``. Prepared (:func:`prepare`) on the first row."""
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
+    target = Target.read("`target`", target)  # called below the options: its words are read here
     pending = iter(rows)
     first = next(pending, None)
     if first is None:
-        if target == ALL_ACTIVE:
+        if target.per_label:
             check_all_active(classifier.multi_label)
         return
     # Its passes get segment ids where the model reads them.
@@ -285,20 +222,19 @@ class Prepared:
     classifier: Classifier
     methods: tuple[AttributionMethod, ...]
     library: object | None
-    target: str | int
+    target: Target
     options: ExplainSettings
     max_length: int
 
 
 def prepare(
-    classifier: Classifier, methods: Sequence[AttributionMethod], library=None, target: str | int = PRED,
+    classifier: Classifier, methods: Sequence[AttributionMethod], library=None, target: Target = PREDICTED,
     options: ExplainSettings = ExplainSettings(), named: Names = backticked,
 ) -> Prepared:
     """Every check an explain run makes before its first pass, made once (``classifier``: paired
     already where the inputs are sentence pairs; ``named`` spells an option as the caller does)."""
-    if target == ALL_ACTIVE:
-        check_all_active(classifier.multi_label)
-    check_library(methods, library)
+    target = target.on_model(classifier.num_classes, classifier.multi_label, named("target"))
+    check_library(methods, library, named)
     used = library if library is not None and any(each.uses_library for each in methods) else None
     if used is not None:
         used.check_model(classifier)
@@ -326,7 +262,7 @@ class _Run:
     classifier: Classifier
     methods: Sequence[AttributionMethod]
     library: object | None
-    target: str | int
+    target: Target
     options: ExplainSettings
     source: str
     max_length: int
@@ -345,11 +281,11 @@ def _explain_window(run: _Run, rows, progress) -> Iterator[list[AttributionRecor
             written[index] = (found[0].probs, found[0].predicted)
         if progress is not None:
             progress(len(indices))
-    if run.target == ALL_ACTIVE:
+    if run.target.per_label:
         # The other labels each row's first pass (its predicted label's) shows above 0.5, batched
         # among themselves: the predicted label's records are a pred run's, byte for byte.
         others = [
-            (index, label) for index in range(len(rows)) for label in active_labels(*written[index])
+            (index, label) for index in range(len(rows)) for label in run.target.labels(*written[index])
             if label != written[index][1]
         ]
         for tasks, records in _batches(run, rows, texts, others, written):

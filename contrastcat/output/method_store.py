@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..attribution.pipeline import PRED, ExplainSettings
+from ..attribution.pipeline import ExplainSettings
+from ..attribution.targets import PREDICTED
 from ..errors import BadInput
 from ..io.files import TEMP_SUFFIX, PendingFile, folder_file_target
 from ..models import Classifier
@@ -72,7 +73,7 @@ class ResumableFolder(MethodStore):
         return f"{stem}.jsonl", f"{stem}.seconds.json"
 
     def run(self, method, rows: Sequence[InputRow]) -> Run:
-        return Run(rows, [method], self.classifier, self.library if method.uses_library else None, PRED,
+        return Run(rows, [method], self.classifier, self.library if method.uses_library else None, PREDICTED,
                    self.settings, self.source, self.named)
 
     def check(self, methods, rows):

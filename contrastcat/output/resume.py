@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..attribution.pairs import tokenize_rows
 from ..attribution.pipeline import ExplainSettings, record_settings
-from ..attribution.targets import ALL_ACTIVE, GOLD, PRED, written_active_labels
+from ..attribution.targets import Target
 from ..errors import BadInput
 from ..spec import Names, backticked
 from ..io import jsonl
@@ -31,7 +31,6 @@ from ..models.loading import check_max_length
 from ..models.tokens import TokenizedText
 from ..records.evidence import written_spans
 from ..records.inputs import InputRow
-from ..records.labels import resolve_label
 from ..records.record import AttributionRecord, check_record
 from .checkpoint import checkpointed_output, partial_path, recorded_run, run_digest
 from .identity import environment
@@ -58,7 +57,7 @@ class Run:
     methods: Sequence[AttributionMethod]
     classifier: Classifier
     library: object | None
-    target: str | int
+    target: Target
     options: ExplainSettings
     source: str = "<input>"
     named: Names = backticked  # how the caller spells an option, for what a kept checkpoint says
@@ -99,7 +98,7 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
     records are one per method, and with all-active that for each label its records' written
     probabilities name (the digest vouches for those), in label order."""
     per_input = len(run.methods)
-    all_active = run.target == ALL_ACTIVE
+    all_active = run.target.per_label
     most = len(lines) // per_input  # each input has at least one record per method
     if most > len(run.rows) and not all_active:
         raise BadInput(
@@ -117,7 +116,7 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
             if position == len(lines):
                 break
             first = _valid_record(lines[position], f"{where}:{first_line + position}")
-            labels = written_active_labels(first, len(run.classifier.label_names))
+            labels = run.target.written_labels(first, len(run.classifier.label_names))
         size = per_input * (len(labels) if labels is not None else 1)
         if position + size > len(lines):
             break
@@ -135,8 +134,8 @@ def completed_inputs(lines: Sequence[bytes], run: Run, where: Path, first_line: 
                     differs = "probs"  # every record of an input carries its one pass's probabilities
                 else:
                     differs, now = _target_difference(record, labels[offset // per_input], run.classifier.label_names)
-            if differs is None and not all_active and not _target_matches(
-                record, row, run.target, run.classifier.label_names, f"{run.source}:{row.line}"
+            if differs is None and not all_active and not run.target.explains(
+                record, row, run.classifier.label_names, f"{run.source}:{row.line}"
             ):
                 # pred: the class this run would explain is not known without the model's pass
                 want = _wanted(row, run.target, run.classifier.label_names, f"{run.source}:{row.line}")
@@ -205,7 +204,7 @@ def finished_output(path: str, run: Run, note: Callable[[str], None] | None = No
     except OSError:
         return None  # written again; a write that fails there says why
     *lines, tail = content.split(b"\n")
-    if tail or (len(lines) != len(run.rows) * len(run.methods) and run.target != ALL_ACTIVE):
+    if tail or (len(lines) != len(run.rows) * len(run.methods) and not run.target.per_label):
         return None
     try:
         kept = completed_inputs(lines, run, output)
@@ -262,27 +261,9 @@ def _target_difference(record: dict, label: int, label_names) -> tuple[str | Non
     return None, None
 
 
-def _wanted(row: InputRow, target, label_names, where: str) -> int | None:
+def _wanted(row: InputRow, target: Target, label_names, where: str) -> int | None:
     """The class a run of ``target`` explains for ``row``, where it is known without the model."""
-    if target == PRED:
+    try:
+        return target.fixed(row, label_names, where)
+    except BadInput:  # a gold target's row without a usable label: said where it is read
         return None
-    if target == GOLD:
-        try:
-            return resolve_label(row.label, label_names, where)
-        except BadInput:
-            return None
-    return int(target)
-
-
-def _target_matches(record: dict, row: InputRow, target: str | int, label_names, where: str) -> bool:
-    found = record.get("target")
-    if not isinstance(found, int) or not 0 <= found < len(label_names) or record.get("target_name") != label_names[found]:
-        return False
-    predicted, probs = record.get("predicted"), record.get("probs")
-    if not isinstance(predicted, int) or not 0 <= predicted < len(label_names) or len(probs or ()) != len(label_names):
-        return False
-    if target == PRED:
-        return found == predicted
-    if target == GOLD:
-        return found == resolve_label(row.label, label_names, where)
-    return found == int(target)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from ..attribution.targets import ALL_ACTIVE, written_active_labels
+from ..attribution.targets import ALL_ACTIVE, EACH_ACTIVE
 from ..errors import BadInput, RunFailed
 from ..io import jsonl
 from ..io.files import STDIO, atomic_text_output
@@ -467,7 +467,7 @@ def _check_place(record: dict, place: _Place, where: str) -> None:
 
 def _labels(record: dict, where: str) -> list[int]:
     """The labels an all-active run explained for the input whose first record this is."""
-    labels = written_active_labels(record)
+    labels = EACH_ACTIVE.written_labels(record)
     if labels is None:
         raise BadInput(f"{where}: not the first record of an input of an all-active run (no probabilities per label)")
     return labels

@@ -20,13 +20,11 @@ from ..attribution.pipeline import (
     Prepared,
     check_library,
     explain_prepared,
-    parse_target,
     prepare,
     record_settings,
     resolve_targets,
-    usable_rows,
 )
-from ..attribution.targets import GOLD
+from ..attribution.targets import GOLD, Target
 from ..errors import BadInput, ContrastCatWarning, Interrupted
 from ..io.files import check_output_path
 from ..library import BuildSettings, RefLibrary
@@ -164,17 +162,16 @@ def _run(plan: _Plan) -> ExplainRun:
     total = input_file.check() if skipped is None and not plan.follower else None
     methods = build_methods(names, shared=True, named=chosen.names, **dict(chosen.method_options))
     classifier, library = _model_and_library(plan, methods)
-    target = parse_target(chosen.target, classifier.num_classes, chosen.named("target"), classifier.multi_label)
     # Every check before the first pass, once; forward_dtype "auto" resolved as records say it. A
     # pair field makes every row a pair (a row without one is refused): the passes get segment ids.
     prepared = prepare(classifier.paired() if chosen.pair_field is not None else classifier, methods,
-                       library if any(m.uses_library for m in methods) else None, target, explain_settings(chosen),
+                       library if any(m.uses_library for m in methods) else None, chosen.target, explain_settings(chosen),
                        chosen.names)
     run = ExplainRun(
         output=chosen.output, per_input=len(methods), limit=prepared.max_length,
         position_limit=classifier.position_limit, skipped=skipped, shard=chosen.shard, speaks=not plan.follower,
     )
-    rows = _checked_rows(plan, input_file, classifier, target, run)
+    rows = _checked_rows(plan, input_file, classifier, prepared.target, run)
     job = _Job(
         plan, prepared, input_file.name, run,
         total if plan.shards is None or total is None else None,  # a shard's share is not known
@@ -217,7 +214,7 @@ class _Job:
         mine = shard_rows(rows, plan.shards, settings.window_inputs, tally)
         identity = run_identity(
             methods, [record_settings(m, settings) for m in methods], prepared.classifier, prepared.library,
-            prepared.target,
+            prepared.target.written,
             settings,
         )
         part = PartHeader(plan.shards, identity, len(methods), settings.window_inputs)
@@ -283,12 +280,12 @@ def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, RefLibrary | N
     return classifier, library
 
 
-def _checked_rows(plan: _Plan, input_file: InputFile, classifier: Classifier, target, run: ExplainRun):
+def _checked_rows(plan: _Plan, input_file: InputFile, classifier: Classifier, target: Target, run: ExplainRun):
     """The inputs to explain: with ``on_error="stop"`` every gold label and pair is checked before
     any work; with ``skip`` a bad one is left out (and counted) as the rows are read."""
     source, skipped = input_file.name, run.skipped
-    if skipped is None and target == GOLD and not plan.follower:
-        resolve_targets(input_file.rows(), GOLD, classifier.label_names, source)  # every label, before any work
+    if skipped is None and target.rule == GOLD and not plan.follower:
+        resolve_targets(input_file.rows(), target, classifier.label_names, source)  # every label, before any work
     # Only where the model reads segment ids can a pair's line be bad (models.segments): elsewhere
     # checking would read the whole input once more for nothing.
     walked = plan.chosen.pair_field is not None and classifier.paired().pair_types is not None
@@ -297,7 +294,7 @@ def _checked_rows(plan: _Plan, input_file: InputFile, classifier: Classifier, ta
             pass
     rows = input_file.rows(skipped)
     if skipped is not None:
-        rows = usable_rows(rows, target, classifier.label_names, source, skipped)
+        rows = target.usable(rows, classifier.label_names, source, skipped)
         if walked:
             rows = checked_pairs(classifier, rows, run.limit, source, skipped)
     return rows

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import contrastcat
+from contrastcat.attribution.targets import EACH_ACTIVE
 from contrastcat.deletion.plan import step_counts
 from contrastcat.deletion.refine import log_odds
 from contrastcat.errors import BadInput
@@ -439,7 +440,7 @@ def test_a_checkpoint_with_an_inputs_labels_swapped_is_refused_naming_both_targe
     first, second = records[start]["target"], records[start + 2]["target"]
     swapped = lines[:start] + lines[start + 2 : start + 4] + lines[start : start + 2] + lines[start + 4 :]
     rows = list(InputFile(str(trained[0] / "many.jsonl")).rows())
-    run = Run(rows, build_methods(["attcat", "random"], shared=True, seed=3), classifier, None, "all-active",
+    run = Run(rows, build_methods(["attcat", "random"], shared=True, seed=3), classifier, None, EACH_ACTIVE,
               ExplainSettings(batch_size=1), str(trained[0] / "many.jsonl"))
     assert completed_inputs(lines, run, Path("ck")).inputs == len(rows)  # the run's own lines: all kept
     with pytest.raises(BadInput, match=rf"ck:{start + 1}: .*its target differs .*: {second} there, {first} now"):

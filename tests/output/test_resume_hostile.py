@@ -21,6 +21,7 @@ import pytest
 import torch
 
 import contrastcat.output.checkpoint as checkpoint_module
+from contrastcat.attribution.targets import PREDICTED
 from contrastcat.errors import BadInput
 from contrastcat.io import jsonl
 from contrastcat.usecases import explain_file as explain_run
@@ -150,7 +151,7 @@ def test_a_kept_record_must_pass_the_record_check(tmp_path, source, toy_classifi
     from contrastcat.records.inputs import InputFile
 
     rows = list(InputFile(str(source)).rows())
-    run = Run(rows, build_methods(["rawatt"], shared=True), toy_classifier, None, "pred",
+    run = Run(rows, build_methods(["rawatt"], shared=True), toy_classifier, None, PREDICTED,
               ExplainSettings(batch_size=1), str(source))
     lines = reference.split(b"\n")[:-1]
     assert completed_inputs(lines, run, tmp_path / "ckpt").inputs == INPUTS  # the fresh run's lines are kept

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import arguments as check
-from ...attribution.targets import ALL_ACTIVE, GOLD, PRED
+from ...attribution.targets import PREDICTED, Target
 from ...errors import BadInput
 from ...io.files import is_standard_output
 from ...methods.options import check_options, parse_method_list
@@ -21,16 +21,6 @@ if TYPE_CHECKING:
 
 
 ON_ERROR = ("stop", "skip")
-
-
-def _target(named: str, value: Any) -> str | int:
-    """pred, gold, all-active or a class index (whether the model has that class, or is
-    multi-label, is known once it loads)."""
-    if check.whole(value) or (
-        isinstance(value, str) and (value in (PRED, GOLD, ALL_ACTIVE) or (value.isascii() and value.isdigit()))
-    ):
-        return value
-    raise BadInput(f"{named} must be pred, gold, all-active or a class index, got {check.shown(value)}")
 
 
 def _shard(named: str, value: Any) -> Shard | None:
@@ -74,9 +64,10 @@ class ExplainOptions(CommandOptions):
         "Attribution method, a comma list, or all: one record per input and method (see --list-methods).",
         _methods, flags=("--method",), shown_default="contrastcat",
     )
-    target: str | int = option(
-        "pred", "Class to explain: pred, gold (the input's label) or an index; for a multi-label model also "
-        "all-active: each label above 0.5 (the top one where none is), one record per label and method.", _target,
+    target: Target = option(
+        PREDICTED, "Class to explain: pred, gold (the input's label) or an index; for a multi-label model also "
+        "all-active: each label above 0.5 (the top one where none is), one record per label and method.", Target.read,
+        shown_default="pred", annotation="str | int",
     )
     text_field: str = options.text_field()
     id_field: str = options.id_field()
