@@ -471,7 +471,7 @@ def planted_keyword_results(classifier, library, held_out, names, curves, kendal
     perturbation report or None, the Kendall-τ report over the first 60 records or None, those
     60 records). ``curves`` and ``kendall``: the methods measured on those (``printed``: all of
     them, and the table printed)."""
-    from contrastcat.attribution.pipeline import explain, reattribute_records
+    from contrastcat.attribution.pipeline import explain, prepare_reattribution
     from contrastcat.evaluation.curves import EvalSettings
     from contrastcat.usecases.evaluate_records import kendall_for_records, perturbation_curves
     from contrastcat.methods import build_method
@@ -492,7 +492,8 @@ def planted_keyword_results(classifier, library, held_out, names, curves, kendal
             kendall_for_records(
                 mine[:60],
                 classifier.num_classes,
-                lambda recs, targets: reattribute_records(classifier, recs, targets, library),
+                lambda recs, targets: prepare_reattribution(classifier, recs, library).scores(
+                    classifier, recs, targets, library),
             ) if printed or method.name in kendall else None,
             mine[:60],  # the records Kendall-τ explained again
         )

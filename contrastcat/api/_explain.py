@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import arguments as check
 from ..errors import BadInput
-from ..attribution.pipeline import explain_prepared, prepare
+from ..attribution.pipeline import choose, explain_prepared, prepare
 from ..library import RefLibrary
 from ..methods import AttributionMethod, build_methods
 from ..models import Classifier
@@ -73,7 +73,8 @@ def explain(
     rows = rows_from_objects(items, input_fields(chosen), source="inputs")
     # Every check before the first pass, once. Sentence pairs' passes get segment ids.
     paired = classifier.paired() if rows and rows[0].pair is not None else classifier
-    prepared = prepare(paired, methods, library, chosen.target, explain_settings(chosen), chosen.names)
+    prepared = prepare(paired, choose(methods, library, chosen.names), chosen.target, explain_settings(chosen),
+                       chosen.names)
     return Records(record for records in explain_prepared(prepared, rows, "inputs") for record in records)
 
 

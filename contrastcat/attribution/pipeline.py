@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -199,6 +199,7 @@ def explain_inputs(
     its probabilities are, with ``all-active``. Prepared (:func:`prepare`) on the first row."""
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
     target = Target.read("`target`", target)  # called below the options: its words are read here
+    chosen = choose(methods, library)
     pending = iter(rows)
     first = next(pending, None)
     if first is None:
@@ -207,8 +208,23 @@ def explain_inputs(
         return
     # Its passes get segment ids where the model reads them.
     paired = classifier.paired() if first.pair is not None else classifier
-    prepared = prepare(paired, methods, library, target, options)
+    prepared = prepare(paired, chosen, target, options)
     yield from explain_prepared(prepared, itertools.chain([first], pending), source, progress)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """Methods and the library they read, checked against each other before any model is
+    loaded (:func:`choose`): each method that reads a library has one holding what it reads."""
+
+    methods: tuple[AttributionMethod, ...]
+    library: object | None  # None where no method reads one
+
+
+def choose(methods: Sequence[AttributionMethod], library=None, named: Names = backticked) -> Chosen:
+    """``methods`` with ``library``, checked (``named`` spells an option as the caller does)."""
+    check_library(methods, library, named)
+    return Chosen(tuple(methods), library if any(each.uses_library for each in methods) else None)
 
 
 @dataclass(frozen=True)
@@ -226,22 +242,27 @@ class Prepared:
     options: ExplainSettings
     max_length: int
 
+    def alone(self, method: AttributionMethod) -> Prepared:
+        """The same run for one of its methods (checked with them: nothing to check again), with
+        the library only where that method reads it."""
+        return dataclasses.replace(self, methods=(method,), library=self.library if method.uses_library else None)
+
 
 def prepare(
-    classifier: Classifier, methods: Sequence[AttributionMethod], library=None, target: Target = PREDICTED,
-    options: ExplainSettings = ExplainSettings(), named: Names = backticked,
+    classifier: Classifier, chosen: Chosen, target: Target = PREDICTED, options: ExplainSettings = ExplainSettings(),
+    named: Names = backticked,
 ) -> Prepared:
-    """Every check an explain run makes before its first pass, made once (``classifier``: paired
-    already where the inputs are sentence pairs; ``named`` spells an option as the caller does)."""
+    """Every check an explain run makes on its model before its first pass, made once
+    (``classifier``: paired already where the inputs are sentence pairs; ``chosen``: the methods
+    and their library, checked together; ``named`` spells an option as the caller does)."""
     target = target.on_model(classifier.num_classes, classifier.multi_label, named("target"))
-    check_library(methods, library, named)
-    used = library if library is not None and any(each.uses_library for each in methods) else None
-    if used is not None:
-        used.check_model(classifier)
-        used.check_inputs(classifier.pairs)
+    methods, library = chosen.methods, chosen.library
+    if library is not None:
+        library.check_model(classifier)
+        library.check_inputs(classifier.pairs)
     check_on_model(classifier, methods, options.mask_special, named)
     max_length = check_max_length(classifier, options.max_length, named("max_length"))
-    return Prepared(classifier, tuple(methods), library, target, on_classifier(options, classifier, named), max_length)
+    return Prepared(classifier, methods, library, target, on_classifier(options, classifier, named), max_length)
 
 
 def explain_prepared(
@@ -403,23 +424,51 @@ def reattribute(
     return scores
 
 
-def reattribute_records(
-    classifier: Classifier,
-    records: Sequence[AttributionRecord],
-    targets: Sequence[int],
-    library=None,
-    batch_size: int = 16,
-    source: str = "<records>",
-    named: Names = backticked,
-) -> list[list[float]]:
-    """Each record explained again, by its own method and settings, for ``targets`` (Kendall-τ);
-    ``named`` spells the library's option as the caller does."""
-    groups: dict[tuple[str, str], list[int]] = {}
-    for index, record in enumerate(records):
-        groups.setdefault((record.method, json.dumps(record.settings, sort_keys=True)), []).append(index)
-    scores: list[list[float]] = [[] for _ in records]
-    for (name, settings_json), indices in groups.items():
-        settings = json.loads(settings_json)
+@dataclass(frozen=True)
+class Reattribution:
+    """Records' methods rebuilt from their own settings, checked once against a model and library
+    (:func:`prepare_reattribution`); :meth:`scores` explains records of those methods again, on that
+    model or a copy of it (a randomised one: the same layers and precision), checking nothing."""
+
+    runs: Mapping[str, tuple[AttributionMethod, ExplainSettings]]  # by the records' method and settings
+
+    def covers(self, records: Iterable[AttributionRecord]) -> bool:
+        """Whether every record's method and settings were prepared."""
+        return all(_made_by(record) in self.runs for record in records)
+
+    def scores(self, classifier: Classifier, records: Sequence[AttributionRecord], targets: Sequence[int],
+               library=None) -> list[list[float]]:
+        """Each record explained again for its target of ``targets`` (Kendall-τ, the sanity check)."""
+        groups: dict[str, list[int]] = {}
+        for index, record in enumerate(records):
+            groups.setdefault(_made_by(record), []).append(index)
+        scores: list[list[float]] = [[] for _ in records]
+        for key, indices in groups.items():
+            method, options = self.runs[key]
+            again = reattribute(classifier, [records[i] for i in indices], [targets[i] for i in indices], method,
+                                library if method.uses_library else None, options)
+            for index, values in zip(indices, again):
+                scores[index] = values
+        return scores
+
+
+def _made_by(record: AttributionRecord) -> str:
+    return json.dumps([record.method, record.settings], sort_keys=True)
+
+
+def prepare_reattribution(
+    classifier: Classifier, records: Sequence[AttributionRecord], library=None, batch_size: int = 16,
+    source: str = "<records>", named: Names = backticked,
+) -> Reattribution:
+    """The methods that made ``records``, by their own settings (read from a file: checked here),
+    with the library they read checked against ``classifier`` and the records (``named`` spells
+    the library's option as the caller does)."""
+    runs: dict[str, tuple[AttributionMethod, ExplainSettings]] = {}
+    for record in records:
+        key = _made_by(record)
+        if key in runs:
+            continue
+        name, settings = record.method, record.settings
         method_settings = {key: value for key, value in settings.items() if key not in PIPELINE_SETTINGS}
         try:
             method = build_method(name, **method_settings)
@@ -434,25 +483,23 @@ def reattribute_records(
                 forward_dtype=str(settings.get("forward_dtype", SAME)),
             ), classifier)
         except (TypeError, ValueError, BadInput) as error:
-            first = records[indices[0]]
-            where = f"{source}:{first.line}" if first.line is not None else f"{source}: record id {first.id!r}"
+            where = f"{source}:{record.line}" if record.line is not None else f"{source}: record id {record.id!r}"
             raise BadInput(f"{where}: its {name} settings cannot be used again ({error})") from None
         if method.uses_library:
-            if library is None:
-                raise BadInput(f"records of method {name} need their reference library to be explained again: pass {named('library')}")
-            library.check_model(classifier)
-            used = {records[i].library for i in indices} - {None, library.fingerprint}
-            if used:
-                raise BadInput(
-                    f"{library.path}: records were explained with another library ({used.pop()}); pass that one"
-                )
-            # As many references as the records asked for, never fewer; the count is theirs, not an option's.
-            check_library([method], library, lambda name: f"the records' {name}")
+            _check_records_library(classifier, [r for r in records if _made_by(r) == key], method, library, named)
         check_mask_special(classifier, options.mask_special)
-        again = reattribute(
-            classifier, [records[i] for i in indices], [targets[i] for i in indices], method,
-            library if method.uses_library else None, options,
-        )
-        for index, values in zip(indices, again):
-            scores[index] = values
-    return scores
+        runs[key] = (method, options)
+    return Reattribution(runs)
+
+
+def _check_records_library(classifier: Classifier, records: Sequence[AttributionRecord], method: AttributionMethod,
+                           library, named: Names) -> None:
+    """The library the records were made with, holding as many references as they asked for."""
+    if library is None:
+        raise BadInput(f"records of method {method.name} need their reference library to be explained again: pass {named('library')}")
+    library.check_model(classifier)
+    used = {record.library for record in records} - {None, library.fingerprint}
+    if used:
+        raise BadInput(f"{library.path}: records were explained with another library ({used.pop()}); pass that one")
+    # As many references as the records asked for, never fewer; the count is theirs, not an option's.
+    check_library([method], library, lambda name: f"the records' {name}")

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from .. import arguments as check
 from ..attribution.pairs import tokenize_rows
-from ..attribution.pipeline import ExplainSettings, check_library, explain
+from ..attribution.pipeline import Chosen, ExplainSettings, Prepared, check_library, choose, explain_prepared, prepare
+from ..attribution.targets import PREDICTED
 from ..capture.passes import FORWARD_BATCHES
 from ..errors import BadInput, Interrupted
 from ..evaluation.compared import (
@@ -47,7 +48,6 @@ from ..io.files import check_output_path, interrupted_after
 from ..io.publish import publish
 from ..library import RefLibrary
 from ..methods import build_method
-from ..models.loading import check_max_length
 from ..models.resolve import classifier_for, library_model, model_location
 from ..output.method_store import InMemory, MethodStore, ResumableFolder, check_work_folder
 from ..records.inputs import InputFile, InputRow
@@ -82,6 +82,7 @@ class CompareSettings:
     progress: Progress | None = None
     notify: Callable[[str], None] | None = None
     caller: Caller = InCall("compare")  # how messages spell the options
+    names: Names = backticked  # an option later in a message, as the caller spells it (the library's)
 
     def say(self, phase: str, done: int, total: int | None) -> None:
         if self.progress is not None:
@@ -112,28 +113,69 @@ def compare(
     randomisation, and recommend from the columns no choice was fitted to. ``settings.notify``
     hears the estimate of the run's time first; ``store`` keeps each method's records
     (:class:`ResumableFolder`: on disk, so an interrupted comparison continues)."""
-    choices = DEFAULT_CHOICES if choices is None else choices
+    chosen = choose_methods(DEFAULT_CHOICES if choices is None else choices, library, settings)
+    return compare_prepared(contenders(classifier, rows, chosen, settings), rows, settings, store)
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One compared method: its choice as written, and its explain run, prepared on the model."""
+
+    choice: Choice
+    run: Prepared
+
+    @property
+    def method(self):
+        return self.run.methods[0]
+
+
+def choose_methods(choices: Sequence[Choice], library, settings: CompareSettings) -> list[tuple[Choice, Chosen]]:
+    """Each choice's method (the comparison's seed where it takes one) with the library it reads,
+    checked before any model loads, said of the choice as written; two choices that make the
+    same method are refused (the same records twice compare nothing)."""
     if len(choices) < 2:
         raise BadInput("compare needs at least two methods")
+    methods = [_method(choice, settings.seed, settings.named) for choice in choices]
+    if library is None:  # said once, of the library's option, whichever method reads one
+        check_library(methods, None, settings.names)
+    chosen = []
+    for choice, method in zip(choices, methods):
+        with said_of(choice, settings.named):
+            chosen.append((choice, choose([method], library, choice.names)))
+    made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
+    if len(set(made)) != len(made):
+        raise BadInput("compare: a method is given twice with the same options")
+    return chosen
+
+
+def contenders(classifier, rows: Sequence[InputRow], chosen: Sequence[tuple[Choice, Chosen]],
+               settings: CompareSettings) -> list[Contender]:
+    """Each chosen method's run prepared on ``classifier`` (paired where ``rows`` are sentence
+    pairs): what its options ask of this model (its layers), before any pass, said of the choice."""
+    paired = classifier.paired() if any(row.pair is not None for row in rows) else classifier
+    found = []
+    for choice, methods in chosen:
+        with said_of(choice, settings.named):
+            found.append(Contender(choice, prepare(paired, methods, PREDICTED, settings.explaining, choice.names)))
+    return found
+
+
+def compare_prepared(runs: Sequence[Contender], rows: Sequence[InputRow], settings: CompareSettings,
+                     store: MethodStore | None = None) -> Compared:
+    """:func:`compare` of prepared runs: nothing is checked again."""
     if not rows:
         raise BadInput("compare: no inputs to explain")
-    methods = [_method(choice, settings.seed, settings.named) for choice in choices]
-    for choice, method in zip(choices, methods):  # what the options ask of this model (its layers), before any pass
-        with said_of(choice, settings.named):
-            method.check_model(classifier.num_layers, choice.names)
-    _check_libraries(choices, methods, library, settings.named)
-    made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
-    if len(set(made)) != len(made):  # before any work: the same records twice compare nothing
-        raise BadInput("compare: a method is given twice with the same options")
+    classifier, methods = runs[0].run.classifier, [each.method for each in runs]
     store = store or InMemory()
     # One input first, through every method and both evaluations: it warms each method up (what a
     # first pass costs once is not its time) and times the whole run before it starts.
     store.check(methods, rows)
-    settings.tell(_estimate(classifier, rows, methods, library, settings))
-    records, seconds, timed = _explained(classifier, rows, methods, library, settings, store)
+    settings.tell(_estimate(runs, rows, settings))
+    records, seconds, timed = _explained(runs, rows, settings, store)
     # Each choice is named as it was written (a variant by its own options, not by how it differs
     # from another variant given before it): the report is read without the command that made it.
-    labels = [written(choice) for choice in choices]
+    labels = [written(each.choice) for each in runs]
+    library = next((each.run.library for each in runs if each.run.library is not None), None)
     shown = _labels_shown(records, labels)  # the evaluation's label of each method -> its label as written
     reports = _evaluated(classifier, records, shown, library, settings)
     fitted = {label: _fitted(reports, label) for label in labels}
@@ -158,29 +200,27 @@ def compare(
                     truncated=sum(record.truncated for record in records[:len(rows)]))
 
 
-def _explained(classifier, rows: Sequence[InputRow], methods: Sequence, library, settings: CompareSettings,
+def _explained(runs: Sequence[Contender], rows: Sequence[InputRow], settings: CompareSettings,
                store: MethodStore) -> tuple[list[AttributionRecord], list[float], list[int]]:
     """Every method's records of ``rows``, method after method (each alone: its time is its own),
     with its seconds per input and the inputs those were measured on."""
-    explaining = settings.explaining
     records: list[AttributionRecord] = []
     seconds: list[float] = []
     timed: list[int] = []
-    for number, method in enumerate(methods):
-        phase = f"explaining with {method.name} ({number + 1}/{len(methods)})"
+    for number, each in enumerate(runs):
+        phase = f"explaining with {each.method.name} ({number + 1}/{len(runs)})"
         settings.say(phase, 0, len(rows))
 
-        def explained(start: int, method=method, phase=phase) -> Iterator[AttributionRecord]:
+        def explained(start: int, run=each.run, phase=phase) -> Iterator[AttributionRecord]:
             done = [start]
 
             def advance(inputs: int) -> None:
                 done[0] += inputs
                 settings.say(phase, done[0], len(rows))
 
-            return explain(classifier, rows[start:], [method], library if method.uses_library else None,
-                           options=explaining, progress=advance)
+            return (record for found in explain_prepared(run, rows[start:], progress=advance) for record in found)
 
-        found, per_input, count = store.explained(number, method, rows, explained)
+        found, per_input, count = store.explained(number, each.method, rows, explained)
         records += found
         seconds.append(per_input)
         timed.append(count)
@@ -264,34 +304,34 @@ def evaluation(classifier, records: Iterable[AttributionRecord], perturb: str, h
     return evaluate_records(classifier, records, EvalSettings(perturb=perturb, eraser=True, loo=True), how)
 
 
-def _estimate(classifier, rows, methods, library, settings: CompareSettings) -> str:
+def _estimate(runs: Sequence[Contender], rows, settings: CompareSettings) -> str:
     """The run's time, told before it starts: one input of median length through every method
     and both evaluations, times the inputs (the run batches them, so it is mostly quicker). An
     input too short to evaluate gives way to the longest; where even that one is, no input can
     be evaluated, and the run is refused before its work."""
     # By tokens, as the evaluation counts them (a long run of spaces is no token; a URL is many).
-    explaining = settings.explaining
-    pairs = any(row.pair is not None for row in rows)  # tokenized as explain tokenizes them
-    tokens = tokenize_rows(classifier.paired() if pairs else classifier, rows,
-                           check_max_length(classifier, explaining.max_length), "compare")
+    first = runs[0].run
+    tokens = tokenize_rows(first.classifier, rows, first.max_length, "compare")
     count = {id(row): sum(not flag for flag in text.special) for row, text in zip(rows, tokens)}
     ordered = sorted(rows, key=lambda row: count[id(row)])
+    library = next((each.run.library for each in runs if each.run.library is not None), None)
     for which, pilot in (("one input of median length", ordered[len(rows) // 2]), ("the longest input", ordered[-1])):
         found, spent = [], 0.0
-        for method in methods:
+        for each in runs:
             began = time.perf_counter()
-            found += explain(classifier, [pilot], [method], library if method.uses_library else None, options=explaining)
+            found += [record for records in explain_prepared(each.run, [pilot]) for record in records]
             spent += time.perf_counter() - began
         began = time.perf_counter()
         try:
             for perturb in PERTURBATIONS:
-                evaluation(classifier, found, perturb, Evaluating(library, bootstrap=BootstrapSettings(0),
-                                                                  batch_size=settings.batch_size * FORWARD_BATCHES, source="compare"))
+                evaluation(first.classifier, found, perturb, Evaluating(
+                    library, bootstrap=BootstrapSettings(0), batch_size=settings.batch_size * FORWARD_BATCHES,
+                    source="compare"))
         except BadInput:  # too few tokens to evaluate
             continue
         evaluating = time.perf_counter() - began
         total = len(rows) * (spent + evaluating) + min(settings.sanity, len(rows)) * spent  # sanity: the last copy
-        return (f"estimate: at most about {_duration(total)} for {len(rows)} inputs and {len(methods)} methods on "
+        return (f"estimate: at most about {_duration(total)} for {len(rows)} inputs and {len(runs)} methods on "
                 f"this machine ({which} took {spent + evaluating:.1f} s through every method "
                 "and both evaluations; the run batches inputs, and is mostly quicker)")
     raise BadInput(
@@ -306,18 +346,6 @@ def _duration(seconds: float) -> str:
     if seconds < 90 * 60:
         return f"{round(seconds / 60)} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def _check_libraries(choices: Sequence[Choice], methods: Sequence, library, named: str,
-                     names: Names = backticked) -> None:
-    """Each method that reads a library has one (``names``: the caller's spelling of the
-    library's option), holding the references its options ask for (said of the choice as written)."""
-    if library is None:
-        check_library(methods, None, names)
-        return
-    for choice, method in zip(choices, methods):
-        with said_of(choice, named):
-            check_library([method], library, choice.names)
 
 
 def _method(choice: Choice, seed: int, named: str = "`method`"):
@@ -408,9 +436,10 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
                f"{chosen.evidence_field}): no plausibility columns")
     input_file.close()
     library = RefLibrary(chosen.library) if chosen.library is not None else None
+    settings = CompareSettings(chosen.seed, chosen.batch_size, chosen.intervals, chosen.margin, chosen.sanity,
+                               chosen.progress, notify, chosen.caller, chosen.names)
     # Every method built and its library checked before the model loads: a wrong call fails fast.
-    _check_libraries(chosen.method, [_method(choice, chosen.seed, chosen.named("method")) for choice in chosen.method],
-                     library, chosen.named("method"), chosen.names)
+    methods = choose_methods(chosen.method, library, settings)
     model = chosen.model
     if model is None:
         if library is None:
@@ -419,14 +448,13 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
     for path in files.values() if folder is not None and os.path.isdir(folder) else ():
         check_output_path(path, [model_location(model)])
     classifier = classifier_for(model, chosen.device, progress=chosen.progress, notify=notify, dtype=chosen.dtype)
-    settings = CompareSettings(chosen.seed, chosen.batch_size, chosen.intervals, chosen.margin, chosen.sanity,
-                               chosen.progress, notify, chosen.caller)
+    runs = contenders(classifier, rows, methods, settings)
     store = None
     if chosen.resume:
         store = ResumableFolder(folder, classifier, library, settings.explaining, [chosen.inputs, chosen.library],
                                 chosen.inputs, chosen.names, notify)
     try:  # till the files are in place, an interrupt leaves the records in DIR/work, whatever phase it hits
-        compared = compare(classifier, rows, library, chosen.method, settings, store)
+        compared = compare_prepared(runs, rows, settings, store)
         if store is not None and store.kept:
             notify("resumed: " + "; ".join(store.kept))
         document = report_document(compared, classifier)

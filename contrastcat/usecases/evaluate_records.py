@@ -361,6 +361,7 @@ class _Evaluation:
         self.labels = MethodLabels(how.source)
         self.tallies: dict[str, CurveTally] = {}
         self.taus: dict[str, tuple[list[float], list[float]]] = {}
+        self.again: dict = {}  # per method label: its records' methods, rebuilt and checked once (Kendall-τ)
         self.inputs_seen: dict[str, set[bytes]] = {}  # per method, digests of its inputs' tokens and target
         self.evidence_of: dict[bytes, bytes] = {}  # per input, a digest of its records' evidence
         self.count = self.truncated = self.elsewhere = self.other_class = self.evidence = 0
@@ -417,19 +418,19 @@ class _Evaluation:
         return self.tallies[name]
 
     def _add_kendall(self, name: str, used: list[AttributionRecord]) -> None:
-        from ..attribution.pipeline import reattribute_records
+        from ..attribution.pipeline import prepare_reattribution
 
         how, classifier = self.how, self.classifier
         needing = next((r for r in used if r.library), None)
         if how.library is None and needing is not None:  # said here, in the caller's terms
             raise BadInput(f"records of method {needing.method} need their reference library to be explained "
                            f"again: pass {how.named('library')}")
+        again = self.again.get(name)
+        if again is None or not again.covers(used):  # a label's records share their method and settings: checked once
+            again = self.again[name] = prepare_reattribution(classifier, used, how.library, max(1, how.batch_size // 4),
+                                                             how.source, how.named)
         found = kendall_for_records(
-            used,
-            classifier.num_classes,
-            lambda recs, targets: reattribute_records(
-                classifier, recs, targets, how.library, max(1, how.batch_size // 4), how.source, how.named
-            ),
+            used, classifier.num_classes, lambda recs, targets: again.scores(classifier, recs, targets, how.library),
         )
         index_taus, score_taus = self.taus.setdefault(name, ([], []))
         index_taus.extend(found.index_taus)

@@ -18,7 +18,8 @@ from ..attribution.pairs import checked_pairs
 from ..attribution.pipeline import (
     ExplainSettings,
     Prepared,
-    check_library,
+    Chosen,
+    choose,
     explain_prepared,
     prepare,
     record_settings,
@@ -161,12 +162,11 @@ def _run(plan: _Plan) -> ExplainRun:
     # A bad line fails before anything is written. Under torchrun rank 0 checks for all.
     total = input_file.check() if skipped is None and not plan.follower else None
     methods = build_methods(names, shared=True, named=chosen.names, **dict(chosen.method_options))
-    classifier, library = _model_and_library(plan, methods)
+    classifier, chosen_methods = _model_and_library(plan, methods)
     # Every check before the first pass, once; forward_dtype "auto" resolved as records say it. A
     # pair field makes every row a pair (a row without one is refused): the passes get segment ids.
-    prepared = prepare(classifier.paired() if chosen.pair_field is not None else classifier, methods,
-                       library if any(m.uses_library for m in methods) else None, chosen.target, explain_settings(chosen),
-                       chosen.names)
+    prepared = prepare(classifier.paired() if chosen.pair_field is not None else classifier, chosen_methods,
+                       chosen.target, explain_settings(chosen), chosen.names)
     run = ExplainRun(
         output=chosen.output, per_input=len(methods), limit=prepared.max_length,
         position_limit=classifier.position_limit, skipped=skipped, shard=chosen.shard, speaks=not plan.follower,
@@ -247,16 +247,16 @@ class _Job:
             write_records(output, self.records(rows, 0), plan.inputs)
 
 
-def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, RefLibrary | None]:
-    """The classifier, loaded, and the library the methods read: each checked before the model
-    loads where it can be (a wrong call fails fast)."""
+def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, Chosen]:
+    """The classifier, loaded, and the methods with the library they read, checked together
+    before the model loads where the library is named (a wrong call fails fast)."""
     chosen = plan.chosen
     library = _open_library(plan.refs, plan.unnamed, chosen) if plan.refs is not None else None
     default_library = plan.unnamed and library is None and any(m.uses_library for m in methods)
     if default_library:
         _check_default_pools(methods, chosen)  # before the model loads and the library is built
     else:
-        check_library(methods, library, chosen.names)
+        checked = choose(methods, library, chosen.names)
     model = plan.model
     if model is None:
         if library is None:
@@ -272,12 +272,12 @@ def _model_and_library(plan: _Plan, methods) -> tuple[Classifier, RefLibrary | N
         # Shards and torchrun processes would each build a library of their own (fingerprints differ).
         alone = plan.world is None and chosen.shard is None
         library, built = cached_library(classifier, plan.progress, build=alone, notify=plan.notify, named=chosen.names)
-        check_library(methods, library, chosen.names)
+        checked = choose(methods, library, chosen.names)
         plan.inputs.append(library.path)
         check_output_path(chosen.output, [library.path])
     if plan.unnamed:
         plan.notify(_said_unnamed(model, library, built, chosen))
-    return classifier, library
+    return classifier, checked
 
 
 def _checked_rows(plan: _Plan, input_file: InputFile, classifier: Classifier, target: Target, run: ExplainRun):

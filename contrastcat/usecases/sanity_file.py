@@ -80,7 +80,7 @@ def sanity_check(
     ``classifier`` (``chosen``: its seed, bootstrap, batch size and progress). ``last_only``: on
     the last copy alone, the whole model randomised (what passing is judged on): the same ρ as
     the whole cascade's last step, at a fraction of its cost."""
-    from ..attribution.pipeline import reattribute_records
+    from ..attribution.pipeline import prepare_reattribution
     from ..library.recapture import RecapturedLibrary
     from ..models.randomize import cascade_steps, randomised
 
@@ -104,6 +104,11 @@ def sanity_check(
     labels = MethodLabels(source)
     grouped = labels.group(records)
     methods = {label: MethodSanity(label, group[0].method) for label, group in grouped.items()}
+    # Each method rebuilt from its records' settings and checked once, on the model as it is: each
+    # randomised copy has its layers, its precision and its library's references recaptured.
+    paired = classifier.paired() if pairs else classifier
+    again = {label: prepare_reattribution(paired, group, library, chosen.batch_size, source, chosen.names)
+             for label, group in grouped.items()}
     steps: list[str] = []
     total = len(cascade_steps(classifier))
     # One copy randomised further at each step: each step is used before the next one is made.
@@ -114,8 +119,7 @@ def sanity_check(
         copy = copy.paired() if pairs else copy
         references = RecapturedLibrary(library, copy) if library is not None else None
         for label, group in grouped.items():
-            scores = reattribute_records(copy, group, [r.target for r in group], references, chosen.batch_size, source,
-                                         chosen.names)
+            scores = again[label].scores(copy, group, [r.target for r in group], references)
             methods[label].rho[step.name] = [
                 spearman(*_non_special(record, new)) for record, new in zip(group, scores)
             ]

@@ -66,13 +66,13 @@ def test_a_method_given_twice_alike_is_refused(toy_classifier, toy_library):
     def never(*args, **kwargs):
         raise AssertionError("explained before the duplicate was found")
 
-    original, use_case.explain = use_case.explain, never
+    original, use_case.explain_prepared = use_case.explain_prepared, never
     try:
         with pytest.raises(BadInput, match="given twice"):
             compare(toy_classifier, rows, toy_library,
                     [Choice("integrated-gradients", {"ig_steps": "50"}), Choice("integrated-gradients")])
     finally:
-        use_case.explain = original
+        use_case.explain_prepared = original
 
 
 def test_the_sanity_subset_is_each_methods_first_inputs(compared, toy_classifier, toy_library):
@@ -125,11 +125,13 @@ def test_short_inputs_first_neither_stop_the_estimate_nor_the_sanity_check(toy_c
     assert any(line.startswith("estimate: ") and "the longest input took" in line for line in said)
     assert found.sanity.inputs == 3 and set(found.sanity.methods) == set(found.labels)
     # The longest by tokens, not by characters: a run of spaces is no token.
-    from contrastcat.methods import build_method
-    from contrastcat.usecases.compare import _estimate
+    from contrastcat.usecases.compare import _estimate, choose_methods, contenders
 
     spaced = [InputRow(line=20 + i, id=f"s{i}", text="good" + " " * 400 + "film", label=None) for i in range(2)]
-    said = _estimate(toy_classifier, rows[:7] + spaced + rows[-1:], [build_method("random")], None, CompareSettings())
+    pilots = rows[:7] + spaced + rows[-1:]
+    runs = contenders(toy_classifier, pilots, choose_methods([Choice("random"), Choice("attcat")], None, CompareSettings()),
+                      CompareSettings())
+    said = _estimate(runs[:1], pilots, CompareSettings())
     assert "the longest input took" in said
     from contrastcat.errors import BadInput
 
