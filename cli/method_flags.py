@@ -16,6 +16,8 @@ import typer
 
 from contrastcat.api import choices
 
+from .spec import completes
+
 
 def _names(spec) -> str:
     """A boolean option is a pair of flags, --name/--no-name."""
@@ -50,4 +52,5 @@ def with_method_options(command: Callable, after: str = "method") -> Callable:
     run.__name__, run.__doc__, run.__module__ = command.__name__, command.__doc__, command.__module__
     run.__signature__ = signature.replace(parameters=parameters)
     run.__annotations__ = {p.name: p.annotation for p in parameters}
+    run.completes = {**getattr(command, "completes", {}), **completes(specs)}  # type: ignore[attr-defined]
     return run

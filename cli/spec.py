@@ -13,7 +13,6 @@ import typer
 
 from contrastcat.api import REQUIRED, CommandOptions, Option
 
-
 def _parameter(spec: Option) -> inspect.Parameter:
     kind: Any = spec.kind if spec.command_default is not None else spec.kind | None
     if spec.argument:
@@ -40,7 +39,14 @@ def command(options: type[CommandOptions], run: Callable[[dict[str, Any]], None]
     parsed.__annotations__ = {p.name: p.annotation for p in parameters}
     parsed.__doc__ = doc
     parsed.__name__ = options.command.replace("-", "_")
+    parsed.completes = completes(options.specs("command"))  # type: ignore[attr-defined]
     return parsed
+
+
+def completes(specs) -> dict[str, Any]:
+    """What each option's value completes to, by its name, as declared (``Option.completes``): the
+    completion scripts read it from the command (Typer keeps a command's function's attributes)."""
+    return {spec.name: spec.completes for spec in specs if spec.completes is not None}
 
 
 def defaulted() -> frozenset[str]:

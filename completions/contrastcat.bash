@@ -6,38 +6,102 @@ _contrastcat() {
     done
     case "$sub" in
         "") COMPREPLY=($(compgen -W "build-refs compare completions evaluate explain merge models render sanity summarize --version --help" -- "$cur")); return ;;
-        build-refs) opts="--model -m --output -o --data --split --text-field --label-field --pair-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help" ;;
-        compare) opts="--refs --model -m --method --limit --text-field --id-field --label-field --pair-field --evidence-field --sanity --margin --output -o --resume --no-resume --quick --json --markdown --all-columns --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
-        completions) opts="-h --help"; words="bash zsh fish" ;;
-        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --limit --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --forward-dtype --device --dtype --quiet -q -h --help" ;;
-        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --occlude --target --text-field --id-field --label-field --pair-field --evidence-field --mask-special --no-mask-special --words --no-words --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help" ;;
-        merge) opts="--output -o --quiet -q -h --help" ;;
-        models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc minilm-rt-single minilm-rt-pair minilm-rt-context minilm-rt-partial minilm-bbc-single" ;;
-        render) opts="--threshold --limit --words --no-words --rescale --no-rescale --signed --no-signed --color --html --top --compare --output -o --quiet -q -h --help" ;;
-        sanity) opts="--model -m --refs --output -o --plot --json --per-input --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help" ;;
-        summarize) opts="--top --min-count --tokens --keep-case --symbols --no-symbols --rule --forbid --forbid-file --bootstrap --ci --seed --output -o --html --json --markdown --quiet -q -h --help" ;;
-    esac
-    case "$prev" in
-        --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient gradient-norm occlusion random all" -- "$cur")); return ;;
-        --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
-        --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
-        --perturb) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
-        --order) COMPREPLY=($(compgen -W "morf,lerf morf lerf" -- "$cur")); return ;;
-        --layers) COMPREPLY=($(compgen -W "all 1 2 3" -- "$cur")); return ;;
-        --pools) COMPREPLY=($(compgen -W "random same,random same none" -- "$cur")); return ;;
-        --store-dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
-        --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
-        --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
-        --on-error) COMPREPLY=($(compgen -W "stop skip" -- "$cur")); return ;;
-        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-        --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
-        --reference-select) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
-        --test-measure) COMPREPLY=($(compgen -W "probability log-odds" -- "$cur")); return ;;
-        --pool) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
-        --refine-score) COMPREPLY=($(compgen -W "morf morf-lerf" -- "$cur")); return ;;
-        --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
-        --occlude) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
-        --baseline|--data|--html|--model|--output|--plot|--refs|-m|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+        build-refs) opts="--model -m --output -o --data --split --text-field --label-field --pair-field --keep --gamma --min-refs --strict-gamma --no-strict-gamma --min-tokens --max-scan --max-length --store-dtype --dtype --forward-dtype --pools --seed --batch-size --json --device --quiet -q -h --help";
+            case "$prev" in
+                --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --data) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --store-dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
+                --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
+                --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
+                --pools) COMPREPLY=($(compgen -W "random same,random same none" -- "$cur")); return ;;
+                --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
+            esac
+            ;;
+        compare) opts="--refs --model -m --method --limit --text-field --id-field --label-field --pair-field --evidence-field --sanity --margin --output -o --resume --no-resume --quick --json --markdown --all-columns --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help";
+            case "$prev" in
+                --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient gradient-norm occlusion random all" -- "$cur")); return ;;
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
+                --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
+            esac
+            ;;
+        completions) opts="-h --help"; words="bash zsh fish"
+            ;;
+        evaluate) opts="--model -m --order --steps --perturb --target --min-tokens --limit --kendall --no-kendall --eraser --no-eraser --loo --no-loo --refs --output -o --json --markdown --curves --bootstrap --ci --seed --compare --per-input --fail-under --baseline --tolerance --plot --batch-size --forward-dtype --device --dtype --quiet -q -h --help";
+            case "$prev" in
+                --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --order) COMPREPLY=($(compgen -W "morf,lerf morf lerf" -- "$cur")); return ;;
+                --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
+                --perturb) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
+                --target) COMPREPLY=($(compgen -W "pred gold record" -- "$cur")); return ;;
+                --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --baseline) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --plot) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
+                --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
+                --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
+            esac
+            ;;
+        explain) opts="--output -o --refs --model -m --method --refs-used --refine --no-refine --rho --deletion-grid --attention --no-attention --reference-select --layers --seed --test-steps --test-measure --candidates --pool --top-maps --refine-score --magnitude --no-magnitude --clusters --ig-steps --ig-baseline --occlude --target --text-field --id-field --label-field --pair-field --evidence-field --mask-special --no-mask-special --words --no-words --max-length --on-error --resume --no-resume --shard --batch-size --device --dtype --forward-dtype --quiet -q --list-methods --json -h --help";
+            case "$prev" in
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient gradient-norm occlusion random all" -- "$cur")); return ;;
+                --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
+                --reference-select) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
+                --layers) COMPREPLY=($(compgen -W "all 1 2 3" -- "$cur")); return ;;
+                --test-measure) COMPREPLY=($(compgen -W "probability log-odds" -- "$cur")); return ;;
+                --pool) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
+                --refine-score) COMPREPLY=($(compgen -W "morf morf-lerf" -- "$cur")); return ;;
+                --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
+                --occlude) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
+                --target) COMPREPLY=($(compgen -W "pred gold all-active" -- "$cur")); return ;;
+                --on-error) COMPREPLY=($(compgen -W "stop skip" -- "$cur")); return ;;
+                --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
+                --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
+                --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
+            esac
+            ;;
+        merge) opts="--output -o --quiet -q -h --help";
+            case "$prev" in
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+            esac
+            ;;
+        models) opts="--json --force --no-force --device --quiet -q -h --help"; words="list prepare minilm-rt minilm-bbc minilm-rt-single minilm-rt-pair minilm-rt-context minilm-rt-partial minilm-bbc-single"
+            case "$prev" in
+                --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
+            esac
+            ;;
+        render) opts="--threshold --limit --words --no-words --rescale --no-rescale --signed --no-signed --color --html --top --compare --output -o --quiet -q -h --help";
+            case "$prev" in
+                --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+                --html) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+            esac
+            ;;
+        sanity) opts="--model -m --refs --output -o --plot --json --per-input --seed --bootstrap --ci --batch-size --device --dtype --quiet -q -h --help";
+            case "$prev" in
+                --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --plot) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
+                --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
+            esac
+            ;;
+        summarize) opts="--top --min-count --tokens --keep-case --symbols --no-symbols --rule --forbid --forbid-file --bootstrap --ci --seed --output -o --html --json --markdown --quiet -q -h --help";
+            case "$prev" in
+                --rule) COMPREPLY=($(compgen -W "auto sum max" -- "$cur")); return ;;
+                --forbid-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --html) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+            esac
+            ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -170,6 +170,7 @@ def one_of(choices: Iterable[str]) -> Callable[[str, Any], str]:
             raise BadInput(f"{name} must be one of {', '.join(allowed)}, got {shown(value)}")
         return value
 
+    chosen.completes = allowed  # type: ignore[attr-defined]  # the values the shells offer
     return chosen
 
 
@@ -184,6 +185,7 @@ def some_of(choices: Iterable[str]) -> Callable[[str, Any], tuple[str, ...]]:
             raise BadInput(f"{name} must be a comma list of {', '.join(allowed)}, got {','.join(picked)!r}")
         return picked
 
+    chosen.completes = (",".join(allowed), *allowed)  # type: ignore[attr-defined]
     return chosen
 
 
@@ -193,4 +195,5 @@ def optional(check: Callable[[str, Any], Any]) -> Callable[[str, Any], Any]:
     def maybe(name: str, value: Any) -> Any:
         return None if value is None else check(name, value)
 
+    maybe.completes = getattr(check, "completes", None)  # type: ignore[attr-defined]
     return maybe

@@ -36,6 +36,10 @@ def backticked(name: str) -> str:
 
 
 SAME = object()  # the command line's default is the call's
+# What an option's value is, for the shells' completion: a file or folder name. A tuple of values
+# completes those; None, free text. A check may say it (its ``completes``: ``arguments.one_of``'s
+# values, ``arguments.path``'s PATH), so an option declared with it needs no word more.
+PATH = "path"
 REQUIRED = object()  # no default: the call's positional argument, the command line's argument
 
 
@@ -64,6 +68,12 @@ class Option:
     # what is wrong with the options themselves is said first.
     after: Check | None = None
     annotation: Any = inspect.Parameter.empty  # the call's type (default: the field's), for its signature
+    completes: tuple[str, ...] | str | None = None  # PATH, the values the shells offer, or None (free text)
+    # A method's option (methods.options): the types the call may pass, the values it allows and
+    # the least number; its options' dataclass checks them, so its ``check`` passes values on.
+    accepts: tuple[type, ...] = ()
+    choices: tuple[str, ...] | None = None
+    minimum: int | None = None
 
     @property
     def flag(self) -> str:
@@ -85,7 +95,7 @@ def option(
 ) -> Any:
     """A dataclass field that is an option. ``flags`` default to ``--name-with-dashes``; ``more``:
     ``metavar``, ``negatable``, ``where``, ``shown_default``, ``argument``, ``show_default``, ``hidden``,
-    ``after``."""
+    ``after``, ``completes``."""
     unknown = set(more) - {f.name for f in dataclasses.fields(Option)}
     if unknown:
         raise TypeError(f"option() got an unexpected keyword argument {sorted(unknown)[0]!r}")
@@ -187,6 +197,8 @@ class CommandOptions:
             meta = dict(f.metadata)
             flags = meta.pop("flags") or ("--" + f.name.replace("_", "-"),)
             meta.setdefault("annotation", f.type)  # what the call passes, where the field keeps it parsed
+            if meta.get("completes") is None:  # said by its check where not by the option
+                meta["completes"] = getattr(meta["check"], "completes", None)
             spec = Option(name=f.name, default=f.default, flags=tuple(flags), **meta)
             if where is None or spec.where in (where, "both"):
                 found.append(spec)

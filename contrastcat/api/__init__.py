@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ..io.files import is_standard_output
 from ..lazy import lazy_names
-from ..spec import REQUIRED, CommandOptions, OnCommandLine, Option
+from ..spec import PATH, REQUIRED, CommandOptions, OnCommandLine, Option
 from . import choices
 
 # How the command line names an option in a message: by its flag (``--min-tokens``).
@@ -59,7 +59,7 @@ LAZY = {
 __getattr__, __dir__ = lazy_names(__name__, LAZY)
 
 __all__ = [
-    "ON_COMMAND_LINE", "REQUIRED", "BuildRefsOptions", "CommandOptions", "CompareOptions", "EvaluateOptions",
+    "ON_COMMAND_LINE", "PATH", "REQUIRED", "BuildRefsOptions", "CommandOptions", "CompareOptions", "EvaluateOptions",
     "ExplainOptions", "ListModelsOptions", "MergeOptions", "OnCommandLine", "Option", "PrepareOptions",
     "RenderOptions", "SanityOptions", "SummarizeOptions", "choices", "is_standard_output", *LAZY,
 ]

@@ -179,24 +179,10 @@ def explain(
     each input gets one record per method, in the order the methods are given
     (input-major); all methods share each batch's forward and backward pass.
     With ``target="all-active"`` (a multi-label model) each input gets that for
-    each label :meth:`Target.labels` names, label by label.
+    each label :meth:`Target.labels` names, label by label. Prepared (:func:`prepare`) on the
+    first row (its kind: a sentence pair's passes get segment ids); a caller that checked its
+    options once prepares itself and calls :func:`explain_prepared`.
     """
-    for records in explain_inputs(classifier, rows, method, library, target, options, source, progress):
-        yield from records
-
-
-def explain_inputs(
-    classifier: Classifier,
-    rows: Iterable[InputRow],
-    method: AttributionMethod | Sequence[AttributionMethod],
-    library=None,
-    target: Target | str | int = PREDICTED,
-    options: ExplainSettings = ExplainSettings(),
-    source: str = "<input>",
-    progress: Callable[[int], None] | None = None,
-) -> Iterator[list[AttributionRecord]]:
-    """:func:`explain`'s records, one list per input: how many an input has is known only once
-    its probabilities are, with ``all-active``. Prepared (:func:`prepare`) on the first row."""
     methods = [method] if isinstance(method, AttributionMethod) else list(method)
     target = Target.read("`target`", target)  # called below the options: its words are read here
     chosen = choose(methods, library)
@@ -206,10 +192,10 @@ def explain_inputs(
         if target.per_label:
             check_all_active(classifier.multi_label)
         return
-    # Its passes get segment ids where the model reads them.
     paired = classifier.paired() if first.pair is not None else classifier
     prepared = prepare(paired, chosen, target, options)
-    yield from explain_prepared(prepared, itertools.chain([first], pending), source, progress)
+    for records in explain_prepared(prepared, itertools.chain([first], pending), source, progress):
+        yield from records
 
 
 @dataclass(frozen=True)

@@ -12,39 +12,29 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass
 from typing import Any
 
 from ..arguments import shown
 from ..errors import BadInput
 from ..deletion.names import MEASURES, PERTURBATIONS, RHO_NAMES, SCORE_RULES
-from ..spec import Names, backticked
+from ..spec import Names, Option, backticked, unchecked
 
 MAX_INTEGER = 2**32 - 1
 
 
-@dataclass(frozen=True)
-class OptionSpec:
-    """What the CLI and the docs need to know about one option."""
-
-    name: str  # the field name; the CLI flag is --name-with-dashes
-    kind: type  # bool, int, float or str: what the CLI passes
-    accepts: tuple[type, ...]  # what the library accepts (``layers``: "all" or a count, str or int)
-    default: Any
-    help: str
-    choices: tuple[str, ...] | None = None
-    minimum: int | None = None
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+# One option, whether a command's or a method's (:class:`contrastcat.spec.Option`): a method's
+# option is made from its dataclass field (:meth:`MethodOptions.specs`), flag and completion included.
+OptionSpec = Option
 
 
-def option(default: Any, help: str, *, choices: tuple[str, ...] | None = None, minimum: int | None = None, why: str = ""):
+def option(default: Any, help: str, *, choices: tuple[str, ...] | None = None, minimum: int | None = None, why: str = "",
+           completes: tuple[str, ...] | None = None):
     """A dataclass field with its CLI metadata. ``why`` ends the message for a value
-    below ``minimum`` (default: "must be at least N")."""
-    metadata = {"help": help, "choices": choices, "minimum": minimum, "why": why}
+    below ``minimum`` (default: "must be at least N"); ``completes``: the values the shells offer
+    where they are not ``choices`` (those are offered)."""
+    metadata = {"help": help, "choices": choices, "minimum": minimum, "why": why, "completes": completes or choices}
     return dataclasses.field(default=default, metadata=metadata)
 
 
@@ -108,20 +98,47 @@ class MethodOptions:
         specs = []
         for f in dataclasses.fields(cls):
             accepts = tuple(known[part.strip()] for part in str(f.type).split("|"))
-            specs.append(OptionSpec(
+            specs.append(Option(
                 name=f.name,
-                kind=accepts[0],
-                accepts=accepts,
                 default=f.default,
                 help=f.metadata.get("help", ""),
+                check=unchecked,  # the options' dataclass checks every value, with the others
+                flags=("--" + f.name.replace("_", "-"),),
+                kind=accepts[0],
+                accepts=accepts,
                 choices=f.metadata.get("choices"),
                 minimum=f.metadata.get("minimum"),
+                completes=f.metadata.get("completes"),
             ))
         return tuple(specs)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def typed(cls, values: Mapping[str, object], spelled: Names = str) -> dict[str, object]:
+        """``values`` as this method takes them, where they were written as text (a variant's
+        ``name[refs_used=20]``; the shell's flags are typed by Click from the same
+        :class:`~contrastcat.spec.Option`): each read as its option's type; values of other types,
+        and names the method lacks, as given (under ``spelled``'s name), for :meth:`build` to refuse."""
+        specs = {spec.name: spec for spec in cls.specs()}
+        found: dict[str, object] = {}
+        for name, value in values.items():
+            spec = specs.get(name)
+            if spec is None:  # refused by build, under the name as written (``REFS-USED``)
+                found[spelled(name)] = value
+                continue
+            if isinstance(value, str) and str not in spec.accepts:
+                if spec.kind is bool and value.lower() in ("true", "false"):
+                    value = value.lower() == "true"
+                elif spec.kind in (int, float):
+                    try:
+                        value = spec.kind(value)
+                    except ValueError:
+                        pass
+            found[name] = value
+        return found
 
     @classmethod
     def build(cls, method: str, named: Names | None = None, **values) -> MethodOptions:
@@ -169,6 +186,7 @@ def parse_layers(layers: str | int, named: Names = backticked) -> int | None:
 
 
 LAYERS_HELP = "CAT family: all layers, or the last N."
+LAYERS_OFFERED = ("all", "1", "2", "3")  # completed by the shells; any count of last layers is taken
 
 
 @dataclass(frozen=True)
@@ -187,7 +205,7 @@ class LayeredOptions(MethodOptions):
 
 @dataclass(frozen=True)
 class CATOptions(LayeredOptions):
-    layers: str | int = option("all", LAYERS_HELP)
+    layers: str | int = option("all", LAYERS_HELP, completes=LAYERS_OFFERED)
 
     @property
     def layer_count(self) -> int | None:
@@ -209,7 +227,7 @@ class ContrastCATOptions(LayeredOptions):
         "build-refs --pools same,random.",
         choices=REFERENCE_SELECTIONS,
     )
-    layers: str | int = option("all", LAYERS_HELP)
+    layers: str | int = option("all", LAYERS_HELP, completes=LAYERS_OFFERED)
     seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
     test_steps: str = option(
         "all",
@@ -278,7 +296,7 @@ class ContrastCATPlusOptions(LayeredOptions):
     )
     deletion_grid: int = option(10, "Contrast-CAT deletion test at round(g*T), g = linspace(0, 1, N)[1:].", minimum=2)
     attention: bool = option(True, "Contrast-CAT: weight layers by attention received (--no-attention drops alpha).")
-    layers: str | int = option("all", LAYERS_HELP)
+    layers: str | int = option("all", LAYERS_HELP, completes=LAYERS_OFFERED)
     seed: int = option(0, "Seed of random, tis and the random references (--reference-select, contrastcat-plus).")
 
 
@@ -402,7 +420,8 @@ def option_specs() -> dict[str, OptionSpec]:
     for options in METHOD_OPTIONS.values():
         for spec in options.specs():
             seen = found.setdefault(spec.name, spec)
-            if (seen.kind, seen.default, seen.choices) != (spec.kind, spec.default, spec.choices):
+            if (seen.kind, seen.default, seen.choices, seen.completes) != (spec.kind, spec.default, spec.choices,
+                                                                          spec.completes):
                 raise TypeError(f"option {spec.name!r} is defined two ways ({seen} and {spec})")
     return found
 

@@ -95,3 +95,58 @@ def test_a_variants_brackets_read_as_written_in_the_descriptions():
     assert "a variant as name\\[option=value,...\\]: the default" in zsh
     assert "a variant as name[option=value,...]: the default" in fish
     assert "name(option=value" not in zsh + fish
+
+
+def test_each_command_completes_its_own_option_values_as_declared():
+    """One declaration per option: the values a command's option offers (its check's or its own
+    ``completes``), per command: explain's --target is not evaluate's."""
+    script = COMPLETIONS / "contrastcat.bash"
+
+    def offered(*words: str) -> list[str]:
+        probe = (f'source "{script}"; COMP_WORDS=(contrastcat {" ".join(words)} ""); COMP_CWORD={len(words) + 1}; '
+                 '_contrastcat; printf "%s\\n" "${COMPREPLY[@]}"')
+        return subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.split()
+
+    assert offered("explain", "--target") == ["pred", "gold", "all-active"]
+    assert offered("evaluate", "--target") == ["pred", "gold", "record"]
+    assert offered("explain", "--layers") == ["all", "1", "2", "3"]
+    assert offered("compare", "--device") == ["auto", "cpu", "cuda"]
+    assert offered("evaluate", "--order") == ["morf,lerf", "morf", "lerf"]
+    from contrastcat.usecases.options.explain import ExplainOptions
+
+    assert ExplainOptions.spec("target").completes == ("pred", "gold", "all-active")
+    assert ExplainOptions.spec("output").completes == "path"  # its check (options.file_name) says so
+
+
+def test_a_new_commands_options_complete_from_their_declarations_alone():
+    """A command's options declared once (a check of fixed values, a file name, an explicit list)
+    complete with no table anywhere else; free text offers nothing."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from contrastcat import arguments
+    from contrastcat.spec import CommandOptions, option
+    from contrastcat.usecases.options import file_name
+    from contrastcat_cli.completions import bash
+    from contrastcat_cli.completions import describe
+    from contrastcat_cli.spec import command
+
+    @dataclass(frozen=True)
+    class ProbeOptions(CommandOptions):
+        command: ClassVar[str] = "probe"
+        shade: str = option("dark", "A shade.", arguments.one_of(("dark", "light")))
+        into: str = option("-", "A file.", file_name, flags=("--into", "-i"))
+        size: str = option("s", "A size.", arguments.text, completes=("s", "m"))
+        note: str = option("", "Free text.", arguments.text)
+
+    probe = typer.Typer()
+    probe.command("probe")(command(ProbeOptions, lambda values: None, "Probe."))
+    probe.command("other")(lambda: None)
+    (described,) = [c for c in describe(typer.main.get_command(probe)) if c.name == "probe"]
+    found = {option.long: option.completes for option in described.options}
+    assert found == {"--shade": ("dark", "light"), "--into": "path", "--size": ("s", "m"), "--note": None,
+                     "--help": None}
+    script = bash([described])
+    assert '--shade) COMPREPLY=($(compgen -W "dark light" -- "$cur")); return ;;' in script
+    assert '--into|-i) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;' in script
+    assert "--note)" not in script

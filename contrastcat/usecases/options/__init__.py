@@ -22,7 +22,7 @@ from ...library.names import missing_library
 from ...evaluation.levels import MAX_RESAMPLES, MIN_RESAMPLES, fewest_resamples_ever, level_text
 from ...models.device_names import check_device_name
 from ...models.dtypes import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
-from ...spec import REQUIRED, CommandOptions, Progress, option
+from ...spec import PATH, REQUIRED, CommandOptions, Progress, option
 
 if TYPE_CHECKING:
     from ...models import Classifier
@@ -42,8 +42,14 @@ def model_check(named: str, value: Any) -> str | Classifier:
     return check.path(named, value)
 
 
-def path_or_none(named: str, value: Any) -> str | None:
-    return None if value is None else check.path(named, value)
+def file_name(named: str, value: Any) -> str:
+    """A file or folder name (or ``-``): the shells complete a file name."""
+    return check.path(named, value)
+
+
+file_name.completes = PATH  # type: ignore[attr-defined]
+model_check.completes = PATH  # type: ignore[attr-defined]  # a directory, or an alias or hub id typed whole
+path_or_none = check.optional(file_name)
 
 
 def _bootstrap(named: str, value: Any) -> int:
@@ -86,6 +92,9 @@ def _plot(named: str, value: Any) -> str | None:
     return path
 
 
+_plot.completes = PATH  # type: ignore[attr-defined]
+
+
 def input_exists(named: str, path: str) -> None:
     """A file to read, or ``-``: one that does not exist is refused with the options (after them),
     before any module of the work is loaded (opened later, it is said the same way)."""
@@ -96,7 +105,7 @@ def input_exists(named: str, path: str) -> None:
 def inputs() -> Any:
     """An inputs file, the command's argument (explain, compare)."""
     return option(
-        REQUIRED, "JSONL or CSV with a text field; - for stdin.", check.path, argument=True, metavar="INPUT",
+        REQUIRED, "JSONL or CSV with a text field; - for stdin.", file_name, argument=True, metavar="INPUT",
         shown_default=None, show_default=False, after=input_exists,
     )
 
@@ -147,7 +156,7 @@ def input_fields(chosen: Any):
 
 def records() -> Any:
     return option(
-        REQUIRED, "Records from explain (JSONL); - for stdin.", check.path, argument=True, metavar="ATTR",
+        REQUIRED, "Records from explain (JSONL); - for stdin.", file_name, argument=True, metavar="ATTR",
         after=input_exists,
     )
 
@@ -155,7 +164,7 @@ def records() -> Any:
 def model(loaded: bool = True, help: str = "Default: the model named in the records.") -> Any:
     """``--model``; ``loaded``: a classifier loaded already is taken too (from Python)."""
     return option(
-        None, help, check.optional(model_check if loaded else check.path),
+        None, help, check.optional(model_check if loaded else file_name),
         flags=("--model", "-m"),
     )
 
@@ -220,7 +229,7 @@ def _device(named: str, value: Any) -> str:
 
 
 def device() -> Any:
-    return option("auto", "auto (CUDA when available), cpu, cuda or cuda:N.", _device)
+    return option("auto", "auto (CUDA when available), cpu, cuda or cuda:N.", _device, completes=("auto", "cpu", "cuda"))
 
 
 def dtype() -> Any:

@@ -46,7 +46,7 @@ class BuildRefsOptions(CommandOptions):
 
     command: ClassVar[str] = "build-refs"
 
-    model: str = option(REQUIRED, "Alias, hub id or local model directory.", check.path, flags=("--model", "-m"))
+    model: str = option(REQUIRED, "Alias, hub id or local model directory.", options.file_name, flags=("--model", "-m"))
     output: str | None = option(
         None, "Library file to write (HDF5). Default: refs.h5 here, replaced only if it is a library of "
         "the same model (explain uses ./refs.h5 when given no --refs or --model).", options.path_or_none,
@@ -89,7 +89,7 @@ class BuildRefsOptions(CommandOptions):
         ("random",), "Pools stored beside the contrasting references: random (the default; contrastcat-plus and "
         "--reference-select random read it), same, same,random, or none (the paper's Table 3; same adds "
         "up to --keep references per class, random one pool of --keep rows in all).", _pools,
-        shown_default="random", annotation="str | Sequence[str]",
+        shown_default="random", annotation="str | Sequence[str]", completes=("random", "same,random", "same", "none"),
     )
     seed: int = options.seed("Seed that draws the random pool.")
     batch_size: int = options.batch_size(32)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ... import arguments as check
 from ...errors import BadInput
 from ...evaluation.margins import DEFAULT_MARGIN, MARGIN_RANGE
-from ...methods.options import ALL, METHOD_OPTIONS, check_method_name
+from ...methods.options import ALL, METHOD_OPTIONS, check_method_name, method_names
 from ...spec import option
 from .. import options
 
@@ -135,25 +135,9 @@ def written(choice: Choice) -> str:
 
 
 def typed(choice: Choice) -> dict[str, object]:
-    """A variant's options as its method takes them: text written in brackets (``refs_used=20``)
-    read as the option's type; values of other types, and names the method lacks, as given (the
-    method's own check says what is wrong with them)."""
-    specs = {spec.name: spec for spec in METHOD_OPTIONS[choice.method].specs()}
-    typed: dict[str, object] = {}
-    for name, value in choice.options.items():
-        spec = specs.get(name)
-        if spec is None:  # refused by the method, under the name as written (``REFS-USED``)
-            name = choice.names(name)
-        if isinstance(value, str) and spec is not None and str not in spec.accepts:
-            if spec.kind is bool and value.lower() in ("true", "false"):
-                value = value.lower() == "true"
-            elif spec.kind in (int, float):
-                try:
-                    value = spec.kind(value)
-                except ValueError:
-                    pass
-        typed[name] = value
-    return typed
+    """A variant's options as its method takes them (text in brackets read as each option's type:
+    the method's own reading, :meth:`MethodOptions.typed`)."""
+    return METHOD_OPTIONS[choice.method].typed(choice.options, choice.names)
 
 
 def check_choice(named: str, choice: Choice) -> Choice:
@@ -181,6 +165,7 @@ class CompareOptions(options.MeasuringOptions):
         DEFAULT_CHOICES, "Methods to compare, a comma list; a variant as name[option=value,...]: the default is "
         "the paper's method, contrastcat-lrp and its cheap setting, the strongest others and chance (all: every method).",
         parse_choices, flags=("--method",), shown_default=DEFAULT_METHODS, annotation="str",
+        completes=(*method_names(), ALL),
     )
     limit: int = option(
         DEFAULT_LIMIT, "Inputs to compare on: a sample of the file's (all of them if it has fewer), drawn with "

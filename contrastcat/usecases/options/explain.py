@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import arguments as check
-from ...attribution.targets import PREDICTED, Target
+from ...attribution.targets import ALL_ACTIVE, GOLD, PRED, PREDICTED, Target
 from ...errors import BadInput
 from ...io.files import is_standard_output
-from ...methods.options import check_options, parse_method_list
+from ...methods.options import ALL, check_options, method_names, parse_method_list
 from ...spec import CommandOptions, option
 from .. import options
 
@@ -53,7 +53,7 @@ class ExplainOptions(CommandOptions):
     command: ClassVar[str] = "explain"
 
     inputs: str = options.inputs()
-    output: str = option("-", "Records (JSONL); - for stdout.", check.path, flags=("--output", "-o"))
+    output: str = option("-", "Records (JSONL); - for stdout.", options.file_name, flags=("--output", "-o"))
     library: str | None = options.refs(
         "Reference library from build-refs (needed by contrastcat). With neither --refs nor --model: ./refs.h5 if it "
         "exists, else the embedded minilm-rt's own (built and cached on first use)."
@@ -62,12 +62,12 @@ class ExplainOptions(CommandOptions):
     method: tuple[str, ...] = option(
         ("contrastcat",),
         "Attribution method, a comma list, or all: one record per input and method (see --list-methods).",
-        _methods, flags=("--method",), shown_default="contrastcat",
+        _methods, flags=("--method",), shown_default="contrastcat", completes=(*method_names(), ALL),
     )
     target: Target = option(
         PREDICTED, "Class to explain: pred, gold (the input's label) or an index; for a multi-label model also "
         "all-active: each label above 0.5 (the top one where none is), one record per label and method.", Target.read,
-        shown_default="pred", annotation="str | int",
+        shown_default="pred", annotation="str | int", completes=(PRED, GOLD, ALL_ACTIVE),
     )
     text_field: str = options.text_field()
     id_field: str = options.id_field()

@@ -28,7 +28,7 @@ class MergeOptions(CommandOptions):
     parts: list[str] = option(
         REQUIRED, "The part files of every shard, any order.", _parts, argument=True, metavar="PART...", kind=list[str],
     )
-    output: str = option("-", "Records (JSONL); - for stdout.", check.path, flags=("--output", "-o"))
+    output: str = option("-", "Records (JSONL); - for stdout.", options.file_name, flags=("--output", "-o"))
     quiet: bool = options.quiet()
 
     def check_together(self) -> None:

@@ -62,7 +62,7 @@ class RenderOptions(CommandOptions):
     )
     color: bool | str = option(
         False, "auto (colour on a terminal without NO_COLOR), always or never.", _color, shown_default="auto",
-        annotation="bool | str",
+        annotation="bool | str", completes=COLOR_CHOICES,
     )
     html: str | None = option(
         None, "Write one self-contained HTML page instead (- for stdout).", options.path_or_none, metavar="FILE"
