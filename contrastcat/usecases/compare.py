@@ -440,14 +440,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
                                chosen.progress, notify, chosen.caller, chosen.names)
     # Every method built and its library checked before the model loads: a wrong call fails fast.
     methods = choose_methods(chosen.method, library, settings)
-    model = chosen.model
-    if model is None:
-        if library is None:
-            raise BadInput(f"{chosen.named('model')} is required when no {chosen.bare('library')} library is given")
-        model = library_model(library, chosen.names)
-    for path in files.values() if folder is not None and os.path.isdir(folder) else ():
-        check_output_path(path, [model_location(model)])
-    classifier = classifier_for(model, chosen.device, progress=chosen.progress, notify=notify, dtype=chosen.dtype)
+    classifier = _classifier(chosen, library, files.values() if folder is not None and os.path.isdir(folder) else ())
     runs = contenders(classifier, rows, methods, settings)
     store = None
     if chosen.resume:
@@ -460,14 +453,7 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
         document = report_document(compared, classifier)
         written = []
         if folder is not None:
-            os.makedirs(folder, exist_ok=True)
-            contents = {  # every file made before any is written: they are published together
-                "records.jsonl": (record.to_json() + "\n" for record in compared.records),
-                "report.json": [json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"],
-                "report.md": [markdown_report(document) + "\n"],
-                "report.html": [report_page(compared, document)],
-            }
-            publish(files, contents, [chosen.inputs, chosen.library], _check_own_file)
+            _publish(files, compared, document, [chosen.inputs, chosen.library])
     except KeyboardInterrupt:
         if store is None:
             raise
@@ -488,6 +474,32 @@ def compare_file(chosen: CompareOptions) -> CompareRun:
 
 
 OUTPUTS = ("records.jsonl", "report.json", "report.md", "report.html")
+
+
+def _publish(files: Mapping[str, str], compared: Compared, document: dict, inputs: Sequence[str | None]) -> None:
+    """The folder's four files, every one made before any is written: published together."""
+    os.makedirs(os.path.dirname(files["report.json"]) or ".", exist_ok=True)
+    contents = {
+        "records.jsonl": (record.to_json() + "\n" for record in compared.records),
+        "report.json": [json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"],
+        "report.md": [markdown_report(document) + "\n"],
+        "report.html": [report_page(compared, document)],
+    }
+    publish(files, contents, inputs, _check_own_file)
+
+
+def _classifier(chosen: CompareOptions, library, existing: Iterable[str]):
+    """The model compared (the library's, where none is named), loaded once no file it would
+    be written over (``existing``: the folder's files) is it."""
+    model = chosen.model
+    if model is None:
+        if library is None:
+            raise BadInput(f"{chosen.named('model')} is required when no {chosen.bare('library')} library is given")
+        model = library_model(library, chosen.names)
+    for path in existing:
+        check_output_path(path, [model_location(model)])
+    return classifier_for(model, chosen.device, progress=chosen.progress, notify=chosen.notify or (lambda line: None),
+                          dtype=chosen.dtype)
 
 
 def _check_own_file(path: str) -> None:

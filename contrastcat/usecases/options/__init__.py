@@ -25,6 +25,7 @@ from ...models.dtypes import DTYPE_CHOICES, FORWARD_DTYPE_CHOICES
 from ...spec import PATH, REQUIRED, CommandOptions, Progress, option
 
 if TYPE_CHECKING:
+    from ...evaluation.stats import BootstrapSettings
     from ...models import Classifier
 
 
@@ -266,6 +267,17 @@ def progress() -> Any:
 def notify() -> Any:
     """The call's ``notify(line)`` for what the command says on stderr."""
     return option(None, "", check.callback, where="call")
+
+
+class Resampling:
+    """The bootstrap intervals of a command whose options declare ``seed``, ``bootstrap`` and
+    ``ci`` (each with its own help: what the seed also draws, what the intervals are of)."""
+
+    @property
+    def intervals(self) -> BootstrapSettings:
+        from ...evaluation.stats import BootstrapSettings
+
+        return BootstrapSettings(self.bootstrap, self.ci, self.seed)  # type: ignore[attr-defined]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,6 @@ from ...spec import option
 from .. import options
 
 if TYPE_CHECKING:
-    from ...evaluation.stats import BootstrapSettings
     from ...models import Classifier
 
 
@@ -153,7 +152,7 @@ DEFAULT_CHOICES = parse_choices("`method`", DEFAULT_METHODS)
 
 
 @dataclass(frozen=True)
-class CompareOptions(options.MeasuringOptions):
+class CompareOptions(options.MeasuringOptions, options.Resampling):
     """``contrastcat compare``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "compare"
@@ -235,11 +234,5 @@ class CompareOptions(options.MeasuringOptions):
         methods = QUICK_WITH_LIBRARY if self.library is not None else QUICK_METHODS
         return dataclasses.replace(self, method=parse_choices(self.named("method"), methods), limit=QUICK_LIMIT,
                                    sanity=0, quick=False)
-
-    @property
-    def intervals(self) -> BootstrapSettings:
-        from ...evaluation.stats import BootstrapSettings
-
-        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
 
 

@@ -17,7 +17,6 @@ from .. import options
 
 if TYPE_CHECKING:
     from ...evaluation.curves import EvalSettings
-    from ...evaluation.stats import BootstrapSettings
     from ...models import Classifier
 
 
@@ -33,7 +32,7 @@ def _bounds(named: str, value: Any) -> tuple[Bound, ...] | None:
 
 
 @dataclass(frozen=True)
-class EvaluateOptions(options.MeasuringOptions):
+class EvaluateOptions(options.MeasuringOptions, options.Resampling):
     """``contrastcat evaluate``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "evaluate"
@@ -120,11 +119,5 @@ class EvaluateOptions(options.MeasuringOptions):
             orders=self.orders, steps=self.steps, perturb=self.perturb, min_tokens=self.min_tokens, target=self.target,
             forward_dtype=self.forward_dtype, eraser=self.eraser, loo=self.loo,
         )
-
-    @property
-    def intervals(self) -> BootstrapSettings:
-        from ...evaluation.stats import BootstrapSettings
-
-        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
 
 

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from .. import options
 
-if TYPE_CHECKING:
-    from ...evaluation.stats import BootstrapSettings
-
 
 @dataclass(frozen=True)
-class SanityOptions(options.MeasuringOptions):
+class SanityOptions(options.MeasuringOptions, options.Resampling):
     """``contrastcat sanity``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "sanity"
@@ -32,11 +29,5 @@ class SanityOptions(options.MeasuringOptions):
     def check_together(self) -> None:
         options.check_picture_apart(self)
         options.check_resamples_resolve(self)
-
-    @property
-    def intervals(self) -> BootstrapSettings:
-        from ...evaluation.stats import BootstrapSettings
-
-        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
 
 

@@ -6,15 +6,13 @@ import functools
 import os
 from dataclasses import dataclass
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ... import arguments as check
 from ...errors import BadInput
 from ...spec import CommandOptions, option
 from .. import options
 
-if TYPE_CHECKING:
-    from ...evaluation.stats import BootstrapSettings
 
 RULE_CHOICES = ("auto", "sum", "max")
 
@@ -33,7 +31,7 @@ def _words(named: str, value: Any) -> tuple[str, ...] | None:
 
 
 @dataclass(frozen=True)
-class SummarizeOptions(CommandOptions):
+class SummarizeOptions(CommandOptions, options.Resampling):
     """``contrastcat summarize``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "summarize"
@@ -107,9 +105,3 @@ class SummarizeOptions(CommandOptions):
                 raise BadInput(f"{self.named('output')} - and {self.bare('html')} -: only one can be standard output")
             if self.output != "-" and os.path.realpath(self.output) == os.path.realpath(self.html):
                 raise BadInput(f"{self.named('output')} and {self.bare('html')} both name {self.output}: the page would replace the summary")
-
-    @property
-    def intervals(self) -> BootstrapSettings:
-        from ...evaluation.stats import BootstrapSettings
-
-        return BootstrapSettings(self.bootstrap, self.ci, self.seed)
