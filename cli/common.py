@@ -9,44 +9,20 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
 from contrastcat import api
-from contrastcat.api import choices, torchrun_follower
+from contrastcat.api import torchrun_follower
 from contrastcat.errors import BadInput, ContrastCatError, ContrastCatWarning, GateFailed, Interrupted
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-from .signals import BROKEN_PIPE, ERROR_LINE, INTERRUPTED, bounded, is_stdout_failure, silence_stdout, stop_if_interrupted
-
-DeviceOption = Annotated[
-    str, typer.Option("--device", help="auto (CUDA when available), cpu, cuda or cuda:N.", show_default=True)
-]
-DtypeOption = Annotated[
-    str,
-    typer.Option(
-        "--dtype",
-        help="Weights' precision: auto (the checkpoint's on a GPU, float32 on a CPU), float32, bfloat16, float16.",
-        show_default=True,
-    ),
-]
-ForwardDtypeOption = Annotated[
-    str,
-    typer.Option(
-        "--forward-dtype",
-        help="Precision of the forward-only passes (deletion test, evaluate's curves, the f_c scan) by autocast: "
-        "same (the weights'), auto (bfloat16 where the hardware runs it natively: AMX or AVX-512 BF16 CPUs, "
-        "recent GPUs; else same), float32, bfloat16 (about 2.4x faster with AMX, slower without: a warning "
-        "says so; scores change, see docs/performance.md), float16. Gradients keep the weights' precision.",
-        show_default=True,
-    ),
-]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or summaries on stderr.")]
-BatchOption = Annotated[int, typer.Option("--batch-size", min=1, max=choices.MAX_BATCH_SIZE, help="Inputs per forward pass.")]
-
+from .signals import (
+    BROKEN_PIPE, ERROR_LINE, INTERRUPTED, bounded, interrupt_within, is_stdout_failure, silence_stdout, stop_if_interrupted,
+)
 
 @functools.cache
 def _console_type() -> type[Console]:
@@ -198,18 +174,15 @@ def reports_errors(command: Callable) -> Callable:
                 raise typer.Exit(error.exit_code) from None
             raise fail(_escape(str(error), ERROR_LINE), error.exit_code) from None
         except KeyboardInterrupt as interrupt:
-            if torchrun_follower():
-                raise SystemExit(INTERRUPTED) from None
-            # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
-            message = str(interrupt) if isinstance(interrupt, Interrupted) else _interrupted(kwargs.get("output"))
-            _quietly(lambda: stderr_console().print(f"[bold red]error:[/] {_escape(message, ERROR_LINE)}", soft_wrap=True))
-            raise SystemExit(INTERRUPTED) from None
+            _stopped(interrupt, kwargs.get("output"))
         except BrokenPipeError:
             silence_stdout()
             raise SystemExit(BROKEN_PIPE) from None
         except (typer.Exit, typer.Abort, SystemExit):
             raise
         except Exception as error:  # a bug, or an environment problem we did not foresee
+            if interrupt_within(error):  # a signal landing mid-import may come wrapped
+                _stopped(KeyboardInterrupt(), kwargs.get("output"))
             if is_stdout_failure(error):  # closed by the shell (>&-), or a full disk behind > file
                 raise fail(f"cannot write to standard output ({error.strerror})", 1) from None
             if os.environ.get("CONTRASTCAT_DEBUG"):
@@ -219,6 +192,16 @@ def reports_errors(command: Callable) -> Callable:
             ) from None
 
     return wrapper
+
+
+def _stopped(interrupt: KeyboardInterrupt, output) -> None:
+    """A Ctrl-C or SIGTERM: one line (what was kept of ``output``), exit 130."""
+    if torchrun_follower():
+        raise SystemExit(INTERRUPTED) from None
+    # SystemExit, not typer.Exit: launch tells this (already said) from Typer's silent 130.
+    message = str(interrupt) if isinstance(interrupt, Interrupted) else _interrupted(output)
+    _quietly(lambda: stderr_console().print(f"[bold red]error:[/] {_escape(message, ERROR_LINE)}", soft_wrap=True))
+    raise SystemExit(INTERRUPTED) from None
 
 
 def notifier(quiet: bool) -> Callable[[str], None]:

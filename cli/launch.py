@@ -21,6 +21,7 @@ from .signals import (
     ClosedStream,
     MarkedStdout,
     bounded,
+    interrupt_within,
     is_stdout_failure,
     quiet_unraisable,
     say,
@@ -48,6 +49,11 @@ def main() -> None:
             raise
         say(f"error: cannot write to standard output ({error.strerror})")
         code = 1
+    except Exception as error:
+        if not interrupt_within(error):  # a signal landing mid-import may come wrapped (signals.interrupt_within)
+            raise
+        say_interrupted()
+        code = INTERRUPTED
     # The work is over and its exit code decided: a late Ctrl-C must not turn it into a kill.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)

@@ -79,6 +79,19 @@ def say_interrupted() -> None:
 CLOSED_BY_CALLER = "it was closed by the caller"
 
 
+def interrupt_within(error: BaseException) -> bool:
+    """Whether ``error`` stands for a Ctrl-C or SIGTERM: Python wraps an exception raised where it
+    cannot pass through (a signal landing while a dataclass is being made, mid-import, arrives as
+    a RuntimeError whose cause is the KeyboardInterrupt)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def is_closed_stdout(error: BaseException) -> bool:
     """The error of writing to a standard output the shell closed (``>&-``): the user's doing, said
     in one line, never a bug's traceback."""

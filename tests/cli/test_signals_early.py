@@ -96,3 +96,59 @@ def test_an_unforeseen_os_error_is_not_blamed_on_standard_output_under_debug():
     assert debug.returncode == 1
     assert "Traceback" in debug.stderr and "an error nobody foresaw" in debug.stderr
     assert "cannot write to standard output" not in debug.stderr
+
+
+WRAPPED_INTERRUPT = """
+import sys
+from dataclasses import dataclass, field
+from contrastcat_cli import launch
+
+
+class Landing:
+    def __set_name__(self, owner, name):  # where a signal mid-import lands: Python wraps it
+        raise KeyboardInterrupt
+
+
+def importing():
+    {body}
+
+launch._run = importing
+sys.argv = ["contrastcat", "models", "list"]
+launch.main()
+"""
+
+
+@pytest.mark.parametrize("body", [
+    "class Made:\n        landing = Landing()",  # RuntimeError from KeyboardInterrupt
+    "raise ValueError('unforeseen')",
+])
+def test_a_signal_landing_mid_import_is_an_interrupt_not_a_traceback(body):
+    """Ctrl-C while Python builds a class (a dataclass's field, mid-import) arrives as a
+    RuntimeError caused by the KeyboardInterrupt: one line and 130, as every interrupt; any other
+    error stays a traceback (the unforeseen is not called an interrupt)."""
+    ran = subprocess.run([sys.executable, "-c", WRAPPED_INTERRUPT.format(body=body)], capture_output=True, text=True,
+                         timeout=120)
+    if "Landing" in body:
+        assert ran.returncode == 130 and "Traceback" not in ran.stderr and len(ran.stderr.splitlines()) == 1, ran
+    else:
+        assert ran.returncode == 1 and "ValueError: unforeseen" in ran.stderr
+
+
+def test_interrupt_within_follows_causes_and_contexts():
+    from contrastcat_cli.signals import interrupt_within
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise RuntimeError("wrapped") from interrupt
+    except RuntimeError as error:
+        assert interrupt_within(error)
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise TypeError("during")  # noqa: B904 - a context, not a cause
+    except TypeError as error:
+        assert interrupt_within(error)
+    assert not interrupt_within(ValueError("plain"))
