@@ -178,6 +178,9 @@ class CommandOptions:
     options keep who passed them (``caller``), so a later message names an option as they do."""
 
     command: ClassVar[str] = ""  # the command's name, for messages
+    # Checks of options several commands share, made together once each was read (the picture and
+    # the report apart, resamples enough for the level, ...), before the command's own check_together.
+    together: ClassVar[tuple[Callable[[Any], None], ...]] = ()
     caller: Caller = dataclasses.field(default=OnCommandLine(), repr=False, compare=False, kw_only=True)
     # The options the caller gave (a keyword passed; a flag on the command line), not left to their
     # default: an option that overrides others (compare's quick) refuses them given, even at their default.
@@ -221,6 +224,8 @@ class CommandOptions:
         # What was not passed keeps its default, which is already the value to use.
         checked = {name: spec.check(caller.named(spec), values[name]) for spec in specs if (name := spec.name) in values}
         options = cls(**checked, caller=caller, given=frozenset(name for name in values if name not in defaulted))
+        for check in cls.together:
+            check(options)
         options.check_together()
         for spec in specs:
             value = getattr(options, spec.name)

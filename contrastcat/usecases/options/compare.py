@@ -156,6 +156,7 @@ class CompareOptions(options.MeasuringOptions, options.Resampling):
     """``contrastcat compare``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "compare"
+    together: ClassVar = (options.check_pair_field_apart, options.check_resamples_resolve)
 
     inputs: str = options.inputs()
     library: str | None = options.refs("Reference library from build-refs (the library methods read it).")
@@ -215,8 +216,6 @@ class CompareOptions(options.MeasuringOptions, options.Resampling):
     batch_size: int = options.batch_size(16)
 
     def check_together(self) -> None:
-        options.check_pair_field_apart(self)
-        options.check_resamples_resolve(self)
         if self.resume and self.output is None:
             raise BadInput(f"{self.named('resume')} needs {self.bare('output')} DIR: the records are kept there")
         if self.as_json and self.markdown:

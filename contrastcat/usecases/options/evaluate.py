@@ -36,6 +36,7 @@ class EvaluateOptions(options.MeasuringOptions, options.Resampling):
     """``contrastcat evaluate``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "evaluate"
+    together: ClassVar = (options.check_picture_apart, options.check_resamples_resolve)
 
     records: str = options.records()
     model: str | Classifier | None = options.model()
@@ -108,8 +109,6 @@ class EvaluateOptions(options.MeasuringOptions, options.Resampling):
                 f"{self.named('as_json')} and {self.bare('markdown')} both print on stdout: pick one "
                 f"({self.bare('output')} writes the JSON report to a file)"
             )
-        options.check_picture_apart(self)
-        options.check_resamples_resolve(self)
 
     @property
     def settings(self) -> EvalSettings:

@@ -51,6 +51,7 @@ class ExplainOptions(CommandOptions):
     checked by the methods that define them."""
 
     command: ClassVar[str] = "explain"
+    together: ClassVar = (options.check_pair_field_apart,)
 
     inputs: str = options.inputs()
     output: str = option("-", "Records (JSONL); - for stdout.", options.file_name, flags=("--output", "-o"))
@@ -117,7 +118,6 @@ class ExplainOptions(CommandOptions):
     method_options: Mapping[str, object] = field(default_factory=dict, kw_only=True)
 
     def check_together(self) -> None:
-        options.check_pair_field_apart(self)
         if self.resume and self.shard is not None:
             raise self.resume_with_shards()
         if self.resume and is_standard_output(self.output):

@@ -13,6 +13,7 @@ class SanityOptions(options.MeasuringOptions, options.Resampling):
     """``contrastcat sanity``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "sanity"
+    together: ClassVar = (options.check_picture_apart, options.check_resamples_resolve)
 
     records: str = options.records()
     model: str | None = options.model(loaded=False)
@@ -25,9 +26,5 @@ class SanityOptions(options.MeasuringOptions, options.Resampling):
     bootstrap: int = options.bootstrap("Bootstrap resamples for each mean's interval: 100 to 100000, or 0 (none).")
     ci: float = options.ci()
     batch_size: int = options.batch_size(16)
-
-    def check_together(self) -> None:
-        options.check_picture_apart(self)
-        options.check_resamples_resolve(self)
 
 

@@ -35,6 +35,7 @@ class SummarizeOptions(CommandOptions, options.Resampling):
     """``contrastcat summarize``'s options, each written once: its flag, keyword and check."""
 
     command: ClassVar[str] = "summarize"
+    together: ClassVar = (options.check_resamples_resolve,)
 
     attributions: str = options.records()
     top: int = option(
@@ -99,7 +100,6 @@ class SummarizeOptions(CommandOptions, options.Resampling):
             )
         if self.forbid_file == "-" and self.attributions == "-":
             raise BadInput(f"{self.named('forbid_file')} - and the records - both read standard input: give one a file")
-        options.check_resamples_resolve(self)
         if self.output is not None and self.html is not None:
             if self.output == "-" and self.html == "-":
                 raise BadInput(f"{self.named('output')} - and {self.bare('html')} -: only one can be standard output")
