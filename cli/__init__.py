@@ -7,8 +7,11 @@ point the interpreter itself is starting; docs/cli.md says how long that window 
 """
 
 import os as _os
-import signal as _signal
 import sys as _sys
+
+# The interpreter's own signal module: the ``signal`` package wraps it in enums, which take
+# milliseconds to build, a window in which a Ctrl-C would still print a traceback.
+import _signal
 
 
 def _early_stop(signum, frame):  # pragma: no cover - exercised by tests/cli/test_signals_early.py in a child
@@ -25,5 +28,5 @@ def _starting_the_command() -> bool:
 if _starting_the_command():
     if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # not when the shell made us ignore it
         _signal.signal(_signal.SIGINT, _early_stop)
-    if _signal.getsignal(_signal.SIGTERM) is _signal.SIG_DFL:
+    if _signal.getsignal(_signal.SIGTERM) == _signal.SIG_DFL:
         _signal.signal(_signal.SIGTERM, _early_stop)

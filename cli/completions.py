@@ -109,12 +109,13 @@ def _argument_choices(param) -> tuple[str, ...]:
 
 
 def _bash_value(option: Option) -> str | None:
-    """What bash offers after ``option``: file names, its values, or nothing of its own."""
+    """What bash offers after ``option``: file names, its values, nothing (free text: a file name
+    would be a wrong guess), or None for a flag (what follows it is completed as usual)."""
     if option.completes == PATH:
         return 'mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return'
     if option.completes:
         return f'COMPREPLY=($(compgen -W "{" ".join(option.completes)}" -- "$cur")); return'
-    return None
+    return "COMPREPLY=(); return" if option.takes_value else None
 
 
 def bash(commands: list[Command]) -> str:

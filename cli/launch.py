@@ -32,6 +32,7 @@ from .signals import (
 
 
 def main() -> None:
+    code = 1
     try:
         # Inside the try: a signal that lands the moment ``stop`` replaces the early handler
         # raises KeyboardInterrupt right here, and must end as every other interrupt does.
@@ -54,10 +55,22 @@ def main() -> None:
             raise
         say_interrupted()
         code = INTERRUPTED
-    # The work is over and its exit code decided: a late Ctrl-C must not turn it into a kill.
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_IGN)
+    finally:
+        # The work is over and its exit code decided (here, or by a command's SystemExit): a late
+        # Ctrl-C must not turn it into a kill, nor an interrupt handled on the way.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+        _forget_handled_interrupt()
     sys.exit(code)
+
+
+def _forget_handled_interrupt() -> None:
+    """CPython marks a KeyboardInterrupt that left code run from a string (``exec("...")``: how
+    dataclasses and namedtuples make their methods, mid-import) as unhandled, even once it was
+    handled; run as ``python -m contrastcat_cli``, the interpreter then kills itself with SIGINT
+    after the exit code was chosen (a waiting parent sees a death by signal, not 130). Running
+    any string resets that mark."""
+    exec("pass")  # noqa: S102 - a constant: what resets the mark
 
 
 def _take_over() -> None:

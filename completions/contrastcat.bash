@@ -11,10 +11,22 @@ _contrastcat() {
                 --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --data) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --split) COMPREPLY=(); return ;;
+                --text-field) COMPREPLY=(); return ;;
+                --label-field) COMPREPLY=(); return ;;
+                --pair-field) COMPREPLY=(); return ;;
+                --keep) COMPREPLY=(); return ;;
+                --gamma) COMPREPLY=(); return ;;
+                --min-refs) COMPREPLY=(); return ;;
+                --min-tokens) COMPREPLY=(); return ;;
+                --max-scan) COMPREPLY=(); return ;;
+                --max-length) COMPREPLY=(); return ;;
                 --store-dtype) COMPREPLY=($(compgen -W "float32 float16" -- "$cur")); return ;;
                 --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
                 --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
                 --pools) COMPREPLY=($(compgen -W "random same,random same none" -- "$cur")); return ;;
+                --seed) COMPREPLY=(); return ;;
+                --batch-size) COMPREPLY=(); return ;;
                 --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
             esac
             ;;
@@ -23,7 +35,19 @@ _contrastcat() {
                 --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient gradient-norm occlusion random all" -- "$cur")); return ;;
+                --limit) COMPREPLY=(); return ;;
+                --text-field) COMPREPLY=(); return ;;
+                --id-field) COMPREPLY=(); return ;;
+                --label-field) COMPREPLY=(); return ;;
+                --pair-field) COMPREPLY=(); return ;;
+                --evidence-field) COMPREPLY=(); return ;;
+                --sanity) COMPREPLY=(); return ;;
+                --margin) COMPREPLY=(); return ;;
                 --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --seed) COMPREPLY=(); return ;;
+                --bootstrap) COMPREPLY=(); return ;;
+                --ci) COMPREPLY=(); return ;;
+                --batch-size) COMPREPLY=(); return ;;
                 --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
                 --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
             esac
@@ -37,10 +61,19 @@ _contrastcat() {
                 --steps) COMPREPLY=($(compgen -W "paper reference" -- "$cur")); return ;;
                 --perturb) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
                 --target) COMPREPLY=($(compgen -W "pred gold record" -- "$cur")); return ;;
+                --min-tokens) COMPREPLY=(); return ;;
+                --limit) COMPREPLY=(); return ;;
                 --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --bootstrap) COMPREPLY=(); return ;;
+                --ci) COMPREPLY=(); return ;;
+                --seed) COMPREPLY=(); return ;;
+                --compare) COMPREPLY=(); return ;;
+                --fail-under) COMPREPLY=(); return ;;
                 --baseline) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --tolerance) COMPREPLY=(); return ;;
                 --plot) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --batch-size) COMPREPLY=(); return ;;
                 --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
                 --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
                 --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
@@ -52,16 +85,32 @@ _contrastcat() {
                 --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --model|-m) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --method) COMPREPLY=($(compgen -W "contrastcat contrastcat-plus contrastcat-lrp attcat cat tis rawatt rollout att-grads att-x-att-grads grad-sam generic-attention full-lrp partial-lrp transatt attnlrp integrated-gradients input-x-gradient gradient-norm occlusion random all" -- "$cur")); return ;;
+                --refs-used) COMPREPLY=(); return ;;
                 --rho) COMPREPLY=($(compgen -W "mean+std mean mean-std" -- "$cur")); return ;;
+                --deletion-grid) COMPREPLY=(); return ;;
                 --reference-select) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
                 --layers) COMPREPLY=($(compgen -W "all 1 2 3" -- "$cur")); return ;;
+                --seed) COMPREPLY=(); return ;;
+                --test-steps) COMPREPLY=(); return ;;
                 --test-measure) COMPREPLY=($(compgen -W "probability log-odds" -- "$cur")); return ;;
+                --candidates) COMPREPLY=(); return ;;
                 --pool) COMPREPLY=($(compgen -W "contrast same random contrast+random" -- "$cur")); return ;;
+                --top-maps) COMPREPLY=(); return ;;
                 --refine-score) COMPREPLY=($(compgen -W "morf morf-lerf" -- "$cur")); return ;;
+                --clusters) COMPREPLY=(); return ;;
+                --ig-steps) COMPREPLY=(); return ;;
                 --ig-baseline) COMPREPLY=($(compgen -W "zero pad" -- "$cur")); return ;;
                 --occlude) COMPREPLY=($(compgen -W "delete mask pad unk" -- "$cur")); return ;;
                 --target) COMPREPLY=($(compgen -W "pred gold all-active" -- "$cur")); return ;;
+                --text-field) COMPREPLY=(); return ;;
+                --id-field) COMPREPLY=(); return ;;
+                --label-field) COMPREPLY=(); return ;;
+                --pair-field) COMPREPLY=(); return ;;
+                --evidence-field) COMPREPLY=(); return ;;
+                --max-length) COMPREPLY=(); return ;;
                 --on-error) COMPREPLY=($(compgen -W "stop skip" -- "$cur")); return ;;
+                --shard) COMPREPLY=(); return ;;
+                --batch-size) COMPREPLY=(); return ;;
                 --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
                 --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
                 --forward-dtype) COMPREPLY=($(compgen -W "same auto float32 bfloat16 float16" -- "$cur")); return ;;
@@ -79,8 +128,12 @@ _contrastcat() {
             ;;
         render) opts="--threshold --limit --words --no-words --rescale --no-rescale --signed --no-signed --color --html --top --compare --output -o --quiet -q -h --help";
             case "$prev" in
+                --threshold) COMPREPLY=(); return ;;
+                --limit) COMPREPLY=(); return ;;
                 --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
                 --html) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --top) COMPREPLY=(); return ;;
+                --compare) COMPREPLY=(); return ;;
                 --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
             esac
             ;;
@@ -90,14 +143,24 @@ _contrastcat() {
                 --refs) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --plot) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --seed) COMPREPLY=(); return ;;
+                --bootstrap) COMPREPLY=(); return ;;
+                --ci) COMPREPLY=(); return ;;
+                --batch-size) COMPREPLY=(); return ;;
                 --device) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
                 --dtype) COMPREPLY=($(compgen -W "auto float32 bfloat16 float16" -- "$cur")); return ;;
             esac
             ;;
         summarize) opts="--top --min-count --tokens --keep-case --symbols --no-symbols --rule --forbid --forbid-file --bootstrap --ci --seed --output -o --html --json --markdown --quiet -q -h --help";
             case "$prev" in
+                --top) COMPREPLY=(); return ;;
+                --min-count) COMPREPLY=(); return ;;
                 --rule) COMPREPLY=($(compgen -W "auto sum max" -- "$cur")); return ;;
+                --forbid) COMPREPLY=(); return ;;
                 --forbid-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+                --bootstrap) COMPREPLY=(); return ;;
+                --ci) COMPREPLY=(); return ;;
+                --seed) COMPREPLY=(); return ;;
                 --output|-o) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
                 --html) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
             esac

@@ -458,6 +458,9 @@ def prepare_reattribution(
         method_settings = {key: value for key, value in settings.items() if key not in PIPELINE_SETTINGS}
         try:
             method = build_method(name, **method_settings)
+            if not settings and method.settings():  # explain writes every option: none says the record was changed
+                raise BadInput(f"no settings, and {name} takes options ({', '.join(method.settings())})")
+            method.check_model(classifier.num_layers, str)  # what its options ask of this model
             if settings.get("forward_dtype") == AUTO:  # a record says what ran; auto never does
                 raise BadInput("forward_dtype auto names no precision")
             if not isinstance(settings.get("mask_special", False), bool):  # "false" is not false
@@ -468,12 +471,12 @@ def prepare_reattribution(
                 mask_special=settings.get("mask_special", False),
                 forward_dtype=str(settings.get("forward_dtype", SAME)),
             ), classifier)
+            check_mask_special(classifier, options.mask_special)
         except (TypeError, ValueError, BadInput) as error:
             where = f"{source}:{record.line}" if record.line is not None else f"{source}: record id {record.id!r}"
             raise BadInput(f"{where}: its {name} settings cannot be used again ({error})") from None
         if method.uses_library:
             _check_records_library(classifier, [r for r in records if _made_by(r) == key], method, library, named)
-        check_mask_special(classifier, options.mask_special)
         runs[key] = (method, options)
     return Reattribution(runs)
 

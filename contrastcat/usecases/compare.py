@@ -142,9 +142,12 @@ def choose_methods(choices: Sequence[Choice], library, settings: CompareSettings
     for choice, method in zip(choices, methods):
         with said_of(choice, settings.named):
             chosen.append((choice, choose([method], library, choice.names)))
-    made = [jsonl.dumps([method.name, method.settings()]) for method in methods]
-    if len(set(made)) != len(made):
-        raise BadInput("compare: a method is given twice with the same options")
+    made: dict[str, Choice] = {}
+    for choice, method in zip(choices, methods):
+        first = made.setdefault(jsonl.dumps([method.name, method.settings()]), choice)
+        if first is not choice:
+            raise BadInput(f"{settings.named} {check.cut(written(first), 60)} and {check.cut(written(choice), 60)}: the "
+                           "same method with the same options, given twice (their records would be the same)")
     return chosen
 
 

@@ -400,3 +400,9 @@ def test_standard_output_is_no_folder(tmp_path, toy_dir, toy_library):
     result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_library.path, "-o", "-", "--method",
                     "attcat,random")
     assert_one_line_error(result, "--output -: compare writes a folder of 4 files, not standard output (--json prints")
+
+
+def test_one_bad_variant_is_named_before_how_many_methods_there_are(toy_dir):
+    """A lone variant with an option its method lacks: that is what is wrong, not the count."""
+    result = invoke("compare", toy_dir / "inputs.jsonl", "--refs", toy_dir / "refs.h5", "--method", "attcat[nope=1]")
+    assert_one_line_error(result, "--method attcat[nope=1]: method attcat has no option 'nope'")

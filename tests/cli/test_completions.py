@@ -112,6 +112,7 @@ def test_each_command_completes_its_own_option_values_as_declared():
     assert offered("explain", "--layers") == ["all", "1", "2", "3"]
     assert offered("compare", "--device") == ["auto", "cpu", "cuda"]
     assert offered("evaluate", "--order") == ["morf,lerf", "morf", "lerf"]
+    assert offered("explain", "--text-field") == offered("compare", "--limit") == []  # free text: no file names
     from contrastcat.usecases.options.explain import ExplainOptions
 
     assert ExplainOptions.spec("target").completes == ("pred", "gold", "all-active")
@@ -149,4 +150,4 @@ def test_a_new_commands_options_complete_from_their_declarations_alone():
     script = bash([described])
     assert '--shade) COMPREPLY=($(compgen -W "dark light" -- "$cur")); return ;;' in script
     assert '--into|-i) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;' in script
-    assert "--note)" not in script
+    assert '--note) COMPREPLY=(); return ;;' in script

@@ -152,3 +152,17 @@ def test_interrupt_within_follows_causes_and_contexts():
     except TypeError as error:
         assert interrupt_within(error)
     assert not interrupt_within(ValueError("plain"))
+
+
+def test_an_interrupt_through_code_run_from_a_string_still_exits_130_under_python_m(tmp_path):
+    """An interrupt that left code run from a string (dataclasses make their methods so, mid-import)
+    is marked unhandled by CPython even once handled: under ``python -m`` the interpreter would
+    kill itself with SIGINT after choosing 130. A waiting parent must see 130."""
+    (tmp_path / "probe_launch.py").write_text(
+        "import sys\nfrom contrastcat_cli import launch\n"
+        "launch._run = lambda: exec('raise KeyboardInterrupt')\n"
+        "sys.argv = ['contrastcat', 'models', 'list']\nlaunch.main()\n"
+    )
+    ran = subprocess.run([sys.executable, "-m", "probe_launch"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert ran.returncode == 130 and ran.stderr == "error: interrupted\n", ran

@@ -68,7 +68,8 @@ def test_a_method_given_twice_alike_is_refused(toy_classifier, toy_library):
 
     original, use_case.explain_prepared = use_case.explain_prepared, never
     try:
-        with pytest.raises(BadInput, match="given twice"):
+        with pytest.raises(BadInput, match=r"^compare: method integrated-gradients\[ig_steps=50\] and integrated-gradients: "
+                                           "the same method with the same options, given twice"):
             compare(toy_classifier, rows, toy_library,
                     [Choice("integrated-gradients", {"ig_steps": "50"}), Choice("integrated-gradients")])
     finally:

@@ -131,6 +131,20 @@ def test_mask_special_of_another_type_than_true_or_false_cannot_be_used_again(tm
                               f"mask_special must be true or false, got {json.dumps(value)}")  # as the file spells it
 
 
+@pytest.mark.parametrize("changes, problem", [
+    ({"method": "attcat", "settings": {"layers": 99, "mask_special": False}}, "layers 99: the model has 2 layers"),
+    ({"settings": {}}, "no settings, and random takes options (seed)"),
+])
+def test_settings_this_model_cannot_run_or_none_at_all_name_the_record(tmp_path, records, changes, problem):
+    """A record's settings changed by hand: what its options ask of the model, or none at all (explain
+    writes every option), said of its line, for Kendall-τ and the sanity check alike."""
+    path = write(tmp_path, with_second(records, **changes))
+    name = changes.get("method", "random")
+    for command in (("evaluate", "--kendall", "--min-tokens", "2"), ("sanity",)):
+        result = invoke(*command[:1], path, *command[1:], "--model", records[0]["model"])
+        assert_one_line_error(result, f"{path}:2: its {name} settings cannot be used again ({problem})")
+
+
 def test_data_quoted_in_an_error_stays_on_one_line(tmp_path, records):
     path = write(tmp_path, with_second(records, model_fingerprint="sha256:a\nb\u2028c"))
     result = invoke("evaluate", path, "--model", records[0]["model"])

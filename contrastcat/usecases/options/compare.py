@@ -79,12 +79,10 @@ def parse_choices(named: str, value: Any) -> tuple[Choice, ...]:
                 start = index + 1
         if depth:
             raise BadInput(f"{named} {check.shown(text)}: a '[' is never closed")
-    for choice in found:  # a misspelt one is said as such, before how many there are
-        with said_of(choice, named):
-            check_method_name(choice.method)
-    if len(found) < 2:
-        raise BadInput(f"{named}: compare needs at least two methods, got {len(found)}")
-    return tuple(check_choice(named, choice) for choice in found)
+    checked = tuple(check_choice(named, choice) for choice in found)  # a misspelt one is said as such, before how many
+    if len(checked) < 2:
+        raise BadInput(f"{named}: compare needs at least two methods, got {len(checked)}")
+    return checked
 
 
 def _choice(named: str, text: str) -> Choice:
