@@ -458,8 +458,6 @@ def prepare_reattribution(
         method_settings = {key: value for key, value in settings.items() if key not in PIPELINE_SETTINGS}
         try:
             method = build_method(name, **method_settings)
-            if not settings and method.settings():  # explain writes every option: none says the record was changed
-                raise BadInput(f"no settings, and {name} takes options ({', '.join(method.settings())})")
             method.check_model(classifier.num_layers, str)  # what its options ask of this model
             if settings.get("forward_dtype") == AUTO:  # a record says what ran; auto never does
                 raise BadInput("forward_dtype auto names no precision")
