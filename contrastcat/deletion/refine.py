@@ -172,6 +172,84 @@ def refine(
     return results
 
 
+# --- a lower precision proposes, float32 decides --------------------------------------------
+# The deletion test's forward passes are most of explain's time, and bfloat16 runs them faster
+# where the hardware has it natively; but its probabilities differ in the third decimal, and a
+# score near the threshold would keep other maps. Here the lower precision scores every map,
+# and every input whose choice its error could change is scored again at full precision: the
+# maps kept are those a full-precision test keeps, wherever the stated bound holds.
+
+
+@dataclass(frozen=True)
+class Proposed:
+    """Probabilities from a lower precision (``low``), checked by full precision (``exact``) where
+    they could decide otherwise: ``bound`` is the most a row's probability from ``low`` may differ
+    from ``exact``'s (measured with a margin: :func:`measured_bound`)."""
+
+    low: ProbabilityFn
+    exact: ProbabilityFn
+    bound: float
+
+
+def score_error(settings: RefineSettings, bound: float) -> float:
+    """The most a drop score moves when every probability moves at most ``bound``: a drop is a
+    mean of (base - step), each at most 2 bounds off; ``morf-lerf`` subtracts a second such mean.
+    A log-odds drop has no bound from a probability's (near 0 or 1 it is unbounded): inf."""
+    if settings.measure != "probability":
+        return float("inf")
+    return 2.0 * bound * (2 if settings.score == "morf-lerf" else 1)
+
+
+def threshold_error(rho: str, error: float) -> float:
+    """The most ρ moves when every score moves at most ``error``: the mean at most ``error``, the
+    population std at most ``error`` too (the deviations from the mean move by the scores' moves
+    less their mean, whose root mean square is at most ``error``)."""
+    return error if rho == "mean" else 2.0 * error
+
+
+def decided(scores: np.ndarray, settings: RefineSettings, error: float) -> bool:
+    """Whether the maps kept from ``scores`` are the maps kept from any scores within ``error``
+    of each: under ρ, every score farther from ρ than both can move; under ``keep``, the keep-th
+    best farther above the next than two moves (a tie, a NaN: not decided)."""
+    if not np.isfinite(error) or not np.all(np.isfinite(scores)):
+        return False
+    if settings.keep is not None:
+        ordered = np.sort(scores)[::-1]
+        if settings.keep >= len(ordered):
+            return True  # every map is kept
+        last, next_ = float(ordered[settings.keep - 1]), float(ordered[settings.keep])
+        return last - next_ > 2.0 * error + TIE_MARGIN * max(1.0, abs(last))
+    threshold = float(RHO_RULES[settings.rho](scores))
+    margin = error + threshold_error(settings.rho, error) + TIE_MARGIN * max(1.0, abs(threshold))
+    return bool(np.all(np.abs(scores - threshold) > margin))
+
+
+def refine_proposed(
+    items: Sequence[RefineItem], proposed: Proposed, settings: RefineSettings = RefineSettings(),
+    multi_label: bool = False,
+) -> tuple[list[Refined], int]:
+    """:func:`refine` with ``proposed.low``'s probabilities, each input whose choice they could
+    change tested again with ``proposed.exact``'s: the maps kept, and so the result, are those of
+    :func:`refine` with ``exact`` wherever ``bound`` holds. Also: how many inputs were tested again."""
+    found = drop_scores(items, proposed.low, settings, multi_label)
+    error = score_error(settings, proposed.bound)
+    again = [index for index, scores in enumerate(found) if not decided(scores, settings, error)]
+    if again:
+        for index, scores in zip(again, drop_scores([items[i] for i in again], proposed.exact, settings, multi_label)):
+            found[index] = scores
+    results = [combine(item.maps, select_maps(scores, settings.rho, settings.keep), scores)
+               for item, scores in zip(items, found)]
+    return results, len(again)
+
+
+def measured_bound(sequences: Sequence[Sequence[int]], low: ProbabilityFn, exact: ProbabilityFn,
+                   safety: float = 4.0) -> float:
+    """The largest difference between ``low``'s and ``exact``'s probabilities over ``sequences``,
+    times ``safety``: a bound for other inputs of the same model and precision, stated, not proven."""
+    difference = np.abs(np.asarray(low(sequences), dtype=np.float64) - np.asarray(exact(sequences), dtype=np.float64))
+    return float(difference.max()) * safety if difference.size else 0.0
+
+
 def average(maps: np.ndarray) -> Refined:
     """No refinement: every map is kept (``--no-refine``, and single-map methods)."""
     kept = np.ones(len(maps), dtype=bool)
