@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--inputs", type=int, default=48)
     parser.add_argument("--safety", type=float, default=4.0)
     args = parser.parse_args()
-    print(describe_hardware(), flush=True)
+    print(describe_hardware(torch.device("cpu")), flush=True)
     classifier = contrastcat.load_model("minilm-rt", device="cpu")
     lines = [json.loads(line) for line in open("build/compare/rt-heldout.jsonl").read().splitlines()[:args.inputs]]
     rows = [InputRow(line=i + 1, id=row["id"], text=row["text"], label=None) for i, row in enumerate(lines)]
