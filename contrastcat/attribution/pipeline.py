@@ -228,11 +228,6 @@ class Prepared:
     options: ExplainSettings
     max_length: int
 
-    def alone(self, method: AttributionMethod) -> Prepared:
-        """The same run for one of its methods (checked with them: nothing to check again), with
-        the library only where that method reads it."""
-        return dataclasses.replace(self, methods=(method,), library=self.library if method.uses_library else None)
-
 
 def prepare(
     classifier: Classifier, chosen: Chosen, target: Target = PREDICTED, options: ExplainSettings = ExplainSettings(),

@@ -178,7 +178,7 @@ def compare_prepared(runs: Sequence[Contender], rows: Sequence[InputRow], settin
     # Each choice is named as it was written (a variant by its own options, not by how it differs
     # from another variant given before it): the report is read without the command that made it.
     labels = [written(each.choice) for each in runs]
-    library = next((each.run.library for each in runs if each.run.library is not None), None)
+    library = _library(runs)
     shown = _labels_shown(records, labels)  # the evaluation's label of each method -> its label as written
     reports = _evaluated(classifier, records, shown, library, settings)
     fitted = {label: _fitted(reports, label) for label in labels}
@@ -201,6 +201,11 @@ def compare_prepared(runs: Sequence[Contender], rows: Sequence[InputRow], settin
     return Compared(labels, dict(zip(labels, seconds)), reports, judged, fitted, recommendation, records, len(rows),
                     settings.bootstrap, checked, dict(zip(labels, timed)), columns,
                     truncated=sum(record.truncated for record in records[:len(rows)]))
+
+
+def _library(runs: Sequence[Contender]):
+    """The library the compared methods read (one for all of them), or None where none reads one."""
+    return next((each.run.library for each in runs if each.run.library is not None), None)
 
 
 def _explained(runs: Sequence[Contender], rows: Sequence[InputRow], settings: CompareSettings,
@@ -317,7 +322,7 @@ def _estimate(runs: Sequence[Contender], rows, settings: CompareSettings) -> str
     tokens = tokenize_rows(first.classifier, rows, first.max_length, "compare")
     count = {id(row): sum(not flag for flag in text.special) for row, text in zip(rows, tokens)}
     ordered = sorted(rows, key=lambda row: count[id(row)])
-    library = next((each.run.library for each in runs if each.run.library is not None), None)
+    library = _library(runs)
     for which, pilot in (("one input of median length", ordered[len(rows) // 2]), ("the longest input", ordered[-1])):
         found, spent = [], 0.0
         for each in runs:
