@@ -64,9 +64,14 @@ class DeletionPlan:
         """The rows of ``ids`` with the first ``count`` ranked positions perturbed, per count."""
         return [self.add(perturb(ids, ranking[:count], mode, mask_id)) for count in counts]
 
+    @property
+    def sequences(self) -> list[tuple[int, ...]]:
+        """Every distinct sequence added, in the order of its row."""
+        return list(self._index)
+
     def predict(self, predict: ProbabilityFn) -> np.ndarray:
         """Every sequence's class probabilities [sequences, classes], one call for all."""
-        self.probs = predict(list(self._index))
+        self.probs = predict(self.sequences)
         return self.probs
 
 

@@ -100,6 +100,42 @@ def log_odds(probs: np.ndarray, target: int, multi_label: bool = False) -> np.nd
     return np.log(np.maximum(own, tiny)) - np.log(np.maximum(others, tiny))
 
 
+@dataclass(frozen=True)
+class _Test:
+    """One item's rows in a :class:`DeletionPlan`: its own, and per map, per order, its steps'."""
+
+    own: int
+    per_map: list[list[list[int]]]
+
+
+def _planned(items: Sequence[RefineItem], settings: RefineSettings) -> tuple[DeletionPlan, list[_Test]]:
+    """Every sequence the test of ``items`` predicts, each once, and where each item's are."""
+    orders = (MORF,) if settings.score == "morf" else (MORF, LERF)
+    plan, tests = DeletionPlan(), []
+    for item in items:
+        own = plan.add(item.ids)
+        counts = tested_counts(len(item.ids), settings.grid, settings.steps)
+        tests.append(_Test(own, [
+            [plan.steps(item.ids, ranked_positions(scores, item.special, order), counts) for order in orders]
+            for scores in item.maps
+        ]))
+    return plan, tests
+
+
+def _measured(probs: np.ndarray, target: int, settings: RefineSettings, multi_label: bool) -> np.ndarray:
+    """What a step's drop is a drop of, per row: the target's probability or its log-odds."""
+    return probs[:, target] if settings.measure == "probability" else log_odds(probs, target, multi_label)
+
+
+def _scores(test: _Test, values: np.ndarray) -> np.ndarray:
+    """Per map: the mean drop of ``values`` over its MoRF steps, less that of its LeRF steps."""
+    base = values[test.own]
+    return np.array([
+        sum((1.0 if order == 0 else -1.0) * float(np.mean(base - values[rows])) for order, rows in enumerate(per_order))
+        for per_order in test.per_map
+    ])
+
+
 def drop_scores(
     items: Sequence[RefineItem], predict: ProbabilityFn, settings: RefineSettings = RefineSettings(),
     multi_label: bool = False,
@@ -107,29 +143,9 @@ def drop_scores(
     """S(I_R) for every map of every item: mean MoRF drop over the steps (``settings.score``
     ``morf-lerf``: minus the mean LeRF drop over the same steps); ``settings.steps``: only those of
     the grid; ``settings.measure``: the drop of the target's probability or of its log-odds."""
-    grid, steps, measure = settings.grid, settings.steps, settings.measure
-    orders = (MORF,) if settings.score == "morf" else (MORF, LERF)
-    plan = DeletionPlan()
-    rows = []  # per item: (its own row, per map: per order: the rows of its steps)
-    for item in items:
-        own = plan.add(item.ids)
-        counts = tested_counts(len(item.ids), grid, steps)
-        per_map = [
-            [plan.steps(item.ids, ranked_positions(scores, item.special, order), counts) for order in orders]
-            for scores in item.maps
-        ]
-        rows.append((own, per_map))
+    plan, tests = _planned(items, settings)
     probs = plan.predict(predict)
-    result = []
-    for item, (own, per_map) in zip(items, rows):
-        values = probs[:, item.target] if measure == "probability" else log_odds(probs, item.target, multi_label)
-        base = values[own]
-
-        def drop(steps: list[int]) -> float:
-            return float(np.mean([base - values[row] for row in steps]))
-
-        result.append(np.array([drop(per_order[0]) - sum(drop(i) for i in per_order[1:]) for per_order in per_map]))
-    return result
+    return [_scores(test, _measured(probs, item.target, settings, multi_label)) for item, test in zip(items, tests)]
 
 
 # Maps with the same ranking have exactly the same S (their deletion inputs are
@@ -144,12 +160,17 @@ def select_maps(scores: np.ndarray, rho: str = "mean+std", keep: int | None = No
     """Keep maps with S >= rho (population std); if none pass, keep all (a NaN S passes
     nothing). With ``keep``, the threshold is the keep-th largest S instead: maps tied
     with it are kept too (they are averaged), so ``keep=1`` can keep several."""
+    kept = _passing(scores, rho, keep)
+    return kept if kept.any() else np.ones_like(kept)
+
+
+def _passing(scores: np.ndarray, rho: str, keep: int | None) -> np.ndarray:
+    """The maps at or above the threshold (:func:`select_maps` before it keeps all if none are)."""
     if keep is not None:
         threshold = np.sort(scores)[::-1][min(keep, len(scores)) - 1]
     else:
         threshold = RHO_RULES[rho](scores)
-    kept = scores >= threshold - TIE_MARGIN * max(1.0, abs(float(threshold)))
-    return kept if kept.any() else np.ones_like(kept)
+    return scores >= threshold - TIE_MARGIN * max(1.0, abs(float(threshold)))
 
 
 def combine(maps: np.ndarray, kept: np.ndarray, drop_scores: np.ndarray) -> Refined:
@@ -175,79 +196,168 @@ def refine(
 # --- a lower precision proposes, float32 decides --------------------------------------------
 # The deletion test's forward passes are most of explain's time, and bfloat16 runs them faster
 # where the hardware has it natively; but its probabilities differ in the third decimal, and a
-# score near the threshold would keep other maps. Here the lower precision scores every map,
-# and every input whose choice its error could change is scored again at full precision: the
-# maps kept are those a full-precision test keeps, wherever the stated bound holds.
+# score near the threshold would keep other maps. Here the lower precision scores every map; each
+# row's error is bounded from its own probability and a stated bound on the logits' move, so each
+# map's score and the threshold get an interval; the rows of every map whose side of the
+# threshold those intervals leave open are predicted again at full precision, and again, until
+# every map's side is known. The maps kept are those a full-precision test keeps, wherever the
+# stated bound holds.
+
+# A full-precision pass rounds too: a probability, or a log-odds, computed twice from the same
+# logits in float32 may differ in its 7th digit. Every row's bound gets this much on top.
+ROUNDING = 1e-6
 
 
 @dataclass(frozen=True)
 class Proposed:
     """Probabilities from a lower precision (``low``), checked by full precision (``exact``) where
-    they could decide otherwise: ``bound`` is the most a row's probability from ``low`` may differ
-    from ``exact``'s (measured with a margin: :func:`measured_bound`)."""
+    they could decide otherwise. ``margin``: the most the difference of two logits of a sequence
+    (a multi-label model's: one logit) may move from ``exact``'s to ``low``'s (measured with a
+    safety factor: :func:`logit_margin`)."""
 
     low: ProbabilityFn
     exact: ProbabilityFn
-    bound: float
+    margin: float
+    score_bound: float = float("inf")  # the most a map's score may move (measured: score_bound), if known
 
 
-def score_error(settings: RefineSettings, bound: float) -> float:
-    """The most a drop score moves when every probability moves at most ``bound``: a drop is a
-    mean of (base - step), each at most 2 bounds off; ``morf-lerf`` subtracts a second such mean.
-    A log-odds drop has no bound from a probability's (near 0 or 1 it is unbounded): inf."""
-    if settings.measure != "probability":
-        return float("inf")
-    return 2.0 * bound * (2 if settings.score == "morf-lerf" else 1)
+@dataclass(frozen=True)
+class Checked:
+    """What a proposed test did: the sequences it predicted, and how many of them again exactly."""
+
+    rows: int
+    again: int
 
 
-def threshold_error(rho: str, error: float) -> float:
-    """The most ρ moves when every score moves at most ``error``: the mean at most ``error``, the
-    population std at most ``error`` too (the deviations from the mean move by the scores' moves
-    less their mean, whose root mean square is at most ``error``)."""
-    return error if rho == "mean" else 2.0 * error
+def row_errors(values: np.ndarray, margin: float, measure: str) -> np.ndarray:
+    """The most each row's value (a probability or a log-odds, from the lower precision) is off,
+    when the logits' differences are off by at most ``margin``. A probability p = 1 / (1 + S),
+    S the sum of exp(z_j - z_c) over the other classes (a sigmoid's: exp(-z)), lies between
+    p / (p + e^m (1 - p)) and p / (p + e^-m (1 - p)); a log-odds, -log S, within ``margin``."""
+    if measure != "probability":
+        return margin + ROUNDING * (1.0 + np.abs(values))
+    p = np.clip(values, 0.0, 1.0)
+    low = p / (p + np.exp(margin) * (1.0 - p))
+    high = p / (p + np.exp(-margin) * (1.0 - p))
+    return np.maximum(p - low, high - p) + ROUNDING
 
 
-def decided(scores: np.ndarray, settings: RefineSettings, error: float) -> bool:
-    """Whether the maps kept from ``scores`` are the maps kept from any scores within ``error``
-    of each: under ρ, every score farther from ρ than both can move; under ``keep``, the keep-th
-    best farther above the next than two moves (a tie, a NaN: not decided)."""
-    if not np.isfinite(error) or not np.all(np.isfinite(scores)):
-        return False
+def _errors(test: _Test, errors: np.ndarray) -> np.ndarray:
+    """Per map: the most its score is off when each row is off by at most ``errors`` (the own
+    row is exact: it is predicted again first; a LeRF mean subtracts, its error adds)."""
+    return np.array([sum(float(np.mean(errors[rows])) for rows in per_order) for per_order in test.per_map])
+
+
+def _sides(scores: np.ndarray, errors: np.ndarray, settings: RefineSettings) -> np.ndarray:
+    """Per map, its side of the threshold for any true scores within ``errors`` of ``scores``: 1
+    at or above, -1 below, 0 not known. Exact scores: :func:`select_maps`' own sides."""
+    if not errors.any():
+        return np.where(_passing(scores, settings.rho, settings.keep), 1, -1)
     if settings.keep is not None:
-        ordered = np.sort(scores)[::-1]
-        if settings.keep >= len(ordered):
-            return True  # every map is kept
-        last, next_ = float(ordered[settings.keep - 1]), float(ordered[settings.keep])
-        return last - next_ > 2.0 * error + TIE_MARGIN * max(1.0, abs(last))
+        return _keep_sides(scores, errors, settings.keep)
     threshold = float(RHO_RULES[settings.rho](scores))
-    margin = error + threshold_error(settings.rho, error) + TIE_MARGIN * max(1.0, abs(threshold))
-    return bool(np.all(np.abs(scores - threshold) > margin))
+    up, down = _threshold_moves(scores, errors, settings.rho)
+    tie = 2 * TIE_MARGIN * max(1.0, abs(threshold) + max(up, down))
+    return np.where(scores - errors - tie > threshold + up, 1, np.where(scores + errors + tie < threshold - down, -1, 0))
+
+
+def _threshold_moves(scores: np.ndarray, errors: np.ndarray, rho: str) -> tuple[float, float]:
+    """How far up and down ρ can move when each score moves at most its error. The mean moves at
+    most the errors' mean. The population std (a norm of the deviations c from the mean, over
+    the square root of K) moves at most the errors' root mean square; closer: for deviations
+    moved by h, |c + h| >= |c| + <c, h>/|c| (Cauchy-Schwarz) and |c + h| <= |c| + <c, h>/|c| +
+    |h|^2 / (2|c|), so mean +- std moves by sum_j h_j (1 +- z_j) / K, z the standardised scores,
+    plus at most mean(error^2) / (2 std) on the std's side."""
+    mean_move = float(errors.mean())
+    if rho == "mean":
+        return mean_move, mean_move
+    crude = mean_move + float(np.sqrt(np.mean(errors**2)))
+    std = float(scores.std())
+    if std <= 0.0:
+        return crude, crude
+    sign = 1.0 if rho == "mean+std" else -1.0
+    linear = float(np.mean(errors * np.abs(1.0 + sign * (scores - scores.mean()) / std)))
+    square = float(np.mean(errors**2)) / (2.0 * std)
+    up, down = (linear + square, linear) if sign > 0 else (linear, linear + square)
+    return min(up, crude), min(down, crude)
+
+
+def _keep_sides(scores: np.ndarray, errors: np.ndarray, keep: int) -> np.ndarray:
+    """:func:`_sides` for the ``keep`` best: a map is kept when fewer than ``keep`` others can
+    reach it, and not when at least ``keep`` others surely lie above it."""
+    tie = 2 * TIE_MARGIN * max(1.0, float(np.max(np.abs(scores) + errors)))
+    upper, lower = scores + errors, scores - errors
+    others = ~np.eye(len(scores), dtype=bool)
+    can_reach = ((upper[None, :] >= lower[:, None] - tie) & others).sum(axis=1)
+    surely_above = ((lower[None, :] > upper[:, None] + tie) & others).sum(axis=1)
+    return np.where(can_reach < keep, 1, np.where(surely_above >= keep, -1, 0))
+
+
+def _rows_again(test: _Test, side: np.ndarray, exact: np.ndarray, bounds: np.ndarray) -> list[int]:
+    """The rows to predict again for maps whose side is not known: theirs; where those are all
+    exact already, the threshold's error is what leaves them open: the rows of the quarter of the
+    other maps that move it most (the largest bounds; at least 4 maps)."""
+    def rows_of(maps) -> list[int]:
+        return [row for k in maps for steps in test.per_map[k] for row in steps if not exact[row]]
+
+    open_ = np.flatnonzero(side == 0)
+    rows = rows_of(open_)
+    if rows or not len(open_):
+        return rows
+    inexact = np.flatnonzero(bounds > 0)
+    largest = inexact[np.argsort(-bounds[inexact], kind="stable")]
+    return rows_of(largest[: max(4, len(largest) // 4)])
 
 
 def refine_proposed(
     items: Sequence[RefineItem], proposed: Proposed, settings: RefineSettings = RefineSettings(),
     multi_label: bool = False,
-) -> tuple[list[Refined], int]:
-    """:func:`refine` with ``proposed.low``'s probabilities, each input whose choice they could
-    change tested again with ``proposed.exact``'s: the maps kept, and so the result, are those of
-    :func:`refine` with ``exact`` wherever ``bound`` holds. Also: how many inputs were tested again."""
-    found = drop_scores(items, proposed.low, settings, multi_label)
-    error = score_error(settings, proposed.bound)
-    again = [index for index, scores in enumerate(found) if not decided(scores, settings, error)]
-    if again:
-        for index, scores in zip(again, drop_scores([items[i] for i in again], proposed.exact, settings, multi_label)):
-            found[index] = scores
-    results = [combine(item.maps, select_maps(scores, settings.rho, settings.keep), scores)
-               for item, scores in zip(items, found)]
-    return results, len(again)
+) -> tuple[list[Refined], Checked]:
+    """:func:`refine` with ``proposed.low``'s probabilities, the rows of every map whose side of
+    the threshold they leave open predicted again with ``proposed.exact``, until every side is
+    known: the maps kept, and so the result, are those of :func:`refine` with ``exact`` wherever
+    ``margin`` holds (``drop_scores``: exact where predicted again, else the proposal's)."""
+    plan, tests = _planned(items, settings)
+    sequences = plan.sequences
+    probs = np.asarray(proposed.low(sequences), dtype=np.float64)
+    exact = np.zeros(len(sequences), dtype=bool)
+    sides = [np.zeros(len(item.maps), dtype=int) for item in items]
+    again = sorted({test.own for test in tests})  # the base of every drop, exact from the start
+    while again:
+        probs[again] = proposed.exact([sequences[row] for row in again])
+        exact[again] = True
+        wanted: set[int] = set()
+        for item, test, side in zip(items, tests, sides):
+            values = _measured(probs, item.target, settings, multi_label)
+            errors = np.where(exact, 0.0, row_errors(values, proposed.margin, settings.measure))
+            open_ = side == 0  # a side once known stays known: the scores' intervals only narrow
+            bounds = np.minimum(_errors(test, errors), proposed.score_bound)
+            bounds[_errors(test, errors) == 0] = 0.0  # a map whose rows are all exact
+            side[open_] = _sides(_scores(test, values), bounds, settings)[open_]
+            wanted.update(_rows_again(test, side, exact, bounds))
+        again = sorted(wanted)
+    results = []
+    for item, test, side in zip(items, tests, sides):
+        kept = side > 0
+        scores = _scores(test, _measured(probs, item.target, settings, multi_label))
+        results.append(combine(item.maps, kept if kept.any() else np.ones_like(kept), scores))
+    return results, Checked(len(sequences), int(exact.sum()))
 
 
-def measured_bound(sequences: Sequence[Sequence[int]], low: ProbabilityFn, exact: ProbabilityFn,
-                   safety: float = 4.0) -> float:
-    """The largest difference between ``low``'s and ``exact``'s probabilities over ``sequences``,
-    times ``safety``: a bound for other inputs of the same model and precision, stated, not proven."""
-    difference = np.abs(np.asarray(low(sequences), dtype=np.float64) - np.asarray(exact(sequences), dtype=np.float64))
-    return float(difference.max()) * safety if difference.size else 0.0
+def logit_margin(low: np.ndarray, exact: np.ndarray, multi_label: bool = False) -> float:
+    """The largest move of a difference of two logits (a multi-label model: of one logit) between
+    two precisions' probabilities of the same sequences [N, C], read from the probabilities:
+    log p_j - log p_k is z_j - z_k (a sigmoid: log p - log(1 - p) is z). Probabilities too near
+    0 (or a sigmoid's too near 1) to give their logit are left out."""
+    low, exact = np.asarray(low, dtype=np.float64), np.asarray(exact, dtype=np.float64)
+    if multi_label:
+        usable = (np.minimum(low, exact) > 1e-6) & (np.maximum(low, exact) < 1 - 1e-6)
+        moves = np.where(usable, np.log(low) - np.log1p(-low) - np.log(exact) + np.log1p(-exact), 0.0)
+        return float(np.abs(moves).max()) if moves.size else 0.0
+    usable = np.minimum(low, exact) > 1e-30
+    moves = np.log(np.where(usable, low, 1.0)) - np.log(np.where(usable, exact, 1.0))
+    spread = np.where(usable, moves, -np.inf).max(axis=1) - np.where(usable, moves, np.inf).min(axis=1)
+    return float(np.max(spread, initial=0.0))
 
 
 def average(maps: np.ndarray) -> Refined:

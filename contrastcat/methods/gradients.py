@@ -106,11 +106,14 @@ class IntegratedGradients(AttributionMethod):
             starts.append(start)
             differences.append(embeddings - start)
             integrals.append(torch.zeros_like(embeddings, dtype=torch.float64))
-        # (input, node) pairs in chunks: only one chunk of path points and gradients is alive at a time.
-        pairs = [(b, k) for b in range(len(starts)) for k in range(len(alphas))]
-        chunk = max(1, passes.gradient_batch_size)
-        for first in range(0, len(pairs), chunk):
-            part = pairs[first : first + chunk]
+        # (input, node) pairs in chunks of one pass each, shorter inputs first (a chunk pads its rows
+        # to its longest): only one chunk of path points and gradients is alive at a time.
+        inputs = sorted(range(len(starts)), key=lambda b: (int(captured.lengths[b]), b))
+        pairs = [(b, k) for b in inputs for k in range(len(alphas))]
+        # A chunk: one input's steps (or a batch's worth of rows, if more), as the token budget allows.
+        rows = max(passes.gradient_batch_size, len(alphas))
+        for positions in passes.gradient_chunks([int(captured.lengths[b]) for b, _ in pairs], rows):
+            part = [pairs[p] for p in positions]
             gradients = passes.embedding_gradients(
                 [starts[b] + float(alphas[k]) * differences[b] for b, k in part],
                 [captured.special[b, : captured.lengths[b]].tolist() for b, _ in part],

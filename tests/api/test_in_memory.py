@@ -189,6 +189,25 @@ def test_the_file_calls_take_a_model_in_memory(toy_dir, toy_library, tmp_path):
     )
 
 
+def test_a_large_weight_hashed_in_slices_sees_a_write_in_any_slice():
+    """A weight larger than a hashed slice (8 MB) is read by several threads, slice by slice: a
+    write through .data in its first, a middle or its last slice is seen, and the value put
+    back gives the signature loaded."""
+    from contrastcat.models.borrowed import HASHED_SLICE, weight_signature
+
+    layer = torch.nn.Embedding(3 * HASHED_SLICE // (4 * 64) + 5, 64)  # float32: 3 slices and a part
+    values = layer.weight.data.view(-1)
+    assert values.numel() * 4 > 3 * HASHED_SLICE
+    loaded = weight_signature(layer)
+    assert weight_signature(layer) == loaded and "+" in loaded[0][3]
+    for position in (0, HASHED_SLICE // 4 + 7, values.numel() - 1):
+        kept = values[position].clone()
+        values[position] += 0.5
+        assert weight_signature(layer) != loaded, position
+        values[position] = kept
+        assert weight_signature(layer) == loaded
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 def test_the_weights_signature_sees_every_write_in_each_precision(dtype):
     """The checksum of a CPU weight is of its bytes, in whatever precision it is held: a write
