@@ -206,6 +206,12 @@ def refine(
 # A full-precision pass rounds too: a probability, or a log-odds, computed twice from the same
 # logits in float32 may differ in its 7th digit. Every row's bound gets this much on top.
 ROUNDING = 1e-6
+# A probability given in float32 (a softmax's) is the true one to within half a unit in the last
+# place near 1: a row's interval starts from that much on either side.
+FLOAT32_HALF_ULP = 2.0**-24
+# Past this log-odds a probability's complement is lost to rounding (float64 tells 1 - p from 0
+# up to about 36; a float32 softmax less): the log-odds is clamped, and no margin bounds its move.
+SATURATED_LOG_ODDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -235,11 +241,13 @@ def row_errors(values: np.ndarray, margin: float, measure: str) -> np.ndarray:
     S the sum of exp(z_j - z_c) over the other classes (a sigmoid's: exp(-z)), lies between
     p / (p + e^m (1 - p)) and p / (p + e^-m (1 - p)); a log-odds, -log S, within ``margin``."""
     if measure != "probability":
-        return margin + ROUNDING * (1.0 + np.abs(values))
+        bounded = np.abs(values) < SATURATED_LOG_ODDS  # NaN too: not bounded
+        return np.where(bounded, margin + ROUNDING * (1.0 + np.abs(values)), np.inf)
     p = np.clip(values, 0.0, 1.0)
-    low = p / (p + np.exp(margin) * (1.0 - p))
-    high = p / (p + np.exp(-margin) * (1.0 - p))
-    return np.maximum(p - low, high - p) + ROUNDING
+    below, above = np.clip(p - FLOAT32_HALF_ULP, 0.0, 1.0), np.clip(p + FLOAT32_HALF_ULP, 0.0, 1.0)
+    low = below / (below + np.exp(margin) * (1.0 - below))
+    high = above / (above + np.exp(-margin) * (1.0 - above))
+    return np.where(np.isfinite(values), np.maximum(p - low, high - p) + ROUNDING, np.inf)
 
 
 def _errors(test: _Test, errors: np.ndarray) -> np.ndarray:
@@ -253,6 +261,8 @@ def _sides(scores: np.ndarray, errors: np.ndarray, settings: RefineSettings) -> 
     at or above, -1 below, 0 not known. Exact scores: :func:`select_maps`' own sides."""
     if not errors.any():
         return np.where(_passing(scores, settings.rho, settings.keep), 1, -1)
+    if not np.all(np.isfinite(scores)):  # an exact NaN: decided once every score is exact
+        return np.zeros(len(scores), dtype=int)
     if settings.keep is not None:
         return _keep_sides(scores, errors, settings.keep)
     threshold = float(RHO_RULES[settings.rho](scores))
@@ -331,9 +341,14 @@ def refine_proposed(
             values = _measured(probs, item.target, settings, multi_label)
             errors = np.where(exact, 0.0, row_errors(values, proposed.margin, settings.measure))
             open_ = side == 0  # a side once known stays known: the scores' intervals only narrow
-            bounds = np.minimum(_errors(test, errors), proposed.score_bound)
-            bounds[_errors(test, errors) == 0] = 0.0  # a map whose rows are all exact
-            side[open_] = _sides(_scores(test, values), bounds, settings)[open_]
+            derived = _errors(test, errors)
+            # The measured bound caps a map's, but not one that no margin bounds (a saturated row).
+            bounds = np.where(np.isfinite(derived), np.minimum(derived, proposed.score_bound), np.inf)
+            bounds[derived == 0] = 0.0  # a map whose rows are all exact
+            scores = _scores(test, values)
+            # A score the proposal could not give (a NaN, an infinity) is anything: decided exactly.
+            bounds[~np.isfinite(scores) & (bounds > 0)] = np.inf
+            side[open_] = _sides(np.where(np.isfinite(bounds), scores, 0.0), bounds, settings)[open_]
             wanted.update(_rows_again(test, side, exact, bounds))
         again = sorted(wanted)
     results = []

@@ -135,10 +135,12 @@ def test_a_rows_value_lies_within_its_stated_error(logits, margin, seed, multi_l
 
 def test_row_errors_by_hand():
     # p = 0.5, margin ln 3: between 0.5 / (0.5 + 1.5) = 0.25 and 0.5 / (0.5 + 0.5/3) = 0.75.
-    assert row_errors(np.array([0.5]), np.log(3.0), "probability")[0] == pytest.approx(0.25 + 1e-6)
-    # Certain rows barely move; a log-odds by the margin itself.
-    assert row_errors(np.array([1.0, 0.0]), 0.5, "probability").tolist() == pytest.approx([1e-6, 1e-6])
+    assert row_errors(np.array([0.5]), np.log(3.0), "probability")[0] == pytest.approx(0.25 + 1e-6, abs=1e-7)
+    # Certain rows barely move: from half a float32 unit off 1 (or 0), e^0.5 times that, 9.8e-8.
+    assert row_errors(np.array([1.0, 0.0]), 0.5, "probability").tolist() == pytest.approx([1.098e-6] * 2, rel=1e-3)
+    # A log-odds by the margin itself; a saturated one, or a NaN, by no margin.
     assert row_errors(np.array([2.0]), 0.5, "log-odds")[0] == pytest.approx(0.5 + 3e-6)
+    assert row_errors(np.array([36.0, -40.0, np.nan]), 0.5, "log-odds").tolist() == [np.inf] * 3
 
 
 @hsettings(max_examples=300, deadline=None)
@@ -173,3 +175,50 @@ def test_logit_margin_reads_the_move_of_logit_differences():
     # Multi-label: each label's own logit; 0.2 and 0.5 moved by 0.05 and 0.25.
     sigmoid = lambda z: 1 / (1 + np.exp(-np.asarray(z)))  # noqa: E731
     assert logit_margin(sigmoid([[0.25, 0.75]]), sigmoid([[0.2, 0.5]]), multi_label=True) == pytest.approx(0.25)
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-np.asarray(z, dtype=np.float64)))
+
+
+def test_saturated_log_odds_are_decided_exactly():
+    """A multi-label logit past about 36 rounds its sigmoid to 1 in float64, and log-odds clamps:
+    a move of 0.09 across that point moves the log-odds by hundreds, which no margin bounds. Such
+    rows are predicted again, and the maps kept are refine's."""
+    def logits(sequences):
+        return np.array([[37.0 - 0.1 * sum(token == 1 for token in ids)] for ids in sequences])
+
+    exact_ = lambda sequences: _sigmoid(logits(sequences))  # noqa: E731
+    low = lambda sequences: _sigmoid(logits(sequences) - 0.09)  # noqa: E731
+    maps = np.array([[8, 6, 5, 2, 3, 0, 0, 0, 1, 8], [6, 9, 5, 6, 9, 7, 6, 5, 5, 9], [2, 8, 6, 0, 3, 8, 5, 0, 7, 7]], float)
+    item = RefineItem((1, 1, 2, 3, 1, 2, 3, 2, 3, 2), (False,) * 10, 0, maps)
+    settings = RefineSettings(measure="log-odds")
+    (oracle,) = refine([item], exact_, settings, multi_label=True)
+    (found,), _ = refine_proposed([item], Proposed(low, exact_, 0.1), settings, multi_label=True)
+    assert found.kept.tolist() == oracle.kept.tolist()
+    (alone,) = refine([item], low, settings, multi_label=True)
+    assert alone.kept.tolist() != oracle.kept.tolist()  # the case bites
+
+
+@pytest.mark.parametrize("settings", [RefineSettings(keep=1), RefineSettings(keep=3), RefineSettings()])
+def test_nan_probabilities_keep_what_refine_keeps(settings):
+    """Probabilities that are NaN (a ProbabilityFn of the caller's; the tool's own refuses them)
+    give the same kept maps as refine, not maps declared kept because NaN compares false."""
+    def with_nan(predict):
+        def found(sequences):
+            probs = predict(sequences)
+            probs[[sum(ids) % 7 == 0 for ids in sequences]] = np.nan
+            return probs
+        return found
+
+    tested = items(count=30, maps=8, seed=5)
+    oracle = [found.kept.tolist() for found in refine(tested, with_nan(exact), settings)]
+    proposed, _ = refine_proposed(tested, Proposed(with_nan(off_by(0.1)), with_nan(exact), 0.1), settings)
+    assert [found.kept.tolist() for found in proposed] == oracle
+
+
+def test_a_probability_rounded_to_one_still_has_an_interval():
+    """A float32 softmax gives 1.0 for 1 - 1.4e-5 and above once logits are far apart: the
+    interval starts half a unit in the last place below 1, so a wide margin still covers it."""
+    truth = softmax(np.array([[0.0, 11.18]]))[0, 1]  # 0.999986
+    assert abs(1.0 - truth) <= row_errors(np.array([1.0]), 8.0, "probability")[0]
