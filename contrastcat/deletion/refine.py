@@ -224,7 +224,9 @@ class Proposed:
     low: ProbabilityFn
     exact: ProbabilityFn
     margin: float
-    score_bound: float = float("inf")  # the most a map's score may move (measured: score_bound), if known
+    # The most a map's score may move, where known (measured on a first batch with a safety factor,
+    # as benchmarks/bf16_proposals.py does): a cap on what its rows' intervals add up to.
+    score_bound: float = float("inf")
 
 
 @dataclass(frozen=True)
