@@ -205,7 +205,7 @@ def evaluations(classifier, texts) -> None:
         AOPC_Comprehensiveness_Evaluation, AOPC_Sufficiency_Evaluation, TauLOO_Evaluation,
     )
     from ferret.explainers.explanation import Explanation
-    from scipy.stats import kendalltau
+    from contrastcat.models.forward import predictor
 
     _numpy2_top_k()
     model, tokenizer = classifier.model, classifier.tokenizer
@@ -218,6 +218,7 @@ def evaluations(classifier, texts) -> None:
     evaluators = {"comprehensiveness": AOPC_Comprehensiveness_Evaluation(model, tokenizer),
                   "sufficiency": AOPC_Sufficiency_Evaluation(model, tokenizer),
                   "loo tau": TauLOO_Evaluation(model, tokenizer)}
+    predict = predictor(classifier, 64)  # the tool's own pass, for ferret's rules on the same ids
     shipped = {name: [] for name in keys}
     on_ids = {name: [] for name in keys}
     arguments = {"only_pos": False, "removal_args": {"remove_tokens": True, "based_on": "perc", "thresholds": BINS}}
@@ -227,7 +228,7 @@ def evaluations(classifier, texts) -> None:
             given = {} if name == "loo tau" else arguments
             shipped[name].append(float(clock.run("ferret", lambda: evaluator.compute_evaluation(
                 explanation, target=record.target, **given)).score))
-        for name, value in _rules_on_ids(classifier, record, kendalltau).items():
+        for name, value in _rules_on_ids(predict, record).items():
             on_ids[name].append(value)
     print(f"evaluate --eraser --loo on the tool's integrated-gradients maps ({len(records)} records):")
     for name in keys:
@@ -237,20 +238,18 @@ def evaluations(classifier, texts) -> None:
           f"ferret's three evaluators {clock.seconds['ferret'] / len(records):.3f}")
 
 
-def _rules_on_ids(classifier, record, kendalltau) -> dict[str, float]:
+def _rules_on_ids(predict, record) -> dict[str, float]:
     """ferret's comprehensiveness, sufficiency and leave-one-out tau as its code computes them, on
     the record's token ids instead of decoded text: [CLS] and [SEP] left out of the ranking, the
     top int(k * n) tokens (ferret's own choice of them) removed, or kept, per bin, a bin of no
     token or of the same tokens as the last one skipped; tau: scipy's (tau-b) between the scores
     and each token's own drop."""
-    from contrastcat.models.forward import predictor
+    from ferret.evaluators.utils_from_soft_to_discrete import _get_id_tokens_percentage
+    from scipy.stats import kendalltau
 
     ids, scores = record.token_ids, np.array(record.raw_scores)
     inner, inner_scores = ids[1:-1], scores[1:-1]
-    predict = predictor(classifier, 64)
     base = float(predict([ids])[0, record.target])
-    from ferret.evaluators.utils_from_soft_to_discrete import _get_id_tokens_percentage
-
     removed, kept, last = [], [], None
     for fraction in BINS:
         chosen = _get_id_tokens_percentage(inner_scores, fraction, only_pos=False)

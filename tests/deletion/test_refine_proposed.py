@@ -173,8 +173,7 @@ def test_logit_margin_reads_the_move_of_logit_differences():
     low = softmax(np.array([[0.1, 1.0, 2.8]]))
     assert logit_margin(low, truth) == pytest.approx(0.3)
     # Multi-label: each label's own logit; 0.2 and 0.5 moved by 0.05 and 0.25.
-    sigmoid = lambda z: 1 / (1 + np.exp(-np.asarray(z)))  # noqa: E731
-    assert logit_margin(sigmoid([[0.25, 0.75]]), sigmoid([[0.2, 0.5]]), multi_label=True) == pytest.approx(0.25)
+    assert logit_margin(_sigmoid([[0.25, 0.75]]), _sigmoid([[0.2, 0.5]]), multi_label=True) == pytest.approx(0.25)
 
 
 def _sigmoid(z):
